@@ -1,0 +1,249 @@
+//! Equivalence classes of a lattice node, computed from the frequency table or rolled up from
+//! a more specific node that is already grouped.
+//!
+//! Rolling up is what makes searching a whole lattice cheap: the classes of a node are unions
+//! of the classes of any of its predecessors, so a node is grouped by relabelling the
+//! predecessor's (few) classes instead of the (many) frequency rows.
+
+use super::hash::fast_map;
+use super::FrequencyTable;
+use crate::error::{AnonError, Result};
+use crate::hierarchy::Hierarchy;
+use std::sync::Arc;
+
+/// The equivalence classes of one node.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Grouping {
+    /// Generalization level of each quasi-identifier.
+    pub levels: Vec<u8>,
+    /// `codes[attr][class]`: the class's node code at `levels[attr]`.
+    pub codes: Vec<Vec<u32>>,
+    /// Number of records in each class.
+    pub sizes: Vec<u64>,
+    /// `ranges[attr][class]` for numeric attributes: the smallest and largest leaf in the class
+    /// (leaf codes ascend with value), the class's published min–max range. Empty for
+    /// categorical attributes.
+    pub ranges: Vec<Vec<(u32, u32)>>,
+}
+
+impl Grouping {
+    pub fn len(&self) -> usize {
+        self.sizes.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.sizes.is_empty()
+    }
+    /// Records in all classes.
+    pub fn total(&self) -> u64 {
+        self.sizes.iter().sum()
+    }
+    /// Canonical form for comparisons: classes sorted by their codes.
+    pub fn sorted(&self) -> Grouping {
+        let n = self.len();
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_by(|&a, &b| {
+            self.codes.iter().map(|c| c[a]).cmp(self.codes.iter().map(|c| c[b]))
+        });
+        Grouping {
+            levels: self.levels.clone(),
+            codes: self.codes.iter().map(|c| order.iter().map(|&i| c[i]).collect()).collect(),
+            sizes: order.iter().map(|&i| self.sizes[i]).collect(),
+            ranges: self.ranges.iter().map(|r| if r.is_empty() { Vec::new() } else { order.iter().map(|&i| r[i]).collect() }).collect(),
+        }
+    }
+}
+
+/// Strides that pack one code per attribute into a u64 class key.
+fn strides(hs: &[Arc<Hierarchy>], levels: &[u8]) -> Result<Vec<u64>> {
+    let mut out = Vec::with_capacity(hs.len());
+    let mut acc: u64 = 1;
+    for (h, &l) in hs.iter().zip(levels) {
+        out.push(acc);
+        acc = acc.checked_mul(h.width(l as usize) as u64).ok_or_else(|| {
+            AnonError::hierarchy(h.attribute(), "the quasi-identifiers have too many value combinations to encode (over 2^64)")
+        })?;
+    }
+    Ok(out)
+}
+
+/// Incrementally assigns class indexes to packed keys. Dense when the key space is small
+/// relative to the input (a plain array beats hashing), hashed otherwise.
+enum ClassIndex {
+    Dense(Vec<u32>),
+    Hashed(super::hash::FastMap<u64, u32>),
+}
+
+impl ClassIndex {
+    fn new(key_space: u64, inputs: usize) -> Self {
+        if key_space <= (4 * inputs as u64).max(4096) {
+            ClassIndex::Dense(vec![u32::MAX; key_space as usize])
+        } else {
+            ClassIndex::Hashed(fast_map(inputs / 2 + 16))
+        }
+    }
+
+    /// Class of `key`, and whether it is new (then it gets index `next`).
+    #[inline]
+    fn get_or_insert(&mut self, key: u64, next: u32) -> (u32, bool) {
+        match self {
+            ClassIndex::Dense(v) => {
+                let slot = &mut v[key as usize];
+                if *slot == u32::MAX {
+                    *slot = next;
+                    (next, true)
+                } else {
+                    (*slot, false)
+                }
+            }
+            ClassIndex::Hashed(m) => {
+                let mut new = false;
+                let c = *m.entry(key).or_insert_with(|| {
+                    new = true;
+                    next
+                });
+                (c, new)
+            }
+        }
+    }
+}
+
+fn key_space(hs: &[Arc<Hierarchy>], levels: &[u8]) -> u64 {
+    hs.iter().zip(levels).fold(1u64, |acc, (h, &l)| acc.saturating_mul(h.width(l as usize) as u64))
+}
+
+/// Builds a grouping class by class; shared by grouping from scratch and rolling up.
+struct Builder<'a> {
+    hs: &'a [Arc<Hierarchy>],
+    strides: Vec<u64>,
+    index: ClassIndex,
+    out: Grouping,
+}
+
+impl<'a> Builder<'a> {
+    fn new(hs: &'a [Arc<Hierarchy>], levels: Vec<u8>, inputs: usize) -> Result<Self> {
+        let strides = strides(hs, &levels)?;
+        let index = ClassIndex::new(key_space(hs, &levels), inputs);
+        let out = Grouping {
+            codes: vec![Vec::new(); hs.len()],
+            sizes: Vec::new(),
+            ranges: vec![Vec::new(); hs.len()],
+            levels,
+        };
+        Ok(Builder { hs, strides, index, out })
+    }
+
+    /// Add `size` records with node codes `codes` and, per numeric attribute, the leaf range.
+    #[inline]
+    fn add(&mut self, codes: &[u32], size: u64, range: impl Fn(usize) -> (u32, u32)) -> u32 {
+        let key: u64 = codes.iter().zip(&self.strides).map(|(&c, &s)| c as u64 * s).sum();
+        let next = self.out.sizes.len() as u32;
+        let (class, new) = self.index.get_or_insert(key, next);
+        if new {
+            for (a, &c) in codes.iter().enumerate() {
+                self.out.codes[a].push(c);
+                if self.hs[a].is_numeric() {
+                    self.out.ranges[a].push(range(a));
+                }
+            }
+            self.out.sizes.push(size);
+        } else {
+            let c = class as usize;
+            self.out.sizes[c] += size;
+            for a in 0..codes.len() {
+                if self.hs[a].is_numeric() {
+                    let (lo, hi) = range(a);
+                    let r = &mut self.out.ranges[a][c];
+                    r.0 = r.0.min(lo);
+                    r.1 = r.1.max(hi);
+                }
+            }
+        }
+        class
+    }
+}
+
+/// Group the frequency table at a node from scratch. Also returns each frequency row's class.
+pub fn group(ft: &FrequencyTable, levels: &[u8]) -> Result<(Grouping, Vec<u32>)> {
+    let hs = ft.hierarchies();
+    check_levels(&hs, levels)?;
+    let ups: Vec<&[u32]> = hs.iter().zip(levels).map(|(h, &l)| h.up(l as usize)).collect();
+    let mut b = Builder::new(&hs, levels.to_vec(), ft.len())?;
+    let mut row_class = Vec::with_capacity(ft.len());
+    let mut codes = vec![0u32; hs.len()];
+    for r in 0..ft.len() {
+        for (a, q) in ft.qis.iter().enumerate() {
+            codes[a] = ups[a][q.codes[r] as usize];
+        }
+        let leaf = |a: usize| (ft.qis[a].codes[r], ft.qis[a].codes[r]);
+        row_class.push(b.add(&codes, ft.counts[r], leaf));
+    }
+    Ok((b.out, row_class))
+}
+
+/// Group the node one level above `from` in attribute `attr`, from `from`'s classes. Also
+/// returns each class of `from`'s class in the result.
+pub fn rollup(hs: &[Arc<Hierarchy>], from: &Grouping, attr: usize) -> Result<(Grouping, Vec<u32>)> {
+    let mut levels = from.levels.clone();
+    let l = levels[attr] as usize;
+    if l >= hs[attr].height() {
+        return Err(AnonError::hierarchy(hs[attr].attribute(), format!("cannot generalize beyond level {l}, the root")));
+    }
+    levels[attr] += 1;
+    let parent = &hs[attr].level(l).parent;
+    let mut b = Builder::new(hs, levels, from.len())?;
+    let mut map = Vec::with_capacity(from.len());
+    let mut codes = vec![0u32; hs.len()];
+    for c in 0..from.len() {
+        for (a, col) in from.codes.iter().enumerate() {
+            codes[a] = col[c];
+        }
+        codes[attr] = parent[codes[attr] as usize];
+        let range = |a: usize| from.ranges[a][c];
+        map.push(b.add(&codes, from.sizes[c], range));
+    }
+    Ok((b.out, map))
+}
+
+fn check_levels(hs: &[Arc<Hierarchy>], levels: &[u8]) -> Result<()> {
+    if levels.len() != hs.len() {
+        return Err(AnonError::argument(
+            "node",
+            "levels",
+            format!("{} levels given for {} quasi-identifiers", levels.len(), hs.len()),
+        ));
+    }
+    for (h, &l) in hs.iter().zip(levels) {
+        if l as usize > h.height() {
+            return Err(AnonError::hierarchy(
+                h.attribute(),
+                format!("level {l} is above the root (height {})", h.height()),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Generalization degree D(r) of every class (h-ceiling paper, Eqs. 1–3): the mean over the
+/// quasi-identifiers of (|M_p|-1)/(|M|-1) for categorical attributes and of
+/// (U_q-L_q)/(U-L) over the class's published min–max range for numeric ones. Every record
+/// of a class has its class's degree.
+pub fn class_degrees(hs: &[Arc<Hierarchy>], g: &Grouping) -> Vec<f64> {
+    let n = hs.len().max(1) as f64;
+    (0..g.len())
+        .map(|c| {
+            hs.iter()
+                .enumerate()
+                .map(|(a, h)| {
+                    if h.is_numeric() {
+                        let (lo, hi) = g.ranges[a][c];
+                        let v = h.leaf_values();
+                        h.range_degree(v[lo as usize], v[hi as usize])
+                    } else {
+                        h.degree(g.levels[a] as usize, g.codes[a][c])
+                    }
+                })
+                .sum::<f64>()
+                / n
+        })
+        .collect()
+}

@@ -1,0 +1,116 @@
+//! The second raw-data pass: a DataFusion plan that maps every source row through a chosen
+//! full-domain generalization.
+//!
+//! Each quasi-identifier is joined with a small lookup table (leaf → label, lower bound, upper
+//! bound at the chosen level), so the plan is a chain of hash joins with tiny build sides: it
+//! streams, runs in parallel, and can run on a distributed DataFusion engine unchanged.
+//!
+//! Release schema (ARCHITECTURE.md): identifiers are dropped; a numeric quasi-identifier `age`
+//! becomes `age` (Utf8 label such as `35-39` or `*`), `age_lo` and `age_hi` (inclusive bounds
+//! in the column's original type); a categorical one keeps its name and holds the node label;
+//! every other column is kept as it is.
+
+use super::format_number;
+use crate::error::{AnonError, Result};
+use crate::hierarchy::{Hierarchy, NULL_LEAF};
+use crate::meta::{Role, TableMeta};
+use datafusion::arrow::array::{ArrayRef, Float64Array, RecordBatch, StringArray};
+use datafusion::arrow::datatypes::{DataType, Field, Schema};
+use datafusion::common::JoinType;
+use datafusion::logical_expr::{Expr, cast};
+use datafusion::prelude::{DataFrame, SessionContext, coalesce, col, ident, lit};
+use std::sync::Arc;
+
+/// The lookup of one quasi-identifier at one level.
+pub struct LevelLookup {
+    pub batch: RecordBatch,
+}
+
+impl LevelLookup {
+    /// Key column `__k{i}` (Utf8 or Float64), label `__l{i}`, bounds `__lo{i}`, `__hi{i}`.
+    pub fn new(h: &Hierarchy, level: usize, i: usize) -> Result<Self> {
+        let up = h.up(level);
+        let labels: Vec<&str> = up.iter().map(|&n| h.label(level, n)).collect();
+        let key: ArrayRef = if h.is_numeric() {
+            Arc::new(Float64Array::from(h.leaf_values().to_vec()))
+        } else {
+            Arc::new(StringArray::from(h.level(0).labels.clone()))
+        };
+        let mut fields = vec![
+            Field::new(format!("__k{i}"), key.data_type().clone(), false),
+            Field::new(format!("__l{i}"), DataType::Utf8, false),
+        ];
+        let mut cols = vec![key, Arc::new(StringArray::from(labels)) as ArrayRef];
+        if h.is_numeric() {
+            let (lo, hi): (Vec<f64>, Vec<f64>) =
+                up.iter().map(|&n| h.bounds(level, n).expect("numeric node bounds")).unzip();
+            fields.push(Field::new(format!("__lo{i}"), DataType::Float64, false));
+            fields.push(Field::new(format!("__hi{i}"), DataType::Float64, false));
+            cols.push(Arc::new(Float64Array::from(lo)));
+            cols.push(Arc::new(Float64Array::from(hi)));
+            // A leaf's own label at level 0 is its value, as users write it.
+            if level == 0 {
+                let own: Vec<String> = h.leaf_values().iter().map(|&v| format_number(v)).collect();
+                cols[1] = Arc::new(StringArray::from(own));
+            }
+        }
+        let batch = RecordBatch::try_new(Arc::new(Schema::new(fields)), cols)?;
+        Ok(LevelLookup { batch })
+    }
+}
+
+/// Plan the release of `table` generalized at `levels` (one per declared quasi-identifier,
+/// in declaration order). Nothing is registered; the caller decides the output's name.
+pub async fn materialize_node(
+    ctx: &SessionContext,
+    table: &str,
+    meta: &TableMeta,
+    levels: &[u8],
+) -> Result<DataFrame> {
+    let mut df = ctx.table(table).await.map_err(|_| AnonError::table(table, "not found"))?;
+    let qis = meta.quasi_identifiers();
+    if levels.len() != qis.len() {
+        return Err(AnonError::argument(
+            "generalize",
+            "node",
+            format!("{} levels given for {} quasi-identifiers ({})", levels.len(), qis.len(), qis.join(", ")),
+        ));
+    }
+    let source_fields: Vec<(String, DataType)> =
+        df.schema().fields().iter().map(|f| (f.name().clone(), f.data_type().clone())).collect();
+    for (i, (name, &level)) in qis.iter().zip(levels).enumerate() {
+        let h = meta.hierarchy(table, name)?;
+        if level as usize > h.height() {
+            return Err(AnonError::argument(
+                "generalize",
+                "node",
+                format!("level {level} of '{name}' is above its hierarchy's height {}", h.height()),
+            ));
+        }
+        let lookup = ctx.read_batch(LevelLookup::new(h, level as usize, i)?.batch)?;
+        let key_expr = if h.is_numeric() {
+            cast(ident(*name), DataType::Float64)
+        } else if h.null_leaf().is_some() {
+            coalesce(vec![cast(ident(*name), DataType::Utf8), lit(NULL_LEAF)])
+        } else {
+            cast(ident(*name), DataType::Utf8)
+        };
+        df = df.join_on(lookup, JoinType::Left, [key_expr.eq(col(format!("__k{i}")))])?;
+    }
+    let mut out: Vec<Expr> = Vec::new();
+    for (name, ty) in &source_fields {
+        match meta.role(name) {
+            Some(Role::Identifier) => {}
+            Some(Role::QuasiIdentifier) => {
+                let i = qis.iter().position(|q| q == name).expect("declared quasi-identifier");
+                out.push(col(format!("__l{i}")).alias(name));
+                if meta.hierarchy(table, name)?.is_numeric() {
+                    out.push(cast(col(format!("__lo{i}")), ty.clone()).alias(format!("{name}_lo")));
+                    out.push(cast(col(format!("__hi{i}")), ty.clone()).alias(format!("{name}_hi")));
+                }
+            }
+            _ => out.push(ident(name)),
+        }
+    }
+    Ok(df.select(out)?)
+}

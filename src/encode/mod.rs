@@ -1,0 +1,281 @@
+//! Histogram-first encoding: the one place where raw rows become dense integer codes.
+//!
+//! A DataFusion aggregation turns the source table into its frequency table: one row per
+//! distinct (quasi-identifiers [, sensitive value]) tuple with its record count. Quasi-identifier
+//! values become leaf codes of their hierarchies, so every method searches, scores and clusters
+//! on a table that is orders of magnitude smaller than the data and never touches strings.
+//! The release is materialized by a second DataFusion plan ([`materialize`]).
+//!
+//! NULL rule (the same for every method): a NULL in a quasi-identifier maps to the hierarchy
+//! leaf labelled `NULL` when the hierarchy has one, and is an error naming the column
+//! otherwise. A NULL sensitive value is an error.
+
+mod group;
+pub mod hash;
+mod materialize;
+mod walk;
+
+pub use group::{Grouping, class_degrees, group, rollup};
+pub use materialize::{LevelLookup, materialize_node};
+pub use walk::for_each_node;
+
+use crate::error::{AnonError, Result};
+use crate::hierarchy::{Hierarchy, NULL_LEAF};
+use crate::meta::TableMeta;
+use datafusion::arrow::array::{Array, ArrayRef, AsArray, RecordBatch};
+use datafusion::arrow::compute::cast;
+use datafusion::arrow::datatypes::{DataType, Float64Type, Int64Type};
+use datafusion::functions_aggregate::expr_fn::count;
+use datafusion::prelude::{SessionContext, ident, lit};
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
+
+/// A quasi-identifier column of the frequency table.
+#[derive(Debug, Clone)]
+pub struct QiColumn {
+    pub name: String,
+    pub hierarchy: Arc<Hierarchy>,
+    /// Leaf code of each frequency row.
+    pub codes: Vec<u32>,
+}
+
+/// The sensitive column of the frequency table, dictionary-encoded.
+#[derive(Debug, Clone)]
+pub struct SensitiveColumn {
+    pub name: String,
+    /// Distinct values, sorted; a code indexes this list.
+    pub values: Vec<String>,
+    pub codes: Vec<u32>,
+}
+
+/// Distinct (quasi-identifier [, sensitive]) tuples with their counts, sorted by codes so
+/// that everything computed from it is deterministic.
+#[derive(Debug, Clone)]
+pub struct FrequencyTable {
+    pub qis: Vec<QiColumn>,
+    pub sensitive: Option<SensitiveColumn>,
+    pub counts: Vec<u64>,
+}
+
+impl FrequencyTable {
+    /// Assemble from already-encoded columns (tests, generators); rows are sorted here.
+    pub fn from_parts(qis: Vec<QiColumn>, sensitive: Option<SensitiveColumn>, counts: Vec<u64>) -> Result<Self> {
+        let n = counts.len();
+        for q in &qis {
+            if q.codes.len() != n {
+                return Err(AnonError::column("frequency table", &q.name, "has a different number of rows"));
+            }
+            if let Some(&bad) = q.codes.iter().find(|&&c| c as usize >= q.hierarchy.leaf_count()) {
+                return Err(AnonError::column("frequency table", &q.name, format!("leaf code {bad} is out of range")));
+            }
+        }
+        let mut ft = FrequencyTable { qis, sensitive, counts };
+        ft.sort();
+        Ok(ft)
+    }
+
+    pub fn len(&self) -> usize {
+        self.counts.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.counts.is_empty()
+    }
+    /// Number of records the table stands for.
+    pub fn total(&self) -> u64 {
+        self.counts.iter().sum()
+    }
+    pub fn hierarchies(&self) -> Vec<Arc<Hierarchy>> {
+        self.qis.iter().map(|q| q.hierarchy.clone()).collect()
+    }
+    pub fn heights(&self) -> Vec<u8> {
+        self.qis.iter().map(|q| q.hierarchy.height() as u8).collect()
+    }
+
+    fn sort(&mut self) {
+        let n = self.len();
+        let mut order: Vec<usize> = (0..n).collect();
+        let key = |r: usize| {
+            let mut k: Vec<u32> = self.qis.iter().map(|q| q.codes[r]).collect();
+            if let Some(s) = &self.sensitive {
+                k.push(s.codes[r]);
+            }
+            k
+        };
+        order.sort_by_cached_key(|&r| key(r));
+        let permute32 = |v: &Vec<u32>| order.iter().map(|&i| v[i]).collect::<Vec<u32>>();
+        for q in &mut self.qis {
+            q.codes = permute32(&q.codes);
+        }
+        if let Some(s) = &mut self.sensitive {
+            s.codes = permute32(&s.codes);
+        }
+        self.counts = order.iter().map(|&i| self.counts[i]).collect();
+    }
+}
+
+/// Aggregate `table` into its frequency table over the declared quasi-identifiers (in
+/// declaration order) and, when given, the sensitive column.
+pub async fn frequency_table(
+    ctx: &SessionContext,
+    table: &str,
+    meta: &TableMeta,
+    sensitive: Option<&str>,
+) -> Result<FrequencyTable> {
+    let df = ctx.table(table).await.map_err(|_| AnonError::table(table, "not found"))?;
+    let qis = meta.quasi_identifiers();
+    if qis.is_empty() {
+        return Err(AnonError::table(table, "no quasi-identifiers declared"));
+    }
+    let mut cols: Vec<&str> = qis.clone();
+    cols.extend(sensitive);
+    for c in &cols {
+        if df.schema().field_with_unqualified_name(c).is_err() {
+            return Err(AnonError::column(table, c, "is not a column of the table"));
+        }
+    }
+    let group_by = cols.iter().map(|c| ident(*c)).collect();
+    let batches = df.aggregate(group_by, vec![count(lit(1)).alias("__count")])?.collect().await?;
+
+    let mut ft_qis = Vec::with_capacity(qis.len());
+    for (i, name) in qis.iter().enumerate() {
+        let h = meta.hierarchy(table, name)?.clone();
+        let codes = encode_column(table, name, &h, &column(&batches, i))?;
+        ft_qis.push(QiColumn { name: name.to_string(), hierarchy: h, codes });
+    }
+    let sens = match sensitive {
+        Some(name) => Some(encode_sensitive(table, name, &column(&batches, qis.len()))?),
+        None => None,
+    };
+    let counts_col = column(&batches, cols.len());
+    let counts: Vec<u64> = counts_col
+        .iter()
+        .flat_map(|a| a.as_primitive::<Int64Type>().values().iter().map(|&v| v as u64).collect::<Vec<_>>())
+        .collect();
+    FrequencyTable::from_parts(ft_qis, sens, counts)
+}
+
+/// Column `i` of every batch.
+fn column(batches: &[RecordBatch], i: usize) -> Vec<ArrayRef> {
+    batches.iter().map(|b| b.column(i).clone()).collect()
+}
+
+/// Map a column's values to leaf codes of its hierarchy, applying the NULL rule and naming at
+/// most three values that the hierarchy does not cover.
+fn encode_column(table: &str, name: &str, h: &Hierarchy, parts: &[ArrayRef]) -> Result<Vec<u32>> {
+    let mut codes = Vec::new();
+    let mut missing: BTreeSet<String> = BTreeSet::new();
+    let mut missing_count = 0usize;
+    let mut nulls = 0usize;
+    let mut not_numbers = 0usize;
+    let mut cache: HashMap<String, Option<u32>> = HashMap::new();
+    for arr in parts {
+        if h.is_numeric() {
+            let v = cast(arr, &DataType::Float64)?;
+            let v = v.as_primitive::<Float64Type>();
+            for r in 0..arr.len() {
+                if arr.is_null(r) {
+                    nulls += 1;
+                    codes.push(0);
+                } else if v.is_null(r) {
+                    not_numbers += 1;
+                    codes.push(0);
+                } else {
+                    let x = v.value(r);
+                    match h.leaf_of_value(if x == 0.0 { 0.0 } else { x }) {
+                        Some(c) => codes.push(c),
+                        None => {
+                            missing_count += 1;
+                            if missing.len() < 3 {
+                                missing.insert(format_number(x));
+                            }
+                            codes.push(0);
+                        }
+                    }
+                }
+            }
+        } else {
+            let v = cast(arr, &DataType::Utf8)?;
+            let v = v.as_string::<i32>();
+            for r in 0..arr.len() {
+                if arr.is_null(r) {
+                    match h.null_leaf() {
+                        Some(c) => codes.push(c),
+                        None => {
+                            nulls += 1;
+                            codes.push(0);
+                        }
+                    }
+                    continue;
+                }
+                let s = v.value(r);
+                let c = *cache.entry(s.to_string()).or_insert_with(|| h.leaf_of_label(s));
+                match c {
+                    Some(c) => codes.push(c),
+                    None => {
+                        missing_count += 1;
+                        if missing.len() < 3 {
+                            missing.insert(s.to_string());
+                        }
+                        codes.push(0);
+                    }
+                }
+            }
+        }
+    }
+    if nulls > 0 {
+        return Err(AnonError::column(
+            table,
+            name,
+            format!(
+                "holds NULLs in {nulls} distinct tuple(s); add a leaf '{NULL_LEAF}' to its hierarchy to generalize them, or filter them out"
+            ),
+        ));
+    }
+    if not_numbers > 0 {
+        return Err(AnonError::column(
+            table,
+            name,
+            format!("holds {not_numbers} distinct value(s) that are not numbers, but its hierarchy is numeric"),
+        ));
+    }
+    if missing_count > 0 {
+        let shown: Vec<String> = missing.iter().map(|s| format!("'{s}'")).collect();
+        return Err(AnonError::hierarchy(
+            name,
+            format!(
+                "does not cover {missing_count} value(s) of table '{table}', e.g. {}",
+                shown.join(", ")
+            ),
+        ));
+    }
+    Ok(codes)
+}
+
+fn encode_sensitive(table: &str, name: &str, parts: &[ArrayRef]) -> Result<SensitiveColumn> {
+    let mut raw: Vec<String> = Vec::new();
+    for arr in parts {
+        let v = cast(arr, &DataType::Utf8)?;
+        let v = v.as_string::<i32>();
+        for r in 0..arr.len() {
+            if arr.is_null(r) {
+                return Err(AnonError::column(table, name, "holds NULLs; the sensitive attribute needs a value in every record"));
+            }
+            raw.push(v.value(r).to_string());
+        }
+    }
+    let values: Vec<String> = raw.iter().cloned().collect::<BTreeSet<_>>().into_iter().collect();
+    let index: HashMap<&str, u32> = values.iter().enumerate().map(|(i, v)| (v.as_str(), i as u32)).collect();
+    let codes = raw.iter().map(|v| index[v.as_str()]).collect();
+    Ok(SensitiveColumn { name: name.to_string(), values, codes })
+}
+
+/// Numbers as users write them: `37`, not `37.0`.
+pub fn format_number(x: f64) -> String {
+    if x.fract() == 0.0 && x.abs() < 1e15 { format!("{}", x as i64) } else { format!("{x}") }
+}
+
+/// Check that `h` covers every value in `parts` (one column's values, any type), applying the
+/// NULL rule: the error names the column and at most three missing values.
+pub fn check_coverage(table: &str, name: &str, h: &Hierarchy, parts: &[ArrayRef]) -> Result<()> {
+    encode_column(table, name, h, parts).map(|_| ())
+}

@@ -1,0 +1,230 @@
+//! Generalization hierarchies: categorical taxonomies, numeric interval hierarchies and
+//! set-valued code hierarchies (ICD-9-CM).
+//!
+//! All three share one representation: `levels[0]` holds the leaves (the values that may
+//! occur in the data), each higher level holds the nodes one generalization step up, and the
+//! last level holds the single root (usually `*`). Every node has exactly one parent, and every
+//! leaf has the same height, which is what full-domain generalization needs: generalizing an
+//! attribute "to level j" maps every leaf to its ancestor at level j.
+//!
+//! A hierarchy is built from ARX-format rows (`leaf;level1;...;*`, one row per leaf), from a
+//! table with the same shape, or (numeric only) from band widths. Validation rejects what would
+//! make generalization ambiguous: ragged rows, a node with two parents, several roots.
+
+mod build;
+mod load;
+mod numeric;
+
+pub use build::HierarchyBuilder;
+pub use load::{from_rows, load_arx_file, parse_arx_text, rows_from_batches};
+pub use numeric::{parse_interval_label, parse_widths, widths_hierarchy};
+
+use crate::error::{AnonError, Result};
+use std::collections::HashMap;
+
+/// What kind of values a hierarchy generalizes; decides how its leaves are matched to data
+/// and how its generalization degree (h-ceiling paper, Eqs. 1–2) is measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HierarchyKind {
+    /// Unordered values (sex, occupation, province). Degree = (|M_p| - 1) / (|M| - 1).
+    Categorical,
+    /// Ordered numbers generalized to intervals (age, length of stay). Degree =
+    /// (U_q - L_q) / (U - L) over the published range.
+    Numeric,
+    /// Codes of a set-valued attribute (diagnosis codes): the items of a transaction are
+    /// generalized through this tree; no full-domain lattice is built over it.
+    Codes,
+}
+
+impl HierarchyKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            HierarchyKind::Categorical => "categorical",
+            HierarchyKind::Numeric => "numeric",
+            HierarchyKind::Codes => "codes",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "categorical" | "cat" | "taxonomy" => Some(HierarchyKind::Categorical),
+            "numeric" | "num" | "interval" | "intervals" => Some(HierarchyKind::Numeric),
+            "codes" | "code" | "set" | "set-valued" | "set_valued" => Some(HierarchyKind::Codes),
+            _ => None,
+        }
+    }
+}
+
+/// The label of the leaf to which NULLs in the data are mapped. A hierarchy without this leaf
+/// makes a NULL in its attribute an error (the same rule in every method).
+pub const NULL_LEAF: &str = "NULL";
+
+/// One level of a hierarchy.
+#[derive(Debug, Clone)]
+pub struct Level {
+    /// Node labels, as published (`30-34`, `Europe`, `*`).
+    pub labels: Vec<String>,
+    /// Index of each node's parent in the next level (empty for the root level).
+    pub parent: Vec<u32>,
+    /// Number of leaves under each node (|M_p| of Eq. 2).
+    pub leaf_count: Vec<u32>,
+    /// Numeric hierarchies only: inclusive bounds of each node, the hull of its label's interval
+    /// and its leaves' values.
+    pub bounds: Vec<(f64, f64)>,
+}
+
+/// A validated generalization hierarchy for one attribute.
+#[derive(Debug, Clone)]
+pub struct Hierarchy {
+    attribute: String,
+    kind: HierarchyKind,
+    levels: Vec<Level>,
+    /// `up[j][leaf]` = the node at level j that generalizes `leaf`; `up[0]` is the identity.
+    up: Vec<Vec<u32>>,
+    /// Leaf lookup for categorical and code hierarchies (label → leaf code).
+    leaf_by_label: HashMap<String, u32>,
+    /// Numeric hierarchies: leaf values, ascending (leaf code order is value order).
+    leaf_values: Vec<f64>,
+    /// Numeric hierarchies: (L, U), the whole domain used by Eq. 1.
+    domain: Option<(f64, f64)>,
+}
+
+impl Hierarchy {
+    pub fn attribute(&self) -> &str {
+        &self.attribute
+    }
+    pub fn kind(&self) -> HierarchyKind {
+        self.kind
+    }
+    pub fn is_numeric(&self) -> bool {
+        self.kind == HierarchyKind::Numeric
+    }
+    /// Height: number of generalization steps from leaf to root.
+    pub fn height(&self) -> usize {
+        self.levels.len() - 1
+    }
+    pub fn levels(&self) -> &[Level] {
+        &self.levels
+    }
+    pub fn level(&self, j: usize) -> &Level {
+        &self.levels[j]
+    }
+    pub fn leaf_count(&self) -> usize {
+        self.levels[0].labels.len()
+    }
+    /// Number of nodes at level j.
+    pub fn width(&self, j: usize) -> usize {
+        self.levels[j].labels.len()
+    }
+    /// Lookup table leaf → ancestor at level j.
+    pub fn up(&self, j: usize) -> &[u32] {
+        &self.up[j]
+    }
+    /// Parent of node `code` at level j (j < height).
+    pub fn parent(&self, j: usize, code: u32) -> u32 {
+        self.levels[j].parent[code as usize]
+    }
+    pub fn label(&self, j: usize, code: u32) -> &str {
+        &self.levels[j].labels[code as usize]
+    }
+    /// Leaves under node `code` of level j (|M_p|).
+    pub fn leaves_under(&self, j: usize, code: u32) -> u32 {
+        self.levels[j].leaf_count[code as usize]
+    }
+    /// Numeric only: the value of a leaf.
+    pub fn leaf_value(&self, leaf: u32) -> Option<f64> {
+        self.leaf_values.get(leaf as usize).copied()
+    }
+    pub fn leaf_values(&self) -> &[f64] {
+        &self.leaf_values
+    }
+    /// Numeric only: inclusive bounds of node `code` at level j.
+    pub fn bounds(&self, j: usize, code: u32) -> Option<(f64, f64)> {
+        self.levels[j].bounds.get(code as usize).copied()
+    }
+    /// Numeric only: (L, U) of Eq. 1.
+    pub fn domain(&self) -> Option<(f64, f64)> {
+        self.domain
+    }
+
+    /// Leaf code of a categorical or code label.
+    pub fn leaf_of_label(&self, label: &str) -> Option<u32> {
+        self.leaf_by_label.get(label).copied()
+    }
+
+    /// Leaf code of a numeric value (exact match; leaves are the domain's values).
+    pub fn leaf_of_value(&self, v: f64) -> Option<u32> {
+        let i = self.leaf_values.partition_point(|&x| x < v);
+        (i < self.leaf_values.len() && self.leaf_values[i] == v).then_some(i as u32)
+    }
+
+    /// Leaf code of the NULL entry, when the hierarchy has one.
+    pub fn null_leaf(&self) -> Option<u32> {
+        self.leaf_by_label.get(NULL_LEAF).copied()
+    }
+
+    /// Node at level j whose label is `label` (first match), used to resolve constraints
+    /// and query predicates written against generalized labels.
+    pub fn node_by_label(&self, j: usize, label: &str) -> Option<u32> {
+        self.levels[j].labels.iter().position(|l| l == label).map(|i| i as u32)
+    }
+
+    /// Generalization degree of one node (Eq. 2 for categorical; Eq. 1 over the node's own
+    /// bounds for numeric). Methods that publish a class's min–max range use
+    /// [`Hierarchy::range_degree`] instead.
+    pub fn degree(&self, j: usize, code: u32) -> f64 {
+        match self.kind {
+            HierarchyKind::Numeric => {
+                let (lo, hi) = self.levels[j].bounds[code as usize];
+                self.range_degree(lo, hi)
+            }
+            _ => {
+                let m = self.leaf_count();
+                if m <= 1 {
+                    return 0.0;
+                }
+                (self.leaves_under(j, code) as f64 - 1.0) / (m as f64 - 1.0)
+            }
+        }
+    }
+
+    /// Eq. 1 of the h-ceiling paper: (U_q - L_q) / (U - L) for a published range [lo, hi].
+    pub fn range_degree(&self, lo: f64, hi: f64) -> f64 {
+        match self.domain {
+            Some((l, u)) if u > l => ((hi - lo) / (u - l)).clamp(0.0, 1.0),
+            _ => 0.0,
+        }
+    }
+
+    /// Rename the attribute (a hierarchy file read for one column attached to another).
+    pub fn with_attribute(mut self, attribute: &str) -> Self {
+        self.attribute = attribute.to_string();
+        self
+    }
+
+    /// Override the numeric domain (L, U) of Eq. 1, e.g. Age 0–99 in the h-ceiling paper's
+    /// Table 1 while the data only spans 35–66. The domain must contain every leaf.
+    pub fn with_domain(mut self, lo: f64, hi: f64) -> Result<Self> {
+        if !self.is_numeric() {
+            return Err(AnonError::hierarchy(&self.attribute, "a domain applies to numeric hierarchies only"));
+        }
+        let (a, b) = (self.leaf_values[0], *self.leaf_values.last().unwrap_or(&self.leaf_values[0]));
+        if !(lo <= a && b <= hi) {
+            return Err(AnonError::hierarchy(
+                &self.attribute,
+                format!("domain [{lo}, {hi}] does not contain the leaves, which span [{a}, {b}]"),
+            ));
+        }
+        self.domain = Some((lo, hi));
+        Ok(self)
+    }
+
+    /// Rows in ARX shape: one per leaf, its label at every level.
+    pub fn arx_rows(&self) -> Vec<Vec<&str>> {
+        (0..self.leaf_count() as u32)
+            .map(|leaf| {
+                (0..self.levels.len()).map(|j| self.label(j, self.up[j][leaf as usize])).collect()
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,136 @@
+//! Numeric interval hierarchies: ARX interval labels and hierarchies built from band widths.
+
+use super::{Hierarchy, HierarchyBuilder, HierarchyKind};
+use crate::error::{AnonError, Result};
+
+/// Parse an interval label as ARX and the papers write them: `30-34`, `[35-66]`, `[30, 35[`,
+/// `35`, `-10--1`. Returns inclusive bounds, or `None` for labels that are not intervals
+/// (`*`, `>=90`), whose bounds then come from their leaves alone. A half-open upper bound
+/// `[a, b[` over integers means `a..=b-1`.
+pub fn parse_interval_label(label: &str) -> Option<(f64, f64)> {
+    let s = label.trim();
+    let half_open = s.ends_with('[') && s.len() > 1;
+    let inner = s.trim_start_matches(['[', '(']).trim_end_matches([']', ')', '[']).trim();
+    if inner.is_empty() {
+        return None;
+    }
+    if let Ok(v) = inner.parse::<f64>() {
+        return v.is_finite().then_some((v, v));
+    }
+    let (a, b) = split_range(inner)?;
+    let lo: f64 = a.trim().parse().ok()?;
+    let mut hi: f64 = b.trim().parse().ok()?;
+    if !(lo.is_finite() && hi.is_finite()) || hi < lo {
+        return None;
+    }
+    if half_open && lo.fract() == 0.0 && hi.fract() == 0.0 && hi > lo {
+        hi -= 1.0;
+    }
+    Some((lo, hi))
+}
+
+/// Split `a-b` or `a, b` at the separator, allowing a minus sign on either bound.
+fn split_range(s: &str) -> Option<(&str, &str)> {
+    if let Some(i) = s.find(',') {
+        return Some((&s[..i], &s[i + 1..]));
+    }
+    let bytes = s.as_bytes();
+    (1..bytes.len()).find_map(|i| {
+        let prev = bytes[i - 1];
+        (bytes[i] == b'-' && (prev.is_ascii_digit() || prev == b'.' || prev == b' '))
+            .then(|| (&s[..i], &s[i + 1..]))
+    })
+}
+
+/// Build an interval hierarchy over every integer in `[lo, hi]` from band widths, e.g.
+/// `[5, 10, 20]` gives the levels value; 5-year band; 10-year band; 20-year band; `*`.
+/// Bands are aligned at multiples of their width (as ARX does), labelled `a-b`, and each width
+/// must be a multiple of the one before so that every band has one parent.
+pub fn widths_hierarchy(attribute: &str, lo: i64, hi: i64, widths: &[i64]) -> Result<Hierarchy> {
+    let bad = |m: String| AnonError::argument("interval_hierarchy", "widths", m);
+    if hi < lo {
+        return Err(AnonError::argument("interval_hierarchy", "max", format!("max {hi} is below min {lo}")));
+    }
+    if hi - lo > 10_000_000 {
+        return Err(AnonError::argument(
+            "interval_hierarchy",
+            "max",
+            "the domain holds more than 10 million integers; load an ARX file with the values that occur instead",
+        ));
+    }
+    for (i, &w) in widths.iter().enumerate() {
+        if w < 1 {
+            return Err(bad(format!("width {w} must be at least 1")));
+        }
+        if i > 0 && (w <= widths[i - 1] || w % widths[i - 1] != 0) {
+            return Err(bad(format!(
+                "width {w} must be a larger multiple of the width before it ({})",
+                widths[i - 1]
+            )));
+        }
+    }
+    let mut b = HierarchyBuilder::new(attribute, HierarchyKind::Numeric);
+    for (line, v) in (lo..=hi).enumerate() {
+        let mut fields = vec![v.to_string()];
+        for &w in widths {
+            let start = v.div_euclid(w) * w;
+            fields.push(if w == 1 { v.to_string() } else { format!("{}-{}", start, start + w - 1) });
+        }
+        fields.push("*".into());
+        b.row(line + 1, fields);
+    }
+    b.domain(lo as f64, hi as f64);
+    b.build()
+}
+
+/// Parse a widths list such as `5,10,20,*` (the trailing `*` is implied).
+pub fn parse_widths(spec: &str) -> Result<Vec<i64>> {
+    spec.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty() && *s != "*")
+        .map(|s| {
+            s.parse::<i64>().map_err(|_| {
+                AnonError::argument("interval_hierarchy", "widths", format!("'{s}' is not an integer width"))
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_parse_as_arx_and_the_papers_write_them() {
+        assert_eq!(parse_interval_label("30-34"), Some((30.0, 34.0)));
+        assert_eq!(parse_interval_label("[35-66]"), Some((35.0, 66.0)));
+        assert_eq!(parse_interval_label("[ 35 - 66]"), Some((35.0, 66.0)));
+        assert_eq!(parse_interval_label("[30, 35["), Some((30.0, 34.0)));
+        assert_eq!(parse_interval_label("-10--1"), Some((-10.0, -1.0)));
+        assert_eq!(parse_interval_label("42"), Some((42.0, 42.0)));
+        assert_eq!(parse_interval_label("*"), None);
+        assert_eq!(parse_interval_label(">=90"), None);
+        assert_eq!(parse_interval_label("Europe"), None);
+    }
+
+    #[test]
+    fn widths_build_nested_bands() {
+        let h = widths_hierarchy("age", 0, 99, &[5, 10, 20]).unwrap();
+        assert_eq!(h.height(), 4);
+        assert_eq!(h.leaf_count(), 100);
+        let leaf = h.leaf_of_value(37.0).unwrap();
+        assert_eq!(h.label(1, h.up(1)[leaf as usize]), "35-39");
+        assert_eq!(h.label(3, h.up(3)[leaf as usize]), "20-39");
+        assert_eq!(h.label(4, h.up(4)[leaf as usize]), "*");
+        assert_eq!(h.domain(), Some((0.0, 99.0)));
+        assert_eq!(h.leaves_under(2, h.up(2)[leaf as usize]), 10);
+    }
+
+    #[test]
+    fn widths_must_nest() {
+        let e = widths_hierarchy("age", 0, 99, &[5, 7]).unwrap_err().to_string();
+        assert!(e.contains("width 7"), "{e}");
+        assert!(parse_widths("5,x").is_err());
+        assert_eq!(parse_widths("5,10,20,*").unwrap(), vec![5, 10, 20]);
+    }
+}

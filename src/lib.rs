@@ -1,0 +1,56 @@
+//! # anonfusion
+//!
+//! A SQL-queryable anonymization engine for health data on Apache DataFusion. Every method is a
+//! table function; its outputs (the release, and for counterfeit methods a catalog beside it)
+//! are ordinary tables of the session, so analysts go on with plain SQL.
+//!
+//! ```no_run
+//! # async fn demo() -> datafusion::error::Result<()> {
+//! let ctx = anonfusion::new_session();
+//! ctx.sql("SELECT * FROM load_dataset('adult')").await?.show().await?;
+//! ctx.sql("SELECT * FROM generalize('adult', 'adult_g', '1,0,0,1,1,1,1')").await?.show().await?;
+//! ctx.sql("SELECT age, COUNT(*) FROM adult_g GROUP BY age ORDER BY age").await?.show().await?;
+//! # Ok(()) }
+//! ```
+//!
+//! Embedding in an existing session:
+//!
+//! ```
+//! use datafusion::prelude::SessionContext;
+//! let ctx = SessionContext::new();
+//! let registry = anonfusion::register_all(&ctx);
+//! assert!(registry.get("adult").is_none()); // nothing declared yet
+//! ```
+
+pub mod datasets;
+pub mod encode;
+pub mod error;
+pub mod hierarchy;
+pub mod lattice;
+pub mod meta;
+pub mod sql;
+
+pub use datafusion;
+pub use error::{AnonError, Result};
+pub use meta::{Registry, Role, TableMeta};
+
+use datafusion::prelude::{SessionConfig, SessionContext};
+use std::sync::Arc;
+
+/// Register every function and system table of the engine on `ctx`. Returns the registry of
+/// attribute roles and hierarchies that the functions share, for embedders who want to
+/// declare them from Rust.
+pub fn register_all(ctx: &SessionContext) -> Arc<Registry> {
+    let registry = Registry::new();
+    sql::register(ctx, registry.clone());
+    registry
+}
+
+/// A ready session with every function registered and identifiers kept as written
+/// (`marital_status`, not folded), information_schema on.
+pub fn new_session() -> SessionContext {
+    let config = SessionConfig::new().with_information_schema(true);
+    let ctx = SessionContext::new_with_config(config);
+    register_all(&ctx);
+    ctx
+}

@@ -1,0 +1,78 @@
+//! The `anonfusion` binary: argument parsing and dispatch; the logic lives in `cli`.
+
+mod cli;
+
+use clap::{Parser, Subcommand};
+use cli::format::Format;
+use cli::{Flow, Runner};
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// SQL-queryable anonymization engine for health data.
+///
+/// Without -f, -c or a subcommand: an interactive session on a terminal, or the statements
+/// read from standard input when it is piped.
+#[derive(Parser)]
+#[command(name = "anonfusion", version)]
+struct Args {
+    /// Run SQL script files in order, then exit; stops at the first failing statement
+    #[arg(short = 'f', long = "file", value_name = "FILE", num_args = 1..)]
+    files: Vec<PathBuf>,
+    /// Run SQL statements, then exit (repeatable; runs after the -f files)
+    #[arg(short = 'c', long = "command", value_name = "SQL")]
+    commands: Vec<String>,
+    /// Output format of query results
+    #[arg(long, value_enum, default_value_t = Format::Table, global = true)]
+    format: Format,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the bundled demo script, showing each statement and its result
+    Demo,
+}
+
+#[tokio::main(flavor = "multi_thread")]
+async fn main() -> ExitCode {
+    let args = Args::parse();
+    let mut runner = Runner::new(anonfusion::new_session(), args.format);
+    match run(&mut runner, args).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("Error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(runner: &mut Runner, args: Args) -> Result<(), String> {
+    let mut out = std::io::stdout();
+    if let Some(Command::Demo) = args.command {
+        runner.echo = true;
+        runner.run_script("sql/demo.sql", cli::DEMO_SQL, &mut out).await?;
+        return Ok(());
+    }
+    if !args.files.is_empty() || !args.commands.is_empty() {
+        for file in &args.files {
+            let script = std::fs::read_to_string(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+            if runner.run_script(&file.display().to_string(), &script, &mut out).await? == Flow::Quit {
+                return Ok(());
+            }
+        }
+        for command in &args.commands {
+            if runner.run_script("-c", command, &mut out).await? == Flow::Quit {
+                return Ok(());
+            }
+        }
+        return Ok(());
+    }
+    if std::io::stdin().is_terminal() {
+        cli::repl::run(runner).await
+    } else {
+        runner.run_lines(std::io::stdin().lock(), &mut out, &mut std::io::stderr()).await;
+        Ok(())
+    }
+}

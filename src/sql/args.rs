@@ -1,0 +1,102 @@
+//! Positional arguments of a table function, read from the constant-folded literals DataFusion
+//! passes. Strings may arrive as Utf8, Utf8View or LargeUtf8; numbers are cast.
+
+use crate::error::{AnonError, Result};
+use datafusion::arrow::datatypes::DataType;
+use datafusion::common::ScalarValue;
+use datafusion::logical_expr::Expr;
+
+pub struct Args<'a> {
+    function: &'static str,
+    signature: &'static str,
+    exprs: &'a [Expr],
+}
+
+impl<'a> Args<'a> {
+    /// Check the argument count against `min..=max`; `signature` is shown in errors.
+    pub fn new(function: &'static str, signature: &'static str, exprs: &'a [Expr], min: usize, max: usize) -> Result<Self> {
+        if exprs.len() < min || exprs.len() > max {
+            return Err(AnonError::argument(
+                function,
+                "arguments",
+                format!("expected {signature}, got {} argument(s)", exprs.len()),
+            ));
+        }
+        Ok(Args { function, signature, exprs })
+    }
+
+    pub fn function(&self) -> &'static str {
+        self.function
+    }
+    pub fn len(&self) -> usize {
+        self.exprs.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.exprs.is_empty()
+    }
+
+    fn err(&self, name: &str, message: impl Into<String>) -> AnonError {
+        AnonError::argument(self.function, name, format!("{} (usage: {})", message.into(), self.signature))
+    }
+
+    fn scalar(&self, i: usize, name: &str) -> Result<Option<&ScalarValue>> {
+        match self.exprs.get(i) {
+            None => Ok(None),
+            Some(Expr::Literal(v, _)) if v.is_null() => Ok(None),
+            Some(Expr::Literal(v, _)) => Ok(Some(v)),
+            Some(other) => Err(self.err(name, format!("must be a constant, got {other}"))),
+        }
+    }
+
+    pub fn opt_str(&self, i: usize, name: &str) -> Result<Option<String>> {
+        match self.scalar(i, name)? {
+            None => Ok(None),
+            Some(ScalarValue::Utf8(Some(s)) | ScalarValue::Utf8View(Some(s)) | ScalarValue::LargeUtf8(Some(s))) => {
+                Ok(Some(s.clone()))
+            }
+            Some(v) => Err(self.err(name, format!("must be a string, got {v}"))),
+        }
+    }
+
+    pub fn str(&self, i: usize, name: &str) -> Result<String> {
+        self.opt_str(i, name)?.ok_or_else(|| self.err(name, "is required"))
+    }
+
+    pub fn opt_i64(&self, i: usize, name: &str) -> Result<Option<i64>> {
+        match self.scalar(i, name)? {
+            None => Ok(None),
+            Some(v) => match v.cast_to(&DataType::Int64) {
+                Ok(ScalarValue::Int64(Some(n))) if !matches!(v, ScalarValue::Float64(Some(f)) if f.fract() != 0.0) => {
+                    Ok(Some(n))
+                }
+                _ => Err(self.err(name, format!("must be an integer, got {v}"))),
+            },
+        }
+    }
+
+    pub fn i64(&self, i: usize, name: &str) -> Result<i64> {
+        self.opt_i64(i, name)?.ok_or_else(|| self.err(name, "is required"))
+    }
+
+    pub fn opt_f64(&self, i: usize, name: &str) -> Result<Option<f64>> {
+        match self.scalar(i, name)? {
+            None => Ok(None),
+            Some(v) => match v.cast_to(&DataType::Float64) {
+                Ok(ScalarValue::Float64(Some(x))) if x.is_finite() => Ok(Some(x)),
+                _ => Err(self.err(name, format!("must be a number, got {v}"))),
+            },
+        }
+    }
+
+    pub fn f64(&self, i: usize, name: &str) -> Result<f64> {
+        self.opt_f64(i, name)?.ok_or_else(|| self.err(name, "is required"))
+    }
+
+    /// An optional non-negative integer that fits `u64`.
+    pub fn opt_u64(&self, i: usize, name: &str) -> Result<Option<u64>> {
+        match self.opt_i64(i, name)? {
+            Some(n) if n < 0 => Err(self.err(name, format!("must not be negative, got {n}"))),
+            other => Ok(other.map(|n| n as u64)),
+        }
+    }
+}

@@ -1,0 +1,100 @@
+//! `load_dataset(name [, rows [, seed [, as_table]]])`: register a bundled dataset with its
+//! hierarchies and roles in one statement. Returns one summary row.
+
+use super::{Args, check_output_name, replace_table, session_context, still_registered};
+use crate::datasets::{self, DatasetTable};
+use crate::error::Result;
+use crate::lattice::Lattice;
+use crate::meta::Registry;
+use datafusion::arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
+use datafusion::arrow::datatypes::{DataType, Field, Schema};
+use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
+use datafusion::datasource::MemTable;
+use datafusion::prelude::SessionContext;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+const SIGNATURE: &str = "load_dataset(name [, rows [, seed [, as_table]]])";
+
+#[derive(Debug)]
+struct LoadDataset {
+    registry: Arc<Registry>,
+    /// (args) → (registered table, summary); reused while the table is still registered.
+    memo: Mutex<HashMap<String, (Arc<dyn TableProvider>, Arc<dyn TableProvider>)>>,
+}
+
+pub fn register(ctx: &SessionContext, registry: Arc<Registry>) {
+    ctx.register_udtf("load_dataset", Arc::new(LoadDataset { registry, memo: Mutex::default() }));
+}
+
+impl TableFunctionImpl for LoadDataset {
+    fn call_with_args(&self, args: TableFunctionArgs) -> datafusion::error::Result<Arc<dyn TableProvider>> {
+        let a = Args::new("load_dataset", SIGNATURE, args.exprs(), 1, 4)?;
+        let name = a.str(0, "name")?;
+        let rows = a.opt_u64(1, "rows")?.map(|r| r as usize);
+        let seed = a.opt_u64(2, "seed")?;
+        let ctx = session_context(&args)?;
+        let key = format!("{name}|{rows:?}|{seed:?}|{:?}", a.opt_str(3, "as_table")?);
+        let ds = {
+            if let Some((table, summary)) = self.memo.lock().expect("memo lock").get(&key) {
+                let as_table = a.opt_str(3, "as_table")?.unwrap_or_else(|| name.to_ascii_lowercase());
+                if still_registered(&ctx, &as_table, table) {
+                    return Ok(summary.clone());
+                }
+            }
+            datasets::load(&name, rows, seed)?
+        };
+        let as_table = a.opt_str(3, "as_table")?.unwrap_or_else(|| ds.name.clone());
+        check_output_name("load_dataset", &as_table)?;
+        let (table, summary) = install(&ctx, &self.registry, ds, &as_table)?;
+        self.memo.lock().expect("memo lock").insert(key, (table, summary.clone()));
+        Ok(summary)
+    }
+}
+
+/// Register a dataset's table and declarations, and build its summary row.
+pub fn install(
+    ctx: &SessionContext,
+    registry: &Registry,
+    ds: DatasetTable,
+    as_table: &str,
+) -> Result<(Arc<dyn TableProvider>, Arc<dyn TableProvider>)> {
+    let rows = ds.num_rows();
+    let schema = ds.batches.first().map(|b| b.schema()).expect("a dataset has at least one batch");
+    let parts = ctx.state().config().target_partitions().max(1);
+    let mut partitions: Vec<Vec<RecordBatch>> = vec![Vec::new(); parts.min(ds.batches.len()).max(1)];
+    let n = partitions.len();
+    for (i, b) in ds.batches.into_iter().enumerate() {
+        partitions[i % n].push(b);
+    }
+    let table: Arc<dyn TableProvider> = Arc::new(MemTable::try_new(schema, partitions)?);
+    let qis = ds.meta.quasi_identifiers().join(", ");
+    let sensitive = ds.meta.columns_with(crate::meta::Role::Sensitive).join(", ");
+    let heights: Vec<u8> = ds
+        .meta
+        .quasi_identifiers()
+        .iter()
+        .filter_map(|q| ds.meta.hierarchies.get(*q))
+        .map(|h| h.height() as u8)
+        .collect();
+    let nodes = Lattice::new(&heights).size() as i64;
+    replace_table(ctx, as_table, table.clone())?;
+    registry.set(as_table, ds.meta);
+
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("table_name", DataType::Utf8, false),
+        Field::new("rows", DataType::Int64, false),
+        Field::new("quasi_identifiers", DataType::Utf8, false),
+        Field::new("sensitive", DataType::Utf8, false),
+        Field::new("lattice_nodes", DataType::Int64, false),
+    ]));
+    let cols: Vec<ArrayRef> = vec![
+        Arc::new(StringArray::from(vec![as_table])),
+        Arc::new(Int64Array::from(vec![rows as i64])),
+        Arc::new(StringArray::from(vec![qis])),
+        Arc::new(StringArray::from(vec![sensitive])),
+        Arc::new(Int64Array::from(vec![nodes])),
+    ];
+    let summary = super::mem_table(schema.clone(), vec![RecordBatch::try_new(schema, cols)?])?;
+    Ok((table, summary))
+}

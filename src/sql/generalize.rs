@@ -1,0 +1,69 @@
+//! `generalize(source, output, node)`: release `source` generalized at a lattice node chosen
+//! by hand (`'1,0,2,...'`, one level per quasi-identifier in declaration order), as ARX lets a
+//! custodian pick a node. Registers the release as `output` and returns it.
+
+use super::{Args, block_on, check_output_name, replace_table, session_context, still_registered};
+use crate::encode::materialize_node;
+use crate::error::AnonError;
+use crate::lattice::parse_levels;
+use crate::meta::Registry;
+use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
+use datafusion::datasource::MemTable;
+use datafusion::prelude::SessionContext;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+const SIGNATURE: &str = "generalize(source, output, 'l1,l2,...')";
+
+#[derive(Debug)]
+struct Generalize {
+    registry: Arc<Registry>,
+    memo: Mutex<HashMap<String, Arc<dyn TableProvider>>>,
+}
+
+pub fn register(ctx: &SessionContext, registry: Arc<Registry>) {
+    ctx.register_udtf("generalize", Arc::new(Generalize { registry, memo: Mutex::default() }));
+}
+
+impl TableFunctionImpl for Generalize {
+    fn call_with_args(&self, args: TableFunctionArgs) -> datafusion::error::Result<Arc<dyn TableProvider>> {
+        let a = Args::new("generalize", SIGNATURE, args.exprs(), 3, 3)?;
+        let (source, output, node) = (a.str(0, "source")?, a.str(1, "output")?, a.str(2, "node")?);
+        check_output_name("generalize", &output)?;
+        if output == source {
+            return Err(AnonError::argument("generalize", "output", "must differ from the source table").into());
+        }
+        let levels = parse_levels(&node).ok_or_else(|| {
+            AnonError::argument("generalize", "node", format!("'{node}' is not a list of levels such as '1,0,2'"))
+        })?;
+        let ctx = session_context(&args)?;
+        let src = block_on(ctx.table_provider(source.as_str())).map_err(|_| AnonError::table(&source, "not found"))?;
+        let key = format!("{:p}|{output}|{levels:?}", Arc::as_ptr(&src));
+        if let Some(t) = self.memo.lock().expect("memo lock").get(&key) {
+            if still_registered(&ctx, &output, t) {
+                return Ok(t.clone());
+            }
+        }
+        let meta = self.registry.require(&source)?;
+        meta.check_complete(&source)?;
+        let table = release(&ctx, &source, &meta, &levels)?;
+        replace_table(&ctx, &output, table.clone())?;
+        self.memo.lock().expect("memo lock").insert(key, table.clone());
+        Ok(table)
+    }
+}
+
+fn release(
+    ctx: &SessionContext,
+    source: &str,
+    meta: &crate::meta::TableMeta,
+    levels: &[u8],
+) -> crate::error::Result<Arc<dyn TableProvider>> {
+    let (schema, partitions) = block_on(async {
+        let df = materialize_node(ctx, source, meta, levels).await?;
+        let schema = df.schema().inner().clone();
+        let parts = df.collect_partitioned().await?;
+        Ok::<_, AnonError>((schema, parts))
+    })?;
+    Ok(Arc::new(MemTable::try_new(schema, partitions)?))
+}

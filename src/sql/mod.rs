@@ -1,0 +1,116 @@
+//! The SQL surface: DataFusion table functions, one small file per function, plus the shared
+//! glue (argument parsing, reaching the live session, registering outputs).
+//!
+//! A table function runs at planning time and synchronously. It reaches the session through
+//! `args.session()`, runs its async work through [`block_on`], and registers its outputs under
+//! the names the user gave. DataFusion may call a function more than once for one statement
+//! (`EXPLAIN`, several references), so functions with side effects memoize their result.
+
+mod args;
+mod dataset;
+mod explore;
+mod generalize;
+mod hierarchies;
+mod roles;
+mod system;
+
+pub use args::Args;
+
+use crate::error::{AnonError, Result};
+use crate::meta::Registry;
+use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::catalog::TableProvider;
+use datafusion::datasource::MemTable;
+use datafusion::execution::SessionState;
+use datafusion::prelude::SessionContext;
+use datafusion::catalog::TableFunctionArgs;
+use std::future::Future;
+use std::sync::Arc;
+
+/// Register every table function and system table on `ctx`.
+pub fn register(ctx: &SessionContext, registry: Arc<Registry>) {
+    dataset::register(ctx, registry.clone());
+    roles::register(ctx, registry.clone());
+    hierarchies::register(ctx, registry.clone());
+    explore::register(ctx, registry.clone());
+    generalize::register(ctx, registry.clone());
+    system::register(ctx, registry);
+}
+
+/// A context over the live session of a table-function call. It shares the session's catalog,
+/// so tables registered through it are visible to the caller's statements.
+pub fn session_context(args: &TableFunctionArgs) -> Result<SessionContext> {
+    let state = args
+        .session()
+        .as_any()
+        .downcast_ref::<SessionState>()
+        .ok_or_else(|| AnonError::table("session", "table functions need a DataFusion SessionState"))?;
+    Ok(SessionContext::new_with_state(state.clone()))
+}
+
+/// Run a future to completion from the synchronous table-function call. On a multi-thread
+/// runtime the worker is handed over (`block_in_place`); otherwise (current-thread runtime, or
+/// none) a scoped helper thread runs its own runtime, because `Handle::block_on` panics inside
+/// a runtime and an executor would deadlock a current-thread one.
+pub fn block_on<F>(fut: F) -> F::Output
+where
+    F: Future + Send,
+    F::Output: Send,
+{
+    use tokio::runtime::{Builder, Handle, RuntimeFlavor};
+    match Handle::try_current() {
+        Ok(h) if h.runtime_flavor() == RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(|| h.block_on(fut))
+        }
+        _ => std::thread::scope(|s| {
+            s.spawn(|| {
+                Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .expect("a current-thread tokio runtime")
+                    .block_on(fut)
+            })
+            .join()
+            .expect("table function helper thread panicked")
+        }),
+    }
+}
+
+/// An in-memory table from batches (all with the schema of the first; an empty result needs
+/// the schema given).
+pub fn mem_table(schema: datafusion::arrow::datatypes::SchemaRef, batches: Vec<RecordBatch>) -> Result<Arc<dyn TableProvider>> {
+    Ok(Arc::new(MemTable::try_new(schema, vec![batches])?))
+}
+
+/// Register `provider` as `name`, replacing an existing table of that name. Callers compute
+/// everything first and register last, so a failing call leaves the catalog as it was.
+pub fn replace_table(ctx: &SessionContext, name: &str, provider: Arc<dyn TableProvider>) -> Result<()> {
+    ctx.deregister_table(name)?;
+    ctx.register_table(name, provider)?;
+    Ok(())
+}
+
+/// Is `provider` (by identity) still registered as `name`? Memoized results of side-effect
+/// functions are reused only while their outputs are still in the catalog.
+pub fn still_registered(ctx: &SessionContext, name: &str, provider: &Arc<dyn TableProvider>) -> bool {
+    let schema = ctx.state().catalog_list().catalog(&ctx.state().config().options().catalog.default_catalog);
+    let Some(schema) = schema.and_then(|c| c.schema(&ctx.state().config().options().catalog.default_schema)) else {
+        return false;
+    };
+    match block_on(schema.table(name)) {
+        Ok(Some(t)) => Arc::ptr_eq(&t, provider),
+        _ => false,
+    }
+}
+
+/// Validate an output table name: a plain identifier, so the release can be queried unquoted.
+pub fn check_output_name(function: &str, name: &str) -> Result<()> {
+    let ok = !name.is_empty()
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !name.starts_with(|c: char| c.is_ascii_digit());
+    if ok {
+        Ok(())
+    } else {
+        Err(AnonError::argument(function, "output", format!("'{name}' is not a plain table name (letters, digits, _)")))
+    }
+}

@@ -1,0 +1,107 @@
+//! `declare_roles(table, 'col=role, ...')`: declare once which columns are identifiers,
+//! quasi-identifiers, sensitive, insensitive or set-valued. Columns left out are insensitive.
+//! Returns the table's declarations; `anon_roles` lists every table's.
+
+use super::{Args, block_on, session_context};
+use crate::error::{AnonError, Result};
+use crate::meta::{Registry, Role};
+use datafusion::arrow::array::{ArrayRef, RecordBatch, StringArray};
+use datafusion::arrow::datatypes::{DataType, Field, Schema};
+use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
+use datafusion::prelude::SessionContext;
+use std::sync::Arc;
+
+const SIGNATURE: &str = "declare_roles(table, 'column=role, ...') with roles identifier, qi, sensitive, insensitive, set_valued";
+
+#[derive(Debug)]
+struct DeclareRoles {
+    registry: Arc<Registry>,
+}
+
+pub fn register(ctx: &SessionContext, registry: Arc<Registry>) {
+    ctx.register_udtf("declare_roles", Arc::new(DeclareRoles { registry }));
+}
+
+/// Parse `col=role, col=role` against the table's columns.
+pub fn parse_roles(table: &str, spec: &str, columns: &[(String, DataType)]) -> Result<Vec<(String, Role)>> {
+    let mut declared: Vec<(String, Role)> = Vec::new();
+    for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (col, role) = part.split_once('=').ok_or_else(|| {
+            AnonError::argument("declare_roles", "roles", format!("'{part}' is not of the form column=role (usage: {SIGNATURE})"))
+        })?;
+        let (col, role_name) = (col.trim().trim_matches('"'), role.trim());
+        let role = Role::parse(role_name).ok_or_else(|| {
+            AnonError::argument("declare_roles", "roles", format!("unknown role '{role_name}' for column '{col}' (usage: {SIGNATURE})"))
+        })?;
+        let Some((_, ty)) = columns.iter().find(|(c, _)| c == col) else {
+            let names: Vec<&str> = columns.iter().map(|c| c.0.as_str()).collect();
+            return Err(AnonError::column(table, col, format!("is not a column of the table (columns: {})", names.join(", "))));
+        };
+        if declared.iter().any(|(c, _)| c == col) {
+            return Err(AnonError::column(table, col, "is declared twice"));
+        }
+        if role == Role::SetValued && !matches!(ty, DataType::List(_) | DataType::LargeList(_) | DataType::Utf8 | DataType::Utf8View | DataType::LargeUtf8) {
+            return Err(AnonError::column(table, col, format!("is {ty}, but a set-valued column must be a list of codes or a delimited string")));
+        }
+        declared.push((col.to_string(), role));
+    }
+    if declared.is_empty() {
+        return Err(AnonError::argument("declare_roles", "roles", format!("no roles given (usage: {SIGNATURE})")));
+    }
+    // Every column gets a role, in table order; unmentioned ones are insensitive.
+    Ok(columns
+        .iter()
+        .map(|(c, _)| {
+            let role = declared.iter().find(|(d, _)| d == c).map(|d| d.1).unwrap_or(Role::Insensitive);
+            (c.clone(), role)
+        })
+        .collect())
+}
+
+impl TableFunctionImpl for DeclareRoles {
+    fn call_with_args(&self, args: TableFunctionArgs) -> datafusion::error::Result<Arc<dyn TableProvider>> {
+        let a = Args::new("declare_roles", SIGNATURE, args.exprs(), 2, 2)?;
+        let table = a.str(0, "table")?;
+        let spec = a.str(1, "roles")?;
+        let ctx = session_context(&args)?;
+        let columns = table_columns(&ctx, &table)?;
+        let roles = parse_roles(&table, &spec, &columns)?;
+        self.registry.set_roles(&table, roles);
+        Ok(roles_table(&self.registry, &table, &columns)?)
+    }
+}
+
+/// Columns and types of a registered table, or an error naming it.
+pub fn table_columns(ctx: &SessionContext, table: &str) -> Result<Vec<(String, DataType)>> {
+    let df = block_on(ctx.table(table)).map_err(|_| AnonError::table(table, "not found"))?;
+    Ok(df.schema().fields().iter().map(|f| (f.name().clone(), f.data_type().clone())).collect())
+}
+
+fn roles_table(registry: &Registry, table: &str, columns: &[(String, DataType)]) -> Result<Arc<dyn TableProvider>> {
+    let meta = registry.require(table)?;
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("column_name", DataType::Utf8, false),
+        Field::new("data_type", DataType::Utf8, false),
+        Field::new("role", DataType::Utf8, false),
+        Field::new("hierarchy", DataType::Utf8, true),
+    ]));
+    let names: Vec<&str> = meta.roles.iter().map(|(c, _)| c.as_str()).collect();
+    let types: Vec<String> = meta
+        .roles
+        .iter()
+        .map(|(c, _)| columns.iter().find(|(n, _)| n == c).map(|(_, t)| t.to_string()).unwrap_or_default())
+        .collect();
+    let roles: Vec<&str> = meta.roles.iter().map(|(_, r)| r.name()).collect();
+    let hier: Vec<Option<String>> = meta
+        .roles
+        .iter()
+        .map(|(c, _)| meta.hierarchies.get(c).map(|h| format!("{} (height {})", h.kind().name(), h.height())))
+        .collect();
+    let cols: Vec<ArrayRef> = vec![
+        Arc::new(StringArray::from(names)),
+        Arc::new(StringArray::from(types)),
+        Arc::new(StringArray::from(roles)),
+        Arc::new(StringArray::from(hier)),
+    ];
+    super::mem_table(schema.clone(), vec![RecordBatch::try_new(schema, cols)?])
+}

@@ -1,0 +1,112 @@
+//! The `anonfusion` binary driven through piped stdin and its flags.
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+fn run(args: &[&str], stdin: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_anonfusion"))
+        .args(args)
+        .env("ANONFUSION_HISTORY", "/nonexistent/dir/history")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the anonfusion binary starts");
+    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[test]
+fn multi_line_statement() {
+    let out = run(&[], "SELECT\n 1 + 1\n AS two;\n");
+    assert!(out.status.success());
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("| two |"), "{stdout}");
+    assert!(stdout.contains("| 2   |"), "{stdout}");
+}
+
+#[test]
+fn an_error_does_not_end_the_session() {
+    let out = run(&[], "SELECT * FROM no_such_table;\nSELECT 40 + 2 AS answer;\n");
+    assert!(out.status.success());
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(stderr.starts_with("Error: "), "{stderr}");
+    assert!(stderr.contains("no_such_table"), "{stderr}");
+    assert!(stdout.contains("| 42     |"), "{stdout}");
+}
+
+#[test]
+fn describe_lists_tables_and_columns() {
+    let out = run(&[], "CREATE TABLE t AS VALUES (1);\n\\d\n\\d t\n");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("| t "), "{stdout}");
+    assert!(stdout.contains("anon_roles"), "{stdout}");
+    assert!(stdout.contains("anon_hierarchies"), "{stdout}");
+    assert!(stdout.contains("| column1 | Int64 |"), "{stdout}");
+}
+
+#[test]
+fn quit_ends_the_session() {
+    let out = run(&[], "SELECT 1 AS first;\n\\q\nSELECT 2 AS second;\n");
+    assert!(out.status.success());
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("first") && !stdout.contains("second"), "{stdout}");
+}
+
+#[test]
+fn script_stops_at_the_failing_statement() {
+    let dir = std::env::temp_dir().join(format!("anonfusion-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("broken.sql");
+    let script = "-- setup\nCREATE TABLE s AS VALUES (1);\nSELECT 'one;' AS a;\n\n\nSELECT *\n  FROM missing_table;\nSELECT 'never' AS b;\n";
+    std::fs::write(&path, script).unwrap();
+    let out = run(&["-f", path.to_str().unwrap()], "");
+    std::fs::remove_dir_all(&dir).ok();
+    assert!(!out.status.success());
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(stdout.contains("one;") && !stdout.contains("never"), "{stdout}");
+    assert!(stderr.contains("broken.sql:6:"), "{stderr}");
+    assert!(stderr.contains("missing_table"), "{stderr}");
+    assert!(stderr.contains("in statement: SELECT *"), "{stderr}");
+}
+
+#[test]
+fn output_formats() {
+    let sql = "SELECT 1 AS n, 'a,b' AS s UNION ALL SELECT 2, 'c' ORDER BY n";
+    let csv = run(&["--format", "csv", "-c", sql], "");
+    assert!(csv.status.success(), "{}", text(&csv.stderr));
+    assert_eq!(text(&csv.stdout), "n,s\n1,\"a,b\"\n2,c\n");
+
+    let json = run(&["--format", "json", "-c", sql], "");
+    assert_eq!(text(&json.stdout), "[{\"n\":1,\"s\":\"a,b\"},{\"n\":2,\"s\":\"c\"}]\n");
+
+    let md = run(&["--format", "markdown", "-c", sql], "");
+    assert_eq!(text(&md.stdout), "| n | s |\n|---|---|\n| 1 | a,b |\n| 2 | c |\n");
+
+    // DDL prints nothing; -c may hold several statements and may be repeated.
+    let ddl = run(&["--format", "csv", "-c", "CREATE TABLE x AS VALUES (7); SELECT * FROM x", "-c", "SELECT 8 AS y"], "");
+    assert!(ddl.status.success(), "{}", text(&ddl.stderr));
+    assert_eq!(text(&ddl.stdout), "column1\n7\ny\n8\n");
+}
+
+#[test]
+fn timing_prints_elapsed_time() {
+    let out = run(&[], "\\timing\nSELECT 1;\n");
+    let stdout = text(&out.stdout);
+    let line = stdout.lines().find(|l| l.starts_with("Time: ")).unwrap_or_else(|| panic!("{stdout}"));
+    assert!(line.ends_with(" ms"), "{line}");
+}
+
+#[test]
+fn help_lists_commands_and_table_functions() {
+    let out = run(&[], "\\?\n");
+    let stdout = text(&out.stdout);
+    for word in ["\\q", "\\d NAME", "\\timing", "generalize", "load_dataset"] {
+        assert!(stdout.contains(word), "{word} missing from {stdout}");
+    }
+}

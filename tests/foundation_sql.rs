@@ -1,0 +1,152 @@
+//! The foundation's SQL surface: datasets, roles, hierarchies, lattice exploration and manual
+//! generalization, including bad input that must fail cleanly and leave the catalog as it was.
+
+use anonfusion::new_session;
+use datafusion::arrow::array::{AsArray, RecordBatch};
+use datafusion::arrow::datatypes::Int64Type;
+use datafusion::prelude::SessionContext;
+
+async fn rows(ctx: &SessionContext, sql: &str) -> Vec<RecordBatch> {
+    ctx.sql(sql).await.unwrap_or_else(|e| panic!("{sql}: {e}")).collect().await.unwrap_or_else(|e| panic!("{sql}: {e}"))
+}
+
+async fn err(ctx: &SessionContext, sql: &str) -> String {
+    match ctx.sql(sql).await {
+        Err(e) => e.to_string(),
+        Ok(df) => match df.collect().await {
+            Err(e) => e.to_string(),
+            Ok(_) => panic!("expected an error from {sql}"),
+        },
+    }
+}
+
+async fn count(ctx: &SessionContext, sql: &str) -> i64 {
+    let b = rows(ctx, sql).await;
+    b[0].column(0).as_primitive::<Int64Type>().value(0)
+}
+
+async fn table_exists(ctx: &SessionContext, name: &str) -> bool {
+    ctx.table_exist(name).unwrap()
+}
+
+fn temp_file(name: &str, text: &str) -> String {
+    let dir = std::env::temp_dir().join(format!("anonfusion-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.to_string_lossy().into_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn adult_loads_in_one_statement_with_roles_and_hierarchies() {
+    let ctx = new_session();
+    let b = rows(&ctx, "SELECT * FROM load_dataset('adult')").await;
+    assert_eq!(b[0].num_rows(), 1);
+    assert_eq!(count(&ctx, "SELECT COUNT(*) FROM adult").await, 30_162);
+    assert_eq!(count(&ctx, "SELECT lattice_nodes FROM load_dataset('adult')").await, 2160);
+    assert_eq!(count(&ctx, "SELECT COUNT(*) FROM anon_roles WHERE table_name = 'adult' AND role = 'quasi_identifier'").await, 7);
+    assert_eq!(count(&ctx, "SELECT height FROM anon_hierarchies WHERE table_name = 'adult' AND column_name = 'age'").await, 4);
+    assert_eq!(count(&ctx, "SELECT COUNT(*) FROM hierarchy('adult', 'workclass')").await, 8);
+    assert_eq!(count(&ctx, "SELECT leaves FROM hierarchy_nodes('adult', 'education') WHERE label = 'Higher education'").await, 7);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lattice_nodes_and_generalize_work_from_sql() {
+    let ctx = new_session();
+    rows(&ctx, "SELECT * FROM load_dataset('adult')").await;
+    assert_eq!(count(&ctx, "SELECT COUNT(*) FROM lattice_nodes('adult')").await, 2160);
+    // The top node puts everyone in one class.
+    assert_eq!(count(&ctx, "SELECT min_class_size FROM lattice_nodes('adult') WHERE node = '[4, 1, 1, 2, 3, 2, 2]'").await, 30_162);
+    rows(&ctx, "SELECT * FROM generalize('adult', 'adult_g', '1,0,0,1,1,1,1')").await;
+    assert_eq!(count(&ctx, "SELECT COUNT(*) FROM adult_g").await, 30_162);
+    // ARX's Adult file puts ages 36..40 under the label 35-39 (leaf 40 included, 35 not): the
+    // published bounds are the hull of label and leaves, [35, 40], and hold exactly those records.
+    assert_eq!(count(&ctx, "SELECT COUNT(*) FROM adult_g WHERE age = '35-39' AND age_lo = 35 AND age_hi = 40").await,
+               count(&ctx, "SELECT COUNT(*) FROM adult WHERE age BETWEEN 36 AND 40").await);
+    assert_eq!(count(&ctx, "SELECT COUNT(DISTINCT workclass) FROM adult_g").await, 3);
+    // CREATE TABLE AS over a method call runs it once and snapshots the release.
+    rows(&ctx, "CREATE TABLE snap AS SELECT * FROM generalize('adult', 'adult_g2', '4,1,1,2,3,2,2')").await;
+    assert_eq!(count(&ctx, "SELECT COUNT(*) FROM snap WHERE age = '*' AND sex = '*'").await, 30_162);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn custom_table_with_declared_roles_and_loaded_hierarchies() {
+    let ctx = new_session();
+    rows(&ctx, "CREATE TABLE p (name VARCHAR, age BIGINT, zip VARCHAR, disease VARCHAR) AS VALUES \
+        ('Mary', 37, '22071', 'Pneumonia'), ('Alice', 35, '22098', 'Diabetes'), ('Tom', 63, '55099', 'Diabetes')").await;
+    rows(&ctx, "SELECT * FROM declare_roles('p', 'name=identifier, age=qi, zip=qi, disease=sensitive')").await;
+    rows(&ctx, "SELECT * FROM interval_hierarchy('p', 'age', '5,10,20,*', 0, 99)").await;
+    let zip = temp_file("zip.csv", "22071;220**;*\n22098;220**;*\n55099;550**;*\n");
+    rows(&ctx, &format!("SELECT * FROM load_hierarchy('p', 'zip', '{zip}')")).await;
+    rows(&ctx, "SELECT * FROM generalize('p', 'p_g', '2,1')").await;
+    let b = rows(&ctx, "SELECT age, age_lo, zip, disease FROM p_g ORDER BY age_lo").await;
+    let s = datafusion::arrow::util::pretty::pretty_format_batches(&b).unwrap().to_string();
+    assert!(s.contains("30-39") && s.contains("220**") && s.contains("60-69"), "{s}");
+    assert!(!s.contains("Mary"));
+    let cols = rows(&ctx, "SELECT * FROM p_g").await[0].schema().fields().iter().map(|f| f.name().clone()).collect::<Vec<_>>();
+    assert_eq!(cols, vec!["age", "age_lo", "age_hi", "zip", "disease"], "identifier dropped, age as label and bounds");
+    // Hierarchies are also loadable from tables.
+    rows(&ctx, "CREATE TABLE zh (leaf VARCHAR, l1 VARCHAR, l2 VARCHAR) AS VALUES ('22071','2*','*'), ('22098','2*','*'), ('55099','5*','*')").await;
+    rows(&ctx, "SELECT * FROM hierarchy_from_table('p', 'zip', 'zh')").await;
+    assert_eq!(count(&ctx, "SELECT COUNT(*) FROM hierarchy_nodes('p', 'zip') WHERE level = 1").await, 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_input_is_a_clear_error_and_changes_nothing() {
+    let ctx = new_session();
+    rows(&ctx, "CREATE TABLE p (age VARCHAR, sex VARCHAR, d VARCHAR) AS VALUES ('30', 'F', 'x'), ('abc', 'M', 'y'), ('41', NULL, 'z')").await;
+
+    // Unknown column.
+    let e = err(&ctx, "SELECT * FROM declare_roles('p', 'agee=qi')").await;
+    assert!(e.contains("'agee'") && e.contains("not a column"), "{e}");
+    assert_eq!(count(&ctx, "SELECT COUNT(*) FROM anon_roles").await, 0, "nothing declared after a failure");
+    let e = err(&ctx, "SELECT * FROM declare_roles('p', 'age=quasi-thing')").await;
+    assert!(e.contains("unknown role"), "{e}");
+
+    // Missing file.
+    rows(&ctx, "SELECT * FROM declare_roles('p', 'age=qi, sex=qi, d=sensitive')").await;
+    let e = err(&ctx, "SELECT * FROM load_hierarchy('p', 'sex', '/no/such/file.csv')").await;
+    assert!(e.contains("/no/such/file.csv") && e.contains("cannot read"), "{e}");
+
+    // Malformed hierarchy line.
+    let bad = temp_file("bad.csv", "F;*\nM;\n");
+    let e = err(&ctx, &format!("SELECT * FROM load_hierarchy('p', 'sex', '{bad}')")).await;
+    assert!(e.contains("'sex'") && e.contains("line 2"), "{e}");
+
+    // Non-numeric value in a numeric attribute.
+    let e = err(&ctx, "SELECT * FROM interval_hierarchy('p', 'age', '5,10')").await;
+    assert!(e.contains("'age'"), "{e}");
+    let e = err(&ctx, "SELECT * FROM interval_hierarchy('p', 'age', '5,10', 0, 99)").await;
+    assert!(e.contains("'age'") && e.contains("not numbers"), "{e}");
+    assert!(!e.contains("abc"), "the value itself stays private: {e}");
+
+    // NULL in a quasi-identifier without a NULL leaf, then with one.
+    let sex = temp_file("sex.csv", "F;*\nM;*\n");
+    let e = err(&ctx, &format!("SELECT * FROM load_hierarchy('p', 'sex', '{sex}')")).await;
+    assert!(e.contains("'sex'") && e.contains("NULL"), "{e}");
+    assert_eq!(count(&ctx, "SELECT COUNT(*) FROM anon_hierarchies").await, 0, "no hierarchy registered after failures");
+    let sex = temp_file("sex2.csv", "F;*\nM;*\nNULL;*\n");
+    rows(&ctx, &format!("SELECT * FROM load_hierarchy('p', 'sex', '{sex}')")).await;
+    assert_eq!(count(&ctx, "SELECT COUNT(*) FROM anon_hierarchies").await, 1);
+
+    // Generalize without complete declarations, and with a bad node: no output registered.
+    let e = err(&ctx, "SELECT * FROM generalize('p', 'out', '1,1')").await;
+    assert!(e.contains("'age'") && e.contains("no hierarchy"), "{e}");
+    assert!(!table_exists(&ctx, "out").await);
+    rows(&ctx, "SELECT * FROM load_dataset('adult')").await;
+    let e = err(&ctx, "SELECT * FROM generalize('adult', 'out', '9,0,0,0,0,0,0')").await;
+    assert!(e.contains("age") && e.contains("height"), "{e}");
+    let e = err(&ctx, "SELECT * FROM generalize('adult', 'out', '1,0')").await;
+    assert!(e.contains("2 levels given for 7"), "{e}");
+    let e = err(&ctx, "SELECT * FROM generalize('adult', 'bad name', '1,0,0,0,0,0,0')").await;
+    assert!(e.contains("not a plain table name"), "{e}");
+    assert!(!table_exists(&ctx, "out").await);
+
+    // Unknown dataset and bad arguments.
+    let e = err(&ctx, "SELECT * FROM load_dataset('nope')").await;
+    assert!(e.contains("unknown dataset 'nope'") && e.contains("adult"), "{e}");
+    let e = err(&ctx, "SELECT * FROM load_dataset('adult', 'many')").await;
+    assert!(e.contains("'rows'") && e.contains("integer"), "{e}");
+    let e = err(&ctx, "SELECT * FROM load_dataset()").await;
+    assert!(e.contains("usage") || e.contains("expected"), "{e}");
+}

@@ -1,0 +1,142 @@
+//! The encoding and lattice layer on real and random data: rolled-up grouping equals grouping
+//! from scratch for every node, and D(r) follows the h-ceiling paper's worked example.
+
+use anonfusion::datasets::adult;
+use anonfusion::encode::{FrequencyTable, QiColumn, class_degrees, for_each_node, frequency_table, group};
+use anonfusion::hierarchy::{HierarchyBuilder, HierarchyKind, widths_hierarchy};
+use anonfusion::lattice::Lattice;
+use datafusion::prelude::SessionContext;
+use proptest::prelude::*;
+use std::sync::Arc;
+
+/// Check every node of the table's lattice; returns the lattice size.
+fn rollups_match_scratch(ft: &FrequencyTable) -> usize {
+    let lattice = Lattice::new(&ft.heights());
+    let mut seen = 0;
+    for_each_node(ft, &lattice, |id, g| {
+        assert_eq!(g.levels, lattice.levels(id));
+        let (scratch, rows) = group(ft, &g.levels)?;
+        assert_eq!(g.sorted(), scratch.sorted(), "node {:?}", g.levels);
+        assert_eq!(g.total(), ft.total());
+        assert_eq!(rows.len(), ft.len());
+        seen += 1;
+        Ok(())
+    })
+    .unwrap();
+    seen
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn adult_lattice_has_2160_nodes_and_rollups_equal_scratch() {
+    let ctx = SessionContext::new();
+    let registry = anonfusion::register_all(&ctx);
+    ctx.sql("SELECT * FROM load_dataset('adult')").await.unwrap().collect().await.unwrap();
+    let meta = registry.require("adult").unwrap();
+    assert_eq!(meta.quasi_identifiers(), anonfusion::datasets::ADULT_QIS.to_vec());
+    let ft = frequency_table(&ctx, "adult", &meta, None).await.unwrap();
+    assert_eq!(ft.total(), 30_162);
+    assert_eq!(Lattice::new(&ft.heights()).size(), 2160);
+    assert_eq!(rollups_match_scratch(&ft), 2160);
+}
+
+#[test]
+fn adult_loads_with_its_hierarchies() {
+    let ds = adult().unwrap();
+    assert_eq!(ds.num_rows(), 30_162);
+    let heights: Vec<usize> = anonfusion::datasets::ADULT_QIS.iter().map(|q| ds.meta.hierarchies[*q].height()).collect();
+    assert_eq!(heights, vec![4, 1, 1, 2, 3, 2, 2]);
+}
+
+/// Table 1 of the h-ceiling paper in one class (Table 2): D(r) = 0.55 for every record.
+#[test]
+fn generalization_degree_of_table_2_is_0_55() {
+    let age = Arc::new(widths_hierarchy("age", 0, 99, &[]).unwrap());
+    let zip = Arc::new(widths_hierarchy("zipcode", 0, 99_999, &[]).unwrap());
+    let mut b = HierarchyBuilder::new("sex", HierarchyKind::Categorical);
+    b.row(1, vec!["F".into(), "*".into()]).row(2, vec!["M".into(), "*".into()]);
+    let sex = Arc::new(b.build().unwrap());
+    let rows: [(u32, &str, u32); 7] = [
+        (37, "F", 22071),
+        (35, "F", 22098),
+        (36, "F", 23061),
+        (61, "M", 55107),
+        (63, "M", 55099),
+        (66, "M", 55324),
+        (62, "M", 55229),
+    ];
+    let col = |name: &str, h: &Arc<anonfusion::hierarchy::Hierarchy>, codes: Vec<u32>| QiColumn {
+        name: name.into(),
+        hierarchy: h.clone(),
+        codes,
+    };
+    let ft = FrequencyTable::from_parts(
+        vec![
+            col("age", &age, rows.iter().map(|r| age.leaf_of_value(r.0 as f64).unwrap()).collect()),
+            col("sex", &sex, rows.iter().map(|r| sex.leaf_of_label(r.1).unwrap()).collect()),
+            col("zipcode", &zip, rows.iter().map(|r| zip.leaf_of_value(r.2 as f64).unwrap()).collect()),
+        ],
+        None,
+        vec![1; 7],
+    )
+    .unwrap();
+    let hs = ft.hierarchies();
+    let (g, _) = group(&ft, &[1, 1, 1]).unwrap();
+    assert_eq!(g.len(), 1);
+    let d = class_degrees(&hs, &g)[0];
+    // (66-35)/99 = 0.31, (2-1)/(2-1) = 1, (55324-22071)/99999 = 0.33
+    assert!((d - (31.0 / 99.0 + 1.0 + 33_253.0 / 99_999.0) / 3.0).abs() < 1e-12);
+    assert_eq!((d * 100.0).round() / 100.0, 0.55);
+    // Ungeneralized, every record has degree 0.
+    let (g0, _) = group(&ft, &[0, 0, 0]).unwrap();
+    assert!(class_degrees(&hs, &g0).iter().all(|&d| d == 0.0));
+}
+
+/// A random hierarchy: `leaves` leaves, each level merging neighbouring nodes in random runs.
+fn random_hierarchy(name: &str, leaves: usize, height: usize, numeric: bool, cuts: &[u8]) -> anonfusion::hierarchy::Hierarchy {
+    let kind = if numeric { HierarchyKind::Numeric } else { HierarchyKind::Categorical };
+    let mut b = HierarchyBuilder::new(name, kind);
+    // Group ids per level: a node at level j+1 merges consecutive nodes of level j.
+    let mut ids: Vec<usize> = (0..leaves).collect();
+    let mut columns: Vec<Vec<String>> = vec![(0..leaves).map(|i| if numeric { (i * 3).to_string() } else { format!("v{i}") }).collect()];
+    for j in 1..height {
+        let mut next = Vec::with_capacity(leaves);
+        let mut cur = 0usize;
+        for i in 0..leaves {
+            if i > 0 && ids[i] != ids[i - 1] && cuts[(i * 7 + j) % cuts.len()] % 2 == 0 {
+                cur += 1;
+            }
+            next.push(cur);
+        }
+        ids = next;
+        columns.push(ids.iter().map(|g| format!("L{j}_{g}")).collect());
+    }
+    for i in 0..leaves {
+        let mut row: Vec<String> = columns.iter().map(|c| c[i].clone()).collect();
+        row.push("*".into());
+        b.row(i + 1, row);
+    }
+    b.build().unwrap()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, .. ProptestConfig::default() })]
+
+    /// Over random tables and hierarchies, rolling up gives the same classes as grouping from
+    /// scratch at every node, and every grouping accounts for every record.
+    #[test]
+    fn random_rollups_equal_scratch(
+        shapes in prop::collection::vec((1usize..9, 1usize..4, any::<bool>()), 1..4),
+        cuts in prop::collection::vec(any::<u8>(), 1..16),
+        rows in prop::collection::vec((any::<u32>(), 1u64..5), 1..60),
+    ) {
+        let qis: Vec<QiColumn> = shapes.iter().enumerate().map(|(a, &(leaves, height, numeric))| {
+            let h = Arc::new(random_hierarchy(&format!("q{a}"), leaves, height, numeric, &cuts));
+            let codes = rows.iter().map(|(r, _)| (r.rotate_left(a as u32 * 8) as usize % leaves) as u32).collect();
+            QiColumn { name: format!("q{a}"), hierarchy: h, codes }
+        }).collect();
+        let counts = rows.iter().map(|r| r.1).collect();
+        let ft = FrequencyTable::from_parts(qis, None, counts).unwrap();
+        let size = Lattice::new(&ft.heights()).size();
+        prop_assert_eq!(rollups_match_scratch(&ft), size);
+    }
+}

@@ -2,7 +2,7 @@
 
 mod cli;
 
-use clap::{Parser, Subcommand};
+use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser, Subcommand};
 use cli::format::Format;
 use cli::{Flow, Runner};
 use std::io::IsTerminal;
@@ -19,8 +19,8 @@ struct Args {
     /// Run SQL script files in order, then exit; stops at the first failing statement
     #[arg(short = 'f', long = "file", value_name = "FILE", num_args = 1..)]
     files: Vec<PathBuf>,
-    /// Run SQL statements, then exit (repeatable; runs after the -f files)
-    #[arg(short = 'c', long = "command", value_name = "SQL")]
+    /// Run SQL statements, then exit (repeatable; -c and -f run in the order given)
+    #[arg(short = 'c', long = "command", value_name = "SQL", allow_hyphen_values = true)]
     commands: Vec<String>,
     /// Output format of query results
     #[arg(long, value_enum, default_value_t = Format::Table, global = true)]
@@ -37,9 +37,13 @@ enum Command {
 
 #[tokio::main(flavor = "multi_thread")]
 async fn main() -> ExitCode {
-    let args = Args::parse();
+    let matches = Args::command().get_matches();
+    let args = match Args::from_arg_matches(&matches) {
+        Ok(a) => a,
+        Err(e) => e.exit(),
+    };
     let mut runner = Runner::new(anonfusion::new_session(), args.format);
-    match run(&mut runner, args).await {
+    match run(&mut runner, args, &matches).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("Error: {e}");
@@ -48,7 +52,26 @@ async fn main() -> ExitCode {
     }
 }
 
-async fn run(runner: &mut Runner, args: Args) -> Result<(), String> {
+/// Scripts (`-f`) and statements (`-c`) in the order they appear on the command line, so
+/// `-c "SELECT * FROM load_dataset('nps')" -f sql/q1.sql` loads before it queries.
+fn sources_in_order(args: &Args, matches: &ArgMatches) -> Vec<Source> {
+    let mut out: Vec<(usize, Source)> = Vec::new();
+    if let Some(idx) = matches.indices_of("files") {
+        out.extend(idx.zip(&args.files).map(|(i, f)| (i, Source::File(f.clone()))));
+    }
+    if let Some(idx) = matches.indices_of("commands") {
+        out.extend(idx.zip(&args.commands).map(|(i, c)| (i, Source::Command(c.clone()))));
+    }
+    out.sort_by_key(|(i, _)| *i);
+    out.into_iter().map(|(_, s)| s).collect()
+}
+
+enum Source {
+    File(PathBuf),
+    Command(String),
+}
+
+async fn run(runner: &mut Runner, args: Args, matches: &ArgMatches) -> Result<(), String> {
     let mut out = std::io::stdout();
     if let Some(Command::Demo) = args.command {
         runner.echo = true;
@@ -56,14 +79,16 @@ async fn run(runner: &mut Runner, args: Args) -> Result<(), String> {
         return Ok(());
     }
     if !args.files.is_empty() || !args.commands.is_empty() {
-        for file in &args.files {
-            let script = std::fs::read_to_string(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
-            if runner.run_script(&file.display().to_string(), &script, &mut out).await? == Flow::Quit {
-                return Ok(());
-            }
-        }
-        for command in &args.commands {
-            if runner.run_script("-c", command, &mut out).await? == Flow::Quit {
+        for source in sources_in_order(&args, matches) {
+            let flow = match source {
+                Source::File(file) => {
+                    let script =
+                        std::fs::read_to_string(&file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+                    runner.run_script(&file.display().to_string(), &script, &mut out).await?
+                }
+                Source::Command(command) => runner.run_script("-c", &command, &mut out).await?,
+            };
+            if flow == Flow::Quit {
                 return Ok(());
             }
         }

@@ -94,10 +94,8 @@ impl TableMeta {
     pub fn check_complete(&self, table: &str) -> Result<()> {
         for (col, role) in &self.roles {
             match role {
-                Role::QuasiIdentifier => {
-                    if self.hierarchy(table, col)?.kind() == HierarchyKind::Codes {
-                        return Err(AnonError::column(table, col, "is a quasi-identifier but its hierarchy is a code hierarchy"));
-                    }
+                Role::QuasiIdentifier if self.hierarchy(table, col)?.kind() == HierarchyKind::Codes => {
+                    return Err(AnonError::column(table, col, "is a quasi-identifier but its hierarchy is a code hierarchy"));
                 }
                 Role::SetValued => {
                     self.hierarchy(table, col)?;

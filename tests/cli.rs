@@ -110,3 +110,19 @@ fn help_lists_commands_and_table_functions() {
         assert!(stdout.contains(word), "{word} missing from {stdout}");
     }
 }
+
+#[test]
+fn commands_and_scripts_run_in_the_order_given() {
+    let dir = std::env::temp_dir().join(format!("anonfusion-cli-order-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("q.sql");
+    std::fs::write(&path, "-- reads the table the -c before it made\nSELECT v * 2 AS doubled FROM made_by_c;\n").unwrap();
+    let out = run(&["-c", "CREATE TABLE made_by_c AS SELECT 21 AS v", "-f", path.to_str().unwrap(), "--format", "csv"], "");
+    std::fs::remove_dir_all(&dir).ok();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("42"), "{}", text(&out.stdout));
+    // A -c value may start with a comment, e.g. a whole script file's text.
+    let out = run(&["-c", "-- a comment first\nSELECT 7 AS seven", "--format", "csv"], "");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains('7'));
+}

@@ -102,7 +102,7 @@ fn random_hierarchy(name: &str, leaves: usize, height: usize, numeric: bool, cut
         let mut next = Vec::with_capacity(leaves);
         let mut cur = 0usize;
         for i in 0..leaves {
-            if i > 0 && ids[i] != ids[i - 1] && cuts[(i * 7 + j) % cuts.len()] % 2 == 0 {
+            if i > 0 && ids[i] != ids[i - 1] && cuts[(i * 7 + j) % cuts.len()].is_multiple_of(2) {
                 cur += 1;
             }
             next.push(cur);

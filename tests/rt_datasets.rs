@@ -50,13 +50,23 @@ fn records(ds: &DatasetTable) -> Vec<Vec<String>> {
 }
 
 fn int_column(ds: &DatasetTable, name: &str) -> Vec<i64> {
-    ds.batches.iter().flat_map(|b| b.column_by_name(name).unwrap().as_primitive::<Int64Type>().values().to_vec()).collect()
+    ds.batches
+        .iter()
+        .flat_map(|b| b.column_by_name(name).unwrap().as_primitive::<Int64Type>().values().to_vec())
+        .collect()
 }
 
 fn str_column(ds: &DatasetTable, name: &str) -> Vec<String> {
     ds.batches
         .iter()
-        .flat_map(|b| b.column_by_name(name).unwrap().as_string::<i32>().iter().map(|x| x.unwrap().to_string()).collect::<Vec<_>>())
+        .flat_map(|b| {
+            b.column_by_name(name)
+                .unwrap()
+                .as_string::<i32>()
+                .iter()
+                .map(|x| x.unwrap().to_string())
+                .collect::<Vec<_>>()
+        })
         .collect()
 }
 
@@ -128,7 +138,10 @@ fn check_leaves(ds: &DatasetTable) {
 #[test]
 fn table5_and_paper_agree() {
     let e = RtPreset::Ehrd.table5();
-    assert_eq!((e.records, e.demographics, e.distinct_codes, e.max_codes, e.avg_codes), (208_387, 2, 13_963, 185, 16.21));
+    assert_eq!(
+        (e.records, e.demographics, e.distinct_codes, e.max_codes, e.avg_codes),
+        (208_387, 2, 13_963, 185, 16.21)
+    );
     let i = RtPreset::Informs.table5();
     assert_eq!((i.records, i.demographics, i.distinct_codes, i.max_codes, i.avg_codes), (36_553, 5, 619, 17, 4.27));
 }
@@ -180,8 +193,17 @@ fn codes_and_sizes_follow_age() {
     let recs = records(ds);
     let (mut young, mut old) = ((0usize, 0usize, 0usize), (0usize, 0usize, 0usize)); // (records, codes, circulatory)
     for (r, rec) in recs.iter().enumerate() {
-        let circ = rec.iter().filter(|c| c.get(..3).and_then(|x| x.parse::<u32>().ok()).is_some_and(|n| (390..=459).contains(&n))).count();
-        let slot = if age[r] < 30 { &mut young } else if age[r] >= 65 { &mut old } else { continue };
+        let circ = rec
+            .iter()
+            .filter(|c| c.get(..3).and_then(|x| x.parse::<u32>().ok()).is_some_and(|n| (390..=459).contains(&n)))
+            .count();
+        let slot = if age[r] < 30 {
+            &mut young
+        } else if age[r] >= 65 {
+            &mut old
+        } else {
+            continue;
+        };
         slot.0 += 1;
         slot.1 += rec.len();
         slot.2 += circ;
@@ -243,53 +265,4 @@ async fn informs_loads_through_sql() {
     assert_eq!(small[0].column_by_name("rows").unwrap().as_primitive::<Int64Type>().value(0), 2_000);
     let n = rows(&ctx, "SELECT COUNT(*) FROM ehrd WHERE gender = 'Female' AND age >= 0").await;
     assert!(n[0].column(0).as_primitive::<Int64Type>().value(0) > 0);
-}
-
-#[test]
-#[ignore]
-fn zz_diagnostics() {
-    use std::collections::HashMap;
-    for (preset, ds) in [(RtPreset::Ehrd, ehrd()), (RtPreset::Informs, informs())] {
-        let recs = records(ds);
-        let mut freq: HashMap<&str, usize> = HashMap::new();
-        for r in &recs { for c in r { *freq.entry(c.as_str()).or_default() += 1; } }
-        let mut f: Vec<(&str, usize)> = freq.into_iter().collect();
-        f.sort_by(|a, b| b.1.cmp(&a.1));
-        eprintln!("{}: top codes {:?}", preset.name(), &f[..25]);
-        let singles = f.iter().filter(|x| x.1 == 1).count();
-        eprintln!("singletons {singles}, <=5: {}", f.iter().filter(|x| x.1 <= 5).count());
-        let mut hist = vec![0usize; 200];
-        for r in &recs { hist[r.len()] += 1; }
-        eprintln!("size hist: {:?}", &hist[..40]);
-        eprintln!("size hist tail >=100: {}", hist[100..].iter().sum::<usize>());
-        // chapters
-        let h = icd9_hierarchy().unwrap();
-        let mut ch: HashMap<String, usize> = HashMap::new();
-        let mut same_sec = 0usize; let mut pairs = 0usize;
-        for r in &recs {
-            let secs: Vec<u32> = r.iter().map(|c| h.up(2)[h.leaf_of_label(c).unwrap() as usize]).collect();
-            for i in 0..secs.len() { for j in i+1..secs.len() { pairs += 1; if secs[i]==secs[j] { same_sec += 1; } } }
-            for c in r { let l = h.leaf_of_label(c).unwrap(); *ch.entry(h.label(3, h.up(3)[l as usize]).to_string()).or_default() += 1; }
-        }
-        let mut chv: Vec<_> = ch.into_iter().collect(); chv.sort();
-        eprintln!("chapters {chv:?}");
-        eprintln!("same-section pair share {:.3}", same_sec as f64 / pairs as f64);
-        let with = recs.iter().filter(|r| r.iter().any(|c| c == "4019")).count();
-        eprintln!("records with 4019: {with} ({:.1}%)", 100.0 * with as f64 / recs.len() as f64);
-    }
-    let ds = informs();
-    for c in ["month_of_birth", "year_of_birth", "years_of_schooling", "income"] {
-        let v = int_column(ds, c);
-        let mut hist: std::collections::BTreeMap<i64, usize> = Default::default();
-        for x in &v { *hist.entry(if c == "income" || c == "year_of_birth" { x / 10 * 10 } else { *x }).or_default() += 1; }
-        eprintln!("{c}: {hist:?}");
-    }
-    let mut rh: HashMap<String, usize> = HashMap::new();
-    for r in str_column(ds, "race") { *rh.entry(r).or_default() += 1; }
-    eprintln!("race {rh:?}");
-    let ds = ehrd();
-    let age = int_column(ds, "age");
-    let mut hist: std::collections::BTreeMap<i64, usize> = Default::default();
-    for x in &age { *hist.entry(x / 10 * 10).or_default() += 1; }
-    eprintln!("ehrd age {hist:?}");
 }

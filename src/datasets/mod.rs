@@ -33,7 +33,7 @@ impl DatasetTable {
 /// The datasets `load_dataset` knows, with their parameters, for help texts and errors.
 pub const DATASETS: &[(&str, &str)] = &[
     ("adult", "UCI Adult, 30,162 rows, ARX hierarchies; occupation sensitive"),
-    ("nps", "synthetic NPS-like patients (rows default 1,375,900, seed); Disease sensitive"),
+    ("nps", "synthetic NPS-like patients (rows default 1,375,900, seed); disease sensitive"),
     ("ehrd", "synthetic EHRD-like RT-dataset, 208,387 patients with ICD-9-CM codes (seed)"),
     ("informs", "synthetic Informs-like RT-dataset, 36,553 patients with ICD-9-CM codes (seed)"),
 ];

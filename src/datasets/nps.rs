@@ -116,7 +116,7 @@ const fn d(
 }
 
 /// The diseases, their groups and background parameters. Index 0 is `stroke`.
-pub const DISEASES: [Disease; 38] = [
+pub const DISEASES: [Disease; 41] = [
     d("stroke", "circulatory", 1.0, 18.0, 0.5, [0.0, 0.01, 0.06, 0.25]),
     d("hypertension", "circulatory", 0.0, 0.5, 0.53, [0.0, 2.0, 10.0, 14.0]),
     d("ischemic_heart_disease", "circulatory", 0.3, 4.0, 0.4, [0.0, 0.3, 2.5, 4.5]),
@@ -131,15 +131,17 @@ pub const DISEASES: [Disease; 38] = [
     d("gastritis", "digestive", 0.01, 0.4, 0.56, [1.0, 8.0, 8.0, 6.0]),
     d("appendicitis", "digestive", 0.95, 4.0, 0.45, [1.5, 1.5, 0.5, 0.2]),
     d("cholelithiasis", "digestive", 0.6, 5.0, 0.55, [0.0, 0.5, 1.2, 1.2]),
+    d("hemorrhoids", "digestive", 0.6, 2.0, 0.45, [0.0, 1.5, 1.5, 0.8]),
     d("liver_cirrhosis", "digestive", 0.05, 9.0, 0.28, [0.0, 0.1, 0.8, 0.6]),
     d("diabetes", "endocrine", 0.0, 1.0, 0.47, [0.1, 1.5, 8.0, 9.0]),
     d("thyroid_disorder", "endocrine", 0.02, 0.5, 0.82, [0.2, 2.0, 2.5, 1.2]),
     d("dyslipidemia", "endocrine", 0.0, 0.2, 0.55, [0.0, 1.0, 5.0, 4.0]),
-    d("osteoarthritis", "musculoskeletal", 0.08, 3.0, 0.72, [0.0, 1.0, 6.0, 10.0]),
-    d("back_pain", "musculoskeletal", 0.04, 1.5, 0.58, [0.3, 6.0, 8.0, 7.0]),
+    d("osteoarthritis", "musculoskeletal", 0.2, 3.0, 0.72, [0.0, 1.0, 6.0, 10.0]),
+    d("back_pain", "musculoskeletal", 0.12, 1.5, 0.58, [0.3, 6.0, 8.0, 7.0]),
     d("osteoporosis", "musculoskeletal", 0.01, 1.0, 0.9, [0.0, 0.1, 2.0, 4.5]),
-    d("fracture", "injury", 0.4, 12.0, 0.45, [3.0, 3.0, 2.5, 3.5]),
+    d("fracture", "injury", 0.6, 12.0, 0.45, [3.0, 3.0, 2.5, 3.5]),
     d("sprain", "injury", 0.0, 0.5, 0.45, [3.5, 5.0, 3.0, 1.5]),
+    d("laceration", "injury", 0.8, 0.3, 0.35, [3.0, 3.0, 1.5, 1.0]),
     d("concussion", "injury", 0.05, 3.0, 0.35, [1.5, 1.0, 0.5, 0.5]),
     d("stomach_cancer", "neoplasm", 0.35, 10.0, 0.33, [0.0, 0.2, 1.2, 1.5]),
     d("colorectal_cancer", "neoplasm", 0.35, 11.0, 0.4, [0.0, 0.1, 0.8, 1.2]),
@@ -153,8 +155,9 @@ pub const DISEASES: [Disease; 38] = [
     d("epilepsy", "nervous_mental", 0.02, 2.0, 0.45, [0.8, 0.6, 0.3, 0.3]),
     d("urinary_tract_infection", "genitourinary", 0.0, 1.5, 0.8, [1.0, 2.5, 2.0, 3.0]),
     d("chronic_kidney_disease", "genitourinary", 0.05, 4.0, 0.45, [0.0, 0.2, 0.9, 1.6]),
-    d("cataract", "eye_ear", 0.7, 0.5, 0.6, [0.0, 0.1, 1.5, 4.0]),
+    d("cataract", "eye_ear", 0.9, 0.5, 0.6, [0.0, 0.1, 1.5, 4.0]),
     d("otitis_media", "eye_ear", 0.02, 0.2, 0.48, [8.0, 1.0, 0.5, 0.4]),
+    d("dental_caries", "oral", 0.35, 0.0, 0.5, [6.0, 6.0, 6.0, 4.0]),
 ];
 const STROKE: u8 = 0;
 
@@ -313,7 +316,7 @@ pub fn nps_like(rows: usize, seed: u64) -> Result<DatasetTable> {
         let surgery = dz.surgery >= 1.0 || rng.random::<f64>() < dz.surgery;
         let mut mean = dz.los_mean * (0.6 + age as f64 / 100.0);
         if surgery {
-            mean = mean * 1.5 + 3.0;
+            mean *= 2.0;
         }
         let los = (-mean * (1.0 - rng.random::<f64>()).ln()).floor().min(MAX_LOS as f64) as i64;
         cols.age.push(age);

@@ -66,7 +66,7 @@ impl HierarchyBuilder {
         // Assign node codes level by level, checking that every node has one parent.
         let mut levels: Vec<Level> = Vec::with_capacity(depth);
         let mut codes: Vec<Vec<u32>> = vec![Vec::with_capacity(leaf_rows.len()); depth];
-        for j in 0..depth {
+        for (j, level_codes) in codes.iter_mut().enumerate() {
             let mut index: HashMap<&str, u32> = HashMap::new();
             let mut labels = Vec::new();
             for r in &leaf_rows {
@@ -76,7 +76,7 @@ impl HierarchyBuilder {
                     labels.push(label.to_string());
                     next
                 });
-                codes[j].push(code);
+                level_codes.push(code);
             }
             levels.push(Level { labels, parent: Vec::new(), leaf_count: Vec::new(), bounds: Vec::new() });
         }

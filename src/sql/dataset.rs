@@ -1,7 +1,7 @@
 //! `load_dataset(name [, rows [, seed [, as_table]]])`: register a bundled dataset with its
 //! hierarchies and roles in one statement. Returns one summary row.
 
-use super::{Args, check_output_name, replace_table, session_context, still_registered};
+use super::{Args, Memo, check_output_name, replace_table, session_context};
 use crate::datasets::{self, DatasetTable};
 use crate::error::Result;
 use crate::lattice::Lattice;
@@ -11,20 +11,18 @@ use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
 use datafusion::datasource::MemTable;
 use datafusion::prelude::SessionContext;
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 const SIGNATURE: &str = "load_dataset(name [, rows [, seed [, as_table]]])";
 
 #[derive(Debug)]
 struct LoadDataset {
     registry: Arc<Registry>,
-    /// (args) → (registered table, summary); reused while the table is still registered.
-    memo: Mutex<HashMap<String, (Arc<dyn TableProvider>, Arc<dyn TableProvider>)>>,
+    memo: Memo,
 }
 
 pub fn register(ctx: &SessionContext, registry: Arc<Registry>) {
-    ctx.register_udtf("load_dataset", Arc::new(LoadDataset { registry, memo: Mutex::default() }));
+    ctx.register_udtf("load_dataset", Arc::new(LoadDataset { registry, memo: Memo::default() }));
 }
 
 impl TableFunctionImpl for LoadDataset {
@@ -34,20 +32,15 @@ impl TableFunctionImpl for LoadDataset {
         let rows = a.opt_u64(1, "rows")?.map(|r| r as usize);
         let seed = a.opt_u64(2, "seed")?;
         let ctx = session_context(&args)?;
-        let key = format!("{name}|{rows:?}|{seed:?}|{:?}", a.opt_str(3, "as_table")?);
-        let ds = {
-            if let Some((table, summary)) = self.memo.lock().expect("memo lock").get(&key) {
-                let as_table = a.opt_str(3, "as_table")?.unwrap_or_else(|| name.to_ascii_lowercase());
-                if still_registered(&ctx, &as_table, table) {
-                    return Ok(summary.clone());
-                }
-            }
-            datasets::load(&name, rows, seed)?
-        };
-        let as_table = a.opt_str(3, "as_table")?.unwrap_or_else(|| ds.name.clone());
+        let as_table = a.opt_str(3, "as_table")?.unwrap_or_else(|| name.to_ascii_lowercase());
+        let key = format!("{name}|{rows:?}|{seed:?}|{as_table}");
+        if let Some(summary) = self.memo.get(&ctx, &key) {
+            return Ok(summary);
+        }
+        let ds = datasets::load(&name, rows, seed)?;
         check_output_name("load_dataset", &as_table)?;
         let (table, summary) = install(&ctx, &self.registry, ds, &as_table)?;
-        self.memo.lock().expect("memo lock").insert(key, (table, summary.clone()));
+        self.memo.put(key, &as_table, table, summary.clone());
         Ok(summary)
     }
 }

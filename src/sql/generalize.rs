@@ -2,7 +2,7 @@
 //! by hand (`'1,0,2,...'`, one level per quasi-identifier in declaration order), as ARX lets a
 //! custodian pick a node. Registers the release as `output` and returns it.
 
-use super::{Args, block_on, check_output_name, replace_table, session_context, still_registered};
+use super::{Args, Memo, block_on, check_output_name, replace_table, session_context};
 use crate::encode::materialize_node;
 use crate::error::AnonError;
 use crate::lattice::parse_levels;
@@ -10,19 +10,18 @@ use crate::meta::Registry;
 use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
 use datafusion::datasource::MemTable;
 use datafusion::prelude::SessionContext;
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 const SIGNATURE: &str = "generalize(source, output, 'l1,l2,...')";
 
 #[derive(Debug)]
 struct Generalize {
     registry: Arc<Registry>,
-    memo: Mutex<HashMap<String, Arc<dyn TableProvider>>>,
+    memo: Memo,
 }
 
 pub fn register(ctx: &SessionContext, registry: Arc<Registry>) {
-    ctx.register_udtf("generalize", Arc::new(Generalize { registry, memo: Mutex::default() }));
+    ctx.register_udtf("generalize", Arc::new(Generalize { registry, memo: Memo::default() }));
 }
 
 impl TableFunctionImpl for Generalize {
@@ -39,16 +38,14 @@ impl TableFunctionImpl for Generalize {
         let ctx = session_context(&args)?;
         let src = block_on(ctx.table_provider(source.as_str())).map_err(|_| AnonError::table(&source, "not found"))?;
         let key = format!("{:p}|{output}|{levels:?}", Arc::as_ptr(&src));
-        if let Some(t) = self.memo.lock().expect("memo lock").get(&key) {
-            if still_registered(&ctx, &output, t) {
-                return Ok(t.clone());
-            }
+        if let Some(t) = self.memo.get(&ctx, &key) {
+            return Ok(t);
         }
         let meta = self.registry.require(&source)?;
         meta.check_complete(&source)?;
         let table = release(&ctx, &source, &meta, &levels)?;
         replace_table(&ctx, &output, table.clone())?;
-        self.memo.lock().expect("memo lock").insert(key, table.clone());
+        self.memo.put(key, &output, table.clone(), table.clone());
         Ok(table)
     }
 }

@@ -103,6 +103,28 @@ pub fn still_registered(ctx: &SessionContext, name: &str, provider: &Arc<dyn Tab
     }
 }
 
+/// Memoized results of a side-effect function: key → (output name, registered provider,
+/// result). A result is reused only while its output is still the registered table, so a
+/// second reference or `EXPLAIN` does not recompute, while a dropped output is rebuilt.
+#[derive(Debug, Default)]
+pub struct Memo {
+    entries: std::sync::Mutex<std::collections::HashMap<String, MemoEntry>>,
+}
+
+type MemoEntry = (String, Arc<dyn TableProvider>, Arc<dyn TableProvider>);
+
+impl Memo {
+    pub fn get(&self, ctx: &SessionContext, key: &str) -> Option<Arc<dyn TableProvider>> {
+        let entries = self.entries.lock().expect("memo lock");
+        let (name, registered, result) = entries.get(key)?;
+        still_registered(ctx, name, registered).then(|| result.clone())
+    }
+
+    pub fn put(&self, key: String, output: &str, registered: Arc<dyn TableProvider>, result: Arc<dyn TableProvider>) {
+        self.entries.lock().expect("memo lock").insert(key, (output.to_string(), registered, result));
+    }
+}
+
 /// Validate an output table name: a plain identifier, so the release can be queried unquoted.
 pub fn check_output_name(function: &str, name: &str) -> Result<()> {
     let ok = !name.is_empty()

@@ -270,9 +270,9 @@ pub fn generate(
     let mut stamp = vec![u32::MAX; vocab.len()];
     let q = 1.0 - 1.0 / spec.cluster_mean;
     let sec = section_of(vocab);
-    for r in 0..n {
+    for (r, &size) in sizes.iter().enumerate() {
         let p = d.profile[r] as usize;
-        let size = (sizes[r] as usize).min(prof.allowed[p]);
+        let size = (size as usize).min(prof.allowed[p]);
         let start = items.len();
         let mut misses = 0;
         while items.len() - start < size {

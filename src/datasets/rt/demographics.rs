@@ -34,8 +34,14 @@ pub const EHRD_MAX_AGE: i64 = 95;
 
 pub const RACES: [&str; 6] = ["White", "Black", "Asian", "Pacific Islander", "American Indian", "Multiple"];
 /// Middle level of the race hierarchy.
-pub const RACE_GROUPS: [&str; 6] =
-    ["White", "Black", "Asian or Pacific Islander", "Asian or Pacific Islander", "Other or multiple", "Other or multiple"];
+pub const RACE_GROUPS: [&str; 6] = [
+    "White",
+    "Black",
+    "Asian or Pacific Islander",
+    "Asian or Pacific Islander",
+    "Other or multiple",
+    "Other or multiple",
+];
 const RACE_WEIGHTS: [f64; 6] = [0.725, 0.165, 0.045, 0.007, 0.013, 0.045];
 const MONTH_WEIGHTS: [f64; 12] = [8.1, 7.6, 8.3, 8.0, 8.3, 8.3, 8.8, 8.9, 8.7, 8.4, 8.0, 8.4];
 
@@ -143,7 +149,14 @@ fn informs(d: &mut Demographics, n: usize, rng: &mut StdRng) {
     let race_cum = cumulative(&RACE_WEIGHTS);
     for _ in 0..n {
         let age = pick(&age_cum, rng) as u32;
-        let female = rng.random::<f64>() < if age < 18 { 0.49 } else if age < 65 { 0.55 } else { 0.58 };
+        let female = rng.random::<f64>()
+            < if age < 18 {
+                0.49
+            } else if age < 65 {
+                0.55
+            } else {
+                0.58
+            };
         let year = INFORMS_YEAR - age as i64;
         let month = pick(&month_cum, rng) as i64 + 1;
         let race = pick(&race_cum, rng);

@@ -201,11 +201,45 @@ pub const COMMON_CODES: &[(&str, f64)] = &[
     ("2768", 0.002),  // hypopotassemia
     ("V202", 0.002),  // routine child health check
     ("V7231", 0.002), // routine gynecological examination
+    ("486", 0.003),   // pneumonia, organism unspecified
+    ("4779", 0.003),  // allergic rhinitis
+    ("51881", 0.002), // acute respiratory failure
+    ("462", 0.002),   // acute pharyngitis
+    ("4619", 0.002),  // acute sinusitis
+    ("3829", 0.002),  // otitis media, unspecified
+    ("7295", 0.002),  // pain in limb
+    ("71946", 0.002), // pain in joint, lower leg
+    ("34690", 0.002), // migraine
+    ("7840", 0.002),  // headache
+    ("7804", 0.002),  // dizziness
+    ("78079", 0.002), // malaise and fatigue
+    ("5589", 0.002),  // noninfectious gastroenteritis
+    ("6929", 0.002),  // contact dermatitis
+    ("412", 0.002),   // old myocardial infarction
+    ("2761", 0.002),  // hyposmolality
+    ("2851", 0.002),  // acute posthemorrhagic anemia
+    ("40390", 0.002), // hypertensive chronic kidney disease
+    ("V5867", 0.002), // long-term insulin use
+    ("V700", 0.002),  // routine general medical examination
+    ("V290", 0.002),  // newborn observation for suspected infection
+    ("7231", 0.001),  // cervicalgia
+    ("7140", 0.001),  // rheumatoid arthritis
+    ("4240", 0.001),  // mitral valve disorders
+    ("2762", 0.001),  // acidosis
+    ("2875", 0.001),  // thrombocytopenia
+    ("0389", 0.001),  // septicemia
+    ("99592", 0.001), // severe sepsis
+    ("V4581", 0.001), // aortocoronary bypass status
+    ("5641", 0.001),  // irritable bowel syndrome
+    ("3540", 0.001),  // carpal tunnel syndrome
+    ("7061", 0.001),  // acne
 ];
 
 /// Popularity of every leaf (not normalized), given the weight of each chapter: a nested
 /// Zipf law (sections within a chapter, 3-digit categories within a section, leaves within a
-/// category, each in a fixed pseudo-random rank order) plus the boost of [`COMMON_CODES`].
+/// category, each in a fixed pseudo-random rank order; sections and categories with more
+/// leaves weigh more, so a one-code section cannot dominate its chapter) plus the boost of
+/// [`COMMON_CODES`], which gives the head of the distribution its real-world codes.
 /// The ranks do not depend on the user's seed, so a preset has the same code vocabulary and
 /// the same popular codes for every seed.
 pub fn base_weights(t: &Icd9, chapter_weight: &[f64; 19]) -> Vec<f64> {
@@ -225,9 +259,12 @@ pub fn base_weights(t: &Icd9, chapter_weight: &[f64; 19]) -> Vec<f64> {
         cat_parent[t.cat3[i] as usize] = t.section[i] as usize;
         cat_leaves[t.cat3[i] as usize] += 1;
     }
-    let sec_share = zipf_shares(&sec_parent, 19, &sec_key, 0.8, |_| 1.0);
-    let cat_share =
-        zipf_shares(&cat_parent, t.n_sections, &cat_key, 0.9, |c| (cat_leaves[c] as f64).powf(0.3));
+    let mut sec_leaves = vec![0usize; t.n_sections];
+    for &s in &t.section {
+        sec_leaves[s as usize] += 1;
+    }
+    let sec_share = zipf_shares(&sec_parent, 19, &sec_key, 0.6, |s| (sec_leaves[s] as f64).powf(0.6));
+    let cat_share = zipf_shares(&cat_parent, t.n_sections, &cat_key, 0.8, |c| (cat_leaves[c] as f64).powf(0.5));
     let leaf_parent: Vec<usize> = t.cat3.iter().map(|&c| c as usize).collect();
     let leaf_share = zipf_shares(&leaf_parent, t.n_cat3, &leaf_key, 1.0, |_| 1.0);
 
@@ -235,10 +272,7 @@ pub fn base_weights(t: &Icd9, chapter_weight: &[f64; 19]) -> Vec<f64> {
     let mut w: Vec<f64> = (0..n)
         .map(|i| {
             let s = t.section[i] as usize;
-            chapter_weight[t.chapter[i] as usize]
-                * sec_share[s]
-                * cat_share[t.cat3[i] as usize]
-                * leaf_share[i]
+            chapter_weight[t.chapter[i] as usize] * sec_share[s] * cat_share[t.cat3[i] as usize] * leaf_share[i]
         })
         .collect();
     for &(code, share) in COMMON_CODES {

@@ -270,7 +270,8 @@ fn to_batches(
             }
             offsets.push((sets.offsets[r + 1] - a) as i32);
         }
-        let list = ListArray::try_new(item_field(), OffsetBuffer::new(offsets.into()), Arc::new(values.finish()), None)?;
+        let list =
+            ListArray::try_new(item_field(), OffsetBuffer::new(offsets.into()), Arc::new(values.finish()), None)?;
         cols.push(Arc::new(list));
         batches.push(RecordBatch::try_new(schema.clone(), cols)?);
     }
@@ -340,6 +341,7 @@ fn offset_bands(attribute: &str, lo: i64, hi: i64, widths: &[i64]) -> Result<Hie
 #[cfg(test)]
 mod tests {
     use super::*;
+    use datafusion::arrow::array::AsArray;
 
     #[test]
     fn zero_records_is_an_argument_error() {
@@ -361,6 +363,22 @@ mod tests {
             ds.meta.check_complete(preset.name()).unwrap();
             assert_eq!(ds.meta.columns_with(Role::SetValued), vec!["codes"]);
             assert_eq!(ds.meta.columns_with(Role::Identifier), vec!["patient_id"]);
+        }
+    }
+
+    #[test]
+    fn tiny_tables_still_give_every_record_codes() {
+        for preset in [RtPreset::Ehrd, RtPreset::Informs] {
+            for n in [1, 2, 3, 10, 57] {
+                let ds = rt_dataset(preset, Some(n), n as u64).unwrap();
+                assert_eq!(ds.num_rows(), n);
+                let list = ds.batches[0].column(ds.batches[0].num_columns() - 1).as_list::<i32>().clone();
+                let max = preset.table5().max_codes;
+                for r in 0..n {
+                    let len = list.value_length(r) as usize;
+                    assert!((1..=max).contains(&len), "{} n={n}: record {r} has {len} codes", preset.name());
+                }
+            }
         }
     }
 

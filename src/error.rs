@@ -26,11 +26,7 @@ pub type Result<T, E = AnonError> = std::result::Result<T, E>;
 
 impl AnonError {
     pub fn argument(function: &str, argument: &str, message: impl Into<String>) -> Self {
-        AnonError::Argument {
-            function: function.into(),
-            argument: argument.into(),
-            message: message.into(),
-        }
+        AnonError::Argument { function: function.into(), argument: argument.into(), message: message.into() }
     }
     pub fn column(table: &str, column: &str, message: impl Into<String>) -> Self {
         AnonError::Column { table: table.into(), column: column.into(), message: message.into() }
@@ -78,9 +74,7 @@ impl From<DataFusionError> for AnonError {
             DataFusionError::Context(ctx, inner) => {
                 let inner = AnonError::from(*inner);
                 match inner {
-                    AnonError::DataFusion(d) => {
-                        AnonError::DataFusion(Box::new(DataFusionError::Context(ctx, d)))
-                    }
+                    AnonError::DataFusion(d) => AnonError::DataFusion(Box::new(DataFusionError::Context(ctx, d))),
                     ours => ours,
                 }
             }

@@ -78,7 +78,11 @@ impl TableMeta {
             [] => Err(AnonError::table(table, "no sensitive attribute declared (declare_roles: column=sensitive)")),
             many => Err(AnonError::table(
                 table,
-                format!("{} sensitive attributes declared ({}); this method takes exactly one", many.len(), many.join(", ")),
+                format!(
+                    "{} sensitive attributes declared ({}); this method takes exactly one",
+                    many.len(),
+                    many.join(", ")
+                ),
             )),
         }
     }
@@ -95,7 +99,11 @@ impl TableMeta {
         for (col, role) in &self.roles {
             match role {
                 Role::QuasiIdentifier if self.hierarchy(table, col)?.kind() == HierarchyKind::Codes => {
-                    return Err(AnonError::column(table, col, "is a quasi-identifier but its hierarchy is a code hierarchy"));
+                    return Err(AnonError::column(
+                        table,
+                        col,
+                        "is a quasi-identifier but its hierarchy is a code hierarchy",
+                    ));
                 }
                 Role::SetValued => {
                     self.hierarchy(table, col)?;

@@ -89,7 +89,8 @@ fn output_formats() {
     assert_eq!(text(&md.stdout), "| n | s |\n|---|---|\n| 1 | a,b |\n| 2 | c |\n");
 
     // DDL prints nothing; -c may hold several statements and may be repeated.
-    let ddl = run(&["--format", "csv", "-c", "CREATE TABLE x AS VALUES (7); SELECT * FROM x", "-c", "SELECT 8 AS y"], "");
+    let ddl =
+        run(&["--format", "csv", "-c", "CREATE TABLE x AS VALUES (7); SELECT * FROM x", "-c", "SELECT 8 AS y"], "");
     assert!(ddl.status.success(), "{}", text(&ddl.stderr));
     assert_eq!(text(&ddl.stdout), "column1\n7\ny\n8\n");
 }
@@ -116,8 +117,10 @@ fn commands_and_scripts_run_in_the_order_given() {
     let dir = std::env::temp_dir().join(format!("anonfusion-cli-order-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("q.sql");
-    std::fs::write(&path, "-- reads the table the -c before it made\nSELECT v * 2 AS doubled FROM made_by_c;\n").unwrap();
-    let out = run(&["-c", "CREATE TABLE made_by_c AS SELECT 21 AS v", "-f", path.to_str().unwrap(), "--format", "csv"], "");
+    std::fs::write(&path, "-- reads the table the -c before it made\nSELECT v * 2 AS doubled FROM made_by_c;\n")
+        .unwrap();
+    let out =
+        run(&["-c", "CREATE TABLE made_by_c AS SELECT 21 AS v", "-f", path.to_str().unwrap(), "--format", "csv"], "");
     std::fs::remove_dir_all(&dir).ok();
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("42"), "{}", text(&out.stdout));

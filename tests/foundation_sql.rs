@@ -44,10 +44,19 @@ async fn adult_loads_in_one_statement_with_roles_and_hierarchies() {
     assert_eq!(b[0].num_rows(), 1);
     assert_eq!(count(&ctx, "SELECT COUNT(*) FROM adult").await, 30_162);
     assert_eq!(count(&ctx, "SELECT lattice_nodes FROM load_dataset('adult')").await, 2160);
-    assert_eq!(count(&ctx, "SELECT COUNT(*) FROM anon_roles WHERE table_name = 'adult' AND role = 'quasi_identifier'").await, 7);
-    assert_eq!(count(&ctx, "SELECT height FROM anon_hierarchies WHERE table_name = 'adult' AND column_name = 'age'").await, 4);
+    assert_eq!(
+        count(&ctx, "SELECT COUNT(*) FROM anon_roles WHERE table_name = 'adult' AND role = 'quasi_identifier'").await,
+        7
+    );
+    assert_eq!(
+        count(&ctx, "SELECT height FROM anon_hierarchies WHERE table_name = 'adult' AND column_name = 'age'").await,
+        4
+    );
     assert_eq!(count(&ctx, "SELECT COUNT(*) FROM hierarchy('adult', 'workclass')").await, 8);
-    assert_eq!(count(&ctx, "SELECT leaves FROM hierarchy_nodes('adult', 'education') WHERE label = 'Higher education'").await, 7);
+    assert_eq!(
+        count(&ctx, "SELECT leaves FROM hierarchy_nodes('adult', 'education') WHERE label = 'Higher education'").await,
+        7
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -56,13 +65,18 @@ async fn lattice_nodes_and_generalize_work_from_sql() {
     rows(&ctx, "SELECT * FROM load_dataset('adult')").await;
     assert_eq!(count(&ctx, "SELECT COUNT(*) FROM lattice_nodes('adult')").await, 2160);
     // The top node puts everyone in one class.
-    assert_eq!(count(&ctx, "SELECT min_class_size FROM lattice_nodes('adult') WHERE node = '[4, 1, 1, 2, 3, 2, 2]'").await, 30_162);
+    assert_eq!(
+        count(&ctx, "SELECT min_class_size FROM lattice_nodes('adult') WHERE node = '[4, 1, 1, 2, 3, 2, 2]'").await,
+        30_162
+    );
     rows(&ctx, "SELECT * FROM generalize('adult', 'adult_g', '1,0,0,1,1,1,1')").await;
     assert_eq!(count(&ctx, "SELECT COUNT(*) FROM adult_g").await, 30_162);
     // ARX's Adult file puts ages 36..40 under the label 35-39 (leaf 40 included, 35 not): the
     // published bounds are the hull of label and leaves, [35, 40], and hold exactly those records.
-    assert_eq!(count(&ctx, "SELECT COUNT(*) FROM adult_g WHERE age = '35-39' AND age_lo = 35 AND age_hi = 40").await,
-               count(&ctx, "SELECT COUNT(*) FROM adult WHERE age BETWEEN 36 AND 40").await);
+    assert_eq!(
+        count(&ctx, "SELECT COUNT(*) FROM adult_g WHERE age = '35-39' AND age_lo = 35 AND age_hi = 40").await,
+        count(&ctx, "SELECT COUNT(*) FROM adult WHERE age BETWEEN 36 AND 40").await
+    );
     assert_eq!(count(&ctx, "SELECT COUNT(DISTINCT workclass) FROM adult_g").await, 3);
     // CREATE TABLE AS over a method call runs it once and snapshots the release.
     rows(&ctx, "CREATE TABLE snap AS SELECT * FROM generalize('adult', 'adult_g2', '4,1,1,2,3,2,2')").await;
@@ -72,8 +86,12 @@ async fn lattice_nodes_and_generalize_work_from_sql() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn custom_table_with_declared_roles_and_loaded_hierarchies() {
     let ctx = new_session();
-    rows(&ctx, "CREATE TABLE p (name VARCHAR, age BIGINT, zip VARCHAR, disease VARCHAR) AS VALUES \
-        ('Mary', 37, '22071', 'Pneumonia'), ('Alice', 35, '22098', 'Diabetes'), ('Tom', 63, '55099', 'Diabetes')").await;
+    rows(
+        &ctx,
+        "CREATE TABLE p (name VARCHAR, age BIGINT, zip VARCHAR, disease VARCHAR) AS VALUES \
+        ('Mary', 37, '22071', 'Pneumonia'), ('Alice', 35, '22098', 'Diabetes'), ('Tom', 63, '55099', 'Diabetes')",
+    )
+    .await;
     rows(&ctx, "SELECT * FROM declare_roles('p', 'name=identifier, age=qi, zip=qi, disease=sensitive')").await;
     rows(&ctx, "SELECT * FROM interval_hierarchy('p', 'age', '5,10,20,*', 0, 99)").await;
     let zip = temp_file("zip.csv", "22071;220**;*\n22098;220**;*\n55099;550**;*\n");
@@ -83,7 +101,8 @@ async fn custom_table_with_declared_roles_and_loaded_hierarchies() {
     let s = datafusion::arrow::util::pretty::pretty_format_batches(&b).unwrap().to_string();
     assert!(s.contains("30-39") && s.contains("220**") && s.contains("60-69"), "{s}");
     assert!(!s.contains("Mary"));
-    let cols = rows(&ctx, "SELECT * FROM p_g").await[0].schema().fields().iter().map(|f| f.name().clone()).collect::<Vec<_>>();
+    let cols =
+        rows(&ctx, "SELECT * FROM p_g").await[0].schema().fields().iter().map(|f| f.name().clone()).collect::<Vec<_>>();
     assert_eq!(cols, vec!["age", "age_lo", "age_hi", "zip", "disease"], "identifier dropped, age as label and bounds");
     // Hierarchies are also loadable from tables.
     rows(&ctx, "CREATE TABLE zh (leaf VARCHAR, l1 VARCHAR, l2 VARCHAR) AS VALUES ('22071','2*','*'), ('22098','2*','*'), ('55099','5*','*')").await;

@@ -43,7 +43,8 @@ async fn adult_lattice_has_2160_nodes_and_rollups_equal_scratch() {
 fn adult_loads_with_its_hierarchies() {
     let ds = adult().unwrap();
     assert_eq!(ds.num_rows(), 30_162);
-    let heights: Vec<usize> = anonfusion::datasets::ADULT_QIS.iter().map(|q| ds.meta.hierarchies[*q].height()).collect();
+    let heights: Vec<usize> =
+        anonfusion::datasets::ADULT_QIS.iter().map(|q| ds.meta.hierarchies[*q].height()).collect();
     assert_eq!(heights, vec![4, 1, 1, 2, 3, 2, 2]);
 }
 
@@ -92,12 +93,19 @@ fn generalization_degree_of_table_2_is_0_55() {
 }
 
 /// A random hierarchy: `leaves` leaves, each level merging neighbouring nodes in random runs.
-fn random_hierarchy(name: &str, leaves: usize, height: usize, numeric: bool, cuts: &[u8]) -> anonfusion::hierarchy::Hierarchy {
+fn random_hierarchy(
+    name: &str,
+    leaves: usize,
+    height: usize,
+    numeric: bool,
+    cuts: &[u8],
+) -> anonfusion::hierarchy::Hierarchy {
     let kind = if numeric { HierarchyKind::Numeric } else { HierarchyKind::Categorical };
     let mut b = HierarchyBuilder::new(name, kind);
     // Group ids per level: a node at level j+1 merges consecutive nodes of level j.
     let mut ids: Vec<usize> = (0..leaves).collect();
-    let mut columns: Vec<Vec<String>> = vec![(0..leaves).map(|i| if numeric { (i * 3).to_string() } else { format!("v{i}") }).collect()];
+    let mut columns: Vec<Vec<String>> =
+        vec![(0..leaves).map(|i| if numeric { (i * 3).to_string() } else { format!("v{i}") }).collect()];
     for j in 1..height {
         let mut next = Vec::with_capacity(leaves);
         let mut cur = 0usize;

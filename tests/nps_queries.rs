@@ -117,7 +117,8 @@ async fn default_table_reproduces_published_q1_to_q4() {
     assert!((0.45..=0.55).contains(&female), "female share {female}");
     assert_eq!(count(&ctx, "SELECT COUNT(DISTINCT location) FROM nps").await, 16);
     assert_eq!(
-        count(&ctx, "SELECT COUNT(*) FROM nps WHERE age < 0 OR age > 99 OR length_of_stay < 0 OR length_of_stay > 359").await,
+        count(&ctx, "SELECT COUNT(*) FROM nps WHERE age < 0 OR age > 99 OR length_of_stay < 0 OR length_of_stay > 359")
+            .await,
         0
     );
 }

@@ -20,7 +20,12 @@ pub enum Format {
 }
 
 /// Write a result. A result without columns (DDL, `SET`) prints nothing in any format.
-pub fn write(format: Format, schema: &SchemaRef, batches: &[RecordBatch], out: &mut dyn Write) -> Result<(), ArrowError> {
+pub fn write(
+    format: Format,
+    schema: &SchemaRef,
+    batches: &[RecordBatch],
+    out: &mut dyn Write,
+) -> Result<(), ArrowError> {
     if schema.fields().is_empty() {
         return Ok(());
     }
@@ -84,10 +89,8 @@ mod tests {
     use std::sync::Arc;
 
     fn batch() -> RecordBatch {
-        let schema = Arc::new(Schema::new(vec![
-            Field::new("n", DataType::Int64, true),
-            Field::new("s", DataType::Utf8, true),
-        ]));
+        let schema =
+            Arc::new(Schema::new(vec![Field::new("n", DataType::Int64, true), Field::new("s", DataType::Utf8, true)]));
         let n = Arc::new(Int64Array::from(vec![Some(1), None]));
         let s = Arc::new(StringArray::from(vec![Some("a|b"), Some("x\ny")]));
         RecordBatch::try_new(schema, vec![n, s]).unwrap()

@@ -1,8 +1,8 @@
 //! The interactive loop on a terminal, with line editing and a history file.
 
+use super::Flow;
 use super::Runner;
 use super::split::Splitter;
-use super::Flow;
 use rustyline::DefaultEditor;
 use rustyline::error::ReadlineError;
 use std::path::PathBuf;

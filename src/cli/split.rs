@@ -34,7 +34,9 @@ enum State {
     #[default]
     Code,
     /// Inside '...'; `backslash` for E'...' strings, where `\'` does not end the string.
-    Single { backslash: bool },
+    Single {
+        backslash: bool,
+    },
     Double,
     /// Inside /* ... */ at this nesting depth (DataFusion's dialect nests block comments).
     Block(usize),

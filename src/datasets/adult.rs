@@ -31,8 +31,7 @@ pub const ADULT_QIS: [&str; 7] = ["age", "sex", "race", "marital_status", "educa
 
 pub fn adult() -> Result<DatasetTable> {
     let mut lines = DATA.lines().map(|l| l.trim_end_matches('\r'));
-    let header: Vec<String> =
-        lines.next().unwrap_or_default().split(';').map(|h| h.replace('-', "_")).collect();
+    let header: Vec<String> = lines.next().unwrap_or_default().split(';').map(|h| h.replace('-', "_")).collect();
     let mut cols: Vec<Vec<&str>> = vec![Vec::with_capacity(30_162); header.len()];
     for (i, line) in lines.enumerate() {
         if line.is_empty() {

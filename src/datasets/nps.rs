@@ -53,10 +53,8 @@ pub const AGE_WIDTHS: [i64; 3] = [5, 10, 20];
 
 /// Published Q1 (male) and Q2 (female) answers on the original NPS: stroke patients without
 /// surgery per 5-year group, groups 5, 10, ..., 90 (IPA paper, Tables 9–10).
-pub const Q1_MALE: [u32; 18] =
-    [1, 2, 1, 9, 12, 13, 27, 44, 104, 205, 341, 396, 472, 442, 430, 360, 197, 78];
-pub const Q2_FEMALE: [u32; 18] =
-    [0, 2, 7, 8, 4, 6, 10, 26, 63, 102, 178, 231, 279, 326, 457, 525, 445, 243];
+pub const Q1_MALE: [u32; 18] = [1, 2, 1, 9, 12, 13, 27, 44, 104, 205, 341, 396, 472, 442, 430, 360, 197, 78];
+pub const Q2_FEMALE: [u32; 18] = [0, 2, 7, 8, 4, 6, 10, 26, 63, 102, 178, 231, 279, 326, 457, 525, 445, 243];
 /// Published Q3 (male) and Q4 (female) answers: average length of stay per 10-year group,
 /// labels 10, 20, ..., 90 (IPA paper, Tables 11–12).
 pub const Q3_MALE: [f64; 9] = [1.0, 1.4, 2.1, 2.7, 3.4, 4.0, 3.6, 4.3, 5.8];
@@ -163,10 +161,8 @@ const STROKE: u8 = 0;
 
 /// Relative number of patients per 5-year age group 0–4, ..., 95–99 (older-skewed, as in the
 /// 2011 Korean patient population).
-const AGE_WEIGHTS: [f64; 20] = [
-    5.0, 3.5, 3.0, 3.0, 3.2, 3.8, 4.6, 5.0, 5.8, 6.6, 7.4, 7.4, 6.8, 6.6, 6.6, 5.6, 3.8, 1.9,
-    0.7, 0.2,
-];
+const AGE_WEIGHTS: [f64; 20] =
+    [5.0, 3.5, 3.0, 3.0, 3.2, 3.8, 4.6, 5.0, 5.8, 6.6, 7.4, 7.4, 6.8, 6.6, 6.6, 5.6, 3.8, 1.9, 0.7, 0.2];
 
 fn band(age: i64) -> usize {
     match age {
@@ -183,7 +179,13 @@ struct Cdf(Vec<f64>);
 impl Cdf {
     fn new(weights: impl IntoIterator<Item = f64>) -> Self {
         let mut acc = 0.0;
-        let mut c: Vec<f64> = weights.into_iter().map(|w| { acc += w; acc }).collect();
+        let mut c: Vec<f64> = weights
+            .into_iter()
+            .map(|w| {
+                acc += w;
+                acc
+            })
+            .collect();
         c.iter_mut().for_each(|x| *x /= acc);
         Cdf(c)
     }
@@ -228,8 +230,7 @@ fn calibrated_stays(rng: &mut StdRng, n: usize, avg: f64) -> Vec<i64> {
     }
     let target = (avg * n as f64).round() as i64;
     let q = (avg / (avg + 1.0)).ln(); // ln(1 - p), p = 1 / (avg + 1)
-    let mut v: Vec<i64> =
-        (0..n).map(|_| ((1.0 - rng.random::<f64>()).ln() / q).floor().min(60.0) as i64).collect();
+    let mut v: Vec<i64> = (0..n).map(|_| ((1.0 - rng.random::<f64>()).ln() / q).floor().min(60.0) as i64).collect();
     let mut sum: i64 = v.iter().sum();
     while sum < target {
         v[rng.random_range(0..n)] += 1;

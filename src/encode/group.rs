@@ -5,8 +5,8 @@
 //! of the classes of any of its predecessors, so a node is grouped by relabelling the
 //! predecessor's (few) classes instead of the (many) frequency rows.
 
-use super::hash::fast_map;
 use super::FrequencyTable;
+use super::hash::fast_map;
 use crate::error::{AnonError, Result};
 use crate::hierarchy::Hierarchy;
 use std::sync::Arc;
@@ -41,14 +41,16 @@ impl Grouping {
     pub fn sorted(&self) -> Grouping {
         let n = self.len();
         let mut order: Vec<usize> = (0..n).collect();
-        order.sort_by(|&a, &b| {
-            self.codes.iter().map(|c| c[a]).cmp(self.codes.iter().map(|c| c[b]))
-        });
+        order.sort_by(|&a, &b| self.codes.iter().map(|c| c[a]).cmp(self.codes.iter().map(|c| c[b])));
         Grouping {
             levels: self.levels.clone(),
             codes: self.codes.iter().map(|c| order.iter().map(|&i| c[i]).collect()).collect(),
             sizes: order.iter().map(|&i| self.sizes[i]).collect(),
-            ranges: self.ranges.iter().map(|r| if r.is_empty() { Vec::new() } else { order.iter().map(|&i| r[i]).collect() }).collect(),
+            ranges: self
+                .ranges
+                .iter()
+                .map(|r| if r.is_empty() { Vec::new() } else { order.iter().map(|&i| r[i]).collect() })
+                .collect(),
         }
     }
 }
@@ -60,7 +62,10 @@ fn strides(hs: &[Arc<Hierarchy>], levels: &[u8]) -> Result<Vec<u64>> {
     for (h, &l) in hs.iter().zip(levels) {
         out.push(acc);
         acc = acc.checked_mul(h.width(l as usize) as u64).ok_or_else(|| {
-            AnonError::hierarchy(h.attribute(), "the quasi-identifiers have too many value combinations to encode (over 2^64)")
+            AnonError::hierarchy(
+                h.attribute(),
+                "the quasi-identifiers have too many value combinations to encode (over 2^64)",
+            )
         })?;
     }
     Ok(out)
@@ -186,7 +191,10 @@ pub fn rollup(hs: &[Arc<Hierarchy>], from: &Grouping, attr: usize) -> Result<(Gr
     let mut levels = from.levels.clone();
     let l = levels[attr] as usize;
     if l >= hs[attr].height() {
-        return Err(AnonError::hierarchy(hs[attr].attribute(), format!("cannot generalize beyond level {l}, the root")));
+        return Err(AnonError::hierarchy(
+            hs[attr].attribute(),
+            format!("cannot generalize beyond level {l}, the root"),
+        ));
     }
     levels[attr] += 1;
     let parent = &hs[attr].level(l).parent;

@@ -61,12 +61,7 @@ impl LevelLookup {
 
 /// Plan the release of `table` generalized at `levels` (one per declared quasi-identifier,
 /// in declaration order). Nothing is registered; the caller decides the output's name.
-pub async fn materialize_node(
-    ctx: &SessionContext,
-    table: &str,
-    meta: &TableMeta,
-    levels: &[u8],
-) -> Result<DataFrame> {
+pub async fn materialize_node(ctx: &SessionContext, table: &str, meta: &TableMeta, levels: &[u8]) -> Result<DataFrame> {
     let mut df = ctx.table(table).await.map_err(|_| AnonError::table(table, "not found"))?;
     let qis = meta.quasi_identifiers();
     if levels.len() != qis.len() {

@@ -242,10 +242,7 @@ fn encode_column(table: &str, name: &str, h: &Hierarchy, parts: &[ArrayRef]) -> 
         let shown: Vec<String> = missing.iter().map(|s| format!("'{s}'")).collect();
         return Err(AnonError::hierarchy(
             name,
-            format!(
-                "does not cover {missing_count} value(s) of table '{table}', e.g. {}",
-                shown.join(", ")
-            ),
+            format!("does not cover {missing_count} value(s) of table '{table}', e.g. {}", shown.join(", ")),
         ));
     }
     Ok(codes)
@@ -258,7 +255,11 @@ fn encode_sensitive(table: &str, name: &str, parts: &[ArrayRef]) -> Result<Sensi
         let v = v.as_string::<i32>();
         for r in 0..arr.len() {
             if arr.is_null(r) {
-                return Err(AnonError::column(table, name, "holds NULLs; the sensitive attribute needs a value in every record"));
+                return Err(AnonError::column(
+                    table,
+                    name,
+                    "holds NULLs; the sensitive attribute needs a value in every record",
+                ));
             }
             raw.push(v.value(r).to_string());
         }

@@ -35,11 +35,8 @@ pub fn rows_from_batches(batches: &[RecordBatch], attribute: &str) -> Result<Vec
     let mut rows = Vec::new();
     let mut offset = 0;
     for batch in batches {
-        let cols: Vec<_> = batch
-            .columns()
-            .iter()
-            .map(|c| cast(c, &DataType::Utf8))
-            .collect::<std::result::Result<_, _>>()?;
+        let cols: Vec<_> =
+            batch.columns().iter().map(|c| cast(c, &DataType::Utf8)).collect::<std::result::Result<_, _>>()?;
         for r in 0..batch.num_rows() {
             let mut fields = Vec::with_capacity(cols.len());
             for (j, c) in cols.iter().enumerate() {

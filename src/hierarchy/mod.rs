@@ -216,15 +216,17 @@ impl Hierarchy {
             ));
         }
         self.domain = Some((lo, hi));
+        // The root stands for the whole domain, so `*` publishes the domain's bounds.
+        if let Some(root) = self.levels.last_mut() {
+            root.bounds = vec![(lo, hi)];
+        }
         Ok(self)
     }
 
     /// Rows in ARX shape: one per leaf, its label at every level.
     pub fn arx_rows(&self) -> Vec<Vec<&str>> {
         (0..self.leaf_count() as u32)
-            .map(|leaf| {
-                (0..self.levels.len()).map(|j| self.label(j, self.up[j][leaf as usize])).collect()
-            })
+            .map(|leaf| (0..self.levels.len()).map(|j| self.label(j, self.up[j][leaf as usize])).collect())
             .collect()
     }
 }

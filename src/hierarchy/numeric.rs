@@ -37,8 +37,7 @@ fn split_range(s: &str) -> Option<(&str, &str)> {
     let bytes = s.as_bytes();
     (1..bytes.len()).find_map(|i| {
         let prev = bytes[i - 1];
-        (bytes[i] == b'-' && (prev.is_ascii_digit() || prev == b'.' || prev == b' '))
-            .then(|| (&s[..i], &s[i + 1..]))
+        (bytes[i] == b'-' && (prev.is_ascii_digit() || prev == b'.' || prev == b' ')).then(|| (&s[..i], &s[i + 1..]))
     })
 }
 
@@ -63,10 +62,7 @@ pub fn widths_hierarchy(attribute: &str, lo: i64, hi: i64, widths: &[i64]) -> Re
             return Err(bad(format!("width {w} must be at least 1")));
         }
         if i > 0 && (w <= widths[i - 1] || w % widths[i - 1] != 0) {
-            return Err(bad(format!(
-                "width {w} must be a larger multiple of the width before it ({})",
-                widths[i - 1]
-            )));
+            return Err(bad(format!("width {w} must be a larger multiple of the width before it ({})", widths[i - 1])));
         }
     }
     let mut b = HierarchyBuilder::new(attribute, HierarchyKind::Numeric);

@@ -14,7 +14,13 @@ pub struct Args<'a> {
 
 impl<'a> Args<'a> {
     /// Check the argument count against `min..=max`; `signature` is shown in errors.
-    pub fn new(function: &'static str, signature: &'static str, exprs: &'a [Expr], min: usize, max: usize) -> Result<Self> {
+    pub fn new(
+        function: &'static str,
+        signature: &'static str,
+        exprs: &'a [Expr],
+        min: usize,
+        max: usize,
+    ) -> Result<Self> {
         if exprs.len() < min || exprs.len() > max {
             return Err(AnonError::argument(
                 function,

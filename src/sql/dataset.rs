@@ -63,6 +63,7 @@ pub fn install(
     let table: Arc<dyn TableProvider> = Arc::new(MemTable::try_new(schema, partitions)?);
     let qis = ds.meta.quasi_identifiers().join(", ");
     let sensitive = ds.meta.columns_with(crate::meta::Role::Sensitive).join(", ");
+    let set_valued = ds.meta.columns_with(crate::meta::Role::SetValued).join(", ");
     let heights: Vec<u8> = ds
         .meta
         .quasi_identifiers()
@@ -79,6 +80,7 @@ pub fn install(
         Field::new("rows", DataType::Int64, false),
         Field::new("quasi_identifiers", DataType::Utf8, false),
         Field::new("sensitive", DataType::Utf8, false),
+        Field::new("set_valued", DataType::Utf8, false),
         Field::new("lattice_nodes", DataType::Int64, false),
     ]));
     let cols: Vec<ArrayRef> = vec![
@@ -86,6 +88,7 @@ pub fn install(
         Arc::new(Int64Array::from(vec![rows as i64])),
         Arc::new(StringArray::from(vec![qis])),
         Arc::new(StringArray::from(vec![sensitive])),
+        Arc::new(StringArray::from(vec![set_valued])),
         Arc::new(Int64Array::from(vec![nodes])),
     ];
     let summary = super::mem_table(schema.clone(), vec![RecordBatch::try_new(schema, cols)?])?;

@@ -19,11 +19,11 @@ pub use args::Args;
 use crate::error::{AnonError, Result};
 use crate::meta::Registry;
 use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::catalog::TableFunctionArgs;
 use datafusion::catalog::TableProvider;
 use datafusion::datasource::MemTable;
 use datafusion::execution::SessionState;
 use datafusion::prelude::SessionContext;
-use datafusion::catalog::TableFunctionArgs;
 use std::future::Future;
 use std::sync::Arc;
 
@@ -59,9 +59,7 @@ where
 {
     use tokio::runtime::{Builder, Handle, RuntimeFlavor};
     match Handle::try_current() {
-        Ok(h) if h.runtime_flavor() == RuntimeFlavor::MultiThread => {
-            tokio::task::block_in_place(|| h.block_on(fut))
-        }
+        Ok(h) if h.runtime_flavor() == RuntimeFlavor::MultiThread => tokio::task::block_in_place(|| h.block_on(fut)),
         _ => std::thread::scope(|s| {
             s.spawn(|| {
                 Builder::new_current_thread()
@@ -78,7 +76,10 @@ where
 
 /// An in-memory table from batches (all with the schema of the first; an empty result needs
 /// the schema given).
-pub fn mem_table(schema: datafusion::arrow::datatypes::SchemaRef, batches: Vec<RecordBatch>) -> Result<Arc<dyn TableProvider>> {
+pub fn mem_table(
+    schema: datafusion::arrow::datatypes::SchemaRef,
+    batches: Vec<RecordBatch>,
+) -> Result<Arc<dyn TableProvider>> {
     Ok(Arc::new(MemTable::try_new(schema, vec![batches])?))
 }
 

@@ -11,7 +11,8 @@ use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
 use datafusion::prelude::SessionContext;
 use std::sync::Arc;
 
-const SIGNATURE: &str = "declare_roles(table, 'column=role, ...') with roles identifier, qi, sensitive, insensitive, set_valued";
+const SIGNATURE: &str =
+    "declare_roles(table, 'column=role, ...') with roles identifier, qi, sensitive, insensitive, set_valued";
 
 #[derive(Debug)]
 struct DeclareRoles {
@@ -27,21 +28,42 @@ pub fn parse_roles(table: &str, spec: &str, columns: &[(String, DataType)]) -> R
     let mut declared: Vec<(String, Role)> = Vec::new();
     for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let (col, role) = part.split_once('=').ok_or_else(|| {
-            AnonError::argument("declare_roles", "roles", format!("'{part}' is not of the form column=role (usage: {SIGNATURE})"))
+            AnonError::argument(
+                "declare_roles",
+                "roles",
+                format!("'{part}' is not of the form column=role (usage: {SIGNATURE})"),
+            )
         })?;
         let (col, role_name) = (col.trim().trim_matches('"'), role.trim());
         let role = Role::parse(role_name).ok_or_else(|| {
-            AnonError::argument("declare_roles", "roles", format!("unknown role '{role_name}' for column '{col}' (usage: {SIGNATURE})"))
+            AnonError::argument(
+                "declare_roles",
+                "roles",
+                format!("unknown role '{role_name}' for column '{col}' (usage: {SIGNATURE})"),
+            )
         })?;
         let Some((_, ty)) = columns.iter().find(|(c, _)| c == col) else {
             let names: Vec<&str> = columns.iter().map(|c| c.0.as_str()).collect();
-            return Err(AnonError::column(table, col, format!("is not a column of the table (columns: {})", names.join(", "))));
+            return Err(AnonError::column(
+                table,
+                col,
+                format!("is not a column of the table (columns: {})", names.join(", ")),
+            ));
         };
         if declared.iter().any(|(c, _)| c == col) {
             return Err(AnonError::column(table, col, "is declared twice"));
         }
-        if role == Role::SetValued && !matches!(ty, DataType::List(_) | DataType::LargeList(_) | DataType::Utf8 | DataType::Utf8View | DataType::LargeUtf8) {
-            return Err(AnonError::column(table, col, format!("is {ty}, but a set-valued column must be a list of codes or a delimited string")));
+        if role == Role::SetValued
+            && !matches!(
+                ty,
+                DataType::List(_) | DataType::LargeList(_) | DataType::Utf8 | DataType::Utf8View | DataType::LargeUtf8
+            )
+        {
+            return Err(AnonError::column(
+                table,
+                col,
+                format!("is {ty}, but a set-valued column must be a list of codes or a delimited string"),
+            ));
         }
         declared.push((col.to_string(), role));
     }

@@ -25,10 +25,14 @@
 pub mod datasets;
 pub mod encode;
 pub mod error;
+pub mod eval;
 pub mod hierarchy;
 pub mod lattice;
 pub mod meta;
+pub mod methods;
+pub mod metrics;
 pub mod sql;
+pub mod verify;
 
 pub use datafusion;
 pub use error::{AnonError, Result};

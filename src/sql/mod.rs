@@ -11,8 +11,12 @@ mod dataset;
 mod explore;
 mod generalize;
 mod hierarchies;
+mod kanon_fn;
+mod metrics_fn;
+mod query_error_fn;
 mod roles;
 mod system;
+mod verify_fn;
 
 pub use args::Args;
 
@@ -34,6 +38,10 @@ pub fn register(ctx: &SessionContext, registry: Arc<Registry>) {
     hierarchies::register(ctx, registry.clone());
     explore::register(ctx, registry.clone());
     generalize::register(ctx, registry.clone());
+    kanon_fn::register(ctx, registry.clone());
+    metrics_fn::register(ctx, registry.clone());
+    verify_fn::register(ctx, registry.clone());
+    query_error_fn::register(ctx, registry.clone());
     system::register(ctx, registry);
 }
 

@@ -1,0 +1,3 @@
+//! One folder per method (paper).
+
+pub mod kanon;

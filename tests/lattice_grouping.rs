@@ -1,6 +1,8 @@
 //! The encoding and lattice layer on real and random data: rolled-up grouping equals grouping
 //! from scratch for every node, and D(r) follows the h-ceiling paper's worked example.
 
+mod common;
+
 use anonfusion::datasets::adult;
 use anonfusion::encode::{FrequencyTable, QiColumn, class_degrees, for_each_node, frequency_table, group};
 use anonfusion::hierarchy::{HierarchyBuilder, HierarchyKind, widths_hierarchy};
@@ -92,40 +94,6 @@ fn generalization_degree_of_table_2_is_0_55() {
     assert!(class_degrees(&hs, &g0).iter().all(|&d| d == 0.0));
 }
 
-/// A random hierarchy: `leaves` leaves, each level merging neighbouring nodes in random runs.
-fn random_hierarchy(
-    name: &str,
-    leaves: usize,
-    height: usize,
-    numeric: bool,
-    cuts: &[u8],
-) -> anonfusion::hierarchy::Hierarchy {
-    let kind = if numeric { HierarchyKind::Numeric } else { HierarchyKind::Categorical };
-    let mut b = HierarchyBuilder::new(name, kind);
-    // Group ids per level: a node at level j+1 merges consecutive nodes of level j.
-    let mut ids: Vec<usize> = (0..leaves).collect();
-    let mut columns: Vec<Vec<String>> =
-        vec![(0..leaves).map(|i| if numeric { (i * 3).to_string() } else { format!("v{i}") }).collect()];
-    for j in 1..height {
-        let mut next = Vec::with_capacity(leaves);
-        let mut cur = 0usize;
-        for i in 0..leaves {
-            if i > 0 && ids[i] != ids[i - 1] && cuts[(i * 7 + j) % cuts.len()].is_multiple_of(2) {
-                cur += 1;
-            }
-            next.push(cur);
-        }
-        ids = next;
-        columns.push(ids.iter().map(|g| format!("L{j}_{g}")).collect());
-    }
-    for i in 0..leaves {
-        let mut row: Vec<String> = columns.iter().map(|c| c[i].clone()).collect();
-        row.push("*".into());
-        b.row(i + 1, row);
-    }
-    b.build().unwrap()
-}
-
 proptest! {
     #![proptest_config(ProptestConfig { cases: 64, .. ProptestConfig::default() })]
 
@@ -137,13 +105,7 @@ proptest! {
         cuts in prop::collection::vec(any::<u8>(), 1..16),
         rows in prop::collection::vec((any::<u32>(), 1u64..5), 1..60),
     ) {
-        let qis: Vec<QiColumn> = shapes.iter().enumerate().map(|(a, &(leaves, height, numeric))| {
-            let h = Arc::new(random_hierarchy(&format!("q{a}"), leaves, height, numeric, &cuts));
-            let codes = rows.iter().map(|(r, _)| (r.rotate_left(a as u32 * 8) as usize % leaves) as u32).collect();
-            QiColumn { name: format!("q{a}"), hierarchy: h, codes }
-        }).collect();
-        let counts = rows.iter().map(|r| r.1).collect();
-        let ft = FrequencyTable::from_parts(qis, None, counts).unwrap();
+        let ft = common::random_table(&shapes, &cuts, &rows, 0);
         let size = Lattice::new(&ft.heights()).size();
         prop_assert_eq!(rollups_match_scratch(&ft), size);
     }

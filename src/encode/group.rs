@@ -212,6 +212,47 @@ pub fn rollup(hs: &[Arc<Hierarchy>], from: &Grouping, attr: usize) -> Result<(Gr
     Ok((b.out, map))
 }
 
+/// Group the node `levels` (a generalization of `from`'s node, possibly several levels up in
+/// several attributes) from `from`'s classes. Also returns each class of `from`'s class in
+/// the result. Any already-grouped specialization will do; the one with the fewest classes is
+/// the cheapest.
+pub fn generalize_to(hs: &[Arc<Hierarchy>], from: &Grouping, levels: &[u8]) -> Result<(Grouping, Vec<u32>)> {
+    check_levels(hs, levels)?;
+    if let Some(a) = (0..hs.len()).find(|&a| levels[a] < from.levels[a]) {
+        return Err(AnonError::hierarchy(
+            hs[a].attribute(),
+            format!("level {} is below the grouped node's level {}", levels[a], from.levels[a]),
+        ));
+    }
+    // Per attribute: node at the grouped level -> ancestor at the target level.
+    let jumps: Vec<Vec<u32>> = hs
+        .iter()
+        .enumerate()
+        .map(|(a, h)| {
+            let (l0, l1) = (from.levels[a] as usize, levels[a] as usize);
+            (0..h.width(l0) as u32)
+                .map(|mut c| {
+                    for j in l0..l1 {
+                        c = h.parent(j, c);
+                    }
+                    c
+                })
+                .collect()
+        })
+        .collect();
+    let mut b = Builder::new(hs, levels.to_vec(), from.len())?;
+    let mut map = Vec::with_capacity(from.len());
+    let mut codes = vec![0u32; hs.len()];
+    for c in 0..from.len() {
+        for (a, col) in from.codes.iter().enumerate() {
+            codes[a] = jumps[a][col[c] as usize];
+        }
+        let range = |a: usize| from.ranges[a][c];
+        map.push(b.add(&codes, from.sizes[c], range));
+    }
+    Ok((b.out, map))
+}
+
 fn check_levels(hs: &[Arc<Hierarchy>], levels: &[u8]) -> Result<()> {
     if levels.len() != hs.len() {
         return Err(AnonError::argument(

@@ -18,8 +18,18 @@ use datafusion::arrow::array::{ArrayRef, Float64Array, RecordBatch, StringArray}
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use datafusion::common::JoinType;
 use datafusion::logical_expr::{Expr, cast};
-use datafusion::prelude::{DataFrame, SessionContext, coalesce, col, ident, lit};
+use datafusion::prelude::{DataFrame, SessionContext, coalesce, col, ident, lit, when};
 use std::sync::Arc;
+
+/// The published label of node `code` at `level`: the hierarchy's label, except that an
+/// ungeneralized numeric value is written as the number itself.
+pub fn node_label(h: &Hierarchy, level: usize, code: u32) -> String {
+    if level == 0 && h.is_numeric() {
+        format_number(h.leaf_value(code).unwrap_or_default())
+    } else {
+        h.label(level, code).to_string()
+    }
+}
 
 /// The lookup of one quasi-identifier at one level.
 pub struct LevelLookup {
@@ -30,7 +40,7 @@ impl LevelLookup {
     /// Key column `__k{i}` (Utf8 or Float64), label `__l{i}`, bounds `__lo{i}`, `__hi{i}`.
     pub fn new(h: &Hierarchy, level: usize, i: usize) -> Result<Self> {
         let up = h.up(level);
-        let labels: Vec<&str> = up.iter().map(|&n| h.label(level, n)).collect();
+        let labels: Vec<String> = up.iter().map(|&n| node_label(h, level, n)).collect();
         let key: ArrayRef = if h.is_numeric() {
             Arc::new(Float64Array::from(h.leaf_values().to_vec()))
         } else {
@@ -48,11 +58,6 @@ impl LevelLookup {
             fields.push(Field::new(format!("__hi{i}"), DataType::Float64, false));
             cols.push(Arc::new(Float64Array::from(lo)));
             cols.push(Arc::new(Float64Array::from(hi)));
-            // A leaf's own label at level 0 is its value, as users write it.
-            if level == 0 {
-                let own: Vec<String> = h.leaf_values().iter().map(|&v| format_number(v)).collect();
-                cols[1] = Arc::new(StringArray::from(own));
-            }
         }
         let batch = RecordBatch::try_new(Arc::new(Schema::new(fields)), cols)?;
         Ok(LevelLookup { batch })
@@ -62,6 +67,19 @@ impl LevelLookup {
 /// Plan the release of `table` generalized at `levels` (one per declared quasi-identifier,
 /// in declaration order). Nothing is registered; the caller decides the output's name.
 pub async fn materialize_node(ctx: &SessionContext, table: &str, meta: &TableMeta, levels: &[u8]) -> Result<DataFrame> {
+    materialize_suppressed(ctx, table, meta, levels, &[]).await
+}
+
+/// As [`materialize_node`], with the records of some classes suppressed: `suppressed` lists
+/// those classes by their published labels (one per quasi-identifier, in declaration order).
+/// A suppressed record has every quasi-identifier `*` and NULL numeric bounds.
+pub async fn materialize_suppressed(
+    ctx: &SessionContext,
+    table: &str,
+    meta: &TableMeta,
+    levels: &[u8],
+    suppressed: &[Vec<String>],
+) -> Result<DataFrame> {
     let mut df = ctx.table(table).await.map_err(|_| AnonError::table(table, "not found"))?;
     let qis = meta.quasi_identifiers();
     if levels.len() != qis.len() {
@@ -92,20 +110,45 @@ pub async fn materialize_node(ctx: &SessionContext, table: &str, meta: &TableMet
         };
         df = df.join_on(lookup, JoinType::Left, [key_expr.eq(col(format!("__k{i}")))])?;
     }
+    if !suppressed.is_empty() {
+        df = df.join_on(ctx.read_batch(suppressed_batch(qis.len(), suppressed)?)?, JoinType::Left, {
+            (0..qis.len()).map(|i| col(format!("__l{i}")).eq(col(format!("__s{i}")))).collect::<Vec<_>>()
+        })?;
+    }
+    let kept = |e: Expr, suppressed_value: Expr| -> Expr {
+        if suppressed.is_empty() {
+            e
+        } else {
+            when(col("__supp").is_null(), e).otherwise(suppressed_value).expect("a CASE with an ELSE")
+        }
+    };
     let mut out: Vec<Expr> = Vec::new();
     for (name, ty) in &source_fields {
         match meta.role(name) {
             Some(Role::Identifier) => {}
             Some(Role::QuasiIdentifier) => {
                 let i = qis.iter().position(|q| q == name).expect("declared quasi-identifier");
-                out.push(col(format!("__l{i}")).alias(name));
+                out.push(kept(col(format!("__l{i}")), lit("*")).alias(name));
                 if meta.hierarchy(table, name)?.is_numeric() {
-                    out.push(cast(col(format!("__lo{i}")), ty.clone()).alias(format!("{name}_lo")));
-                    out.push(cast(col(format!("__hi{i}")), ty.clone()).alias(format!("{name}_hi")));
+                    let null = lit(datafusion::common::ScalarValue::try_from(ty)?);
+                    let bound = |b: &str| kept(cast(col(format!("__{b}{i}")), ty.clone()), null.clone());
+                    out.push(bound("lo").alias(format!("{name}_lo")));
+                    out.push(bound("hi").alias(format!("{name}_hi")));
                 }
             }
             _ => out.push(ident(name)),
         }
     }
     Ok(df.select(out)?)
+}
+
+/// The suppressed classes' labels as a join side: `__s0..`, and the marker `__supp`.
+fn suppressed_batch(n: usize, classes: &[Vec<String>]) -> Result<RecordBatch> {
+    let mut fields: Vec<Field> = (0..n).map(|i| Field::new(format!("__s{i}"), DataType::Utf8, false)).collect();
+    fields.push(Field::new("__supp", DataType::Boolean, false));
+    let mut cols: Vec<ArrayRef> = (0..n)
+        .map(|i| Arc::new(StringArray::from(classes.iter().map(|c| c[i].as_str()).collect::<Vec<_>>())) as ArrayRef)
+        .collect();
+    cols.push(Arc::new(datafusion::arrow::array::BooleanArray::from(vec![true; classes.len()])));
+    Ok(RecordBatch::try_new(Arc::new(Schema::new(fields)), cols)?)
 }

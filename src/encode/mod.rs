@@ -15,8 +15,8 @@ pub mod hash;
 mod materialize;
 mod walk;
 
-pub use group::{Grouping, class_degrees, group, rollup};
-pub use materialize::{LevelLookup, materialize_node};
+pub use group::{Grouping, class_degrees, generalize_to, group, rollup};
+pub use materialize::{LevelLookup, materialize_node, materialize_suppressed, node_label};
 pub use walk::for_each_node;
 
 use crate::error::{AnonError, Result};

@@ -1,1 +1,187 @@
-//! (in progress)
+//! `kanon_anonymize`: the baseline every paper compares against. Full-domain generalization
+//! (Samarati 2001; LeFevre et al. 2005) over the lattice of the declared hierarchies, globally
+//! optimal for LM (default), NCP or DM, with an optional record-suppression limit and the
+//! privacy models k-anonymity, distinct / entropy / recursive-(c,l)-diversity and t-closeness,
+//! combinable.
+//!
+//! The search runs on the frequency table (see [`search`]); the release is materialized by
+//! one DataFusion plan over the source.
+
+pub mod loss;
+pub mod models;
+pub mod search;
+
+pub use loss::Metric;
+pub use models::Models;
+
+use crate::encode::{FrequencyTable, frequency_table, materialize_suppressed, node_label};
+use crate::error::{AnonError, Result};
+use crate::lattice::format_levels;
+use crate::meta::TableMeta;
+use datafusion::prelude::{DataFrame, SessionContext};
+use search::{Evaluation, Evaluator};
+
+/// What to optimize and what to guarantee.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KanonConfig {
+    pub models: Models,
+    pub metric: Metric,
+    /// Most records that may be suppressed, in percent of the table.
+    pub suppression_percent: f64,
+}
+
+impl KanonConfig {
+    pub fn new(k: u64) -> Self {
+        KanonConfig { models: Models::k_only(k), metric: Metric::Lm, suppression_percent: 0.0 }
+    }
+
+    /// Parse `metric=lm, suppression=2%, distinct_l=3, entropy_l=2, recursive_cl=3:2, t=0.15`.
+    pub fn with_options(mut self, options: &str) -> Result<Self> {
+        let f = "kanon_anonymize";
+        for part in options.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let (key, value) = part
+                .split_once('=')
+                .map(|(k, v)| (k.trim(), v.trim()))
+                .ok_or_else(|| AnonError::argument(f, "options", format!("'{part}' is not of the form key=value")))?;
+            let num = |v: &str| -> Result<f64> {
+                v.trim_end_matches('%')
+                    .trim()
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|x| x.is_finite())
+                    .ok_or_else(|| AnonError::argument(f, key, format!("'{v}' is not a number")))
+            };
+            let int = |v: &str| -> Result<u64> {
+                v.parse::<u64>()
+                    .map_err(|_| AnonError::argument(f, key, format!("'{v}' is not a non-negative integer")))
+            };
+            match key.to_ascii_lowercase().as_str() {
+                "metric" => {
+                    self.metric = Metric::parse(value).ok_or_else(|| {
+                        AnonError::argument(f, "metric", format!("unknown metric '{value}' (lm, ncp, dm)"))
+                    })?
+                }
+                "suppression" | "suppression_limit" => self.suppression_percent = num(value)?,
+                "distinct_l" | "l" => self.models.distinct_l = Some(int(value)?),
+                "entropy_l" => self.models.entropy_l = Some(num(value)?),
+                "recursive_cl" => {
+                    let (c, l) = value.split_once(':').ok_or_else(|| {
+                        AnonError::argument(f, "recursive_cl", format!("'{value}' is not of the form c:l"))
+                    })?;
+                    self.models.recursive_cl = Some((num(c)?, int(l.trim())?));
+                }
+                "t" | "t_closeness" => self.models.t = Some(num(value)?),
+                other => {
+                    return Err(AnonError::argument(
+                        f,
+                        "options",
+                        format!(
+                            "unknown option '{other}' (metric, suppression, distinct_l, entropy_l, recursive_cl, t)"
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(self)
+    }
+
+    pub fn validate(&self, records: u64) -> Result<()> {
+        self.models.validate("kanon_anonymize")?;
+        if !(0.0..=100.0).contains(&self.suppression_percent) {
+            return Err(AnonError::argument(
+                "kanon_anonymize",
+                "suppression",
+                format!("must be a percentage in [0, 100], got {}", self.suppression_percent),
+            ));
+        }
+        if self.models.k > records {
+            return Err(AnonError::argument(
+                "kanon_anonymize",
+                "k",
+                format!("k = {} is larger than the table ({records} records)", self.models.k),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The suppression limit in records.
+    pub fn budget(&self, records: u64) -> u64 {
+        (self.suppression_percent / 100.0 * records as f64).floor() as u64
+    }
+}
+
+/// The chosen node and what it costs.
+#[derive(Debug, Clone)]
+pub struct KanonResult {
+    pub levels: Vec<u8>,
+    pub loss: f64,
+    pub suppressed_records: u64,
+    /// Labels of the suppressed classes, one per quasi-identifier.
+    pub suppressed_classes: Vec<Vec<String>>,
+    pub classes: usize,
+    pub nodes_total: usize,
+    pub nodes_evaluated: usize,
+}
+
+/// Search the lattice of a frequency table. `None` when no node satisfies the models within
+/// the suppression limit (possible with l-diversity or t-closeness).
+pub fn search(ft: &FrequencyTable, config: &KanonConfig) -> Result<Option<KanonResult>> {
+    config.validate(ft.total())?;
+    let mut ev = Evaluator::new(ft, config.models.clone(), config.metric, config.budget(ft.total()))?;
+    let best = search::optimal(&mut ev)?;
+    best.map(|e| result(&mut ev, ft, e)).transpose()
+}
+
+fn result(ev: &mut Evaluator, ft: &FrequencyTable, e: Evaluation) -> Result<KanonResult> {
+    let levels = ev.lattice.levels(e.node);
+    let (g, _) = ev.classes(e.node)?;
+    let suppressed_classes = e
+        .failing
+        .iter()
+        .map(|&c| {
+            ft.qis
+                .iter()
+                .enumerate()
+                .map(|(a, q)| node_label(&q.hierarchy, levels[a] as usize, g.codes[a][c as usize]))
+                .collect()
+        })
+        .collect();
+    Ok(KanonResult {
+        levels,
+        loss: e.loss,
+        suppressed_records: e.suppressed_records,
+        suppressed_classes,
+        classes: e.classes - e.failing.len(),
+        nodes_total: ev.lattice.size(),
+        nodes_evaluated: ev.evaluated,
+    })
+}
+
+/// Anonymize a declared table: aggregate, search, and plan the release.
+pub async fn anonymize(
+    ctx: &SessionContext,
+    table: &str,
+    meta: &TableMeta,
+    config: &KanonConfig,
+) -> Result<(KanonResult, DataFrame)> {
+    let sensitive = if config.models.need_sensitive() { Some(meta.sensitive(table)?) } else { None };
+    let ft = frequency_table(ctx, table, meta, sensitive).await?;
+    let res = search(&ft, config)?.ok_or_else(|| {
+        AnonError::argument(
+            "kanon_anonymize",
+            "options",
+            format!(
+                "no generalization satisfies {} within a suppression limit of {}%; raise the limit or relax the models",
+                config.models.describe(),
+                config.suppression_percent
+            ),
+        )
+    })?;
+    let df = materialize_suppressed(ctx, table, meta, &res.levels, &res.suppressed_classes).await?;
+    Ok((res, df))
+}
+
+/// The node as users read it, e.g. `[1, 0, 2]`.
+pub fn describe_node(levels: &[u8]) -> String {
+    format_levels(levels)
+}

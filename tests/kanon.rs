@@ -1,0 +1,174 @@
+//! kanon_anonymize: the pruned search finds the optimum of exhaustive search, on Adult and on
+//! many random inputs; releases are k-anonymous when checked from the released table alone.
+
+mod common;
+
+use anonfusion::encode::frequency_table;
+use anonfusion::methods::kanon::search::{Evaluator, exhaustive, optimal};
+use anonfusion::methods::kanon::{KanonConfig, Metric, search};
+use datafusion::arrow::array::{AsArray, RecordBatch};
+use datafusion::arrow::datatypes::Int64Type;
+use datafusion::prelude::SessionContext;
+use proptest::prelude::*;
+
+/// Loss of the pruned search's optimum and of exhaustive search (None when nothing qualifies).
+fn both(ft: &anonfusion::encode::FrequencyTable, config: &KanonConfig) -> (Option<f64>, Option<f64>, usize) {
+    let budget = config.budget(ft.total());
+    let mut ev = Evaluator::new(ft, config.models.clone(), config.metric, budget).unwrap();
+    let fast = optimal(&mut ev).unwrap().map(|e| e.loss);
+    let evaluated = ev.evaluated;
+    let mut ev = Evaluator::new(ft, config.models.clone(), config.metric, budget).unwrap();
+    let slow = exhaustive(&mut ev).unwrap().map(|e| e.loss);
+    (fast, slow, evaluated)
+}
+
+fn same(a: Option<f64>, b: Option<f64>) -> bool {
+    match (a, b) {
+        (Some(x), Some(y)) => (x - y).abs() <= 1e-9 * x.abs().max(y.abs()).max(1.0),
+        (None, None) => true,
+        _ => false,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn adult_optimum_equals_exhaustive_search() {
+    let ctx = SessionContext::new();
+    let registry = anonfusion::register_all(&ctx);
+    ctx.sql("SELECT * FROM load_dataset('adult')").await.unwrap().collect().await.unwrap();
+    let meta = registry.require("adult").unwrap();
+    let ft = frequency_table(&ctx, "adult", &meta, Some("occupation")).await.unwrap();
+    for options in
+        ["", "suppression=2", "metric=dm", "metric=ncp, suppression=2", "distinct_l=3", "t=0.15, suppression=2"]
+    {
+        let config = KanonConfig::new(5).with_options(options).unwrap();
+        let (fast, slow, evaluated) = both(&ft, &config);
+        assert!(fast.is_some(), "{options}: Adult has a 5-anonymous node");
+        assert!(same(fast, slow), "{options}: pruned {fast:?} vs exhaustive {slow:?}");
+        assert!(evaluated < 2160, "{options}: pruning evaluated {evaluated} of 2160 nodes");
+        println!("{options:>26}: loss {:.4}, {evaluated} of 2160 nodes evaluated", fast.unwrap());
+    }
+    let res = search(&ft, &KanonConfig::new(5)).unwrap().unwrap();
+    assert_eq!(res.suppressed_records, 0);
+    assert_eq!(res.nodes_total, 2160);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, .. ProptestConfig::default() })]
+
+    /// On random tables, hierarchies, k, models, metrics and suppression limits, the pruned
+    /// search's optimum has the loss of exhaustive search.
+    #[test]
+    fn pruned_search_is_optimal(
+        shapes in prop::collection::vec((1usize..7, 1usize..4, any::<bool>()), 1..4),
+        cuts in prop::collection::vec(any::<u8>(), 1..12),
+        rows in prop::collection::vec((any::<u32>(), 1u64..4), 2..50),
+        k in 1u64..6,
+        model in 0usize..5,
+        metric in 0usize..3,
+        suppression in prop::sample::select(vec![0.0, 5.0, 20.0]),
+    ) {
+        let ft = common::random_table(&shapes, &cuts, &rows, 4);
+        prop_assume!(k <= ft.total());
+        let mut config = KanonConfig::new(k);
+        config.metric = [Metric::Lm, Metric::Ncp, Metric::Dm][metric];
+        config.suppression_percent = suppression;
+        match model {
+            1 => config.models.distinct_l = Some(2),
+            2 => config.models.entropy_l = Some(1.5),
+            3 => config.models.recursive_cl = Some((3.0, 2)),
+            4 => config.models.t = Some(0.4),
+            _ => {}
+        }
+        let (fast, slow, _) = both(&ft, &config);
+        prop_assert!(same(fast, slow), "pruned {:?} vs exhaustive {:?} for {:?}", fast, slow, config);
+    }
+}
+
+async fn rows(ctx: &SessionContext, sql: &str) -> Vec<RecordBatch> {
+    ctx.sql(sql).await.unwrap_or_else(|e| panic!("{sql}: {e}")).collect().await.unwrap_or_else(|e| panic!("{sql}: {e}"))
+}
+
+async fn int(ctx: &SessionContext, sql: &str) -> i64 {
+    rows(ctx, sql).await[0].column(0).as_primitive::<Int64Type>().value(0)
+}
+
+async fn err(ctx: &SessionContext, sql: &str) -> String {
+    match ctx.sql(sql).await {
+        Err(e) => e.to_string(),
+        Ok(df) => df.collect().await.err().map(|e| e.to_string()).unwrap_or_else(|| panic!("no error from {sql}")),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sql_release_is_k_anonymous_and_reports_its_node() {
+    let ctx = anonfusion::new_session();
+    rows(&ctx, "SELECT * FROM load_dataset('adult')").await;
+    rows(&ctx, "SELECT COUNT(*) FROM kanon_anonymize('adult', 'adult_k5', 5, 'suppression=2')").await;
+    assert_eq!(int(&ctx, "SELECT COUNT(*) FROM adult_k5").await, 30_162);
+    // Checked on the released table alone: every class of non-suppressed records has >= 5 rows.
+    let smallest = int(
+        &ctx,
+        "SELECT MIN(n) FROM (SELECT COUNT(*) AS n FROM adult_k5 \
+         WHERE NOT (age = '*' AND age_lo IS NULL) \
+         GROUP BY age, sex, race, marital_status, education, native_country, workclass)",
+    )
+    .await;
+    assert!(smallest >= 5, "smallest class {smallest}");
+    let suppressed = int(&ctx, "SELECT COUNT(*) FROM adult_k5 WHERE age = '*' AND age_lo IS NULL").await;
+    assert_eq!(suppressed, int(&ctx, "SELECT suppressed_records FROM adult_k5_report").await);
+    assert!(suppressed as f64 <= 0.02 * 30_162.0);
+    let b = rows(&ctx, "SELECT node, metric, metric_value FROM adult_k5_report").await;
+    let node = b[0].column(0).as_string::<i32>().value(0).to_string();
+    assert!(node.starts_with('[') && node.matches(',').count() == 6, "{node}");
+    // The released classes are exactly the report's: distinct quasi-identifier tuples of the
+    // records that were not suppressed.
+    let released = int(
+        &ctx,
+        "SELECT COUNT(*) FROM (SELECT DISTINCT age, sex, race, marital_status, education, native_country, workclass \
+         FROM adult_k5 WHERE age_lo IS NOT NULL)",
+    )
+    .await;
+    assert_eq!(released, int(&ctx, "SELECT classes FROM adult_k5_report").await);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn diversity_and_closeness_hold_on_the_release() {
+    let ctx = anonfusion::new_session();
+    rows(&ctx, "SELECT * FROM load_dataset('adult')").await;
+    rows(&ctx, "SELECT COUNT(*) FROM kanon_anonymize('adult', 'adult_l3', 5, 'distinct_l=3')").await;
+    let least_diverse = int(
+        &ctx,
+        "SELECT MIN(d) FROM (SELECT COUNT(DISTINCT occupation) AS d FROM adult_l3 \
+         GROUP BY age, sex, race, marital_status, education, native_country, workclass)",
+    )
+    .await;
+    assert!(least_diverse >= 3, "{least_diverse}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_arguments_are_clear_errors_and_register_nothing() {
+    let ctx = anonfusion::new_session();
+    rows(&ctx, "SELECT * FROM load_dataset('adult')").await;
+    for (sql, expect) in [
+        ("SELECT * FROM kanon_anonymize('adult', 'o', 0)", "'k'"),
+        ("SELECT * FROM kanon_anonymize('adult', 'o', 40000)", "larger than the table"),
+        ("SELECT * FROM kanon_anonymize('adult', 'o', 5, 'distinct_l=0')", "distinct_l"),
+        ("SELECT * FROM kanon_anonymize('adult', 'o', 5, 'recursive_cl=0:2')", "recursive_cl"),
+        ("SELECT * FROM kanon_anonymize('adult', 'o', 5, 't=1.5')", "'t'"),
+        ("SELECT * FROM kanon_anonymize('adult', 'o', 5, 'suppression=120')", "suppression"),
+        ("SELECT * FROM kanon_anonymize('adult', 'o', 5, 'metric=xyz')", "unknown metric"),
+        ("SELECT * FROM kanon_anonymize('adult', 'o', 5, 'colour=blue')", "unknown option 'colour'"),
+        ("SELECT * FROM kanon_anonymize('nope', 'o', 5)", "'nope'"),
+        ("SELECT * FROM kanon_anonymize('adult', 'adult', 5)", "must differ"),
+        ("SELECT * FROM kanon_anonymize('adult', 'o', 5, 'distinct_l=20')", "no generalization satisfies"),
+    ] {
+        let e = err(&ctx, sql).await;
+        assert!(e.contains(expect), "{sql}: {e}");
+    }
+    assert!(!ctx.table_exist("o").unwrap() && !ctx.table_exist("o_report").unwrap());
+    rows(&ctx, "CREATE TABLE p (age BIGINT, d VARCHAR) AS VALUES (30, 'x'), (31, 'y')").await;
+    rows(&ctx, "SELECT * FROM declare_roles('p', 'age=qi')").await;
+    rows(&ctx, "SELECT * FROM interval_hierarchy('p', 'age', '5', 0, 99)").await;
+    let e = err(&ctx, "SELECT * FROM kanon_anonymize('p', 'o', 2, 'distinct_l=2')").await;
+    assert!(e.contains("no sensitive attribute"), "{e}");
+}

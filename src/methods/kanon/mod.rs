@@ -134,7 +134,7 @@ pub fn search(ft: &FrequencyTable, config: &KanonConfig) -> Result<Option<KanonR
 
 fn result(ev: &mut Evaluator, ft: &FrequencyTable, e: Evaluation) -> Result<KanonResult> {
     let levels = ev.lattice.levels(e.node);
-    let (g, _) = ev.classes(e.node)?;
+    let g = &ev.classes(e.node)?.g;
     let suppressed_classes = e
         .failing
         .iter()

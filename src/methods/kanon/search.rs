@@ -41,10 +41,10 @@ pub struct Evaluation {
     dm_bound: f64,
 }
 
-struct Cached {
-    g: Grouping,
+pub struct Cached {
+    pub g: Grouping,
     /// Frequency row → class; empty when no model looks at the sensitive attribute.
-    row_class: Vec<u32>,
+    pub row_class: Vec<u32>,
 }
 
 /// Checks nodes against the models, rolling each up from the cheapest cached specialization.
@@ -111,9 +111,9 @@ impl<'a> Evaluator<'a> {
     }
 
     /// Classes of a node, from the cached specialization with the fewest classes.
-    pub fn classes(&mut self, node: NodeId) -> Result<(Grouping, Vec<u32>)> {
+    pub fn classes(&mut self, node: NodeId) -> Result<Arc<Cached>> {
         if let Some(c) = self.cache.get(&node) {
-            return Ok((c.g.clone(), c.row_class.clone()));
+            return Ok(c.clone());
         }
         let src = self
             .cache
@@ -125,18 +125,20 @@ impl<'a> Evaluator<'a> {
         let (g, map) = generalize_to(&self.hs, &src.g, &self.lattice.levels(node))?;
         let row_class: Vec<u32> = src.row_class.iter().map(|&c| map[c as usize]).collect();
         let entries = g.len() + row_class.len();
+        let c = Arc::new(Cached { g, row_class });
         if self.cached_classes + entries <= CACHE_ENTRIES {
             self.cached_classes += entries;
-            self.cache.insert(node, Arc::new(Cached { g: g.clone(), row_class: row_class.clone() }));
+            self.cache.insert(node, c.clone());
         }
-        Ok((g, row_class))
+        Ok(c)
     }
 
     /// Check a node: group it, find the classes failing the models, and score the release.
     pub fn evaluate(&mut self, node: NodeId) -> Result<Evaluation> {
         self.evaluated += 1;
-        let (g, row_class) = self.classes(node)?;
-        let hist = self.histograms(&g, &row_class);
+        let cached = self.classes(node)?;
+        let (g, row_class) = (&cached.g, &cached.row_class);
+        let hist = self.histograms(g, row_class);
         let width = self.ft.sensitive.as_ref().map_or(0, |s| s.values.len());
         let mut failing = Vec::new();
         let mut suppressed = 0u64;
@@ -148,7 +150,7 @@ impl<'a> Evaluator<'a> {
             }
         }
         let dm_bound: f64 = g.sizes.iter().map(|&s| (s as f64) * (s as f64)).sum();
-        let loss = self.score(&g, &failing, suppressed);
+        let loss = self.score(g, &failing, suppressed);
         Ok(Evaluation {
             node,
             anonymous: suppressed <= self.budget,

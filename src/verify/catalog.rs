@@ -1,0 +1,220 @@
+//! Safety of a counterfeit catalog (Kim et al. 2017, Def. 3, Lemma 1, Algorithm 2).
+//!
+//! A catalog row (class_ids G, value s, count c) says: the classes of group G jointly hold c
+//! counterfeit records with sensitive value s. Lemma 1: with p_t(s) the counterfeits of s in
+//! class E_t of G and o_t(s) the genuine records of s in the other classes of G, an adversary
+//! cannot single out counterfeits in E_t when p_t(s) <= o_t(s).
+//!
+//! The verifier sees n_t(s), the published records of s in E_t (genuine + counterfeit), and
+//! c(s) = Σ_t p_t(s), but not the p_t(s). With N(s) = Σ_{t∈G} n_t(s):
+//!   o_t(s) = (N(s) - n_t(s)) - (c(s) - p_t(s)),
+//! so p_t(s) <= o_t(s)  ⇔  c(s) <= N(s) - n_t(s). The unknown p_t(s) cancels: the condition is
+//! exactly Lemma 1, for every way the counterfeits may be spread. It binds only for classes
+//! that can hold a counterfeit of s (n_t(s) >= 1; otherwise p_t(s) = 0 and it holds
+//! trivially). Checked: for every group G, value s with c(s) >= 1 and class t ∈ G with
+//! n_t(s) >= 1: Σ_{t'∈G, t'≠t} n_{t'}(s) >= c(s).
+//!
+//! Also checked (Def. 3's structure): every class id exists in the release, each class belongs
+//! to at most one group, counts are positive, and c(s) <= N(s).
+
+use super::Outcome;
+use super::classes::texts;
+use crate::error::{AnonError, Result};
+use datafusion::arrow::array::{Array, AsArray};
+use datafusion::arrow::compute::cast;
+use datafusion::arrow::datatypes::{DataType, Field, Int64Type};
+use datafusion::functions_aggregate::expr_fn::count;
+use datafusion::logical_expr::cast as cast_expr;
+use datafusion::prelude::{SessionContext, ident, lit};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
+
+/// One catalog row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CatalogRow {
+    pub class_ids: Vec<i64>,
+    pub value: String,
+    pub count: i64,
+}
+
+/// Records of each (class id, sensitive value) in the release.
+pub type ClassCounts = HashMap<(i64, String), u64>;
+
+/// Structural problems: unknown ids, a class in two groups, bad counts.
+fn structure(
+    rows: &[CatalogRow],
+    counts: &ClassCounts,
+    problems: &mut Vec<String>,
+) -> BTreeMap<Vec<i64>, BTreeMap<String, i64>> {
+    let known: BTreeSet<i64> = counts.keys().map(|k| k.0).collect();
+    let mut groups: BTreeMap<Vec<i64>, BTreeMap<String, i64>> = BTreeMap::new();
+    let mut owner: HashMap<i64, Vec<i64>> = HashMap::new();
+    for (i, r) in rows.iter().enumerate() {
+        let g: Vec<i64> = r.class_ids.iter().copied().collect::<BTreeSet<_>>().into_iter().collect();
+        if g.is_empty() {
+            problems.push(format!("catalog row {} has an empty class_ids list", i + 1));
+            continue;
+        }
+        for id in &g {
+            if !known.contains(id) {
+                problems.push(format!("class {id} of catalog row {} is not in the release", i + 1));
+            }
+            match owner.get(id) {
+                Some(other) if *other != g => problems.push(format!("class {id} is in two groups {other:?} and {g:?}")),
+                Some(_) => {}
+                None => {
+                    owner.insert(*id, g.clone());
+                }
+            }
+        }
+        if r.count < 1 {
+            problems.push(format!("catalog row {} has count {} < 1", i + 1, r.count));
+        }
+        *groups.entry(g).or_default().entry(r.value.clone()).or_default() += r.count;
+    }
+    groups
+}
+
+/// The whole check, pure: see the module doc for the conditions.
+pub fn check_catalog(rows: &[CatalogRow], counts: &ClassCounts) -> Outcome {
+    let mut problems = Vec::new();
+    let groups = structure(rows, counts, &mut problems);
+    let structural = problems.len();
+    for (g, values) in &groups {
+        for (s, &c) in values {
+            let n: Vec<u64> = g.iter().map(|id| counts.get(&(*id, s.clone())).copied().unwrap_or(0)).collect();
+            let total: u64 = n.iter().sum();
+            if c > total as i64 {
+                problems.push(format!("group {g:?} claims {c} counterfeit '{s}' records but holds {total}"));
+                continue;
+            }
+            for (id, &nt) in g.iter().zip(&n) {
+                if nt >= 1 && c >= 1 && ((total - nt) as i64) < c {
+                    problems.push(format!(
+                        "class {id} of group {g:?}: the other classes hold {} '{s}' records < {c} counterfeit (Lemma 1)",
+                        total - nt
+                    ));
+                }
+            }
+        }
+    }
+    let summary = format!("{} catalog rows in {} groups", rows.len(), groups.len());
+    match problems.first() {
+        None => Outcome::holds(format!("{summary}; every class's counterfeits are concealed (Lemma 1)")),
+        Some(p) => Outcome::fails(
+            problems.len() as i64,
+            format!("{} problems ({} structural); first: {p}; {summary}", problems.len(), structural),
+        ),
+    }
+}
+
+/// Read the catalog table (`class_ids` List<Int64>, `sensitive_value`, `count`).
+async fn read_catalog(ctx: &SessionContext, table: &str) -> Result<Vec<CatalogRow>> {
+    let df = ctx.table(table).await.map_err(|_| AnonError::table(table, "not found (the catalog argument)"))?;
+    for c in ["class_ids", "sensitive_value", "count"] {
+        if df.schema().field_with_unqualified_name(c).is_err() {
+            return Err(AnonError::column(table, c, "is missing: a catalog has class_ids, sensitive_value, count"));
+        }
+    }
+    let batches = df.select_columns(&["class_ids", "sensitive_value", "count"])?.collect().await?;
+    let list_type = DataType::List(Arc::new(Field::new_list_field(DataType::Int64, true)));
+    let mut rows = Vec::new();
+    for b in &batches {
+        let ids = cast(b.column(0), &list_type)
+            .map_err(|_| AnonError::column(table, "class_ids", "must be a list of integer class ids"))?;
+        let ids = ids.as_list::<i32>();
+        let values = texts(b.column(1))?;
+        let counts =
+            cast(b.column(2), &DataType::Int64).map_err(|_| AnonError::column(table, "count", "must be an integer"))?;
+        let counts = counts.as_primitive::<Int64Type>();
+        for (r, value) in values.into_iter().enumerate() {
+            let class_ids = if ids.is_valid(r) {
+                ids.value(r).as_primitive::<Int64Type>().iter().flatten().collect()
+            } else {
+                vec![]
+            };
+            let value = value.ok_or_else(|| AnonError::column(table, "sensitive_value", "holds a NULL"))?;
+            let count = if counts.is_valid(r) { counts.value(r) } else { 0 };
+            rows.push(CatalogRow { class_ids, value, count });
+        }
+    }
+    Ok(rows)
+}
+
+/// Records per (class_id, sensitive value), aggregated by DataFusion.
+async fn class_counts(ctx: &SessionContext, release: &str, sensitive: &str) -> Result<ClassCounts> {
+    let df = ctx.table(release).await?;
+    for c in ["class_id", sensitive] {
+        if df.schema().field_with_unqualified_name(c).is_err() {
+            return Err(AnonError::column(
+                release,
+                c,
+                "is missing: the catalog check needs class ids and the sensitive value",
+            ));
+        }
+    }
+    let group = vec![
+        cast_expr(ident("class_id"), DataType::Int64).alias("id"),
+        cast_expr(ident(sensitive), DataType::Utf8).alias("s"),
+    ];
+    let batches = df.aggregate(group, vec![count(lit(1)).alias("n")])?.collect().await?;
+    let mut out = ClassCounts::new();
+    for b in &batches {
+        let ids = b.column(0).as_primitive::<Int64Type>();
+        let values = texts(b.column(1))?;
+        let n = b.column(2).as_primitive::<Int64Type>();
+        for (r, s) in values.into_iter().enumerate() {
+            // Rows without a class id (suppressed) belong to no catalog group.
+            if !ids.is_valid(r) {
+                continue;
+            }
+            let s = s.unwrap_or_else(|| "NULL".into());
+            *out.entry((ids.value(r), s)).or_default() += n.value(r) as u64;
+        }
+    }
+    Ok(out)
+}
+
+pub async fn verify_catalog(ctx: &SessionContext, release: &str, catalog: &str, sensitive: &str) -> Result<Outcome> {
+    let rows = read_catalog(ctx, catalog).await?;
+    let counts = class_counts(ctx, release, sensitive).await?;
+    Ok(check_catalog(&rows, &counts))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Kim et al. Table 5: class 1 = {Pneumonia, Diabetes, Anemia, Diabetes}, class 2 =
+    /// {Pneumonia, Diabetes, Diabetes, Pneumonia}.
+    fn table5() -> ClassCounts {
+        let mut c = ClassCounts::new();
+        for (id, s, n) in
+            [(1, "Pneumonia", 1), (1, "Diabetes", 2), (1, "Anemia", 1), (2, "Pneumonia", 2), (2, "Diabetes", 2)]
+        {
+            c.insert((id, s.to_string()), n);
+        }
+        c
+    }
+
+    fn row(ids: &[i64], s: &str, n: i64) -> CatalogRow {
+        CatalogRow { class_ids: ids.to_vec(), value: s.into(), count: n }
+    }
+
+    #[test]
+    fn table8_is_safe_table7_is_not() {
+        assert!(check_catalog(&[row(&[1, 2], "Diabetes", 1)], &table5()).holds);
+        let o = check_catalog(&[row(&[1], "Diabetes", 1)], &table5());
+        assert!(!o.holds && o.detail.contains("Lemma 1"), "{}", o.detail);
+    }
+
+    #[test]
+    fn structure_problems() {
+        let o = check_catalog(&[row(&[1, 3], "Diabetes", 1)], &table5());
+        assert!(!o.holds && o.detail.contains("class 3"));
+        let o = check_catalog(&[row(&[1, 2], "Diabetes", 1), row(&[1], "Anemia", 1)], &table5());
+        assert!(!o.holds && o.detail.contains("two groups"));
+        let o = check_catalog(&[row(&[1, 2], "Anemia", 2)], &table5());
+        assert!(!o.holds && o.detail.contains("holds 1"));
+    }
+}

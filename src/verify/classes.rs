@@ -1,0 +1,211 @@
+//! How a release is read: which columns form an equivalence class (what an attacker sees of the
+//! quasi-identifiers), which rows are suppressed, and the class × sensitive-value histogram,
+//! aggregated by DataFusion (GROUP BY every quasi-identifier column and the sensitive value).
+
+use super::{ClassHist, Histogram};
+use crate::error::{AnonError, Result};
+use crate::meta::TableMeta;
+use datafusion::arrow::array::{Array, ArrayRef, AsArray, Int64Array, RecordBatch};
+use datafusion::arrow::compute::cast;
+use datafusion::arrow::datatypes::{DataType, Schema};
+use datafusion::functions_aggregate::expr_fn::count;
+use datafusion::logical_expr::{Expr, cast as cast_expr};
+use datafusion::prelude::{SessionContext, ident, lit};
+use std::collections::HashMap;
+
+/// One quasi-identifier as published: its label column, and bound columns when numeric.
+#[derive(Debug, Clone)]
+pub struct QiColumns {
+    pub name: String,
+    pub numeric: bool,
+}
+
+impl QiColumns {
+    pub fn lo(&self) -> String {
+        format!("{}_lo", self.name)
+    }
+    pub fn hi(&self) -> String {
+        format!("{}_hi", self.name)
+    }
+}
+
+/// The release's quasi-identifier columns, checked against its schema.
+#[derive(Debug, Clone)]
+pub struct Layout {
+    pub release: String,
+    pub qis: Vec<QiColumns>,
+}
+
+impl Layout {
+    /// Quasi-identifiers come from the original table's declarations; the release must carry
+    /// each one's label column and, for a numeric one, `_lo` and `_hi`.
+    pub fn new(meta: &TableMeta, original: &str, release: &str, schema: &Schema) -> Result<Self> {
+        let mut qis = Vec::new();
+        for name in meta.quasi_identifiers() {
+            let numeric = meta.hierarchy(original, name)?.is_numeric();
+            let q = QiColumns { name: name.to_string(), numeric };
+            let mut needed = vec![q.name.clone()];
+            if numeric {
+                needed.extend([q.lo(), q.hi()]);
+            }
+            for c in needed {
+                if schema.field_with_name(&c).is_err() {
+                    return Err(AnonError::column(
+                        release,
+                        &c,
+                        format!("is missing: quasi-identifier '{name}' of '{original}' is published in it"),
+                    ));
+                }
+            }
+            qis.push(q);
+        }
+        if qis.is_empty() {
+            return Err(AnonError::table(original, "declares no quasi-identifiers (declare_roles: column=qi)"));
+        }
+        Ok(Layout { release: release.to_string(), qis })
+    }
+
+    /// Every column that identifies a class: labels and bounds.
+    pub fn key_columns(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for q in &self.qis {
+            out.push(q.name.clone());
+            if q.numeric {
+                out.extend([q.lo(), q.hi()]);
+            }
+        }
+        out
+    }
+
+    /// A suppressed record: every label `*` and every numeric bound NULL. NULL-safe: a NULL
+    /// label makes the row not suppressed.
+    pub fn suppressed(&self) -> Expr {
+        let mut parts: Vec<Expr> = Vec::new();
+        for q in &self.qis {
+            parts.push(ident(&q.name).eq(lit("*")));
+            if q.numeric {
+                parts.extend([ident(q.lo()).is_null(), ident(q.hi()).is_null()]);
+            }
+        }
+        parts.into_iter().reduce(Expr::and).expect("at least one quasi-identifier").is_true()
+    }
+
+    /// Group-by keys cast to text, aliased `__k{i}`.
+    pub fn key_exprs(&self) -> Vec<Expr> {
+        self.key_columns()
+            .iter()
+            .enumerate()
+            .map(|(i, c)| cast_expr(ident(c), DataType::Utf8).alias(format!("__k{i}")))
+            .collect()
+    }
+
+    /// A class's published description: `age=35-39, sex=F`.
+    pub fn describe(&self, keys: &[Option<String>]) -> String {
+        let mut parts = Vec::new();
+        let mut i = 0;
+        for q in &self.qis {
+            let label = keys[i].as_deref().unwrap_or("NULL");
+            if q.numeric {
+                let b = |x: &Option<String>| x.clone().unwrap_or_else(|| "NULL".into());
+                parts.push(format!("{}={label} [{}, {}]", q.name, b(&keys[i + 1]), b(&keys[i + 2])));
+                i += 3;
+            } else {
+                parts.push(format!("{}={label}", q.name));
+                i += 1;
+            }
+        }
+        parts.join(", ")
+    }
+}
+
+/// Whole columns as text, for row loops.
+pub fn texts(col: &ArrayRef) -> Result<Vec<Option<String>>> {
+    let col = cast(col, &DataType::Utf8)?;
+    let s = col.as_string::<i32>();
+    Ok((0..s.len()).map(|i| s.is_valid(i).then(|| s.value(i).to_string())).collect())
+}
+
+/// Is the sensitive column numeric (ordered EMD) in the release?
+fn numeric_type(t: &DataType) -> bool {
+    t.is_numeric()
+}
+
+/// The class × sensitive histogram. Without a sensitive column every class holds one value, so
+/// k-anonymity still works.
+pub async fn histogram(ctx: &SessionContext, layout: &Layout, sensitive: Option<&str>) -> Result<Histogram> {
+    let df = ctx.table(layout.release.as_str()).await.map_err(|_| AnonError::table(&layout.release, "not found"))?;
+    let numeric = match sensitive {
+        Some(s) => {
+            let f = df.schema().field_with_unqualified_name(s).map_err(|_| {
+                AnonError::column(&layout.release, s, "is missing: the original table declares it sensitive")
+            })?;
+            numeric_type(f.data_type())
+        }
+        None => false,
+    };
+    let mut group = vec![layout.suppressed().alias("__supp")];
+    group.extend(layout.key_exprs());
+    let sens_expr = match sensitive {
+        Some(s) => cast_expr(ident(s), DataType::Utf8).alias("__s"),
+        None => lit("").alias("__s"),
+    };
+    group.push(sens_expr);
+    if numeric {
+        group.push(cast_expr(ident(sensitive.unwrap_or_default()), DataType::Float64).alias("__x"));
+    }
+    let batches = df.aggregate(group, vec![count(lit(1)).alias("__n")])?.collect().await?;
+    assemble(layout, &batches, numeric)
+}
+
+fn assemble(layout: &Layout, batches: &[RecordBatch], numeric: bool) -> Result<Histogram> {
+    let nkeys = layout.key_columns().len();
+    let mut h =
+        Histogram { classes: vec![], values: vec![], numeric: numeric.then(Vec::new), overall: vec![], suppressed: 0 };
+    let mut value_ix: HashMap<String, u32> = HashMap::new();
+    let mut class_ix: HashMap<Vec<Option<String>>, usize> = HashMap::new();
+    let mut overall: HashMap<u32, u64> = HashMap::new();
+    for b in batches {
+        let supp = b.column(0).as_boolean().clone();
+        let keys: Vec<Vec<Option<String>>> = (0..nkeys).map(|i| texts(b.column(1 + i))).collect::<Result<_>>()?;
+        let sens = texts(b.column(1 + nkeys))?;
+        let xs = numeric.then(|| cast(b.column(2 + nkeys), &DataType::Float64)).transpose()?;
+        let n = b
+            .column(b.num_columns() - 1)
+            .as_any()
+            .downcast_ref::<Int64Array>()
+            .cloned()
+            .ok_or_else(|| AnonError::table(&layout.release, "internal: COUNT(*) did not return Int64"))?;
+        for row in 0..b.num_rows() {
+            let value = sens[row].clone().unwrap_or_else(|| "NULL".into());
+            let next = value_ix.len() as u32;
+            let v = *value_ix.entry(value.clone()).or_insert_with(|| {
+                h.values.push(value);
+                if let (Some(xv), Some(xs)) = (h.numeric.as_mut(), xs.as_ref()) {
+                    let f = xs.as_primitive::<datafusion::arrow::datatypes::Float64Type>();
+                    xv.push(if f.is_valid(row) { f.value(row) } else { f64::NEG_INFINITY });
+                }
+                next
+            });
+            let c = n.value(row) as u64;
+            *overall.entry(v).or_default() += c;
+            if supp.value(row) {
+                h.suppressed += c;
+                continue;
+            }
+            let key: Vec<Option<String>> = keys.iter().map(|k| k[row].clone()).collect();
+            let ci = *class_ix.entry(key.clone()).or_insert_with(|| {
+                h.classes.push(ClassHist { label: layout.describe(&key), counts: vec![] });
+                h.classes.len() - 1
+            });
+            h.classes[ci].counts.push((v, c));
+        }
+    }
+    h.overall = overall.into_iter().collect();
+    h.overall.sort_unstable();
+    for c in &mut h.classes {
+        c.counts.sort_unstable();
+    }
+    // Deterministic reports: classes in label order.
+    h.classes.sort_by(|a, b| a.label.cmp(&b.label));
+    Ok(h)
+}

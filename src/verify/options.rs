@@ -1,0 +1,139 @@
+//! The `checks` options string of `verify_release`: `'k=5, distinct_l=3, entropy_l=2,
+//! recursive_cl=3:2, t=0.15, h=0.3, catalog, km=2:2'`. Every key is parsed strictly; an unknown
+//! key or a bad value is an error naming the key, so a typo never silently skips a check.
+
+use crate::error::{AnonError, Result};
+
+const FUNCTION: &str = "verify_release";
+const KEYS: &str = "k=N, distinct_l=N, entropy_l=X, recursive_cl=C:L, t=X, h=X, catalog, km=K:M, constraints=TABLE";
+
+/// One requested check with its parameters.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Check {
+    KAnonymity { k: u64 },
+    DistinctL { l: u64 },
+    EntropyL { l: f64 },
+    RecursiveCL { c: f64, l: u64 },
+    TCloseness { t: f64 },
+    HCeiling { h: f64 },
+    Catalog,
+    KKm { k: u64, m: u64 },
+    Constraints { table: String },
+}
+
+impl Check {
+    /// The name shown in the `check` column.
+    pub fn name(&self) -> String {
+        match self {
+            Check::KAnonymity { k } => format!("k-anonymity(k={k})"),
+            Check::DistinctL { l } => format!("distinct-l-diversity(l={l})"),
+            Check::EntropyL { l } => format!("entropy-l-diversity(l={l})"),
+            Check::RecursiveCL { c, l } => format!("recursive-(c,l)-diversity(c={c},l={l})"),
+            Check::TCloseness { t } => format!("t-closeness(t={t})"),
+            Check::HCeiling { h } => format!("h-ceiling(h={h})"),
+            Check::Catalog => "catalog-safety".to_string(),
+            Check::KKm { k, m } => format!("(k,k^m)-anonymity(k={k},m={m})"),
+            Check::Constraints { table } => format!("utility-constraints({table})"),
+        }
+    }
+}
+
+fn err(key: &str, message: impl Into<String>) -> AnonError {
+    AnonError::argument(FUNCTION, "checks", format!("'{key}': {} (keys: {KEYS})", message.into()))
+}
+
+fn positive_int(key: &str, v: &str) -> Result<u64> {
+    match v.trim().parse::<u64>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(err(key, format!("'{v}' is not a positive integer"))),
+    }
+}
+
+fn number(key: &str, v: &str, lo: f64, hi: f64) -> Result<f64> {
+    match v.trim().parse::<f64>() {
+        Ok(x) if x.is_finite() && (lo..=hi).contains(&x) => Ok(x),
+        _ => Err(err(key, format!("'{v}' is not a number in [{lo}, {hi}]"))),
+    }
+}
+
+fn pair<'a>(key: &str, v: &'a str) -> Result<(&'a str, &'a str)> {
+    v.split_once(':').ok_or_else(|| err(key, format!("'{v}' is not of the form A:B")))
+}
+
+fn parse_one(key: &str, value: Option<&str>) -> Result<Check> {
+    let need = || value.ok_or_else(|| err(key, "needs a value (key=value)"));
+    let check = match key {
+        "k" => Check::KAnonymity { k: positive_int(key, need()?)? },
+        "distinct_l" | "l" => Check::DistinctL { l: positive_int(key, need()?)? },
+        "entropy_l" => Check::EntropyL { l: number(key, need()?, 1.0, f64::MAX)? },
+        "recursive_cl" => {
+            let (c, l) = pair(key, need()?)?;
+            let c = number(key, c, f64::MIN_POSITIVE, f64::MAX)?;
+            Check::RecursiveCL { c, l: positive_int(key, l)? }
+        }
+        "t" => Check::TCloseness { t: number(key, need()?, 0.0, 1.0)? },
+        "h" => Check::HCeiling { h: number(key, need()?, 0.0, 1.0)? },
+        "catalog" => match value {
+            None => Check::Catalog,
+            Some(_) => return Err(err(key, "takes no value; pass the catalog table as the 4th argument")),
+        },
+        "km" => {
+            let (k, m) = pair(key, need()?)?;
+            Check::KKm { k: positive_int(key, k)?, m: positive_int(key, m)? }
+        }
+        "constraints" => {
+            let table = need()?.trim();
+            if table.is_empty() || !table.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                return Err(err(key, format!("'{table}' is not a table name")));
+            }
+            Check::Constraints { table: table.to_string() }
+        }
+        _ => return Err(err(key, "unknown check")),
+    };
+    Ok(check)
+}
+
+/// Parse the options string into checks, in the order written. A key given twice is an error.
+pub fn parse_checks(spec: &str) -> Result<Vec<Check>> {
+    let mut checks: Vec<(String, Check)> = Vec::new();
+    for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (key, value) = match part.split_once('=') {
+            Some((k, v)) => (k.trim().to_ascii_lowercase(), Some(v.trim())),
+            None => (part.to_ascii_lowercase(), None),
+        };
+        let check = parse_one(&key, value)?;
+        if checks.iter().any(|(k, _)| *k == key) {
+            return Err(err(&key, "is given twice"));
+        }
+        checks.push((key, check));
+    }
+    if checks.is_empty() {
+        return Err(AnonError::argument(FUNCTION, "checks", format!("no checks given (keys: {KEYS})")));
+    }
+    Ok(checks.into_iter().map(|(_, c)| c).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_every_key() {
+        let c =
+            parse_checks("k=5, distinct_l=3, entropy_l=2, recursive_cl=3:2, t=0.15, h=0.3, catalog, km=2:2").unwrap();
+        assert_eq!(c.len(), 8);
+        assert_eq!(c[3], Check::RecursiveCL { c: 3.0, l: 2 });
+        assert_eq!(c[7], Check::KKm { k: 2, m: 2 });
+    }
+
+    #[test]
+    fn rejects_unknown_and_bad_values() {
+        let e = parse_checks("k=5, kk=3").unwrap_err().to_string();
+        assert!(e.contains("'kk'") && e.contains("unknown"), "{e}");
+        assert!(parse_checks("k=0").unwrap_err().to_string().contains("'k'"));
+        assert!(parse_checks("t=1.5").is_err());
+        assert!(parse_checks("km=2").unwrap_err().to_string().contains("A:B"));
+        assert!(parse_checks("k=2, k=3").unwrap_err().to_string().contains("twice"));
+        assert!(parse_checks(" , ").is_err());
+    }
+}

@@ -1,0 +1,501 @@
+//! `verify_release`: for each check, a hand-made release that violates exactly that property
+//! (and a passing one), the h-ceiling paper's Tables 5–8, bad calls, and a property test of the
+//! k-anonymity / distinct l-diversity verdicts against a brute-force computation.
+
+use anonfusion::new_session;
+use datafusion::arrow::array::{AsArray, Int64Array, RecordBatch, StringArray};
+use datafusion::arrow::datatypes::{DataType, Field, Int64Type, Schema};
+use datafusion::prelude::SessionContext;
+use proptest::prelude::*;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+async fn run(ctx: &SessionContext, sql: &str) -> Vec<RecordBatch> {
+    ctx.sql(sql).await.unwrap_or_else(|e| panic!("{sql}: {e}")).collect().await.unwrap_or_else(|e| panic!("{sql}: {e}"))
+}
+
+async fn err(ctx: &SessionContext, sql: &str) -> String {
+    match ctx.sql(sql).await {
+        Err(e) => e.to_string(),
+        Ok(df) => match df.collect().await {
+            Err(e) => e.to_string(),
+            Ok(_) => panic!("expected an error from {sql}"),
+        },
+    }
+}
+
+fn temp_file(name: &str, text: &str) -> String {
+    let dir = std::env::temp_dir().join(format!("anonfusion-verify-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.to_string_lossy().into_owned()
+}
+
+/// One result row: (holds, detail, violations).
+#[derive(Debug)]
+struct Verdict {
+    check: String,
+    holds: bool,
+    detail: String,
+    violations: i64,
+}
+
+async fn verify(ctx: &SessionContext, call: &str) -> Vec<Verdict> {
+    let mut out = Vec::new();
+    for b in run(ctx, &format!("SELECT * FROM {call}")).await {
+        let (c, h, d, v) = (
+            b.column(0).as_string::<i32>(),
+            b.column(1).as_boolean(),
+            b.column(2).as_string::<i32>(),
+            b.column(3).as_primitive::<Int64Type>(),
+        );
+        for r in 0..b.num_rows() {
+            out.push(Verdict {
+                check: c.value(r).into(),
+                holds: h.value(r),
+                detail: d.value(r).into(),
+                violations: v.value(r),
+            });
+        }
+    }
+    out
+}
+
+async fn one(ctx: &SessionContext, call: &str) -> Verdict {
+    let mut v = verify(ctx, call).await;
+    assert_eq!(v.len(), 1, "{v:?}");
+    v.remove(0)
+}
+
+/// Kim et al. 2017, Table 1, with its roles; Age domain 0–99, Zipcode 1–100000 (Table 2's text).
+async fn paper_session() -> SessionContext {
+    let ctx = new_session();
+    run(
+        &ctx,
+        "CREATE TABLE t1 (name VARCHAR, age BIGINT, sex VARCHAR, zipcode BIGINT, disease VARCHAR) AS VALUES
+         ('Mary', 37, 'F', 22071, 'Pneumonia'), ('Alice', 35, 'F', 22098, 'Diabetes'),
+         ('Betsy', 36, 'F', 23061, 'Anemia'), ('David', 61, 'M', 55107, 'Pneumonia'),
+         ('Tom', 63, 'M', 55099, 'Diabetes'), ('James', 66, 'M', 55324, 'Diabetes'),
+         ('Eric', 62, 'M', 55229, 'Pneumonia')",
+    )
+    .await;
+    run(&ctx, "SELECT * FROM declare_roles('t1', 'name=identifier, age=qi, sex=qi, zipcode=qi, disease=sensitive')")
+        .await;
+    run(&ctx, "SELECT * FROM interval_hierarchy('t1', 'age', '10,*', 0, 99)").await;
+    run(&ctx, "SELECT * FROM interval_hierarchy('t1', 'zipcode', '1000,*', 1, 100000)").await;
+    let sex = temp_file("sex.csv", "F;*\nM;*\n");
+    run(&ctx, &format!("SELECT * FROM load_hierarchy('t1', 'sex', '{sex}')")).await;
+    ctx
+}
+
+const RELEASE_COLUMNS: &str = "(class_id BIGINT, age VARCHAR, age_lo BIGINT, age_hi BIGINT, sex VARCHAR, \
+    zipcode VARCHAR, zipcode_lo BIGINT, zipcode_hi BIGINT, disease VARCHAR)";
+
+fn class1(disease: &str) -> String {
+    format!("(1, '[35-37]', 35, 37, 'F', '[22071-23061]', 22071, 23061, '{disease}')")
+}
+fn class2(disease: &str) -> String {
+    format!("(2, '[61-66]', 61, 66, 'M', '[55099-55324]', 55099, 55324, '{disease}')")
+}
+
+/// A release from class-1 and class-2 diseases, in the paper's layout.
+async fn release(ctx: &SessionContext, name: &str, c1: &[&str], c2: &[&str]) {
+    let rows: Vec<String> = c1.iter().map(|d| class1(d)).chain(c2.iter().map(|d| class2(d))).collect();
+    run(ctx, &format!("CREATE TABLE {name} {RELEASE_COLUMNS} AS VALUES {}", rows.join(", "))).await;
+}
+
+const T5_C1: [&str; 4] = ["Pneumonia", "Diabetes", "Anemia", "Diabetes"];
+const T5_C2: [&str; 4] = ["Pneumonia", "Diabetes", "Diabetes", "Pneumonia"];
+
+async fn catalog(ctx: &SessionContext, name: &str, ids: &str, value: &str, count: i64) {
+    run(
+        ctx,
+        &format!(
+            "CREATE TABLE {name} AS SELECT make_array({ids}) AS class_ids, '{value}' AS sensitive_value, \
+             CAST({count} AS BIGINT) AS \"count\""
+        ),
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn paper_table5_with_table8_passes_and_table7_fails() {
+    let ctx = paper_session().await;
+    release(&ctx, "t5", &T5_C1, &T5_C2).await;
+    catalog(&ctx, "cat8", "CAST(1 AS BIGINT), CAST(2 AS BIGINT)", "Diabetes", 1).await;
+    catalog(&ctx, "cat7", "CAST(1 AS BIGINT)", "Diabetes", 1).await;
+    let v = verify(&ctx, "verify_release('t1', 't5', 'k=4, h=0.02, catalog', 'cat8')").await;
+    assert_eq!(v.len(), 3);
+    assert!(v.iter().all(|r| r.holds && r.violations == 0), "{v:?}");
+    assert_eq!(v[0].check, "k-anonymity(k=4)");
+    assert_eq!(v[2].check, "catalog-safety");
+    let v = one(&ctx, "verify_release('t1', 't5', 'catalog', 'cat7')").await;
+    assert!(!v.holds && v.violations == 1 && v.detail.contains("class 1"), "{v:?}");
+    // The catalog argument alone asks for the check.
+    let v = verify(&ctx, "verify_release('t1', 't5', 'k=4', 'cat7')").await;
+    assert!(v.len() == 2 && v[0].holds && !v[1].holds, "{v:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn catalog_structure_is_checked() {
+    let ctx = paper_session().await;
+    release(&ctx, "t5", &T5_C1, &T5_C2).await;
+    catalog(&ctx, "unknown_class", "CAST(1 AS BIGINT), CAST(9 AS BIGINT)", "Diabetes", 1).await;
+    let v = one(&ctx, "verify_release('t1', 't5', 'catalog', 'unknown_class')").await;
+    assert!(!v.holds && v.detail.contains("class 9 of catalog row 1 is not in the release"), "{v:?}");
+    catalog(&ctx, "too_many", "CAST(1 AS BIGINT), CAST(2 AS BIGINT)", "Anemia", 2).await;
+    let v = one(&ctx, "verify_release('t1', 't5', 'catalog', 'too_many')").await;
+    assert!(!v.holds && v.detail.contains("holds 1"), "{v:?}");
+    // Table 6 carries no class_id: the catalog check names the missing column.
+    run(&ctx, "CREATE TABLE noid AS SELECT age, age_lo, age_hi, sex, zipcode, zipcode_lo, zipcode_hi, disease FROM t5")
+        .await;
+    let e = err(&ctx, "SELECT * FROM verify_release('t1', 'noid', 'catalog', 'too_many')").await;
+    assert!(e.contains("class_id"), "{e}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn k_anonymity_fails_on_table6() {
+    let ctx = paper_session().await;
+    release(&ctx, "t6", &T5_C1[..3], &T5_C2).await;
+    let v = one(&ctx, "verify_release('t1', 't6', 'k=4')").await;
+    assert!(!v.holds && v.violations == 1, "{v:?}");
+    assert!(v.detail.contains("age=[35-37]") && v.detail.contains("sex=F") && v.detail.contains("3 rows"), "{v:?}");
+    assert!(one(&ctx, "verify_release('t1', 't6', 'k=3')").await.holds);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn h_ceiling_fails_on_table2() {
+    let ctx = paper_session().await;
+    let row = |d: &str| format!("(1, '[35-66]', 35, 66, '*', '[22071-55324]', 22071, 55324, '{d}')");
+    let rows: Vec<String> = T5_C1[..3].iter().chain(&T5_C2).map(|d| row(d)).collect();
+    run(&ctx, &format!("CREATE TABLE t2 {RELEASE_COLUMNS} AS VALUES {}", rows.join(", "))).await;
+    // D(r) = (31/99 + 1 + 33253/99999) / 3 ≈ 0.5486 (the paper's 0.55).
+    let v = one(&ctx, "verify_release('t1', 't2', 'h=0.3')").await;
+    assert!(!v.holds && v.violations == 7 && v.detail.contains("0.5486"), "{v:?}");
+    assert!(one(&ctx, "verify_release('t1', 't2', 'h=0.55')").await.holds);
+    assert!(one(&ctx, "verify_release('t1', 't2', 'k=7')").await.holds);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn diversity_checks_fail_exactly_where_they_should() {
+    let ctx = paper_session().await;
+    // Class 2 holds a single disease: distinct 2-diversity fails there only.
+    release(&ctx, "mono", &T5_C1, &["Diabetes"; 4]).await;
+    let v = one(&ctx, "verify_release('t1', 'mono', 'distinct_l=2')").await;
+    assert!(!v.holds && v.violations == 1 && v.detail.contains("age=[61-66]"), "{v:?}");
+    // Class 2 = {P, D, D, D}: 2 distinct values, but entropy 0.562 < ln 2 and r_1 = 3 >= 2 * 1.
+    release(&ctx, "skew", &T5_C1, &["Pneumonia", "Diabetes", "Diabetes", "Diabetes"]).await;
+    let v = verify(&ctx, "verify_release('t1', 'skew', 'distinct_l=2, entropy_l=2, recursive_cl=2:2')").await;
+    assert!(v[0].holds, "{v:?}");
+    assert!(!v[1].holds && v[1].violations == 1 && v[1].detail.contains("age=[61-66]"), "{v:?}");
+    assert!(!v[2].holds && v[2].violations == 1 && v[2].detail.contains("r_1 = 3"), "{v:?}");
+    assert!(one(&ctx, "verify_release('t1', 'skew', 'recursive_cl=4:2')").await.holds);
+    // Table 5: class 2 = {P, D, D, P} has entropy exactly ln 2.
+    release(&ctx, "t5", &T5_C1, &T5_C2).await;
+    let v = verify(&ctx, "verify_release('t1', 't5', 'distinct_l=2, entropy_l=2, recursive_cl=2:2')").await;
+    assert!(v.iter().all(|r| r.holds), "{v:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn t_closeness_categorical_and_ordered() {
+    let ctx = paper_session().await;
+    release(&ctx, "t5", &T5_C1, &T5_C2).await;
+    // Overall (P, D, A) = (3, 4, 1)/8; each class is at total variation 0.125.
+    assert!(one(&ctx, "verify_release('t1', 't5', 't=0.15')").await.holds);
+    let v = one(&ctx, "verify_release('t1', 't5', 't=0.1')").await;
+    assert!(!v.holds && v.violations == 2 && v.detail.contains("equal-distance EMD 0.1250"), "{v:?}");
+
+    // A numeric sensitive attribute: ordered distance. Classes {1, 2} and {3, 3} against
+    // (0.25, 0.25, 0.5): EMD = 0.75 / 2 = 0.375 each, where total variation would say 0.5.
+    run(&ctx, "CREATE TABLE o (age BIGINT, stay BIGINT) AS VALUES (30, 1), (31, 2), (50, 3), (51, 3)").await;
+    run(&ctx, "SELECT * FROM declare_roles('o', 'age=qi, stay=sensitive')").await;
+    run(&ctx, "SELECT * FROM interval_hierarchy('o', 'age', '10,*', 0, 99)").await;
+    run(
+        &ctx,
+        "CREATE TABLE o_r (age VARCHAR, age_lo BIGINT, age_hi BIGINT, stay BIGINT) AS VALUES
+         ('30-39', 30, 39, 1), ('30-39', 30, 39, 2), ('50-59', 50, 59, 3), ('50-59', 50, 59, 3)",
+    )
+    .await;
+    assert!(one(&ctx, "verify_release('o', 'o_r', 't=0.4')").await.holds);
+    let v = one(&ctx, "verify_release('o', 'o_r', 't=0.3')").await;
+    assert!(!v.holds && v.violations == 2 && v.detail.contains("ordered-distance EMD 0.3750"), "{v:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn suppressed_rows_leave_the_classes() {
+    let ctx = paper_session().await;
+    run(
+        &ctx,
+        &format!(
+            "CREATE TABLE sup {RELEASE_COLUMNS} AS VALUES {}, {}, {}, (NULL, '*', NULL, NULL, '*', '*', NULL, NULL, 'Anemia')",
+            class1("Pneumonia"),
+            class1("Diabetes"),
+            class1("Anemia")
+        ),
+    )
+    .await;
+    let v = verify(&ctx, "verify_release('t1', 'sup', 'k=3, h=0.5')").await;
+    assert!(v[0].holds && v[0].detail.contains("1 suppressed rows excluded"), "{v:?}");
+    // Def. 1 quantifies over every record: a suppressed one has D(r) = 1.
+    assert!(!v[1].holds && v[1].violations == 1, "{v:?}");
+}
+
+/// An RT-dataset: age (numeric QI) and a list of diagnosis codes.
+async fn rt_session() -> SessionContext {
+    let ctx = new_session();
+    run(
+        &ctx,
+        "CREATE TABLE rt AS SELECT column1 AS age, column2 AS codes FROM (VALUES
+         (30, make_array('a', 'b')), (31, make_array('a')), (45, make_array('c')))",
+    )
+    .await;
+    run(&ctx, "SELECT * FROM declare_roles('rt', 'age=qi, codes=set_valued')").await;
+    run(&ctx, "SELECT * FROM interval_hierarchy('rt', 'age', '10,*', 0, 99)").await;
+    ctx
+}
+
+async fn rt_release(ctx: &SessionContext, name: &str, rows: &[(&str, i64, &[&str])]) {
+    let values: Vec<String> = rows
+        .iter()
+        .map(|(label, lo, codes)| {
+            let list: Vec<String> = codes.iter().map(|c| format!("'{c}'")).collect();
+            format!("('{label}', {lo}, {}, make_array({}))", lo + 9, list.join(", "))
+        })
+        .collect();
+    run(
+        ctx,
+        &format!(
+            "CREATE TABLE {name} AS SELECT column1 AS age, column2 AS age_lo, column3 AS age_hi, column4 AS codes \
+             FROM (VALUES {})",
+            values.join(", ")
+        ),
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn km_anonymity_combinations() {
+    let ctx = rt_session().await;
+    let ok: &[(&str, i64, &[&str])] = &[
+        ("30-39", 30, &["a", "b"]),
+        ("30-39", 30, &["a", "b"]),
+        ("30-39", 30, &["a"]),
+        ("30-39", 30, &["b"]),
+        ("40-49", 40, &["(c,d)", "e"]),
+        ("40-49", 40, &["(c,d)", "e"]),
+    ];
+    rt_release(&ctx, "ok", ok).await;
+    let v = one(&ctx, "verify_release('rt', 'ok', 'km=2:2')").await;
+    assert!(v.holds, "{v:?}");
+    assert_eq!(v.check, "(k,k^m)-anonymity(k=2,m=2)");
+    // One more record with a code c nobody else in its class holds.
+    let mut bad = ok.to_vec();
+    bad.push(("30-39", 30, &["a", "c"]));
+    rt_release(&ctx, "bad", &bad).await;
+    let v = one(&ctx, "verify_release('rt', 'bad', 'km=2:2')").await;
+    assert!(!v.holds && v.violations == 2 && v.detail.contains("held by 1 records < k=2"), "{v:?}");
+    // m = 1 sees only the single code; k = 3 also fails the pair {a, b} (held by 2).
+    assert_eq!(one(&ctx, "verify_release('rt', 'bad', 'km=2:1')").await.violations, 1);
+    let v = one(&ctx, "verify_release('rt', 'ok', 'km=3:2')").await;
+    assert!(!v.holds && v.violations == 2 && v.detail.contains("{a, b}"), "{v:?}");
+    // A generalized code (a,b) may stand for a and b: it supports the pair as {a, b} does.
+    rt_release(&ctx, "gen", &[("30-39", 30, &["(a,b)"]), ("30-39", 30, &["a", "b"])]).await;
+    assert!(one(&ctx, "verify_release('rt', 'gen', 'km=2:2')").await.holds);
+    // A lone demographic class fails Condition 1.
+    rt_release(&ctx, "lone", &[("30-39", 30, &["a"]), ("30-39", 30, &["a"]), ("50-59", 50, &["a"])]).await;
+    let v = one(&ctx, "verify_release('rt', 'lone', 'km=2:1')").await;
+    assert!(!v.holds && v.detail.contains("1 records < k=2"), "{v:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn utility_constraints_contain_demographics_and_codes() {
+    let ctx = paper_session().await;
+    release(&ctx, "t5", &T5_C1, &T5_C2).await;
+    let cols = "(age_lo BIGINT, age_hi BIGINT, sex VARCHAR, zipcode_lo BIGINT, zipcode_hi BIGINT)";
+    run(&ctx, &format!("CREATE TABLE u_any {cols} AS VALUES (30, 69, '*', 1, 100000)")).await;
+    let v = one(&ctx, "verify_release('t1', 't5', 'constraints=u_any')").await;
+    assert!(v.holds && v.check == "utility-constraints(u_any)", "{v:?}");
+    // Only women in their 30s–60s: the male class (4 records) is outside every constraint.
+    run(&ctx, &format!("CREATE TABLE u_f {cols} AS VALUES (30, 69, 'F', 1, 100000), (60, 69, '*', 1, 50000)")).await;
+    let v = one(&ctx, "verify_release('t1', 't5', 'constraints=u_f')").await;
+    assert!(!v.holds && v.violations == 4 && v.detail.contains("sex=M"), "{v:?}");
+
+    // Set-valued: codes {a, b} and {c, d, e} for ages 0–49.
+    let ctx = rt_session().await;
+    run(
+        &ctx,
+        "CREATE TABLE u AS SELECT column1 AS age_lo, column2 AS age_hi, column3 AS codes FROM (VALUES
+         (0, 49, make_array('a', 'b')), (0, 49, make_array('c', 'd', 'e')))",
+    )
+    .await;
+    rt_release(&ctx, "fits", &[("30-39", 30, &["a", "(a,b)"]), ("40-49", 40, &["(c,d)", "e"])]).await;
+    assert!(one(&ctx, "verify_release('rt', 'fits', 'constraints=u')").await.holds);
+    rt_release(&ctx, "spans", &[("30-39", 30, &["(a,c)"]), ("50-59", 50, &["a"])]).await;
+    let v = one(&ctx, "verify_release('rt', 'spans', 'constraints=u')").await;
+    assert!(!v.holds && v.violations == 2 && v.detail.contains("1 records and 1 generalized codes"), "{v:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_calls_name_what_is_wrong() {
+    let ctx = paper_session().await;
+    release(&ctx, "t5", &T5_C1, &T5_C2).await;
+    let e = err(&ctx, "SELECT * FROM verify_release('t1', 't5', 'k=4, lk=2')").await;
+    assert!(e.contains("'lk'") && e.contains("unknown check"), "{e}");
+    let e = err(&ctx, "SELECT * FROM verify_release('t1', 't5', 'catalog')").await;
+    assert!(e.contains("catalog") && e.contains("4th argument"), "{e}");
+    let e = err(&ctx, "SELECT * FROM verify_release('t1', 't5', 'km=2:2')").await;
+    assert!(e.contains("set-valued"), "{e}");
+    let e = err(&ctx, "SELECT * FROM verify_release('nope', 't5', 'k=2')").await;
+    assert!(e.contains("nope"), "{e}");
+    run(&ctx, "CREATE TABLE nolo AS SELECT age, sex, zipcode, zipcode_lo, zipcode_hi, disease FROM t5").await;
+    let e = err(&ctx, "SELECT * FROM verify_release('t1', 'nolo', 'k=2')").await;
+    assert!(e.contains("age_lo"), "{e}");
+    let e = err(&ctx, "SELECT * FROM verify_release('t1', 't5', 'constraints=u')").await;
+    assert!(e.contains("'u'") && e.contains("not found"), "{e}");
+}
+
+// ---- property test: k-anonymity and distinct l-diversity against brute force ----
+
+/// Label choices for the categorical QI `a` (leaves x1..x4 under g1/g2 under *), and nodes of
+/// the numeric QI `b` (0..9, bands of 5): (label, lo, hi).
+const A_LABELS: [&str; 7] = ["x1", "x2", "x3", "x4", "g1", "g2", "*"];
+const B_NODES: [(&str, i64, i64); 5] = [("3", 3, 3), ("7", 7, 7), ("0-4", 0, 4), ("5-9", 5, 9), ("*", 0, 9)];
+
+/// A random release row: Some((a label, b node, sensitive)) or None for a suppressed row.
+fn row_strategy() -> impl Strategy<Value = Option<(usize, usize, usize)>> {
+    prop_oneof![
+        1 => Just(None),
+        12 => (0..A_LABELS.len(), 0..B_NODES.len(), 0..3usize).prop_map(Some),
+    ]
+}
+
+fn release_batch(rows: &[Option<(usize, usize, usize)>]) -> RecordBatch {
+    let (mut a, mut b, mut lo, mut hi, mut s) = (vec![], vec![], vec![], vec![], vec![]);
+    for r in rows {
+        match r {
+            None => {
+                a.push("*");
+                b.push("*");
+                lo.push(None);
+                hi.push(None);
+                s.push("s0");
+            }
+            Some((ai, bi, si)) => {
+                a.push(A_LABELS[*ai]);
+                b.push(B_NODES[*bi].0);
+                lo.push(Some(B_NODES[*bi].1));
+                hi.push(Some(B_NODES[*bi].2));
+                s.push(["s0", "s1", "s2"][*si]);
+            }
+        }
+    }
+    let schema = Schema::new(vec![
+        Field::new("a", DataType::Utf8, false),
+        Field::new("b", DataType::Utf8, false),
+        Field::new("b_lo", DataType::Int64, true),
+        Field::new("b_hi", DataType::Int64, true),
+        Field::new("s", DataType::Utf8, false),
+    ]);
+    RecordBatch::try_new(
+        Arc::new(schema),
+        vec![
+            Arc::new(StringArray::from(a)),
+            Arc::new(StringArray::from(b)),
+            Arc::new(Int64Array::from(lo)),
+            Arc::new(Int64Array::from(hi)),
+            Arc::new(StringArray::from(s)),
+        ],
+    )
+    .unwrap()
+}
+
+/// Brute force: classes by (a, b node) over non-suppressed rows; (failing k classes, failing l classes).
+fn brute_force(rows: &[Option<(usize, usize, usize)>], k: usize, l: usize) -> (i64, i64) {
+    let mut classes: BTreeMap<(usize, usize), Vec<usize>> = BTreeMap::new();
+    for (ai, bi, si) in rows.iter().flatten() {
+        classes.entry((*ai, *bi)).or_default().push(*si);
+    }
+    let small = classes.values().filter(|v| v.len() < k).count() as i64;
+    let poor = classes.values().filter(|v| v.iter().collect::<BTreeSet<_>>().len() < l).count() as i64;
+    (small, poor)
+}
+
+#[test]
+fn property_k_and_l_verdicts_match_brute_force() {
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let ctx = rt.block_on(async {
+        let ctx = new_session();
+        run(&ctx, "CREATE TABLE po (a VARCHAR, b BIGINT, s VARCHAR) AS VALUES ('x1', 3, 's0')").await;
+        run(&ctx, "SELECT * FROM declare_roles('po', 'a=qi, b=qi, s=sensitive')").await;
+        run(&ctx, "SELECT * FROM interval_hierarchy('po', 'b', '5,*', 0, 9)").await;
+        let a = temp_file("a.csv", "x1;g1;*\nx2;g1;*\nx3;g2;*\nx4;g2;*\n");
+        run(&ctx, &format!("SELECT * FROM load_hierarchy('po', 'a', '{a}')")).await;
+        ctx
+    });
+    let config = ProptestConfig { cases: 500, failure_persistence: None, ..ProptestConfig::default() };
+    proptest!(config, |(rows in prop::collection::vec(row_strategy(), 0..25), k in 1usize..5, l in 1usize..4)| {
+        let verdicts = rt.block_on(async {
+            let _ = ctx.deregister_table("pr");
+            ctx.register_batch("pr", release_batch(&rows)).unwrap();
+            verify(&ctx, &format!("verify_release('po', 'pr', 'k={k}, distinct_l={l}')")).await
+        });
+        let (small, poor) = brute_force(&rows, k, l);
+        prop_assert_eq!(verdicts[0].violations, small, "{:?}", verdicts);
+        prop_assert_eq!(verdicts[0].holds, small == 0);
+        prop_assert_eq!(verdicts[1].violations, poor, "{:?}", verdicts);
+        prop_assert_eq!(verdicts[1].holds, poor == 0);
+    });
+}
+
+/// Brute force (k, k^m): every subset of at most m codes of every record, counted over its class.
+fn km_brute_force(classes: &[Vec<Vec<u32>>], k: usize, m: usize) -> bool {
+    classes.iter().all(|recs| {
+        recs.len() >= k
+            && recs.iter().all(|r| {
+                (1u32..(1 << r.len())).filter(|mask| mask.count_ones() as usize <= m).all(|mask| {
+                    let subset: Vec<u32> = (0..r.len()).filter(|i| mask & (1 << i) != 0).map(|i| r[i]).collect();
+                    recs.iter().filter(|o| subset.iter().all(|c| o.contains(c))).count() >= k
+                })
+            })
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 500, failure_persistence: None, ..ProptestConfig::default() })]
+    #[test]
+    fn property_km_verdict_matches_brute_force(
+        classes in prop::collection::vec(
+            prop::collection::vec(prop::collection::btree_set(0u32..6, 0..5), 1..7), 1..4),
+        k in 1usize..4,
+        m in 1usize..4,
+    ) {
+        let classes: Vec<Vec<Vec<u32>>> =
+            classes.into_iter().map(|c| c.into_iter().map(|r| r.into_iter().collect()).collect()).collect();
+        let names: Vec<String> = (0..6).map(|i| format!("c{i}")).collect();
+        let km: Vec<anonfusion::verify::KmClass> = classes
+            .iter()
+            .enumerate()
+            .map(|(i, recs)| anonfusion::verify::KmClass { label: format!("class {i}"), records: recs.clone() })
+            .collect();
+        let o = anonfusion::verify::check_km_classes(&km, &names, k as u64, m as u64, ("r", "codes")).unwrap();
+        prop_assert_eq!(o.holds, km_brute_force(&classes, k, m), "{:?}", o);
+        prop_assert_eq!(o.holds, o.violations == 0);
+    }
+}
+
+/// Cross-check on real data: a hand-picked Adult node, verified against the lattice's own
+/// smallest class for that node (computed by the methods' grouping, which the verifier does not use).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn adult_release_agrees_with_the_lattice() {
+    let ctx = new_session();
+    run(&ctx, "SELECT * FROM load_dataset('adult')").await;
+    run(&ctx, "SELECT * FROM generalize('adult', 'adult_g', '1,1,1,1,1,1,1')").await;
+    let b = run(&ctx, "SELECT min_class_size FROM lattice_nodes('adult') WHERE node = '[1, 1, 1, 1, 1, 1, 1]'").await;
+    let min = b[0].column(0).as_primitive::<Int64Type>().value(0);
+    let v = verify(&ctx, &format!("verify_release('adult', 'adult_g', 'k={min}, h=1')")).await;
+    assert!(v[0].holds && v[0].detail.contains(&format!("smallest has {min} rows")), "{v:?}");
+    assert!(v[1].holds, "{v:?}");
+    let v = one(&ctx, &format!("verify_release('adult', 'adult_g', 'k={}')", min + 1)).await;
+    assert!(!v.holds && v.violations >= 1, "{v:?}");
+}

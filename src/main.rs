@@ -33,6 +33,12 @@ struct Args {
 enum Command {
     /// Run the bundled demo script, showing each statement and its result
     Demo,
+    /// Compare queries on an original table with their estimates from a release
+    ///
+    /// Example: anonfusion evaluate --original nps --release nps_g
+    ///   --load "SELECT * FROM load_dataset('nps')"
+    ///   --load "SELECT * FROM generalize('nps', 'nps_g', '2,0,1,1,0')" --plot q1.svg sql/q1.sql
+    Evaluate(cli::evaluate::EvaluateArgs),
 }
 
 #[tokio::main(flavor = "multi_thread")]
@@ -73,10 +79,14 @@ enum Source {
 
 async fn run(runner: &mut Runner, args: Args, matches: &ArgMatches) -> Result<(), String> {
     let mut out = std::io::stdout();
-    if let Some(Command::Demo) = args.command {
-        runner.echo = true;
-        runner.run_script("sql/demo.sql", cli::DEMO_SQL, &mut out).await?;
-        return Ok(());
+    match &args.command {
+        Some(Command::Demo) => {
+            runner.echo = true;
+            runner.run_script("sql/demo.sql", cli::DEMO_SQL, &mut out).await?;
+            return Ok(());
+        }
+        Some(Command::Evaluate(evaluate)) => return cli::evaluate::run(evaluate, args.format, &mut out).await,
+        None => {}
     }
     if !args.files.is_empty() || !args.commands.is_empty() {
         for source in sources_in_order(&args, matches) {

@@ -1,6 +1,108 @@
-//! (in progress)
+//! Query-error functions (the logic lives in `crate::eval`):
+//! - `query_error(sql, original, release [, catalog])`: the query's answer on `original` next
+//!   to its estimate from `release` per group, with absolute and relative errors and a final
+//!   `SUMMARY` row (totals, mean absolute error, ARE);
+//! - `workload_queries(table, 'W1'|'W2'|'W3'|'attribute', n [, seed])`: random COUNT queries of
+//!   the papers' workloads as rows (query_id, sql);
+//! - `workload_error(original, release, 'W1'|'W2'|'W3'|'attribute', n [, seed [, catalog]])`: every
+//!   query of such a workload through the harness, one row per query (its ARE over its groups)
+//!   and a final row with query_id NULL: the workload's ARE (ArtUC paper, Def. 7).
+
+use super::{Args, block_on, session_context};
+use crate::eval::{QueryReport, query_error, workload};
 use crate::meta::Registry;
+use datafusion::arrow::array::{Float64Array, Int64Array, RecordBatch, StringArray};
+use datafusion::arrow::datatypes::{DataType, Field, Schema};
+use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
 use datafusion::prelude::SessionContext;
 use std::sync::Arc;
 
-pub fn register(_ctx: &SessionContext, _registry: Arc<Registry>) {}
+#[derive(Debug)]
+struct QueryError {
+    registry: Arc<Registry>,
+}
+
+#[derive(Debug)]
+struct WorkloadQueries {
+    registry: Arc<Registry>,
+}
+
+#[derive(Debug)]
+struct WorkloadError {
+    registry: Arc<Registry>,
+}
+
+pub fn register(ctx: &SessionContext, registry: Arc<Registry>) {
+    ctx.register_udtf("query_error", Arc::new(QueryError { registry: registry.clone() }));
+    ctx.register_udtf("workload_queries", Arc::new(WorkloadQueries { registry: registry.clone() }));
+    ctx.register_udtf("workload_error", Arc::new(WorkloadError { registry }));
+}
+
+impl TableFunctionImpl for QueryError {
+    fn call_with_args(&self, args: TableFunctionArgs) -> datafusion::error::Result<Arc<dyn TableProvider>> {
+        let sig = "query_error(sql, original, release [, catalog])";
+        let a = Args::new("query_error", sig, args.exprs(), 3, 4)?;
+        let (sql, original, release) = (a.str(0, "sql")?, a.str(1, "original")?, a.str(2, "release")?);
+        let catalog = a.opt_str(3, "catalog")?;
+        let ctx = session_context(&args)?;
+        let report = block_on(query_error(&ctx, &self.registry, &sql, &original, &release, catalog.as_deref()))?;
+        Ok(super::mem_table(QueryReport::schema(), vec![report.to_batch()?])?)
+    }
+}
+
+impl TableFunctionImpl for WorkloadQueries {
+    fn call_with_args(&self, args: TableFunctionArgs) -> datafusion::error::Result<Arc<dyn TableProvider>> {
+        let sig = "workload_queries(table, 'W1'|'W2'|'W3'|'attribute', n [, seed])";
+        let a = Args::new("workload_queries", sig, args.exprs(), 3, 4)?;
+        let (table, kind) = (a.str(0, "table")?, a.str(1, "workload")?);
+        let n = a.opt_u64(2, "n")?.unwrap_or(100) as usize;
+        let seed = a.opt_u64(3, "seed")?;
+        let kind = workload::Workload::parse(&kind)?;
+        let ctx = session_context(&args)?;
+        let queries = block_on(workload::generate(&ctx, &self.registry, &table, kind, n, seed))?;
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("query_id", DataType::Int64, false),
+            Field::new("sql", DataType::Utf8, false),
+        ]));
+        let ids = Int64Array::from((1..=queries.len() as i64).collect::<Vec<_>>());
+        let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(ids), Arc::new(StringArray::from(queries))])?;
+        Ok(super::mem_table(schema, vec![batch])?)
+    }
+}
+
+impl TableFunctionImpl for WorkloadError {
+    fn call_with_args(&self, args: TableFunctionArgs) -> datafusion::error::Result<Arc<dyn TableProvider>> {
+        let sig = "workload_error(original, release, 'W1'|'W2'|'W3'|'attribute', n [, seed [, catalog]])";
+        let a = Args::new("workload_error", sig, args.exprs(), 4, 6)?;
+        let (original, release, kind) = (a.str(0, "original")?, a.str(1, "release")?, a.str(2, "workload")?);
+        let n = a.opt_u64(3, "n")?.unwrap_or(100) as usize;
+        let (seed, catalog) = (a.opt_u64(4, "seed")?, a.opt_str(5, "catalog")?);
+        let kind = workload::Workload::parse(&kind)?;
+        let ctx = session_context(&args)?;
+        let reg = &self.registry;
+        let (queries, ares) = block_on(async {
+            let queries = workload::generate(&ctx, reg, &original, kind, n, seed).await?;
+            let mut ares = Vec::with_capacity(queries.len());
+            for q in &queries {
+                let report = query_error(&ctx, reg, q, &original, &release, catalog.as_deref()).await?;
+                ares.push(report.summary().are);
+            }
+            Ok::<_, crate::error::AnonError>((queries, ares))
+        })?;
+        let answered: Vec<f64> = ares.iter().flatten().copied().collect();
+        let mean = (!answered.is_empty()).then(|| answered.iter().sum::<f64>() / answered.len() as f64);
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("query_id", DataType::Int64, true),
+            Field::new("sql", DataType::Utf8, false),
+            Field::new("are", DataType::Float64, true),
+        ]));
+        let ids: Vec<Option<i64>> = (1..=queries.len() as i64).map(Some).chain([None]).collect();
+        let sql: Vec<String> = queries.into_iter().chain([format!("SUMMARY: workload {kind:?}")]).collect();
+        let are: Vec<Option<f64>> = ares.into_iter().chain([mean]).collect();
+        let batch = RecordBatch::try_new(
+            schema.clone(),
+            vec![Arc::new(Int64Array::from(ids)), Arc::new(StringArray::from(sql)), Arc::new(Float64Array::from(are))],
+        )?;
+        Ok(super::mem_table(schema, vec![batch])?)
+    }
+}

@@ -1,0 +1,102 @@
+//! `anonfusion evaluate`: set up tables (scripts, statements), then compare each query file's
+//! answer on the original table with its estimate from the release, per group, optionally
+//! with an SVG chart per query. The estimation itself lives in `anonfusion::eval`.
+
+use super::Runner;
+use super::format::{self, Format};
+use anonfusion::eval::{self, Agg, QueryReport};
+use datafusion::prelude::{SessionConfig, SessionContext};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+#[derive(clap::Args)]
+pub struct EvaluateArgs {
+    /// The original table (its roles and hierarchies must be declared, e.g. by load_dataset)
+    #[arg(long, value_name = "TABLE")]
+    pub original: String,
+    /// The release to estimate from
+    #[arg(long, value_name = "TABLE")]
+    pub release: String,
+    /// A counterfeit catalog (class_ids, sensitive_value, count): counterfeit-aware estimates
+    #[arg(long, value_name = "TABLE")]
+    pub catalog: Option<String>,
+    /// SQL scripts run first to set up the tables (repeatable)
+    #[arg(long = "setup", value_name = "FILE")]
+    pub setup: Vec<PathBuf>,
+    /// SQL statements run after the setup scripts, e.g. "SELECT * FROM load_dataset('nps')" (repeatable)
+    #[arg(long = "load", value_name = "SQL", allow_hyphen_values = true)]
+    pub load: Vec<String>,
+    /// Write an SVG chart of original vs estimate per group (several queries: FILE_1.svg, ...)
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<PathBuf>,
+    /// Chart title (default: the first line of the query file)
+    #[arg(long)]
+    pub title: Option<String>,
+    /// Query files, one query each
+    #[arg(required = true, value_name = "QUERY_FILE")]
+    pub queries: Vec<PathBuf>,
+}
+
+/// Run the subcommand; the error is the message to show.
+pub async fn run(args: &EvaluateArgs, format: Format, out: &mut dyn Write) -> Result<(), String> {
+    // The session is built here rather than with `new_session` because the harness needs the
+    // registry of roles and hierarchies that the setup statements fill.
+    let ctx = SessionContext::new_with_config(SessionConfig::new().with_information_schema(true));
+    let registry = anonfusion::register_all(&ctx);
+    let mut runner = Runner::new(ctx.clone(), format);
+    let mut sink = std::io::sink();
+    for file in &args.setup {
+        let script = std::fs::read_to_string(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+        runner.run_script(&file.display().to_string(), &script, &mut sink).await?;
+    }
+    for statement in &args.load {
+        runner.run_script("--load", statement, &mut sink).await?;
+    }
+    let mut ares = Vec::new();
+    for (i, file) in args.queries.iter().enumerate() {
+        let sql = std::fs::read_to_string(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+        let report = eval::query_error(&ctx, &registry, &sql, &args.original, &args.release, args.catalog.as_deref())
+            .await
+            .map_err(|e| format!("{}: {e}", file.display()))?;
+        writeln!(out, "{}: {}", file.display(), first_line(&sql)).map_err(|e| e.to_string())?;
+        let batch = report.to_batch().map_err(|e| e.to_string())?;
+        format::write(format, &QueryReport::schema(), &[batch], out).map_err(|e| e.to_string())?;
+        if let Some(plot) = &args.plot {
+            let path = plot_path(plot, i, args.queries.len());
+            let title = args.title.clone().unwrap_or_else(|| first_line(&sql));
+            std::fs::write(&path, eval::plot::svg(&report, &title, &y_label(&sql)))
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            writeln!(out, "chart: {}", path.display()).map_err(|e| e.to_string())?;
+        }
+        ares.extend(report.summary().are);
+    }
+    if ares.len() > 1 {
+        let mean = ares.iter().sum::<f64>() / ares.len() as f64;
+        writeln!(out, "workload ARE over {} queries: {mean:.6}", ares.len()).map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+/// The first non-empty line of a query file, comment marks removed.
+fn first_line(sql: &str) -> String {
+    sql.lines().map(|l| l.trim().trim_start_matches("--").trim()).find(|l| !l.is_empty()).unwrap_or("query").to_string()
+}
+
+fn y_label(sql: &str) -> String {
+    match eval::parse_query(sql).map(|q| q.agg) {
+        Ok(Agg::CountStar) => "COUNT(*)".into(),
+        Ok(Agg::Count(c)) => format!("COUNT({c})"),
+        Ok(Agg::Sum(c)) => format!("SUM({c})"),
+        Ok(Agg::Avg(c)) => format!("AVG({c})"),
+        Err(_) => "answer".into(),
+    }
+}
+
+/// `out.svg` for one query; `out_1.svg`, `out_2.svg`, ... for several.
+fn plot_path(plot: &Path, i: usize, n: usize) -> PathBuf {
+    if n == 1 {
+        return plot.to_path_buf();
+    }
+    let stem = plot.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "plot".into());
+    plot.with_file_name(format!("{stem}_{}.svg", i + 1))
+}

@@ -1,0 +1,166 @@
+//! What a released value says about the original one: the uniform distribution over the
+//! hierarchy leaves it covers (the papers' assumption, and the only place it is made).
+//!
+//! - numeric quasi-identifier `c`: released as `c_lo`, `c_hi`; it covers the hierarchy's leaf
+//!   values within `[c_lo, c_hi]` (NULL bounds: suppressed, the whole domain);
+//! - categorical quasi-identifier: the node label covers the leaves under that node (`*`, NULL:
+//!   the whole domain);
+//! - set-valued column: an element is a code, a node of the code hierarchy, or a generalized
+//!   code `(a, b, ...)` that stands for one of the codes (or nodes) it lists;
+//! - any other column is released as it is: a point mass.
+
+use crate::encode::format_number;
+use crate::error::{AnonError, Result};
+use crate::hierarchy::Hierarchy;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// A value an attribute may take.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Val {
+    Num(f64),
+    Str(Arc<str>),
+    Bool(bool),
+    Null,
+}
+
+impl Val {
+    /// The group-key text, formatted as the original query's key is (whole numbers without `.0`).
+    pub fn key_text(&self) -> String {
+        match self {
+            Val::Num(x) => format_number(*x),
+            Val::Str(s) => s.to_string(),
+            Val::Bool(b) => b.to_string(),
+            Val::Null => "NULL".into(),
+        }
+    }
+}
+
+/// A discrete distribution: values with probabilities summing to 1.
+pub type Support = Arc<Vec<(Val, f64)>>;
+
+pub fn uniform(vals: Vec<Val>) -> Support {
+    let w = 1.0 / vals.len().max(1) as f64;
+    Arc::new(vals.into_iter().map(|v| (v, w)).collect())
+}
+
+pub fn point(v: Val) -> Support {
+    Arc::new(vec![(v, 1.0)])
+}
+
+pub fn bernoulli(p: f64) -> Support {
+    Arc::new(vec![(Val::Bool(true), p), (Val::Bool(false), 1.0 - p)])
+}
+
+/// Label → leaves under the node of that label (the lowest level that has the label).
+#[derive(Debug)]
+pub struct LabelIndex {
+    leaves: HashMap<String, Vec<u32>>,
+}
+
+impl LabelIndex {
+    pub fn new(h: &Hierarchy) -> Self {
+        let mut leaves: HashMap<String, Vec<u32>> = HashMap::new();
+        for j in (0..h.levels().len()).rev() {
+            let mut by_node: Vec<Vec<u32>> = vec![Vec::new(); h.width(j)];
+            for (leaf, &node) in h.up(j).iter().enumerate() {
+                by_node[node as usize].push(leaf as u32);
+            }
+            for (node, l) in by_node.into_iter().enumerate() {
+                // Lower levels overwrite higher ones: a leaf label wins over a node of the same name.
+                leaves.insert(h.label(j, node as u32).to_string(), l);
+            }
+        }
+        LabelIndex { leaves }
+    }
+
+    pub fn leaves(&self, label: &str) -> Option<&[u32]> {
+        self.leaves.get(label).map(Vec::as_slice)
+    }
+}
+
+/// Leaves of a numeric hierarchy covered by released bounds (NULL: suppressed, everything).
+pub fn numeric_support(h: &Hierarchy, release: &str, col: &str, lo: Option<f64>, hi: Option<f64>) -> Result<Support> {
+    let values = h.leaf_values();
+    let (a, b) = match (lo, hi) {
+        (Some(a), Some(b)) => (values.partition_point(|&x| x < a), values.partition_point(|&x| x <= b)),
+        _ => (0, values.len()),
+    };
+    if a >= b {
+        return Err(AnonError::column(
+            release,
+            &format!("{col}_lo/{col}_hi"),
+            format!("released bounds cover no leaf of the hierarchy of '{col}': a release of another table?"),
+        ));
+    }
+    Ok(uniform(values[a..b].iter().map(|&v| Val::Num(v)).collect()))
+}
+
+/// Leaves of a categorical hierarchy covered by a released label (NULL: everything).
+pub fn categorical_support(
+    h: &Hierarchy,
+    index: &LabelIndex,
+    release: &str,
+    col: &str,
+    label: Option<&str>,
+) -> Result<Support> {
+    let leaf_label = |l: u32| Val::Str(Arc::from(h.label(0, l)));
+    match label {
+        None => Ok(uniform((0..h.leaf_count() as u32).map(leaf_label).collect())),
+        Some(label) => match index.leaves(label) {
+            Some(ls) => Ok(uniform(ls.iter().map(|&l| leaf_label(l)).collect())),
+            None => Err(AnonError::column(
+                release,
+                col,
+                format!("holds a label that is no node of the hierarchy of '{col}': a release of another table?"),
+            )),
+        },
+    }
+}
+
+/// The leaves a released set-valued element covers: itself, a node's leaves, or the union of
+/// what a generalized code `(a, b, ...)` lists. Unknown codes cover only themselves (they are
+/// matched by name, as `array_has` on the original does).
+pub fn code_cover(h: &Hierarchy, index: &LabelIndex, element: &str) -> Vec<String> {
+    let one = |item: &str| -> Vec<String> {
+        let item = item.trim();
+        let found = index.leaves(item).or_else(|| index.leaves(&item.replace('.', "")));
+        match found {
+            Some(ls) => ls.iter().map(|&l| h.label(0, l).to_string()).collect(),
+            None => vec![item.to_string()],
+        }
+    };
+    let e = element.trim();
+    let mut out = if e.starts_with('(') && e.ends_with(')') && e.len() >= 2 {
+        e[1..e.len() - 1].split(',').flat_map(one).collect()
+    } else {
+        one(e)
+    };
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Probability that a released record's set holds `code`: an exact element is certain; a
+/// generalized element covering k codes including it holds it with 1/k; several independent.
+pub fn has_probability(covers: &[&[String]], elements: &[&str], code: &str) -> f64 {
+    let mut miss = 1.0;
+    for (cover, element) in covers.iter().zip(elements) {
+        if *element == code {
+            return 1.0;
+        }
+        if cover.iter().any(|c| c == code || c.replace('.', "") == code.replace('.', "")) {
+            miss *= 1.0 - 1.0 / cover.len() as f64;
+        }
+    }
+    1.0 - miss
+}
+
+/// Mean and non-null mass of a numeric distribution (for a measure independent of the rest).
+pub fn mean_parts(s: &[(Val, f64)]) -> (f64, f64) {
+    s.iter().fold((0.0, 0.0), |(sum, mass), (v, w)| match v {
+        Val::Num(x) => (sum + w * x, mass + w),
+        Val::Null => (sum, mass),
+        _ => (sum, mass + w),
+    })
+}

@@ -1,0 +1,294 @@
+//! The estimate from the release: the release is first aggregated by DataFusion to its
+//! distinct tuples of the referenced columns (histogram first), then each tuple contributes
+//! `count × P(WHERE ∧ group)` (and the expected measure) under the uniform model.
+
+use super::dist::{self, LabelIndex, Support, Val};
+use super::plan::{AttrKind, Plan, Var};
+use super::prob::{AtomMemo, Env, prob};
+use crate::error::{AnonError, Result};
+use crate::hierarchy::Hierarchy;
+use datafusion::arrow::array::{Array, ArrayRef, AsArray, RecordBatch};
+use datafusion::arrow::compute::cast;
+use datafusion::arrow::datatypes::{DataType, Float64Type, Int64Type};
+use datafusion::functions_aggregate::expr_fn::count;
+use datafusion::logical_expr::{Expr, cast as cast_expr};
+use datafusion::prelude::{SessionContext, ident, lit};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// Most value combinations enumerated for one distinct tuple (grouped attributes times an
+/// entangled measure); beyond it the query is refused rather than left running.
+const MAX_COMBINATIONS: usize = 5_000_000;
+
+/// Per group: sort key, estimated count (or non-null measure mass) and measure sum.
+#[derive(Debug, Clone)]
+pub struct GroupAcc {
+    pub sort: Vec<Val>,
+    pub count: f64,
+    pub sum: f64,
+}
+
+pub type Groups = HashMap<String, GroupAcc>;
+
+/// The probability that a record is real, per (class id, sensitive value), from a catalog.
+pub type RealProb = HashMap<(i64, String), f64>;
+
+/// What the scan needs beyond the plan: the release name, and the catalog's weights with
+/// the sensitive column they apply to.
+pub struct Scan<'a> {
+    pub release: &'a str,
+    pub catalog: Option<(&'a str, &'a RealProb)>,
+}
+
+/// Estimate every group's answer from the release.
+pub async fn estimate(ctx: &SessionContext, plan: &Plan, scan: &Scan<'_>) -> Result<Groups> {
+    let df = ctx.table(scan.release).await.map_err(|_| AnonError::table(scan.release, "not found"))?;
+    let mut keys: Vec<Expr> = Vec::new();
+    for a in &plan.attrs {
+        match &a.kind {
+            AttrKind::Numeric(_) => {
+                keys.push(cast_expr(ident(format!("{}_lo", a.name)), DataType::Float64));
+                keys.push(cast_expr(ident(format!("{}_hi", a.name)), DataType::Float64));
+            }
+            AttrKind::Categorical(..) | AttrKind::ExactStr => keys.push(cast_expr(ident(&a.name), DataType::Utf8)),
+            AttrKind::ExactNum => keys.push(cast_expr(ident(&a.name), DataType::Float64)),
+            AttrKind::Codes(..) => keys.push(ident(&a.name)),
+        }
+    }
+    if let Some((sensitive, _)) = scan.catalog {
+        keys.push(cast_expr(ident("class_id"), DataType::Int64));
+        keys.push(cast_expr(ident(sensitive), DataType::Utf8));
+    }
+    let keys: Vec<Expr> = keys.into_iter().enumerate().map(|(i, e)| e.alias(format!("__k{i}"))).collect();
+    let batches = df.aggregate(keys, vec![count(lit(1)).alias("__n")])?.collect().await?;
+    let mut state = State::new(plan);
+    let mut groups = Groups::new();
+    for b in &batches {
+        scan_batch(plan, scan, &mut state, b, &mut groups)?;
+    }
+    Ok(groups)
+}
+
+/// Caches of supports per released value, shared by all tuples.
+struct State {
+    supports: Vec<HashMap<String, Support>>,
+    covers: HashMap<String, Arc<Vec<String>>>,
+    memo: AtomMemo,
+}
+
+impl State {
+    fn new(plan: &Plan) -> Self {
+        State { supports: vec![HashMap::new(); plan.attrs.len()], covers: HashMap::new(), memo: AtomMemo::new() }
+    }
+}
+
+fn scan_batch(plan: &Plan, scan: &Scan, state: &mut State, b: &RecordBatch, groups: &mut Groups) -> Result<()> {
+    let n = b.column(b.num_columns() - 1).as_primitive::<Int64Type>().clone();
+    // Column offsets of each attribute in the aggregated batch.
+    let mut offsets = Vec::with_capacity(plan.attrs.len());
+    let mut at = 0;
+    for a in &plan.attrs {
+        offsets.push(at);
+        at += if matches!(a.kind, AttrKind::Numeric(_)) { 2 } else { 1 };
+    }
+    let catalog_cols =
+        scan.catalog.map(|_| (b.column(at).as_primitive::<Int64Type>(), b.column(at + 1).as_string::<i32>()));
+    let mut attr_support: Vec<Option<Support>> = vec![None; plan.attrs.len()];
+    for row in 0..b.num_rows() {
+        let mut weight = n.value(row) as f64;
+        if let (Some((cls, sens)), Some((_, real))) = (&catalog_cols, scan.catalog)
+            && !cls.is_null(row)
+            && !sens.is_null(row)
+        {
+            weight *= real.get(&(cls.value(row), sens.value(row).to_string())).copied().unwrap_or(1.0);
+        }
+        if weight == 0.0 {
+            continue;
+        }
+        for (i, a) in plan.attrs.iter().enumerate() {
+            attr_support[i] = match &a.kind {
+                AttrKind::Codes(..) => None,
+                _ => Some(support(scan.release, state, i, a, b, offsets[i], row)?),
+            };
+        }
+        let supports: Vec<Support> = plan
+            .vars
+            .iter()
+            .map(|v| match v {
+                Var::Attr(i) => Ok(attr_support[*i].clone().expect("attribute support")),
+                Var::Has(i, code) => has_support(state, &plan.attrs[*i].kind, b.column(offsets[*i]), row, code),
+            })
+            .collect::<Result<_>>()?;
+        accumulate(plan, &supports, weight, groups, &mut state.memo)?;
+    }
+    Ok(())
+}
+
+fn support(
+    release: &str,
+    state: &mut State,
+    i: usize,
+    a: &super::plan::Attr,
+    b: &RecordBatch,
+    at: usize,
+    row: usize,
+) -> Result<Support> {
+    let f64_at = |c: usize| {
+        let arr = b.column(c).as_primitive::<Float64Type>();
+        (!arr.is_null(row)).then(|| arr.value(row))
+    };
+    let str_at = |c: usize| {
+        let arr = b.column(c).as_string::<i32>();
+        (!arr.is_null(row)).then(|| arr.value(row))
+    };
+    let key = match &a.kind {
+        AttrKind::Numeric(_) => format!("{:?}|{:?}", f64_at(at), f64_at(at + 1)),
+        AttrKind::ExactNum => format!("{:?}", f64_at(at)),
+        _ => format!("{:?}", str_at(at)),
+    };
+    if let Some(s) = state.supports[i].get(&key) {
+        return Ok(s.clone());
+    }
+    let s = match &a.kind {
+        AttrKind::Numeric(h) => dist::numeric_support(h, release, &a.name, f64_at(at), f64_at(at + 1))?,
+        AttrKind::Categorical(h, idx) => dist::categorical_support(h, idx, release, &a.name, str_at(at))?,
+        AttrKind::ExactNum => dist::point(f64_at(at).map_or(Val::Null, Val::Num)),
+        AttrKind::ExactStr => dist::point(str_at(at).map_or(Val::Null, |s| Val::Str(Arc::from(s)))),
+        AttrKind::Codes(..) => unreachable!("codes have per-code variables"),
+    };
+    state.supports[i].insert(key, s.clone());
+    Ok(s)
+}
+
+/// P(the released set holds `code`) as a two-point distribution.
+fn has_support(state: &mut State, kind: &AttrKind, list: &ArrayRef, row: usize, code: &str) -> Result<Support> {
+    let AttrKind::Codes(h, idx) = kind else { unreachable!("array_has variables are on code columns") };
+    let elements = list_strings(list, row)?;
+    let covers: Vec<Arc<Vec<String>>> = elements.iter().map(|e| cover(state, h, idx, e)).collect();
+    let cover_refs: Vec<&[String]> = covers.iter().map(|c| c.as_slice()).collect();
+    let element_refs: Vec<&str> = elements.iter().map(String::as_str).collect();
+    Ok(dist::bernoulli(dist::has_probability(&cover_refs, &element_refs, code)))
+}
+
+fn cover(state: &mut State, h: &Hierarchy, idx: &LabelIndex, element: &str) -> Arc<Vec<String>> {
+    if let Some(c) = state.covers.get(element) {
+        return c.clone();
+    }
+    let c = Arc::new(dist::code_cover(h, idx, element));
+    state.covers.insert(element.to_string(), c.clone());
+    c
+}
+
+fn list_strings(list: &ArrayRef, row: usize) -> Result<Vec<String>> {
+    if list.is_null(row) {
+        return Ok(vec![]);
+    }
+    let values = match list.data_type() {
+        DataType::List(_) => list.as_list::<i32>().value(row),
+        DataType::LargeList(_) => list.as_list::<i64>().value(row),
+        other => {
+            return Err(AnonError::argument(
+                "query_error",
+                "release",
+                format!("a set-valued column is {other}, not a list"),
+            ));
+        }
+    };
+    let values = cast(&values, &DataType::Utf8)?;
+    let s = values.as_string::<i32>();
+    Ok((0..s.len()).filter(|&i| !s.is_null(i)).map(|i| s.value(i).to_string()).collect())
+}
+
+/// Add one distinct tuple (`weight` records) to the groups: enumerate the conditioning
+/// variables' values, and for each the probability of the predicate given them.
+fn accumulate(plan: &Plan, supports: &[Support], weight: f64, groups: &mut Groups, memo: &mut AtomMemo) -> Result<()> {
+    let mut env = Env::new(supports, memo);
+    let cond_mask = plan.cond.iter().fold(0u64, |m, &v| m | 1 << v);
+    let p0 = match &plan.pred {
+        None => Some(1.0),
+        Some(p) if p.mask() & cond_mask == 0 => Some(prob(p, &mut env)),
+        Some(_) => None,
+    };
+    if p0 == Some(0.0) {
+        return Ok(());
+    }
+    let free_measure = plan.measure.filter(|m| !plan.cond.contains(m)).map(|m| dist::mean_parts(&supports[m]));
+    let sizes: Vec<usize> = plan.cond.iter().map(|&v| supports[v].len()).collect();
+    if sizes.iter().try_fold(1usize, |acc, &s| acc.checked_mul(s)).is_none_or(|t| t > MAX_COMBINATIONS) {
+        return Err(AnonError::argument(
+            "query_error",
+            "query",
+            format!("grouping needs more than {MAX_COMBINATIONS} value combinations per release tuple"),
+        ));
+    }
+    let mut odometer = vec![0usize; sizes.len()];
+    loop {
+        let mut w = weight;
+        for (k, &v) in plan.cond.iter().enumerate() {
+            let (val, p) = &supports[v][odometer[k]];
+            w *= p;
+            env.fix(v, val.clone());
+        }
+        let p = match (p0, &plan.pred) {
+            (Some(p), _) => p,
+            (None, Some(pred)) => prob(pred, &mut env),
+            (None, None) => 1.0,
+        };
+        if w * p > 0.0 {
+            let (sum, mass) = match (plan.measure, free_measure) {
+                (None, _) => (0.0, 1.0),
+                (Some(_), Some(parts)) => parts,
+                (Some(m), None) => match &env.fixed[m] {
+                    Some(Val::Num(x)) => (*x, 1.0),
+                    Some(Val::Null) | None => (0.0, 0.0),
+                    Some(_) => (0.0, 1.0),
+                },
+            };
+            add(plan, &env, groups, w * p * mass, w * p * sum);
+        }
+        if !advance(&mut odometer, &sizes) {
+            break;
+        }
+    }
+    Ok(())
+}
+
+fn advance(odometer: &mut [usize], sizes: &[usize]) -> bool {
+    for k in (0..odometer.len()).rev() {
+        odometer[k] += 1;
+        if odometer[k] < sizes[k] {
+            return true;
+        }
+        odometer[k] = 0;
+    }
+    false
+}
+
+fn add(plan: &Plan, env: &Env, groups: &mut Groups, count: f64, sum: f64) {
+    let sort: Vec<Val> = plan
+        .groups
+        .iter()
+        .map(|g| {
+            let v = env.fixed[g.var].clone().unwrap_or(Val::Null);
+            match (g.bucket, v) {
+                (Some((offset, width, integer)), Val::Num(x)) => {
+                    let q = (x + offset) / width;
+                    Val::Num(if integer { q.trunc() } else { q.floor() } * width)
+                }
+                (_, v) => v,
+            }
+        })
+        .collect();
+    let key = group_key(&sort);
+    let acc = groups.entry(key).or_insert_with(|| GroupAcc { sort, count: 0.0, sum: 0.0 });
+    acc.count += count;
+    acc.sum += sum;
+}
+
+/// The text of a group key: its parts joined by ", "; a query without GROUP BY has one group.
+pub fn group_key(parts: &[Val]) -> String {
+    if parts.is_empty() {
+        return "ALL".into();
+    }
+    parts.iter().map(Val::key_text).collect::<Vec<_>>().join(", ")
+}

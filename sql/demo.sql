@@ -46,6 +46,14 @@ SELECT node, ROUND(metric_value, 4) AS lm, classes FROM nps_k10_report;
 SELECT age, COUNT(*) AS patients FROM nps_k10
 WHERE sex = 'M' AND surgery = 'N' AND disease = 'stroke' GROUP BY age ORDER BY MIN(age_lo);
 
+-- What an analyst loses: Q1 answered from the release (uniform within each age band) against
+-- the original, per group, with the mean relative error in the SUMMARY row.
+SELECT group_key AS age_group, original, ROUND(estimate, 1) AS estimate, ROUND(rel_error, 3) AS rel_error
+FROM query_error('SELECT FLOOR(age/5)*5 AS age_group, COUNT(*) FROM nps WHERE sex = ''M'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR(age/5)*5', 'nps', 'nps_k10');
+
+-- And what the release guarantees, checked from the released table alone.
+SELECT * FROM verify_release('nps', 'nps_k10', 'k=10');
+
 -- 3. A synthetic RT-dataset: demographics plus a set of ICD-9-CM codes per patient.
 SELECT * FROM load_dataset('informs');
 SELECT code, COUNT(*) AS patients

@@ -1,0 +1,90 @@
+//! Every baseline release passes the independent verifiers: kanon_anonymize on random tables,
+//! hierarchies, k, models and suppression limits, then verify_release on the released table.
+
+mod common;
+
+use anonfusion::meta::{Role, TableMeta};
+use datafusion::arrow::array::{ArrayRef, AsArray, Int64Array, RecordBatch, StringArray};
+use datafusion::arrow::datatypes::{DataType, Field, Schema};
+use datafusion::prelude::SessionContext;
+use proptest::prelude::*;
+use std::sync::Arc;
+
+/// Expand a random frequency table into a source table `t` with declared roles.
+fn register_random(ctx: &SessionContext, registry: &anonfusion::Registry, ft: &anonfusion::encode::FrequencyTable) {
+    let mut fields = Vec::new();
+    let mut cols: Vec<ArrayRef> = Vec::new();
+    let repeat = |r: usize| ft.counts[r] as usize;
+    for q in &ft.qis {
+        let h = &q.hierarchy;
+        if h.is_numeric() {
+            let v: Vec<i64> =
+                (0..ft.len()).flat_map(|r| vec![h.leaf_value(q.codes[r]).unwrap() as i64; repeat(r)]).collect();
+            fields.push(Field::new(&q.name, DataType::Int64, false));
+            cols.push(Arc::new(Int64Array::from(v)));
+        } else {
+            let v: Vec<&str> = (0..ft.len()).flat_map(|r| vec![h.label(0, q.codes[r]); repeat(r)]).collect();
+            fields.push(Field::new(&q.name, DataType::Utf8, false));
+            cols.push(Arc::new(StringArray::from(v)));
+        }
+    }
+    let s = ft.sensitive.as_ref().unwrap();
+    let v: Vec<&str> = (0..ft.len()).flat_map(|r| vec![s.values[s.codes[r] as usize].as_str(); repeat(r)]).collect();
+    fields.push(Field::new("s", DataType::Utf8, false));
+    cols.push(Arc::new(StringArray::from(v)));
+    let batch = RecordBatch::try_new(Arc::new(Schema::new(fields)), cols).unwrap();
+    ctx.deregister_table("t").unwrap();
+    ctx.register_batch("t", batch).unwrap();
+    let mut meta = TableMeta::default();
+    for q in &ft.qis {
+        meta.roles.push((q.name.clone(), Role::QuasiIdentifier));
+        meta.hierarchies.insert(q.name.clone(), q.hierarchy.clone());
+    }
+    meta.roles.push(("s".into(), Role::Sensitive));
+    registry.set("t", meta);
+}
+
+fn run(ctx: &SessionContext, sql: &str) -> datafusion::error::Result<Vec<RecordBatch>> {
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    rt.block_on(async { ctx.sql(sql).await?.collect().await })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 500, failure_persistence: None, .. ProptestConfig::default() })]
+
+    #[test]
+    fn baseline_releases_pass_the_verifiers(
+        shapes in prop::collection::vec((1usize..6, 1usize..4, any::<bool>()), 1..4),
+        cuts in prop::collection::vec(any::<u8>(), 1..12),
+        rows in prop::collection::vec((any::<u32>(), 1u64..4), 2..40),
+        k in 1u64..5,
+        model in 0usize..5,
+        suppression in prop::sample::select(vec![0u32, 10, 30]),
+    ) {
+        let ft = common::random_table(&shapes, &cuts, &rows, 3);
+        prop_assume!(k <= ft.total());
+        let ctx = SessionContext::new();
+        let registry = anonfusion::register_all(&ctx);
+        register_random(&ctx, &registry, &ft);
+        let (options, checks) = match model {
+            1 => ("distinct_l=2", format!("k={k}, distinct_l=2")),
+            2 => ("entropy_l=1.5", format!("k={k}, entropy_l=1.5")),
+            3 => ("recursive_cl=3:2", format!("k={k}, recursive_cl=3:2")),
+            4 => ("t=0.4", format!("k={k}, t=0.4")),
+            _ => ("", format!("k={k}")),
+        };
+        let sql = format!("SELECT COUNT(*) FROM kanon_anonymize('t', 'r', {k}, 'suppression={suppression}, {options}')");
+        match run(&ctx, &sql) {
+            Err(e) => prop_assert!(e.to_string().contains("no generalization satisfies"), "{}", e),
+            Ok(_) => {
+                let b = run(&ctx, &format!("SELECT check, holds, detail FROM verify_release('t', 'r', '{checks}')")).unwrap();
+                for batch in &b {
+                    for i in 0..batch.num_rows() {
+                        let holds = batch.column(1).as_boolean().value(i);
+                        prop_assert!(holds, "{}: {}", batch.column(0).as_string::<i32>().value(i), batch.column(2).as_string::<i32>().value(i));
+                    }
+                }
+            }
+        }
+    }
+}

@@ -172,3 +172,28 @@ async fn bad_arguments_are_clear_errors_and_register_nothing() {
     let e = err(&ctx, "SELECT * FROM kanon_anonymize('p', 'o', 2, 'distinct_l=2')").await;
     assert!(e.contains("no sensitive attribute"), "{e}");
 }
+
+/// The search's own loss equals the metric recomputed from the released table alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reported_loss_equals_the_independent_metric() {
+    let ctx = anonfusion::new_session();
+    rows(&ctx, "SELECT * FROM load_dataset('adult')").await;
+    for metric in ["lm", "ncp", "dm"] {
+        rows(
+            &ctx,
+            &format!(
+                "SELECT COUNT(*) FROM kanon_anonymize('adult', 'a_{metric}', 5, 'suppression=2, metric={metric}')"
+            ),
+        )
+        .await;
+        let own = rows(&ctx, &format!("SELECT metric_value FROM a_{metric}_report")).await;
+        let own = own[0].column(0).as_primitive::<datafusion::arrow::datatypes::Float64Type>().value(0);
+        let b = rows(&ctx, &format!("SELECT value FROM anon_metrics('adult', 'a_{metric}') WHERE metric = '{metric}'"))
+            .await;
+        let independent = b[0].column(0).as_primitive::<datafusion::arrow::datatypes::Float64Type>().value(0);
+        assert!(
+            (own - independent).abs() <= 1e-9 * own.abs().max(1.0),
+            "{metric}: search {own} vs release {independent}"
+        );
+    }
+}

@@ -1,1 +1,125 @@
-//! (in progress)
+//! Information-loss metrics of a release against its original: LM, DM, D(r), NCP, UL, RCE,
+//! EMD, conditional-entropy loss, Q-block diversity and record counts.
+//!
+//! Every metric is a pure function over a decoded release ([`decode::Release`]), the original's
+//! frequency table and, for counterfeit methods, the catalog, so it is testable without SQL;
+//! `anon_metrics(original, release [, catalog])` (src/sql/metrics_fn.rs) reads the tables and
+//! calls [`compute_all`]. Attribute roles and hierarchies always come from the ORIGINAL
+//! table's declarations. docs/metrics.md gives every formula with its citation.
+
+pub mod align;
+pub mod catalog;
+pub mod decode;
+pub mod emd;
+pub mod entropy;
+pub mod loss;
+pub mod ncp;
+pub mod rce;
+pub mod ul;
+
+pub use catalog::{CatalogRow, decode_catalog};
+pub use decode::{Cell, Release, decode_release, decode_weighted};
+
+use crate::encode::FrequencyTable;
+use crate::error::Result;
+use std::collections::HashMap;
+
+/// One row of a metrics report.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Metric {
+    pub metric: String,
+    pub value: f64,
+    pub detail: String,
+}
+
+fn m(metric: &str, value: f64, detail: &str) -> Metric {
+    Metric { metric: metric.to_string(), value, detail: detail.to_string() }
+}
+
+/// Everything the metrics read.
+pub struct Inputs<'a> {
+    pub release: &'a Release,
+    /// The original's frequency table over its quasi-identifiers (and sensitive attribute);
+    /// without it the alignment-based metrics (entropy loss) are left out.
+    pub original: Option<&'a FrequencyTable>,
+    pub original_name: &'a str,
+    pub catalog: &'a [CatalogRow],
+    pub catalog_name: &'a str,
+    /// Per set-valued column of the release (same order): original records holding each code
+    /// (leaf code → records), from [`ul::code_records`].
+    pub original_codes: &'a [HashMap<u32, u64>],
+    pub ncp_weights: Option<&'a [f64]>,
+}
+
+/// Every metric that applies, in a fixed order.
+pub fn compute_all(inp: &Inputs) -> Result<Vec<Metric>> {
+    let rel = inp.release;
+    let weights = catalog::real_weights(rel, inp.catalog, inp.catalog_name)?;
+    let mut out = counts(inp);
+    out.push(m("lm", loss::lm(rel), "Loss Metric (Iyengar 2002), mean over records and QIs, in [0,1]"));
+    out.push(m("dm", loss::dm(rel), "Discernibility Metric (Bayardo & Agrawal 2005): sum |E|^2 + |D| per suppressed"));
+    out.push(m("mean_degree", loss::lm(rel), "mean D(r), h-ceiling paper Eqs. 1-3"));
+    out.push(m("max_degree", loss::max_degree(rel), "max D(r), h-ceiling paper Eqs. 1-3 (the h the release meets)"));
+    let (ncp, ncp_sum) = ncp::ncp(rel, inp.ncp_weights)?;
+    out.push(m("ncp", ncp, "NCP(D) = sum NCP(r) / |D|, ArtUC Defs. 3-4"));
+    out.push(m("ncp_sum", ncp_sum, "sum of NCP(r), ArtUC Def. 4 / Example 3"));
+    for (col, codes) in rel.sets.iter().zip(inp.original_codes) {
+        let (ul, ul_sum) = ul::ul(col, &rel.weights, codes);
+        out.push(m(&format!("ul({})", col.name), ul, "UL(D) = sum UL(r) / |D|, ArtUC Defs. 5-6"));
+        out.push(m(&format!("ul_sum({})", col.name), ul_sum, "sum of UL(r), ArtUC Def. 6"));
+    }
+    let rce_detail = if inp.catalog.is_empty() {
+        "reconstruction error, h-ceiling paper Eq. 4: sum over records of (w - w^2 P), w = 1"
+    } else {
+        "reconstruction error, h-ceiling paper Eq. 4 and Fig. 4: sum (w - w^2 P), w from the catalog"
+    };
+    out.push(m("rce", rce::rce(rel, &weights), rce_detail));
+    if rel.sensitive.is_some() {
+        out.extend(sensitive_metrics(rel));
+    }
+    if let Some(ft) = inp.original {
+        let al = align::align(ft, rel, inp.original_name)?;
+        out.push(m(
+            "entropy_loss",
+            entropy::entropy_loss(&al),
+            "sum over Q-blocks and QIs of H(X|Y), entropy paper Eq. 6",
+        ));
+        out.push(m(
+            "conditional_entropy",
+            entropy::conditional_entropy(&al),
+            "sum over QIs of H(X|Y) over all records, Eq. 6",
+        ));
+        out.push(m("unmatched_original_records", al.unmatched as f64, "original records no released record covers"));
+    }
+    Ok(out)
+}
+
+fn sensitive_metrics(rel: &Release) -> Vec<Metric> {
+    let (emax, emean) = emd::emd_summary(rel);
+    let kind = if rel.sensitive.as_ref().is_some_and(|s| s.ordered) { "ordered" } else { "equal" };
+    let [l1, l2, l3] = entropy::qblock_diversity(rel);
+    vec![
+        m("emd_max", emax, &format!("max EMD class vs table, {kind} distance (t-closeness, Li et al. 2007)")),
+        m("emd_mean", emean, &format!("mean EMD over classes, {kind} distance")),
+        m("q_blocks", rel.class_sizes.len() as f64, "equivalence classes (Q-blocks)"),
+        m("q_blocks_l1", l1 as f64, "Q-blocks with 1 distinct sensitive value (entropy paper Fig. 5)"),
+        m("q_blocks_l2", l2 as f64, "Q-blocks with 2 distinct sensitive values"),
+        m("q_blocks_l3plus", l3 as f64, "Q-blocks with 3 or more distinct sensitive values"),
+    ]
+}
+
+fn counts(inp: &Inputs) -> Vec<Metric> {
+    let rel = inp.release;
+    let fake = catalog::counterfeits(inp.catalog);
+    let mut out = Vec::new();
+    if let Some(ft) = inp.original {
+        out.push(m("original_records", ft.total() as f64, "records of the original table"));
+    }
+    out.extend([
+        m("released_records", rel.records() as f64, "rows of the release"),
+        m("real_records", rel.records().saturating_sub(fake) as f64, "released rows minus counterfeits per catalog"),
+        m("counterfeit_records", fake as f64, "sum of the catalog's counts"),
+        m("suppressed_records", rel.suppressed_count() as f64, "released rows with every QI '*' and NULL bounds"),
+    ]);
+    out
+}

@@ -1,6 +1,221 @@
-//! (in progress)
-use crate::meta::Registry;
+//! `anon_metrics(original, release [, catalog [, 'options']])`: every information-loss metric
+//! that applies to a release, one row per metric (`metric`, `value`, `detail`), and
+//! `metric_value(original, release, 'lm' [, catalog])`: one metric as a one-row table.
+//!
+//! Roles and hierarchies come from the ORIGINAL table's declarations; the release is decoded
+//! against them (src/metrics/decode.rs). Options: `ncp_weights=age:0.5,sex:0.25,zip:0.25`, the
+//! weights w_i of ArtUC Def. 4 (default 1/l each). The metrics themselves are in src/metrics/.
+
+use super::{Args, block_on, session_context};
+use crate::encode::frequency_table;
+use crate::error::{AnonError, Result};
+use crate::meta::{Registry, Role, TableMeta};
+use crate::metrics::decode::int_values;
+use crate::metrics::ul::code_records;
+use crate::metrics::{Inputs, Metric, Release, compute_all, decode_catalog, decode_weighted};
+use datafusion::arrow::array::{Array, ArrayRef, AsArray, Float64Array, RecordBatch, StringArray};
+use datafusion::arrow::compute::cast;
+use datafusion::arrow::datatypes::{DataType, Field, Schema};
+use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
+use datafusion::functions_aggregate::expr_fn::count;
 use datafusion::prelude::SessionContext;
+use datafusion::prelude::{ident, lit};
+use std::collections::HashMap;
 use std::sync::Arc;
 
-pub fn register(_ctx: &SessionContext, _registry: Arc<Registry>) {}
+const METRICS_SIG: &str = "anon_metrics(original, release [, catalog [, 'ncp_weights=a:w,...']])";
+const VALUE_SIG: &str = "metric_value(original, release, 'metric' [, catalog])";
+
+#[derive(Debug)]
+struct AnonMetrics {
+    registry: Arc<Registry>,
+}
+
+#[derive(Debug)]
+struct MetricValue {
+    registry: Arc<Registry>,
+}
+
+pub fn register(ctx: &SessionContext, registry: Arc<Registry>) {
+    ctx.register_udtf("anon_metrics", Arc::new(AnonMetrics { registry: registry.clone() }));
+    ctx.register_udtf("metric_value", Arc::new(MetricValue { registry }));
+}
+
+impl TableFunctionImpl for AnonMetrics {
+    fn call_with_args(&self, args: TableFunctionArgs) -> datafusion::error::Result<Arc<dyn TableProvider>> {
+        let a = Args::new("anon_metrics", METRICS_SIG, args.exprs(), 2, 4)?;
+        let (original, release) = (a.str(0, "original")?, a.str(1, "release")?);
+        let catalog = a.opt_str(2, "catalog")?.filter(|s| !s.trim().is_empty());
+        let options = a.opt_str(3, "options")?.unwrap_or_default();
+        let meta = self.registry.require(&original)?;
+        let weights = ncp_weights(&meta, &options)?;
+        let ctx = session_context(&args)?;
+        let metrics = block_on(gather(&ctx, &meta, &original, &release, catalog.as_deref(), weights.as_deref()))?;
+        Ok(report(&metrics)?)
+    }
+}
+
+impl TableFunctionImpl for MetricValue {
+    fn call_with_args(&self, args: TableFunctionArgs) -> datafusion::error::Result<Arc<dyn TableProvider>> {
+        let a = Args::new("metric_value", VALUE_SIG, args.exprs(), 3, 4)?;
+        let (original, release) = (a.str(0, "original")?, a.str(1, "release")?);
+        let wanted = a.str(2, "metric")?.trim().to_ascii_lowercase();
+        let catalog = a.opt_str(3, "catalog")?.filter(|s| !s.trim().is_empty());
+        let meta = self.registry.require(&original)?;
+        let ctx = session_context(&args)?;
+        let metrics = block_on(gather(&ctx, &meta, &original, &release, catalog.as_deref(), None))?;
+        let Some(found) = metrics.iter().find(|m| m.metric.eq_ignore_ascii_case(&wanted)) else {
+            let names: Vec<&str> = metrics.iter().map(|m| m.metric.as_str()).collect();
+            return Err(AnonError::argument(
+                "metric_value",
+                "metric",
+                format!("'{wanted}' does not apply to this release; available: {}", names.join(", ")),
+            )
+            .into());
+        };
+        let schema = Arc::new(Schema::new(vec![Field::new("value", DataType::Float64, false)]));
+        let col: ArrayRef = Arc::new(Float64Array::from(vec![found.value]));
+        Ok(super::mem_table(schema.clone(), vec![RecordBatch::try_new(schema, vec![col])?])?)
+    }
+}
+
+/// Read the release, the original's frequency table and the catalog, and compute.
+async fn gather(
+    ctx: &SessionContext,
+    meta: &TableMeta,
+    original: &str,
+    release: &str,
+    catalog: Option<&str>,
+    weights: Option<&[f64]>,
+) -> Result<Vec<Metric>> {
+    meta.check_complete(original)?;
+    let rel = read_release(ctx, original, meta, release).await?;
+    let sensitive = meta.columns_with(Role::Sensitive).first().copied();
+    let ft = frequency_table(ctx, original, meta, sensitive).await?;
+    let mut codes = Vec::new();
+    for s in &rel.sets {
+        codes.push(code_occurrences(ctx, original, &s.name, meta.hierarchy(original, &s.name)?).await?);
+    }
+    let cat_rows = match catalog {
+        Some(c) => {
+            let df = ctx.table(c).await.map_err(|_| AnonError::table(c, "not found"))?;
+            decode_catalog(c, &df.collect().await?)?
+        }
+        None => Vec::new(),
+    };
+    compute_all(&Inputs {
+        release: &rel,
+        original: Some(&ft),
+        original_name: original,
+        catalog: &cat_rows,
+        catalog_name: catalog.unwrap_or(""),
+        original_codes: &codes,
+        ncp_weights: weights,
+    })
+}
+
+/// The release's distinct rows over the columns the metrics read, with their record counts
+/// (histogram first: a million-row release is decoded as its few thousand distinct rows).
+async fn read_release(ctx: &SessionContext, original: &str, meta: &TableMeta, release: &str) -> Result<Release> {
+    let df = ctx.table(release).await.map_err(|_| AnonError::table(release, "not found"))?;
+    let present: Vec<String> = df.schema().fields().iter().map(|f| f.name().clone()).collect();
+    let mut cols: Vec<String> = Vec::new();
+    for q in meta.quasi_identifiers() {
+        cols.push(q.to_string());
+        if meta.hierarchy(original, q)?.is_numeric() {
+            cols.extend([format!("{q}_lo"), format!("{q}_hi")]);
+        }
+    }
+    cols.extend(meta.columns_with(Role::Sensitive).first().map(|s| s.to_string()));
+    cols.extend(meta.columns_with(Role::SetValued).iter().map(|s| s.to_string()));
+    if let Some(missing) = cols.iter().find(|c| !present.contains(c)) {
+        return Err(AnonError::column(
+            release,
+            missing,
+            "is missing; the release does not match the original's declarations",
+        ));
+    }
+    if present.iter().any(|c| c == "class_id") {
+        cols.push("class_id".to_string());
+    }
+    let group: Vec<_> = cols.iter().map(|c| ident(c.as_str())).collect();
+    let batches = df.aggregate(group, vec![count(lit(1)).alias("__records")])?.collect().await?;
+    let counts: Vec<ArrayRef> = batches.iter().map(|b| b.column(cols.len()).clone()).collect();
+    let weights = int_values(&counts)?.into_iter().map(|c| c.unwrap_or(0).max(0) as u64).collect();
+    decode_weighted(original, meta, release, &batches, weights)
+}
+
+/// Original records holding each code of a set-valued column (codes the hierarchy lacks get
+/// ids of their own past its leaves, so they count as suppressed).
+async fn code_occurrences(
+    ctx: &SessionContext,
+    table: &str,
+    column: &str,
+    h: &crate::hierarchy::Hierarchy,
+) -> Result<HashMap<u32, u64>> {
+    let df = ctx.table(table).await.map_err(|_| AnonError::table(table, "not found"))?;
+    let batches = df.select_columns(&[column])?.collect().await?;
+    let list = DataType::List(Arc::new(Field::new_list_field(DataType::Utf8, true)));
+    let mut extra: HashMap<String, u32> = HashMap::new();
+    let mut records: Vec<Vec<u32>> = Vec::new();
+    for b in &batches {
+        let l = cast(b.column(0), &list)
+            .map_err(|_| AnonError::column(table, column, "is not a list of codes, but is declared set-valued"))?;
+        let l = l.as_list::<i32>();
+        for r in (0..l.len()).filter(|&r| l.is_valid(r)) {
+            let v = l.value(r);
+            let v = v.as_string::<i32>();
+            let codes = (0..v.len()).filter(|&i| v.is_valid(i)).map(|i| {
+                let c = v.value(i).trim();
+                h.leaf_of_label(c).unwrap_or_else(|| {
+                    let next = h.leaf_count() as u32 + extra.len() as u32;
+                    *extra.entry(c.to_string()).or_insert(next)
+                })
+            });
+            records.push(codes.collect());
+        }
+    }
+    Ok(code_records(records.iter().map(|r| r.as_slice())))
+}
+
+/// `ncp_weights=age:0.5,sex:0.25,zip:0.25` → one weight per quasi-identifier, in declaration
+/// order; every quasi-identifier must be given.
+fn ncp_weights(meta: &TableMeta, options: &str) -> Result<Option<Vec<f64>>> {
+    let err = |m: String| AnonError::argument("anon_metrics", "options", m);
+    let options = options.trim();
+    if options.is_empty() {
+        return Ok(None);
+    }
+    let Some(spec) = options.strip_prefix("ncp_weights=") else {
+        return Err(err(format!("unknown option in '{options}'; the one option is ncp_weights=attribute:weight,...")));
+    };
+    let qis = meta.quasi_identifiers();
+    let mut w = vec![None; qis.len()];
+    for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (name, value) = part.split_once(':').ok_or_else(|| err(format!("'{part}' is not attribute:weight")))?;
+        let i = qis
+            .iter()
+            .position(|q| *q == name.trim())
+            .ok_or_else(|| err(format!("'{}' is not a quasi-identifier ({})", name.trim(), qis.join(", "))))?;
+        let v: f64 = value.trim().parse().map_err(|_| err(format!("weight '{}' is not a number", value.trim())))?;
+        w[i] = Some(v);
+    }
+    if let Some(i) = w.iter().position(|x| x.is_none()) {
+        return Err(err(format!("ncp_weights gives no weight for '{}'", qis[i])));
+    }
+    Ok(Some(w.into_iter().flatten().collect()))
+}
+
+fn report(metrics: &[Metric]) -> Result<Arc<dyn TableProvider>> {
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("metric", DataType::Utf8, false),
+        Field::new("value", DataType::Float64, false),
+        Field::new("detail", DataType::Utf8, false),
+    ]));
+    let cols: Vec<ArrayRef> = vec![
+        Arc::new(StringArray::from(metrics.iter().map(|m| m.metric.clone()).collect::<Vec<_>>())),
+        Arc::new(Float64Array::from(metrics.iter().map(|m| m.value).collect::<Vec<_>>())),
+        Arc::new(StringArray::from(metrics.iter().map(|m| m.detail.clone()).collect::<Vec<_>>())),
+    ];
+    super::mem_table(schema.clone(), vec![RecordBatch::try_new(schema, cols)?])
+}

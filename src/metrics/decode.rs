@@ -1,0 +1,491 @@
+//! Read a release back into per-row generalized values against the ORIGINAL table's
+//! declarations (roles and hierarchies), so every metric works on hierarchy nodes and ranges,
+//! never on label strings.
+//!
+//! Release conventions (docs/architecture.md): a numeric quasi-identifier `age` is published as
+//! `age` (label, `*` at the root), `age_lo`, `age_hi` (inclusive bounds); a categorical one as
+//! its node label; `class_id` (Int64) is optional; a set-valued column is a `List<Utf8>` of codes
+//! or generalized codes such as `(053.20,053.71)`. A suppressed record has every label `*` and
+//! NULL numeric bounds.
+
+use crate::error::{AnonError, Result};
+use crate::hierarchy::Hierarchy;
+use crate::meta::{Role, TableMeta};
+use datafusion::arrow::array::{Array, ArrayRef, AsArray, RecordBatch};
+use datafusion::arrow::compute::cast;
+use datafusion::arrow::datatypes::{DataType, Field, Float64Type, Int64Type};
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
+
+/// One quasi-identifier value of one released record.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Cell {
+    /// A categorical hierarchy node.
+    Node { level: u8, code: u32 },
+    /// A numeric range with inclusive bounds.
+    Range { lo: f64, hi: f64 },
+    /// The record is suppressed: the value could be anything in the domain.
+    Suppressed,
+}
+
+impl Cell {
+    /// Number of hierarchy leaves the value covers (the support of its uniform pdf). A range
+    /// that contains no leaf counts as one value.
+    pub fn leaves(&self, h: &Hierarchy) -> f64 {
+        match *self {
+            Cell::Node { level, code } => h.leaves_under(level as usize, code) as f64,
+            Cell::Range { lo, hi } => {
+                let v = h.leaf_values();
+                let n = v.partition_point(|&x| x <= hi) - v.partition_point(|&x| x < lo);
+                n.max(1) as f64
+            }
+            Cell::Suppressed => h.leaf_count() as f64,
+        }
+    }
+
+    /// Does the value cover leaf `leaf` of `h`?
+    pub fn covers(&self, h: &Hierarchy, leaf: u32) -> bool {
+        match *self {
+            Cell::Node { level, code } => h.up(level as usize)[leaf as usize] == code,
+            Cell::Range { lo, hi } => h.leaf_value(leaf).is_some_and(|v| lo <= v && v <= hi),
+            Cell::Suppressed => true,
+        }
+    }
+
+    /// Generalization degree (h-ceiling Eqs. 1–2; Iyengar's LM per attribute): 1 when suppressed.
+    pub fn degree(&self, h: &Hierarchy) -> f64 {
+        match *self {
+            Cell::Node { level, code } => h.degree(level as usize, code),
+            Cell::Range { lo, hi } => h.range_degree(lo, hi),
+            Cell::Suppressed => 1.0,
+        }
+    }
+
+    /// Key part for grouping released records into classes.
+    fn key(&self) -> [u64; 2] {
+        match *self {
+            Cell::Node { level, code } => [level as u64, code as u64],
+            Cell::Range { lo, hi } => [lo.to_bits(), hi.to_bits()],
+            Cell::Suppressed => [u64::MAX, u64::MAX],
+        }
+    }
+}
+
+/// The sensitive column of a release, dictionary-encoded.
+#[derive(Debug, Clone)]
+pub struct Sensitive {
+    pub name: String,
+    /// Distinct values; numeric ones ascend by value, others by text.
+    pub values: Vec<String>,
+    pub codes: Vec<u32>,
+    /// Numeric values: EMD uses the ordered distance (t-closeness).
+    pub ordered: bool,
+}
+
+/// A set-valued column: per record, its generalized codes, each as the leaves (codes) it
+/// stands for (one leaf for a plain code).
+#[derive(Debug, Clone)]
+pub struct SetColumn {
+    pub name: String,
+    pub rows: Vec<Vec<Vec<u32>>>,
+}
+
+impl SetColumn {
+    /// |ũ| of every generalized code of record `r`.
+    pub fn sizes(&self, r: usize) -> Vec<u32> {
+        self.rows[r].iter().map(|u| u.len() as u32).collect()
+    }
+}
+
+/// A release decoded against the original's declarations. Histogram first: a decoded row may
+/// stand for several identical released records (`weights`), so a large release is read as
+/// its distinct rows.
+#[derive(Debug, Clone)]
+pub struct Release {
+    pub name: String,
+    /// Released records each decoded row stands for.
+    pub weights: Vec<u64>,
+    pub hierarchies: Vec<Arc<Hierarchy>>,
+    pub qi_names: Vec<String>,
+    /// `cells[row][qi]`.
+    pub cells: Vec<Vec<Cell>>,
+    pub suppressed: Vec<bool>,
+    pub sensitive: Option<Sensitive>,
+    /// Published class id of each record, when the release has a `class_id` column.
+    pub class_ids: Option<Vec<Option<i64>>>,
+    /// Equivalence class of each non-suppressed record (by `class_id` when published, else by
+    /// identical generalized values).
+    pub class_of: Vec<Option<u32>>,
+    /// Released records in each class.
+    pub class_sizes: Vec<u64>,
+    pub sets: Vec<SetColumn>,
+}
+
+impl Release {
+    /// Number of decoded (distinct) rows.
+    pub fn len(&self) -> usize {
+        self.cells.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.cells.is_empty()
+    }
+    /// Number of released records, |D|.
+    pub fn records(&self) -> u64 {
+        self.weights.iter().sum()
+    }
+    /// Weight of decoded row `r` as a float.
+    pub fn weight(&self, r: usize) -> f64 {
+        self.weights[r] as f64
+    }
+    pub fn suppressed_count(&self) -> u64 {
+        self.weights.iter().zip(&self.suppressed).filter(|(_, s)| **s).map(|(w, _)| w).sum()
+    }
+    /// Decoded rows of each class, by index.
+    pub fn class_members(&self) -> Vec<Vec<usize>> {
+        let mut out = vec![Vec::new(); self.class_sizes.len()];
+        for (r, c) in self.class_of.iter().enumerate() {
+            if let Some(c) = c {
+                out[*c as usize].push(r);
+            }
+        }
+        out
+    }
+}
+
+/// Decode `batches` (the release `name`, one record per row) against the declarations of
+/// `original`.
+pub fn decode_release(original: &str, meta: &TableMeta, name: &str, batches: &[RecordBatch]) -> Result<Release> {
+    let n: usize = batches.iter().map(|b| b.num_rows()).sum();
+    decode_weighted(original, meta, name, batches, vec![1; n])
+}
+
+/// Decode distinct release rows, row i standing for `weights[i]` records (from a GROUP BY of
+/// the release, as the SQL function reads it).
+pub fn decode_weighted(
+    original: &str,
+    meta: &TableMeta,
+    name: &str,
+    batches: &[RecordBatch],
+    weights: Vec<u64>,
+) -> Result<Release> {
+    let qi_names: Vec<String> = meta.quasi_identifiers().iter().map(|s| s.to_string()).collect();
+    if qi_names.is_empty() {
+        return Err(AnonError::table(original, "no quasi-identifiers declared"));
+    }
+    let hierarchies: Vec<Arc<Hierarchy>> =
+        qi_names.iter().map(|q| meta.hierarchy(original, q).cloned()).collect::<Result<_>>()?;
+    let n: usize = batches.iter().map(|b| b.num_rows()).sum();
+    if weights.len() != n {
+        return Err(AnonError::table(name, "internal: one weight per decoded row is needed"));
+    }
+    let mut per_qi = Vec::with_capacity(qi_names.len());
+    for (q, h) in qi_names.iter().zip(&hierarchies) {
+        per_qi.push(decode_qi(name, q, h, batches)?);
+    }
+    let mut cells: Vec<Vec<Cell>> = (0..n).map(|r| per_qi.iter().map(|c| c[r]).collect()).collect();
+    let suppressed = suppressed_rows(name, &qi_names, &hierarchies, &cells)?;
+    // A suppressed record's categorical `*` stands for the whole domain, as its NULL bounds do.
+    for (row, _) in cells.iter_mut().zip(&suppressed).filter(|(_, s)| **s) {
+        row.iter_mut().for_each(|c| *c = Cell::Suppressed);
+    }
+    let sensitive = match meta.columns_with(Role::Sensitive).first() {
+        Some(s) => Some(decode_sensitive(name, s, batches)?),
+        None => None,
+    };
+    let class_ids = optional_column(name, "class_id", batches)?.map(|parts| int_values(&parts)).transpose()?;
+    let (class_of, class_sizes) = classes(&cells, &suppressed, class_ids.as_deref(), &weights);
+    let mut sets = Vec::new();
+    for s in meta.columns_with(Role::SetValued) {
+        let h = meta.hierarchy(original, s)?;
+        sets.push(decode_set(name, s, h, batches)?);
+    }
+    Ok(Release {
+        name: name.to_string(),
+        weights,
+        hierarchies,
+        qi_names,
+        cells,
+        suppressed,
+        sensitive,
+        class_ids,
+        class_of,
+        class_sizes,
+        sets,
+    })
+}
+
+/// Column `col` of every batch, or an error naming the release and the column.
+pub fn required_column(table: &str, col: &str, batches: &[RecordBatch]) -> Result<Vec<ArrayRef>> {
+    optional_column(table, col, batches)?.ok_or_else(|| {
+        AnonError::column(table, col, "is missing; the release does not match the original's declarations")
+    })
+}
+
+fn optional_column(table: &str, col: &str, batches: &[RecordBatch]) -> Result<Option<Vec<ArrayRef>>> {
+    let Some(first) = batches.first() else { return Ok(Some(Vec::new())) };
+    if first.schema().column_with_name(col).is_none() {
+        return Ok(None);
+    }
+    let mut out = Vec::with_capacity(batches.len());
+    for b in batches {
+        let c = b.column_by_name(col).ok_or_else(|| AnonError::column(table, col, "is missing from a batch"))?;
+        out.push(c.clone());
+    }
+    Ok(Some(out))
+}
+
+/// Values cast to Utf8 (NULL as `None`).
+pub fn str_values(table: &str, col: &str, parts: &[ArrayRef]) -> Result<Vec<Option<String>>> {
+    let mut out = Vec::new();
+    for a in parts {
+        let v = cast(a, &DataType::Utf8)
+            .map_err(|_| AnonError::column(table, col, format!("has type {}, expected text", a.data_type())))?;
+        let v = v.as_string::<i32>();
+        out.extend((0..v.len()).map(|r| v.is_valid(r).then(|| v.value(r).to_string())));
+    }
+    Ok(out)
+}
+
+fn f64_values(table: &str, col: &str, parts: &[ArrayRef]) -> Result<Vec<Option<f64>>> {
+    let mut out = Vec::new();
+    for a in parts {
+        let v = cast(a, &DataType::Float64)
+            .map_err(|_| AnonError::column(table, col, format!("has type {}, expected a number", a.data_type())))?;
+        let v = v.as_primitive::<Float64Type>();
+        out.extend((0..v.len()).map(|r| v.is_valid(r).then(|| v.value(r))));
+    }
+    Ok(out)
+}
+
+pub fn int_values(parts: &[ArrayRef]) -> Result<Vec<Option<i64>>> {
+    let mut out = Vec::new();
+    for a in parts {
+        let v = cast(a, &DataType::Int64)?;
+        let v = v.as_primitive::<Int64Type>();
+        out.extend((0..v.len()).map(|r| v.is_valid(r).then(|| v.value(r))));
+    }
+    Ok(out)
+}
+
+/// Cells of one quasi-identifier.
+fn decode_qi(table: &str, q: &str, h: &Hierarchy, batches: &[RecordBatch]) -> Result<Vec<Cell>> {
+    let labels = str_values(table, q, &required_column(table, q, batches)?)?;
+    if h.is_numeric() {
+        let lo = f64_values(table, &format!("{q}_lo"), &required_column(table, &format!("{q}_lo"), batches)?)?;
+        let hi = f64_values(table, &format!("{q}_hi"), &required_column(table, &format!("{q}_hi"), batches)?)?;
+        return labels
+            .iter()
+            .zip(lo.iter().zip(&hi))
+            .map(|(l, b)| numeric_cell(table, q, l.as_deref(), *b.0, *b.1))
+            .collect();
+    }
+    let index = label_index(h);
+    let mut unknown = 0usize;
+    let cells: Vec<Cell> = labels
+        .iter()
+        .map(|l| match l.as_deref().and_then(|l| index.get(l)) {
+            Some(&(level, code)) => Cell::Node { level, code },
+            None => {
+                unknown += 1;
+                Cell::Suppressed
+            }
+        })
+        .collect();
+    if unknown > 0 {
+        // Never quote the values: a level-0 label is a patient's original value.
+        return Err(AnonError::column(
+            table,
+            q,
+            format!("holds {unknown} value(s) that are not nodes of the original's hierarchy for '{q}' (or NULL)"),
+        ));
+    }
+    Ok(cells)
+}
+
+fn numeric_cell(table: &str, q: &str, label: Option<&str>, lo: Option<f64>, hi: Option<f64>) -> Result<Cell> {
+    match (lo, hi) {
+        (Some(lo), Some(hi)) if lo <= hi => Ok(Cell::Range { lo, hi }),
+        (None, None) if label == Some("*") => Ok(Cell::Suppressed),
+        (Some(_), Some(_)) => Err(AnonError::column(table, &format!("{q}_lo"), format!("is above {q}_hi in a record"))),
+        _ => Err(AnonError::column(
+            table,
+            q,
+            format!("a record has NULL bounds in {q}_lo/{q}_hi but is not suppressed (label not '*')"),
+        )),
+    }
+}
+
+/// Label → (level, node) for every node, the lowest level winning (the leaf when a label is
+/// reused, as ARX's `*` root never is below the top).
+fn label_index(h: &Hierarchy) -> HashMap<String, (u8, u32)> {
+    let mut out = HashMap::new();
+    for (j, level) in h.levels().iter().enumerate() {
+        for (c, l) in level.labels.iter().enumerate() {
+            out.entry(l.clone()).or_insert((j as u8, c as u32));
+        }
+    }
+    out
+}
+
+/// A record is suppressed when its numeric bounds are NULL (then every label must be `*`).
+/// Without numeric quasi-identifiers a suppressed record cannot be told from one generalized
+/// to the root, and is counted as such (the same LM/NCP, a class of its own for DM).
+fn suppressed_rows(table: &str, qi_names: &[String], hs: &[Arc<Hierarchy>], cells: &[Vec<Cell>]) -> Result<Vec<bool>> {
+    cells
+        .iter()
+        .map(|row| {
+            let any = row.contains(&Cell::Suppressed);
+            if !any {
+                return Ok(false);
+            }
+            match row.iter().zip(hs).position(|(c, h)| !is_root_or_suppressed(c, h)) {
+                None => Ok(true),
+                Some(a) => Err(AnonError::column(
+                    table,
+                    &qi_names[a],
+                    "is generalized in a record whose numeric bounds are NULL \
+                     (a suppressed record has every label '*')",
+                )),
+            }
+        })
+        .collect()
+}
+
+fn is_root_or_suppressed(c: &Cell, h: &Hierarchy) -> bool {
+    match c {
+        Cell::Suppressed => true,
+        Cell::Node { level, .. } => *level as usize == h.height(),
+        Cell::Range { .. } => false,
+    }
+}
+
+fn decode_sensitive(table: &str, s: &str, batches: &[RecordBatch]) -> Result<Sensitive> {
+    let parts = required_column(table, s, batches)?;
+    let ordered = parts.first().is_some_and(|a| a.data_type().is_numeric());
+    let raw = str_values(table, s, &parts)?;
+    if raw.iter().any(|v| v.is_none()) {
+        return Err(AnonError::column(table, s, "holds NULLs; every record needs a sensitive value"));
+    }
+    let raw: Vec<String> = raw.into_iter().flatten().collect();
+    let mut values: Vec<String> = raw.iter().cloned().collect::<BTreeSet<_>>().into_iter().collect();
+    if ordered {
+        values.sort_by(|a, b| num(a).total_cmp(&num(b)));
+    }
+    let index: HashMap<&str, u32> = values.iter().enumerate().map(|(i, v)| (v.as_str(), i as u32)).collect();
+    let codes = raw.iter().map(|v| index[v.as_str()]).collect();
+    Ok(Sensitive { name: s.to_string(), values, codes, ordered })
+}
+
+fn num(s: &str) -> f64 {
+    s.parse().unwrap_or(f64::NAN)
+}
+
+/// Class of every non-suppressed record: by published `class_id` when present, otherwise by
+/// identical generalized values.
+fn classes(
+    cells: &[Vec<Cell>],
+    suppressed: &[bool],
+    ids: Option<&[Option<i64>]>,
+    weights: &[u64],
+) -> (Vec<Option<u32>>, Vec<u64>) {
+    let mut index: HashMap<Vec<u64>, u32> = HashMap::new();
+    let mut sizes: Vec<u64> = Vec::new();
+    let class_of = cells
+        .iter()
+        .enumerate()
+        .map(|(r, row)| {
+            if suppressed[r] {
+                return None;
+            }
+            let key: Vec<u64> = match ids.and_then(|ids| ids[r]) {
+                Some(id) => vec![u64::MAX - 1, id as u64],
+                None => row.iter().flat_map(|c| c.key()).collect(),
+            };
+            let next = sizes.len() as u32;
+            let c = *index.entry(key).or_insert(next);
+            if c == next {
+                sizes.push(0);
+            }
+            sizes[c as usize] += weights[r];
+            Some(c)
+        })
+        .collect();
+    (class_of, sizes)
+}
+
+/// The generalized codes of a set-valued column, as leaf sets.
+fn decode_set(table: &str, s: &str, h: &Hierarchy, batches: &[RecordBatch]) -> Result<SetColumn> {
+    let parts = required_column(table, s, batches)?;
+    let list = DataType::List(Arc::new(Field::new_list_field(DataType::Utf8, true)));
+    let mut resolver = CodeResolver { h, cache: HashMap::new() };
+    let mut rows = Vec::new();
+    let mut unknown = 0usize;
+    for a in &parts {
+        let l = cast(a, &list).map_err(|_| {
+            AnonError::column(table, s, format!("has type {}, expected a list of codes", a.data_type()))
+        })?;
+        let l = l.as_list::<i32>();
+        for r in 0..l.len() {
+            let mut row = Vec::new();
+            if l.is_valid(r) {
+                let v = l.value(r);
+                let v = v.as_string::<i32>();
+                for i in (0..v.len()).filter(|&i| v.is_valid(i)) {
+                    match resolver.element(v.value(i)) {
+                        Some(leaves) => row.push(leaves),
+                        None => unknown += 1,
+                    }
+                }
+            }
+            rows.push(row);
+        }
+    }
+    if unknown > 0 {
+        return Err(AnonError::column(
+            table,
+            s,
+            format!("holds {unknown} element(s) that are neither codes nor generalized codes of its hierarchy"),
+        ));
+    }
+    Ok(SetColumn { name: s.to_string(), rows })
+}
+
+/// Resolves release elements to the leaves they stand for, caching node lookups.
+struct CodeResolver<'a> {
+    h: &'a Hierarchy,
+    cache: HashMap<String, Option<Vec<u32>>>,
+}
+
+impl CodeResolver<'_> {
+    /// A code, a hierarchy node (its leaves), or `(a,b,...)` (the codes listed, each a code or
+    /// node, ArtUC Def. 2).
+    fn element(&mut self, e: &str) -> Option<Vec<u32>> {
+        let e = e.trim();
+        if let Some(inner) = e.strip_prefix('(').and_then(|x| x.strip_suffix(')')) {
+            let mut out = Vec::new();
+            for p in inner.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+                out.extend(self.one(p)?);
+            }
+            out.sort_unstable();
+            out.dedup();
+            return Some(out);
+        }
+        self.one(e)
+    }
+
+    fn one(&mut self, c: &str) -> Option<Vec<u32>> {
+        if let Some(leaf) = self.h.leaf_of_label(c) {
+            return Some(vec![leaf]);
+        }
+        let h = self.h;
+        self.cache
+            .entry(c.to_string())
+            .or_insert_with(|| {
+                (1..h.levels().len()).find_map(|j| {
+                    let n = h.node_by_label(j, c)?;
+                    Some((0..h.leaf_count() as u32).filter(|&l| h.up(j)[l as usize] == n).collect())
+                })
+            })
+            .clone()
+    }
+}

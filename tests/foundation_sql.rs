@@ -1,40 +1,15 @@
 //! The foundation's SQL surface: datasets, roles, hierarchies, lattice exploration and manual
 //! generalization, including bad input that must fail cleanly and leave the catalog as it was.
 
+mod common;
+
+use common::{err, int, rows, temp_file};
+
 use anonfusion::new_session;
-use datafusion::arrow::array::{AsArray, RecordBatch};
-use datafusion::arrow::datatypes::Int64Type;
 use datafusion::prelude::SessionContext;
-
-async fn rows(ctx: &SessionContext, sql: &str) -> Vec<RecordBatch> {
-    ctx.sql(sql).await.unwrap_or_else(|e| panic!("{sql}: {e}")).collect().await.unwrap_or_else(|e| panic!("{sql}: {e}"))
-}
-
-async fn err(ctx: &SessionContext, sql: &str) -> String {
-    match ctx.sql(sql).await {
-        Err(e) => e.to_string(),
-        Ok(df) => match df.collect().await {
-            Err(e) => e.to_string(),
-            Ok(_) => panic!("expected an error from {sql}"),
-        },
-    }
-}
-
-async fn count(ctx: &SessionContext, sql: &str) -> i64 {
-    let b = rows(ctx, sql).await;
-    b[0].column(0).as_primitive::<Int64Type>().value(0)
-}
 
 async fn table_exists(ctx: &SessionContext, name: &str) -> bool {
     ctx.table_exist(name).unwrap()
-}
-
-fn temp_file(name: &str, text: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("anonfusion-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join(name);
-    std::fs::write(&p, text).unwrap();
-    p.to_string_lossy().into_owned()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -42,19 +17,19 @@ async fn adult_loads_in_one_statement_with_roles_and_hierarchies() {
     let ctx = new_session();
     let b = rows(&ctx, "SELECT * FROM load_dataset('adult')").await;
     assert_eq!(b[0].num_rows(), 1);
-    assert_eq!(count(&ctx, "SELECT COUNT(*) FROM adult").await, 30_162);
-    assert_eq!(count(&ctx, "SELECT lattice_nodes FROM load_dataset('adult')").await, 2160);
+    assert_eq!(int(&ctx, "SELECT COUNT(*) FROM adult").await, 30_162);
+    assert_eq!(int(&ctx, "SELECT lattice_nodes FROM load_dataset('adult')").await, 2160);
     assert_eq!(
-        count(&ctx, "SELECT COUNT(*) FROM anon_roles WHERE table_name = 'adult' AND role = 'quasi_identifier'").await,
+        int(&ctx, "SELECT COUNT(*) FROM anon_roles WHERE table_name = 'adult' AND role = 'quasi_identifier'").await,
         7
     );
     assert_eq!(
-        count(&ctx, "SELECT height FROM anon_hierarchies WHERE table_name = 'adult' AND column_name = 'age'").await,
+        int(&ctx, "SELECT height FROM anon_hierarchies WHERE table_name = 'adult' AND column_name = 'age'").await,
         4
     );
-    assert_eq!(count(&ctx, "SELECT COUNT(*) FROM hierarchy('adult', 'workclass')").await, 8);
+    assert_eq!(int(&ctx, "SELECT COUNT(*) FROM hierarchy('adult', 'workclass')").await, 8);
     assert_eq!(
-        count(&ctx, "SELECT leaves FROM hierarchy_nodes('adult', 'education') WHERE label = 'Higher education'").await,
+        int(&ctx, "SELECT leaves FROM hierarchy_nodes('adult', 'education') WHERE label = 'Higher education'").await,
         7
     );
 }
@@ -63,24 +38,24 @@ async fn adult_loads_in_one_statement_with_roles_and_hierarchies() {
 async fn lattice_nodes_and_generalize_work_from_sql() {
     let ctx = new_session();
     rows(&ctx, "SELECT * FROM load_dataset('adult')").await;
-    assert_eq!(count(&ctx, "SELECT COUNT(*) FROM lattice_nodes('adult')").await, 2160);
+    assert_eq!(int(&ctx, "SELECT COUNT(*) FROM lattice_nodes('adult')").await, 2160);
     // The top node puts everyone in one class.
     assert_eq!(
-        count(&ctx, "SELECT min_class_size FROM lattice_nodes('adult') WHERE node = '[4, 1, 1, 2, 3, 2, 2]'").await,
+        int(&ctx, "SELECT min_class_size FROM lattice_nodes('adult') WHERE node = '[4, 1, 1, 2, 3, 2, 2]'").await,
         30_162
     );
     rows(&ctx, "SELECT * FROM generalize('adult', 'adult_g', '1,0,0,1,1,1,1')").await;
-    assert_eq!(count(&ctx, "SELECT COUNT(*) FROM adult_g").await, 30_162);
+    assert_eq!(int(&ctx, "SELECT COUNT(*) FROM adult_g").await, 30_162);
     // ARX's Adult file puts ages 36..40 under the label 35-39 (leaf 40 included, 35 not): the
     // published bounds are the hull of label and leaves, [35, 40], and hold exactly those records.
     assert_eq!(
-        count(&ctx, "SELECT COUNT(*) FROM adult_g WHERE age = '35-39' AND age_lo = 35 AND age_hi = 40").await,
-        count(&ctx, "SELECT COUNT(*) FROM adult WHERE age BETWEEN 36 AND 40").await
+        int(&ctx, "SELECT COUNT(*) FROM adult_g WHERE age = '35-39' AND age_lo = 35 AND age_hi = 40").await,
+        int(&ctx, "SELECT COUNT(*) FROM adult WHERE age BETWEEN 36 AND 40").await
     );
-    assert_eq!(count(&ctx, "SELECT COUNT(DISTINCT workclass) FROM adult_g").await, 3);
+    assert_eq!(int(&ctx, "SELECT COUNT(DISTINCT workclass) FROM adult_g").await, 3);
     // CREATE TABLE AS over a method call runs it once and snapshots the release.
     rows(&ctx, "CREATE TABLE snap AS SELECT * FROM generalize('adult', 'adult_g2', '4,1,1,2,3,2,2')").await;
-    assert_eq!(count(&ctx, "SELECT COUNT(*) FROM snap WHERE age = '*' AND sex = '*'").await, 30_162);
+    assert_eq!(int(&ctx, "SELECT COUNT(*) FROM snap WHERE age = '*' AND sex = '*'").await, 30_162);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -107,7 +82,7 @@ async fn custom_table_with_declared_roles_and_loaded_hierarchies() {
     // Hierarchies are also loadable from tables.
     rows(&ctx, "CREATE TABLE zh (leaf VARCHAR, l1 VARCHAR, l2 VARCHAR) AS VALUES ('22071','2*','*'), ('22098','2*','*'), ('55099','5*','*')").await;
     rows(&ctx, "SELECT * FROM hierarchy_from_table('p', 'zip', 'zh')").await;
-    assert_eq!(count(&ctx, "SELECT COUNT(*) FROM hierarchy_nodes('p', 'zip') WHERE level = 1").await, 2);
+    assert_eq!(int(&ctx, "SELECT COUNT(*) FROM hierarchy_nodes('p', 'zip') WHERE level = 1").await, 2);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -118,7 +93,7 @@ async fn bad_input_is_a_clear_error_and_changes_nothing() {
     // Unknown column.
     let e = err(&ctx, "SELECT * FROM declare_roles('p', 'agee=qi')").await;
     assert!(e.contains("'agee'") && e.contains("not a column"), "{e}");
-    assert_eq!(count(&ctx, "SELECT COUNT(*) FROM anon_roles").await, 0, "nothing declared after a failure");
+    assert_eq!(int(&ctx, "SELECT COUNT(*) FROM anon_roles").await, 0, "nothing declared after a failure");
     let e = err(&ctx, "SELECT * FROM declare_roles('p', 'age=quasi-thing')").await;
     assert!(e.contains("unknown role"), "{e}");
 
@@ -143,10 +118,10 @@ async fn bad_input_is_a_clear_error_and_changes_nothing() {
     let sex = temp_file("sex.csv", "F;*\nM;*\n");
     let e = err(&ctx, &format!("SELECT * FROM load_hierarchy('p', 'sex', '{sex}')")).await;
     assert!(e.contains("'sex'") && e.contains("NULL"), "{e}");
-    assert_eq!(count(&ctx, "SELECT COUNT(*) FROM anon_hierarchies").await, 0, "no hierarchy registered after failures");
+    assert_eq!(int(&ctx, "SELECT COUNT(*) FROM anon_hierarchies").await, 0, "no hierarchy registered after failures");
     let sex = temp_file("sex2.csv", "F;*\nM;*\nNULL;*\n");
     rows(&ctx, &format!("SELECT * FROM load_hierarchy('p', 'sex', '{sex}')")).await;
-    assert_eq!(count(&ctx, "SELECT COUNT(*) FROM anon_hierarchies").await, 1);
+    assert_eq!(int(&ctx, "SELECT COUNT(*) FROM anon_hierarchies").await, 1);
 
     // Generalize without complete declarations, and with a bad node: no output registered.
     let e = err(&ctx, "SELECT * FROM generalize('p', 'out', '1,1')").await;

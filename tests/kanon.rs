@@ -3,11 +3,12 @@
 
 mod common;
 
+use common::{err, int, rows};
+
 use anonfusion::encode::frequency_table;
 use anonfusion::methods::kanon::search::{Evaluator, exhaustive, optimal};
 use anonfusion::methods::kanon::{KanonConfig, Metric, search};
-use datafusion::arrow::array::{AsArray, RecordBatch};
-use datafusion::arrow::datatypes::Int64Type;
+use datafusion::arrow::array::AsArray;
 use datafusion::prelude::SessionContext;
 use proptest::prelude::*;
 
@@ -81,21 +82,6 @@ proptest! {
         }
         let (fast, slow, _) = both(&ft, &config);
         prop_assert!(same(fast, slow), "pruned {:?} vs exhaustive {:?} for {:?}", fast, slow, config);
-    }
-}
-
-async fn rows(ctx: &SessionContext, sql: &str) -> Vec<RecordBatch> {
-    ctx.sql(sql).await.unwrap_or_else(|e| panic!("{sql}: {e}")).collect().await.unwrap_or_else(|e| panic!("{sql}: {e}"))
-}
-
-async fn int(ctx: &SessionContext, sql: &str) -> i64 {
-    rows(ctx, sql).await[0].column(0).as_primitive::<Int64Type>().value(0)
-}
-
-async fn err(ctx: &SessionContext, sql: &str) -> String {
-    match ctx.sql(sql).await {
-        Err(e) => e.to_string(),
-        Ok(df) => df.collect().await.err().map(|e| e.to_string()).unwrap_or_else(|| panic!("no error from {sql}")),
     }
 }
 

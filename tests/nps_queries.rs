@@ -1,8 +1,12 @@
 //! The synthetic NPS-like table reproduces the published answers of the papers' Q1–Q4
 //! (`original` column of the IPA paper's Tables 9–12): counts exactly, averages within 0.05.
 
+mod common;
+
+use common::{int, rows};
+
 use anonfusion::new_session;
-use datafusion::arrow::array::{Array, AsArray, RecordBatch};
+use datafusion::arrow::array::{Array, AsArray};
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Float64Type};
 use datafusion::prelude::SessionContext;
@@ -17,14 +21,10 @@ const Q3_10Y: &str = include_str!("../sql/q3_10y.sql");
 const Q4_10Y: &str = include_str!("../sql/q4_10y.sql");
 const PUBLISHED: &str = include_str!("data/nps_published_query_results.csv");
 
-async fn run(ctx: &SessionContext, sql: &str) -> Vec<RecordBatch> {
-    ctx.sql(sql).await.unwrap_or_else(|e| panic!("{sql}: {e}")).collect().await.unwrap_or_else(|e| panic!("{sql}: {e}"))
-}
-
 /// A two-column answer (age group, value) as a map, whatever numeric types DataFusion chose.
 async fn answer(ctx: &SessionContext, sql: &str) -> BTreeMap<i64, f64> {
     let mut out = BTreeMap::new();
-    for b in run(ctx, sql).await {
+    for b in rows(ctx, sql).await {
         let col = |i: usize| cast(b.column(i), &DataType::Float64).unwrap();
         let (g, v) = (col(0), col(1));
         let (g, v) = (g.as_primitive::<Float64Type>(), v.as_primitive::<Float64Type>());
@@ -71,21 +71,15 @@ fn assert_averages(query: &str, got: &BTreeMap<i64, f64>) {
     }
 }
 
-async fn count(ctx: &SessionContext, sql: &str) -> i64 {
-    let b = run(ctx, sql).await;
-    let c = cast(b[0].column(0), &DataType::Float64).unwrap();
-    c.as_primitive::<Float64Type>().value(0) as i64
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn default_table_reproduces_published_q1_to_q4() {
     let ctx = new_session();
     let t = Instant::now();
-    run(&ctx, "SELECT * FROM load_dataset('nps')").await;
+    rows(&ctx, "SELECT * FROM load_dataset('nps')").await;
     eprintln!("load_dataset('nps'), 1,375,900 rows: {:?}", t.elapsed());
-    assert_eq!(count(&ctx, "SELECT COUNT(*) FROM nps").await, 1_375_900);
-    assert_eq!(count(&ctx, "SELECT rows FROM load_dataset('nps')").await, 1_375_900);
-    assert_eq!(count(&ctx, "SELECT lattice_nodes FROM load_dataset('nps')").await, 5 * 2 * 6 * 3 * 2);
+    assert_eq!(int(&ctx, "SELECT COUNT(*) FROM nps").await, 1_375_900);
+    assert_eq!(int(&ctx, "SELECT rows FROM load_dataset('nps')").await, 1_375_900);
+    assert_eq!(int(&ctx, "SELECT lattice_nodes FROM load_dataset('nps')").await, 5 * 2 * 6 * 3 * 2);
 
     let q1 = answer(&ctx, Q1).await;
     let q2 = answer(&ctx, Q2).await;
@@ -110,14 +104,14 @@ async fn default_table_reproduces_published_q1_to_q4() {
     }
 
     // Background rows hold no stroke without surgery; the realistic rest of the table.
-    assert_eq!(count(&ctx, "SELECT COUNT(*) FROM nps WHERE disease = 'stroke' AND surgery = 'N'").await, 6_046);
-    let surgery = count(&ctx, "SELECT COUNT(*) FROM nps WHERE surgery = 'Y'").await as f64 / 1_375_900.0;
+    assert_eq!(int(&ctx, "SELECT COUNT(*) FROM nps WHERE disease = 'stroke' AND surgery = 'N'").await, 6_046);
+    let surgery = int(&ctx, "SELECT COUNT(*) FROM nps WHERE surgery = 'Y'").await as f64 / 1_375_900.0;
     assert!((0.10..=0.20).contains(&surgery), "surgery share {surgery}");
-    let female = count(&ctx, "SELECT COUNT(*) FROM nps WHERE sex = 'F'").await as f64 / 1_375_900.0;
+    let female = int(&ctx, "SELECT COUNT(*) FROM nps WHERE sex = 'F'").await as f64 / 1_375_900.0;
     assert!((0.45..=0.55).contains(&female), "female share {female}");
-    assert_eq!(count(&ctx, "SELECT COUNT(DISTINCT location) FROM nps").await, 16);
+    assert_eq!(int(&ctx, "SELECT COUNT(DISTINCT location) FROM nps").await, 16);
     assert_eq!(
-        count(&ctx, "SELECT COUNT(*) FROM nps WHERE age < 0 OR age > 99 OR length_of_stay < 0 OR length_of_stay > 359")
+        int(&ctx, "SELECT COUNT(*) FROM nps WHERE age < 0 OR age > 99 OR length_of_stay < 0 OR length_of_stay > 359")
             .await,
         0
     );
@@ -126,8 +120,8 @@ async fn default_table_reproduces_published_q1_to_q4() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn smaller_table_keeps_the_counts_and_too_small_fails_cleanly() {
     let ctx = new_session();
-    run(&ctx, "SELECT * FROM load_dataset('nps', 100000, 42)").await;
-    assert_eq!(count(&ctx, "SELECT COUNT(*) FROM nps").await, 100_000);
+    rows(&ctx, "SELECT * FROM load_dataset('nps', 100000, 42)").await;
+    assert_eq!(int(&ctx, "SELECT COUNT(*) FROM nps").await, 100_000);
     assert_counts("Q1", &answer(&ctx, Q1).await);
     assert_counts("Q2", &answer(&ctx, Q2).await);
     assert_averages("Q3", &answer(&ctx, Q3_10Y).await);
@@ -139,5 +133,5 @@ async fn smaller_table_keeps_the_counts_and_too_small_fails_cleanly() {
     };
     assert!(e.contains("rows") && e.contains("6046"), "{e}");
     // The failed call left the loaded table alone.
-    assert_eq!(count(&ctx, "SELECT COUNT(*) FROM nps").await, 100_000);
+    assert_eq!(int(&ctx, "SELECT COUNT(*) FROM nps").await, 100_000);
 }

@@ -1,6 +1,10 @@
 //! The query-error harness: hand-computed goldens on the h-ceiling paper's Tables 1–2, the
 //! papers' Q1–Q4 against a generalized NPS-like release, bad input, and the CLI.
 
+mod common;
+
+use common::{err, rows as run};
+
 use anonfusion::new_session;
 use datafusion::arrow::array::{Array, AsArray, RecordBatch};
 use datafusion::arrow::datatypes::Float64Type;
@@ -8,20 +12,6 @@ use datafusion::prelude::SessionContext;
 use std::collections::BTreeMap;
 
 type Rows = BTreeMap<String, (Option<f64>, Option<f64>, Option<f64>)>;
-
-async fn run(ctx: &SessionContext, sql: &str) -> Vec<RecordBatch> {
-    ctx.sql(sql).await.unwrap_or_else(|e| panic!("{sql}: {e}")).collect().await.unwrap_or_else(|e| panic!("{sql}: {e}"))
-}
-
-async fn fails(ctx: &SessionContext, sql: &str) -> String {
-    match ctx.sql(sql).await {
-        Err(e) => e.to_string(),
-        Ok(df) => match df.collect().await {
-            Err(e) => e.to_string(),
-            Ok(_) => panic!("{sql}: succeeded"),
-        },
-    }
-}
 
 fn call(query: &str, release: &str, catalog: Option<&str>) -> String {
     let cat = catalog.map(|c| format!(", '{c}'")).unwrap_or_default();
@@ -164,10 +154,10 @@ async fn catalog_weighted_count() {
                'Diabetes' AS sensitive_value, CAST(1 AS BIGINT) AS count",
     )
     .await;
-    let e = fails(&ctx, &call("SELECT COUNT(*) FROM t", "rc", Some("cat2"))).await;
+    let e = err(&ctx, &call("SELECT COUNT(*) FROM t", "rc", Some("cat2"))).await;
     assert!(e.contains("class id") && e.contains("7, 8") && e.contains("another release"), "{e}");
     // A catalog on a release without class ids.
-    let e = fails(&ctx, &call("SELECT COUNT(*) FROM t", "r", Some("cat"))).await;
+    let e = err(&ctx, &call("SELECT COUNT(*) FROM t", "r", Some("cat"))).await;
     assert!(e.contains("class_id"), "{e}");
 }
 
@@ -182,14 +172,14 @@ async fn bad_input_is_named() {
         ("SELECT COUNT(*) FROM (SELECT * FROM t)", "subquery in FROM"),
         ("SELECT MIN(age) FROM t", "min()"),
     ] {
-        let e = fails(&ctx, &call(q, "r", None)).await;
+        let e = err(&ctx, &call(q, "r", None)).await;
         assert!(e.contains("unsupported construct") && e.contains(construct), "{q}: {e}");
     }
-    let e = fails(&ctx, &call("SELECT COUNT(*) FROM t WHERE age > 40", "r_nosex", None)).await;
+    let e = err(&ctx, &call("SELECT COUNT(*) FROM t WHERE age > 40", "r_nosex", None)).await;
     assert!(e.contains("'sex'") && e.contains("r_nosex") && e.contains("missing"), "{e}");
-    let e = fails(&ctx, &call("SELECT COUNT(*) FROM t WHERE name = 'x'", "r", None)).await;
+    let e = err(&ctx, &call("SELECT COUNT(*) FROM t WHERE name = 'x'", "r", None)).await;
     assert!(e.contains("identifier"), "{e}");
-    let e = fails(&ctx, &call("SELECT COUNT(*) FROM t WHERE nope = 1", "r", None)).await;
+    let e = err(&ctx, &call("SELECT COUNT(*) FROM t WHERE nope = 1", "r", None)).await;
     assert!(e.contains("nope") && e.contains("not a column"), "{e}");
     // Errors never quote the data: an original value (the patient's name) is not in the message.
     assert!(!e.contains("Mary"));
@@ -248,7 +238,7 @@ async fn workloads_are_queries_the_harness_answers() {
     let q = batches[0].column(1).as_string::<i32>().value(0).to_string();
     assert!(q.contains("GROUP BY"), "{q}");
     estimate(&ctx, &q, "r", None).await;
-    let e = fails(&ctx, "SELECT * FROM workload_queries('t', 'W3', 5)").await;
+    let e = err(&ctx, "SELECT * FROM workload_queries('t', 'W3', 5)").await;
     assert!(e.contains("set-valued"), "{e}");
 }
 
@@ -281,7 +271,7 @@ async fn set_valued_membership() {
     // Two codes: independent under the model, 1/2 × 1/2 for the record with 49x.
     let got = rows(&run(&ctx, &q("array_has(codes, '493.2') AND NOT array_has(codes, '053.71')")).await);
     assert!(close(got["ALL"].0, 1.0) && close(got["ALL"].1, 2.0 * 0.5 + 0.25), "{got:?}");
-    let e = fails(&ctx, &q("codes = 'x'")).await;
+    let e = err(&ctx, &q("codes = 'x'")).await;
     assert!(e.contains("set-valued"), "{e}");
 }
 

@@ -2,6 +2,10 @@
 //! (and a passing one), the h-ceiling paper's Tables 5–8, bad calls, and a property test of the
 //! k-anonymity / distinct l-diversity verdicts against a brute-force computation.
 
+mod common;
+
+use common::{err, rows as run, temp_file};
+
 use anonfusion::new_session;
 use datafusion::arrow::array::{AsArray, Int64Array, RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, Int64Type, Schema};
@@ -9,28 +13,6 @@ use datafusion::prelude::SessionContext;
 use proptest::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
-
-async fn run(ctx: &SessionContext, sql: &str) -> Vec<RecordBatch> {
-    ctx.sql(sql).await.unwrap_or_else(|e| panic!("{sql}: {e}")).collect().await.unwrap_or_else(|e| panic!("{sql}: {e}"))
-}
-
-async fn err(ctx: &SessionContext, sql: &str) -> String {
-    match ctx.sql(sql).await {
-        Err(e) => e.to_string(),
-        Ok(df) => match df.collect().await {
-            Err(e) => e.to_string(),
-            Ok(_) => panic!("expected an error from {sql}"),
-        },
-    }
-}
-
-fn temp_file(name: &str, text: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("anonfusion-verify-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join(name);
-    std::fs::write(&p, text).unwrap();
-    p.to_string_lossy().into_owned()
-}
 
 /// One result row: (holds, detail, violations).
 #[derive(Debug)]

@@ -3,6 +3,10 @@
 
 use anonfusion::encode::{FrequencyTable, QiColumn, SensitiveColumn};
 use anonfusion::hierarchy::{HierarchyBuilder, HierarchyKind};
+use datafusion::arrow::array::{AsArray, RecordBatch};
+use datafusion::arrow::compute::cast;
+use datafusion::arrow::datatypes::{DataType, Float64Type};
+use datafusion::prelude::SessionContext;
 use std::sync::Arc;
 
 /// A random hierarchy: `leaves` leaves, each level merging neighbouring nodes in random runs.
@@ -62,4 +66,36 @@ pub fn random_table(
         codes: rows.iter().map(|(r, _)| (r.rotate_right(5) as usize % sensitive) as u32).collect(),
     });
     FrequencyTable::from_parts(qis, sens, rows.iter().map(|r| r.1).collect()).unwrap()
+}
+
+/// Run a statement and collect its result; panics with the statement on error.
+pub async fn rows(ctx: &SessionContext, sql: &str) -> Vec<RecordBatch> {
+    ctx.sql(sql).await.unwrap_or_else(|e| panic!("{sql}: {e}")).collect().await.unwrap_or_else(|e| panic!("{sql}: {e}"))
+}
+
+/// The error a statement must fail with (at planning or execution).
+pub async fn err(ctx: &SessionContext, sql: &str) -> String {
+    match ctx.sql(sql).await {
+        Err(e) => e.to_string(),
+        Ok(df) => match df.collect().await {
+            Err(e) => e.to_string(),
+            Ok(_) => panic!("expected an error from {sql}"),
+        },
+    }
+}
+
+/// The first value of a one-row result, as an integer (any numeric type).
+pub async fn int(ctx: &SessionContext, sql: &str) -> i64 {
+    let b = rows(ctx, sql).await;
+    let c = cast(b[0].column(0), &DataType::Float64).unwrap();
+    c.as_primitive::<Float64Type>().value(0) as i64
+}
+
+/// A file in a per-process temporary folder.
+pub fn temp_file(name: &str, text: &str) -> String {
+    let dir = std::env::temp_dir().join(format!("anonfusion-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.to_string_lossy().into_owned()
 }

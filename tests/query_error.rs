@@ -349,3 +349,32 @@ async fn workload_error_reports_the_workload_are() {
     assert!(b.column(0).is_null(6) && (are.value(6) - mean).abs() < 1e-12, "{mean}");
     assert!(b.column(1).as_string::<i32>().value(6).starts_with("SUMMARY"));
 }
+
+/// The acceptance run: Q1-Q4 through `anonfusion evaluate` against the 10-anonymous
+/// baseline release of the full NPS-like table, per-group tables and one chart per query.
+#[test]
+fn cli_evaluate_q1_to_q4_against_the_k10_baseline() {
+    let dir = std::env::temp_dir().join(format!("anonfusion_qe_k10_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_anonfusion"))
+        .args(["evaluate", "--original", "nps", "--release", "nps_k10"])
+        .args(["--load", "SELECT * FROM load_dataset('nps')"])
+        .args(["--load", "SELECT COUNT(*) FROM kanon_anonymize('nps', 'nps_k10', 10)"])
+        .arg("--plot")
+        .arg(dir.join("q.svg"))
+        .args(["sql/q1.sql", "sql/q2.sql", "sql/q3_10y.sql", "sql/q4_10y.sql"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{stderr}");
+    println!("{stdout}");
+    // Counts are estimated with their totals intact: 3,134 male and 2,912 female patients.
+    assert!(stdout.contains("| SUMMARY   | 3134.0"), "{stdout}");
+    assert!(stdout.contains("| SUMMARY   | 2912.0"), "{stdout}");
+    for i in 1..=4 {
+        let chart = std::fs::read_to_string(dir.join(format!("q_{i}.svg"))).unwrap();
+        assert!(chart.starts_with("<svg") && chart.contains(">original</text>"), "chart {i}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -21,8 +21,8 @@ use crate::lattice::{Lattice, NodeId};
 use std::collections::HashMap;
 use std::sync::Arc;
 
-/// Largest number of cached entries (classes, plus frequency rows when sensitive histograms
-/// are needed; all cached nodes together) kept for roll-ups: about 200 MB.
+/// Largest number of cached entries (classes plus their histogram cells, all cached nodes
+/// together) kept for roll-ups: about 200 MB.
 const CACHE_ENTRIES: usize = 50_000_000;
 /// Relative tolerance when comparing losses computed along different paths.
 const EPS: f64 = 1e-9;
@@ -43,8 +43,10 @@ pub struct Evaluation {
 
 pub struct Cached {
     pub g: Grouping,
-    /// Frequency row → class; empty when no model looks at the sensitive attribute.
-    pub row_class: Vec<u32>,
+    /// Sensitive histograms, class-major (`classes × values`); empty when no model looks at
+    /// the sensitive attribute. A generalization's histograms are sums of these, so they roll
+    /// up with the classes and no node but the bottom goes back to the frequency rows.
+    pub hist: Vec<u32>,
 }
 
 /// Checks nodes against the models, rolling each up from the cheapest cached specialization.
@@ -101,45 +103,100 @@ impl<'a> Evaluator<'a> {
             evaluated: 0,
         };
         let bottom = ev.lattice.bottom();
-        let (g, mut row_class) = group(ft, &ev.lattice.levels(bottom))?;
-        if !ev.models.need_sensitive() {
-            row_class = Vec::new();
-        }
-        ev.cached_classes = g.len() + row_class.len();
-        ev.cache.insert(bottom, Arc::new(Cached { g, row_class }));
+        let (g, row_class) = group(ft, &ev.lattice.levels(bottom))?;
+        let hist = ev.bottom_histograms(&g, &row_class);
+        ev.cached_classes = g.len() + hist.len();
+        ev.cache.insert(bottom, Arc::new(Cached { g, hist }));
         Ok(ev)
     }
 
-    /// Classes of a node, from the cached specialization with the fewest classes.
+    /// Classes of a node, from the cached specialization with the fewest classes; the new
+    /// grouping is cached while the cache has room.
     pub fn classes(&mut self, node: NodeId) -> Result<Arc<Cached>> {
+        let c = self.group_node(node)?;
+        self.remember(node, &c);
+        Ok(c)
+    }
+
+    /// Group a node without touching the cache, so several threads can share the evaluator.
+    fn group_node(&self, node: NodeId) -> Result<Arc<Cached>> {
         if let Some(c) = self.cache.get(&node) {
             return Ok(c.clone());
         }
+        // A cached direct predecessor is almost always the cheapest source; scanning the
+        // whole cache for the best specialization is the fallback.
         let src = self
-            .cache
-            .iter()
-            .filter(|(id, _)| self.lattice.generalizes(node, **id))
-            .min_by_key(|(id, c)| (c.g.len(), **id))
+            .lattice
+            .predecessors(node)
+            .filter_map(|(_, p)| self.cache.get(&p).map(|c| (p, c)))
+            .min_by_key(|(id, c)| (c.g.len(), *id))
+            .or_else(|| {
+                self.cache
+                    .iter()
+                    .filter(|(id, _)| self.lattice.generalizes(node, **id))
+                    .min_by_key(|(id, c)| (c.g.len(), **id))
+                    .map(|(id, c)| (*id, c))
+            })
             .map(|(_, c)| c.clone())
             .expect("the bottom node is always cached");
         let (g, map) = generalize_to(&self.hs, &src.g, &self.lattice.levels(node))?;
-        let row_class: Vec<u32> = src.row_class.iter().map(|&c| map[c as usize]).collect();
-        let entries = g.len() + row_class.len();
-        let c = Arc::new(Cached { g, row_class });
-        if self.cached_classes + entries <= CACHE_ENTRIES {
+        let width = self.width();
+        let mut hist = vec![0u32; if src.hist.is_empty() { 0 } else { g.len() * width }];
+        if !hist.is_empty() {
+            for (c, &to) in map.iter().enumerate() {
+                let (from, to) = (&src.hist[c * width..(c + 1) * width], to as usize * width);
+                for (v, &n) in from.iter().enumerate() {
+                    hist[to + v] += n;
+                }
+            }
+        }
+        Ok(Arc::new(Cached { g, hist }))
+    }
+
+    fn remember(&mut self, node: NodeId, c: &Arc<Cached>) {
+        let entries = c.g.len() + c.hist.len();
+        if !self.cache.contains_key(&node) && self.cached_classes + entries <= CACHE_ENTRIES {
             self.cached_classes += entries;
             self.cache.insert(node, c.clone());
         }
-        Ok(c)
     }
 
     /// Check a node: group it, find the classes failing the models, and score the release.
     pub fn evaluate(&mut self, node: NodeId) -> Result<Evaluation> {
+        let (e, c) = self.check(node)?;
         self.evaluated += 1;
-        let cached = self.classes(node)?;
-        let (g, row_class) = (&cached.g, &cached.row_class);
-        let hist = self.histograms(g, row_class);
-        let width = self.ft.sensitive.as_ref().map_or(0, |s| s.values.len());
+        self.remember(node, &c);
+        Ok(e)
+    }
+
+    /// Evaluate several nodes on all cores (the nodes are independent), then cache their
+    /// groupings. Results come back in the order of `nodes`.
+    pub fn evaluate_batch(&mut self, nodes: &[NodeId]) -> Result<Vec<Evaluation>> {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(nodes.len()).max(1);
+        let chunk = nodes.len().div_ceil(threads);
+        let this = &*self;
+        let results: Vec<Result<(Evaluation, Arc<Cached>)>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = nodes
+                .chunks(chunk.max(1))
+                .map(|part| scope.spawn(move || part.iter().map(|&n| this.check(n)).collect::<Vec<_>>()))
+                .collect();
+            handles.into_iter().flat_map(|h| h.join().expect("evaluation thread panicked")).collect()
+        });
+        let mut out = Vec::with_capacity(nodes.len());
+        for r in results {
+            let (e, c) = r?;
+            self.evaluated += 1;
+            self.remember(e.node, &c);
+            out.push(e);
+        }
+        Ok(out)
+    }
+
+    fn check(&self, node: NodeId) -> Result<(Evaluation, Arc<Cached>)> {
+        let cached = self.group_node(node)?;
+        let g = &cached.g;
+        let hist = (!cached.hist.is_empty()).then_some(&cached.hist);
+        let width = self.width();
         let mut failing = Vec::new();
         let mut suppressed = 0u64;
         for c in 0..g.len() {
@@ -151,7 +208,7 @@ impl<'a> Evaluator<'a> {
         }
         let dm_bound: f64 = g.sizes.iter().map(|&s| (s as f64) * (s as f64)).sum();
         let loss = self.score(g, &failing, suppressed);
-        Ok(Evaluation {
+        let e = Evaluation {
             node,
             anonymous: suppressed <= self.budget,
             loss,
@@ -159,18 +216,26 @@ impl<'a> Evaluator<'a> {
             failing,
             classes: g.len(),
             dm_bound,
-        })
+        };
+        Ok((e, cached))
     }
 
-    /// Sensitive histograms, class-major, when a model needs them.
-    fn histograms(&self, g: &Grouping, row_class: &[u32]) -> Option<Vec<u32>> {
-        let s = self.ft.sensitive.as_ref().filter(|_| self.models.need_sensitive())?;
+    /// Number of sensitive values (the histogram width).
+    fn width(&self) -> usize {
+        self.ft.sensitive.as_ref().map_or(0, |s| s.values.len())
+    }
+
+    /// The bottom node's sensitive histograms from the frequency rows, when a model needs them.
+    fn bottom_histograms(&self, g: &Grouping, row_class: &[u32]) -> Vec<u32> {
+        let Some(s) = self.ft.sensitive.as_ref().filter(|_| self.models.need_sensitive()) else {
+            return Vec::new();
+        };
         let width = s.values.len();
         let mut hist = vec![0u32; g.len() * width];
         for (r, &c) in row_class.iter().enumerate() {
             hist[c as usize * width + s.codes[r] as usize] += self.ft.counts[r] as u32;
         }
-        Some(hist)
+        hist
     }
 
     fn score(&self, g: &Grouping, failing: &[u32], suppressed: u64) -> f64 {
@@ -227,6 +292,9 @@ pub fn optimal(ev: &mut Evaluator) -> Result<Option<Evaluation>> {
         anonymous: Vec::new(),
         bounded: Vec::new(),
     };
+    if !s.monotone {
+        return s.scan(ev, &order);
+    }
     for node in order {
         if s.beyond_best(node) {
             break;
@@ -292,6 +360,31 @@ impl Search {
         } else {
             self.not_anonymous.push(e.node);
         }
+    }
+
+    /// Without monotone models nothing can be inferred between nodes: evaluate in bound order,
+    /// a batch at a time on all cores, until the bound passes the best loss.
+    fn scan(mut self, ev: &mut Evaluator, order: &[NodeId]) -> Result<Option<Evaluation>> {
+        const BATCH: usize = 32;
+        let mut next = 0;
+        while next < order.len() {
+            let mut batch = Vec::with_capacity(BATCH);
+            while next < order.len() && batch.len() < BATCH {
+                let node = order[next];
+                if self.beyond_best(node) {
+                    next = order.len();
+                    break;
+                }
+                next += 1;
+                if !self.skip(node) {
+                    batch.push(node);
+                }
+            }
+            for e in ev.evaluate_batch(&batch)? {
+                self.record(e);
+            }
+        }
+        Ok(self.best)
     }
 
     /// From a non-anonymous node, walk up while the nodes stay non-anonymous (cheapest

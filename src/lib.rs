@@ -31,6 +31,7 @@ pub mod lattice;
 pub mod meta;
 pub mod methods;
 pub mod metrics;
+pub mod progress;
 pub mod sql;
 pub mod verify;
 

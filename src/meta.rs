@@ -119,6 +119,7 @@ impl TableMeta {
 #[derive(Debug, Default)]
 pub struct Registry {
     tables: RwLock<BTreeMap<String, TableMeta>>,
+    progress: RwLock<Option<Arc<dyn crate::progress::Progress>>>,
 }
 
 impl Registry {
@@ -151,6 +152,16 @@ impl Registry {
     /// Install a whole declaration at once (bundled datasets), replacing any earlier one.
     pub fn set(&self, table: &str, meta: TableMeta) {
         self.tables.write().expect("registry lock").insert(table.to_string(), meta);
+    }
+
+    /// Install the reporter that long searches report their progress to.
+    pub fn set_progress(&self, p: Arc<dyn crate::progress::Progress>) {
+        *self.progress.write().expect("registry lock") = Some(p);
+    }
+
+    /// The installed progress reporter, or a silent one.
+    pub fn progress(&self) -> Arc<dyn crate::progress::Progress> {
+        self.progress.read().expect("registry lock").clone().unwrap_or_else(crate::progress::silent)
     }
 
     pub fn snapshot(&self) -> Vec<(String, TableMeta)> {

@@ -3,46 +3,9 @@
 
 mod common;
 
-use anonfusion::meta::{Role, TableMeta};
-use datafusion::arrow::array::{ArrayRef, AsArray, Int64Array, RecordBatch, StringArray};
-use datafusion::arrow::datatypes::{DataType, Field, Schema};
+use datafusion::arrow::array::{AsArray, RecordBatch};
 use datafusion::prelude::SessionContext;
 use proptest::prelude::*;
-use std::sync::Arc;
-
-/// Expand a random frequency table into a source table `t` with declared roles.
-fn register_random(ctx: &SessionContext, registry: &anonfusion::Registry, ft: &anonfusion::encode::FrequencyTable) {
-    let mut fields = Vec::new();
-    let mut cols: Vec<ArrayRef> = Vec::new();
-    let repeat = |r: usize| ft.counts[r] as usize;
-    for q in &ft.qis {
-        let h = &q.hierarchy;
-        if h.is_numeric() {
-            let v: Vec<i64> =
-                (0..ft.len()).flat_map(|r| vec![h.leaf_value(q.codes[r]).unwrap() as i64; repeat(r)]).collect();
-            fields.push(Field::new(&q.name, DataType::Int64, false));
-            cols.push(Arc::new(Int64Array::from(v)));
-        } else {
-            let v: Vec<&str> = (0..ft.len()).flat_map(|r| vec![h.label(0, q.codes[r]); repeat(r)]).collect();
-            fields.push(Field::new(&q.name, DataType::Utf8, false));
-            cols.push(Arc::new(StringArray::from(v)));
-        }
-    }
-    let s = ft.sensitive.as_ref().unwrap();
-    let v: Vec<&str> = (0..ft.len()).flat_map(|r| vec![s.values[s.codes[r] as usize].as_str(); repeat(r)]).collect();
-    fields.push(Field::new("s", DataType::Utf8, false));
-    cols.push(Arc::new(StringArray::from(v)));
-    let batch = RecordBatch::try_new(Arc::new(Schema::new(fields)), cols).unwrap();
-    ctx.deregister_table("t").unwrap();
-    ctx.register_batch("t", batch).unwrap();
-    let mut meta = TableMeta::default();
-    for q in &ft.qis {
-        meta.roles.push((q.name.clone(), Role::QuasiIdentifier));
-        meta.hierarchies.insert(q.name.clone(), q.hierarchy.clone());
-    }
-    meta.roles.push(("s".into(), Role::Sensitive));
-    registry.set("t", meta);
-}
 
 fn run(ctx: &SessionContext, sql: &str) -> datafusion::error::Result<Vec<RecordBatch>> {
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
@@ -65,7 +28,7 @@ proptest! {
         prop_assume!(k <= ft.total());
         let ctx = SessionContext::new();
         let registry = anonfusion::register_all(&ctx);
-        register_random(&ctx, &registry, &ft);
+        common::register_random(&ctx, &registry, &ft);
         let (options, checks) = match model {
             1 => ("distinct_l=2", format!("k={k}, distinct_l=2")),
             2 => ("entropy_l=1.5", format!("k={k}, entropy_l=1.5")),

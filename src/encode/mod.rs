@@ -10,11 +10,13 @@
 //! leaf labelled `NULL` when the hierarchy has one, and is an error naming the column
 //! otherwise. A NULL sensitive value is an error.
 
+mod cache;
 mod group;
 pub mod hash;
 mod materialize;
 mod walk;
 
+pub use cache::{Cached, NodeCache};
 pub use group::{Grouping, class_degrees, generalize_to, group, rollup};
 pub use materialize::{LevelLookup, materialize_node, materialize_suppressed, node_label};
 pub use walk::for_each_node;

@@ -1,3 +1,4 @@
 //! One folder per method (paper).
 
+pub mod hceil;
 pub mod kanon;

@@ -3,12 +3,10 @@
 //! entropy_l=2, recursive_cl=3:2, t=0.15`). Registers the release as `output` and its report
 //! as `output_report`, and returns the release.
 
-use super::{Args, Memo, block_on, check_output_name, mem_table, replace_table, session_context};
+use super::{Args, Memo, block_on, check_output_name, replace_table, session_context};
 use crate::error::{AnonError, Result};
 use crate::meta::Registry;
 use crate::methods::kanon::{KanonConfig, KanonResult, anonymize, describe_node};
-use datafusion::arrow::array::{ArrayRef, Float64Array, Int64Array, RecordBatch, StringArray};
-use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
 use datafusion::datasource::MemTable;
 use datafusion::prelude::SessionContext;
@@ -65,33 +63,19 @@ impl TableFunctionImpl for Kanon {
 }
 
 fn report(source: &str, config: &KanonConfig, res: &KanonResult, ms: f64) -> Result<Arc<dyn TableProvider>> {
-    let schema = Arc::new(Schema::new(vec![
-        Field::new("method", DataType::Utf8, false),
-        Field::new("source", DataType::Utf8, false),
-        Field::new("node", DataType::Utf8, false),
-        Field::new("models", DataType::Utf8, false),
-        Field::new("metric", DataType::Utf8, false),
-        Field::new("metric_value", DataType::Float64, false),
-        Field::new("suppression_limit_percent", DataType::Float64, false),
-        Field::new("suppressed_records", DataType::Int64, false),
-        Field::new("classes", DataType::Int64, false),
-        Field::new("nodes_total", DataType::Int64, false),
-        Field::new("nodes_evaluated", DataType::Int64, false),
-        Field::new("time_ms", DataType::Float64, false),
-    ]));
-    let cols: Vec<ArrayRef> = vec![
-        Arc::new(StringArray::from(vec!["kanon_anonymize"])),
-        Arc::new(StringArray::from(vec![source])),
-        Arc::new(StringArray::from(vec![describe_node(&res.levels)])),
-        Arc::new(StringArray::from(vec![config.models.describe()])),
-        Arc::new(StringArray::from(vec![config.metric.name()])),
-        Arc::new(Float64Array::from(vec![res.loss])),
-        Arc::new(Float64Array::from(vec![config.suppression_percent])),
-        Arc::new(Int64Array::from(vec![res.suppressed_records as i64])),
-        Arc::new(Int64Array::from(vec![res.classes as i64])),
-        Arc::new(Int64Array::from(vec![res.nodes_total as i64])),
-        Arc::new(Int64Array::from(vec![res.nodes_evaluated as i64])),
-        Arc::new(Float64Array::from(vec![ms])),
-    ];
-    mem_table(schema.clone(), vec![RecordBatch::try_new(schema, cols)?])
+    use super::report::{Value::*, one_row};
+    one_row(vec![
+        ("method", Text("kanon_anonymize".into())),
+        ("source", Text(source.into())),
+        ("node", Text(describe_node(&res.levels))),
+        ("models", Text(config.models.describe())),
+        ("metric", Text(config.metric.name().into())),
+        ("metric_value", Float(res.loss)),
+        ("suppression_limit_percent", Float(config.suppression_percent)),
+        ("suppressed_records", Int(res.suppressed_records as i64)),
+        ("classes", Int(res.classes as i64)),
+        ("nodes_total", Int(res.nodes_total as i64)),
+        ("nodes_evaluated", Int(res.nodes_evaluated as i64)),
+        ("time_ms", Float(ms)),
+    ])
 }

@@ -13,9 +13,12 @@ mod generalize;
 mod hierarchies;
 mod kanon_fn;
 mod metrics_fn;
+mod hceil_fn;
 mod query_error_fn;
+mod report;
 mod roles;
 mod system;
+mod truthful_fn;
 mod verify_fn;
 
 pub use args::Args;
@@ -39,6 +42,8 @@ pub fn register(ctx: &SessionContext, registry: Arc<Registry>) {
     explore::register(ctx, registry.clone());
     generalize::register(ctx, registry.clone());
     kanon_fn::register(ctx, registry.clone());
+    hceil_fn::register(ctx, registry.clone());
+    truthful_fn::register(ctx, registry.clone());
     metrics_fn::register(ctx, registry.clone());
     verify_fn::register(ctx, registry.clone());
     query_error_fn::register(ctx, registry.clone());

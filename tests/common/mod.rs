@@ -2,6 +2,9 @@
 #![allow(dead_code)]
 
 use anonfusion::encode::{FrequencyTable, QiColumn, SensitiveColumn};
+use anonfusion::meta::{Role, TableMeta};
+use datafusion::arrow::array::{ArrayRef, Int64Array, StringArray};
+use datafusion::arrow::datatypes::{Field, Schema};
 use anonfusion::hierarchy::{HierarchyBuilder, HierarchyKind};
 use datafusion::arrow::array::{AsArray, RecordBatch};
 use datafusion::arrow::compute::cast;
@@ -99,3 +102,38 @@ pub fn temp_file(name: &str, text: &str) -> String {
     std::fs::write(&p, text).unwrap();
     p.to_string_lossy().into_owned()
 }
+
+/// Expand a random frequency table into a source table `t` with declared roles.
+pub fn register_random(ctx: &SessionContext, registry: &anonfusion::Registry, ft: &anonfusion::encode::FrequencyTable) {
+    let mut fields = Vec::new();
+    let mut cols: Vec<ArrayRef> = Vec::new();
+    let repeat = |r: usize| ft.counts[r] as usize;
+    for q in &ft.qis {
+        let h = &q.hierarchy;
+        if h.is_numeric() {
+            let v: Vec<i64> =
+                (0..ft.len()).flat_map(|r| vec![h.leaf_value(q.codes[r]).unwrap() as i64; repeat(r)]).collect();
+            fields.push(Field::new(&q.name, DataType::Int64, false));
+            cols.push(Arc::new(Int64Array::from(v)));
+        } else {
+            let v: Vec<&str> = (0..ft.len()).flat_map(|r| vec![h.label(0, q.codes[r]); repeat(r)]).collect();
+            fields.push(Field::new(&q.name, DataType::Utf8, false));
+            cols.push(Arc::new(StringArray::from(v)));
+        }
+    }
+    let s = ft.sensitive.as_ref().unwrap();
+    let v: Vec<&str> = (0..ft.len()).flat_map(|r| vec![s.values[s.codes[r] as usize].as_str(); repeat(r)]).collect();
+    fields.push(Field::new("s", DataType::Utf8, false));
+    cols.push(Arc::new(StringArray::from(v)));
+    let batch = RecordBatch::try_new(Arc::new(Schema::new(fields)), cols).unwrap();
+    ctx.deregister_table("t").unwrap();
+    ctx.register_batch("t", batch).unwrap();
+    let mut meta = TableMeta::default();
+    for q in &ft.qis {
+        meta.roles.push((q.name.clone(), Role::QuasiIdentifier));
+        meta.hierarchies.insert(q.name.clone(), q.hierarchy.clone());
+    }
+    meta.roles.push(("s".into(), Role::Sensitive));
+    registry.set("t", meta);
+}
+

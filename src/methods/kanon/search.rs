@@ -14,16 +14,11 @@
 
 use super::loss::{LossTable, Metric};
 use super::models::{Models, SensitiveContext, class_ok};
-use crate::encode::{FrequencyTable, Grouping, generalize_to, group};
+use crate::encode::{Cached, FrequencyTable, Grouping, NodeCache};
 use crate::error::Result;
-use crate::hierarchy::Hierarchy;
 use crate::lattice::{Lattice, NodeId};
-use std::collections::HashMap;
 use std::sync::Arc;
 
-/// Largest number of cached entries (classes plus their histogram cells, all cached nodes
-/// together) kept for roll-ups: about 200 MB.
-const CACHE_ENTRIES: usize = 50_000_000;
 /// Relative tolerance when comparing losses computed along different paths.
 const EPS: f64 = 1e-9;
 
@@ -41,33 +36,31 @@ pub struct Evaluation {
     dm_bound: f64,
 }
 
-pub struct Cached {
-    pub g: Grouping,
-    /// Sensitive histograms, class-major (`classes × values`); empty when no model looks at
-    /// the sensitive attribute. A generalization's histograms are sums of these, so they roll
-    /// up with the classes and no node but the bottom goes back to the frequency rows.
-    pub hist: Vec<u32>,
-}
-
 /// Checks nodes against the models, rolling each up from the cheapest cached specialization.
 pub struct Evaluator<'a> {
-    ft: &'a FrequencyTable,
-    hs: Vec<Arc<Hierarchy>>,
+    nodes: NodeCache<'a>,
     pub lattice: Lattice,
+    scorer: Scorer<'a>,
+    pub evaluated: usize,
+}
+
+/// Everything that judges a grouped node, apart from the cache so that threads can share it
+/// while the cache is borrowed for a batch.
+struct Scorer<'a> {
+    ft: &'a FrequencyTable,
     models: Models,
     budget: u64,
-    pub loss: LossTable,
+    loss: LossTable,
     sensitive: Option<SensitiveContext>,
-    cache: HashMap<NodeId, Arc<Cached>>,
-    cached_classes: usize,
-    pub evaluated: usize,
+    width: usize,
 }
 
 impl<'a> Evaluator<'a> {
     /// `budget`: the most records that may be suppressed.
     pub fn new(ft: &'a FrequencyTable, models: Models, metric: Metric, budget: u64) -> Result<Self> {
         let hs = ft.hierarchies();
-        let lattice = Lattice::new(&ft.heights());
+        let nodes = NodeCache::new(ft, models.need_sensitive())?;
+        let lattice = nodes.lattice.clone();
         let marginals: Vec<Vec<u64>> = ft
             .qis
             .iter()
@@ -90,113 +83,50 @@ impl<'a> Evaluator<'a> {
             }
             _ => None,
         };
-        let mut ev = Evaluator {
-            ft,
-            hs,
-            lattice,
-            models,
-            budget,
-            loss,
-            sensitive,
-            cache: HashMap::new(),
-            cached_classes: 0,
-            evaluated: 0,
-        };
-        let bottom = ev.lattice.bottom();
-        let (g, row_class) = group(ft, &ev.lattice.levels(bottom))?;
-        let hist = ev.bottom_histograms(&g, &row_class);
-        ev.cached_classes = g.len() + hist.len();
-        ev.cache.insert(bottom, Arc::new(Cached { g, hist }));
-        Ok(ev)
+        let width = nodes.width();
+        let scorer = Scorer { ft, models, budget, loss, sensitive, width };
+        Ok(Evaluator { nodes, lattice, scorer, evaluated: 0 })
     }
 
-    /// Classes of a node, from the cached specialization with the fewest classes; the new
-    /// grouping is cached while the cache has room.
+    /// Classes of a node (cached for roll-ups).
     pub fn classes(&mut self, node: NodeId) -> Result<Arc<Cached>> {
-        let c = self.group_node(node)?;
-        self.remember(node, &c);
-        Ok(c)
-    }
-
-    /// Group a node without touching the cache, so several threads can share the evaluator.
-    fn group_node(&self, node: NodeId) -> Result<Arc<Cached>> {
-        if let Some(c) = self.cache.get(&node) {
-            return Ok(c.clone());
-        }
-        // A cached direct predecessor is almost always the cheapest source; scanning the
-        // whole cache for the best specialization is the fallback.
-        let src = self
-            .lattice
-            .predecessors(node)
-            .filter_map(|(_, p)| self.cache.get(&p).map(|c| (p, c)))
-            .min_by_key(|(id, c)| (c.g.len(), *id))
-            .or_else(|| {
-                self.cache
-                    .iter()
-                    .filter(|(id, _)| self.lattice.generalizes(node, **id))
-                    .min_by_key(|(id, c)| (c.g.len(), **id))
-                    .map(|(id, c)| (*id, c))
-            })
-            .map(|(_, c)| c.clone())
-            .expect("the bottom node is always cached");
-        let (g, map) = generalize_to(&self.hs, &src.g, &self.lattice.levels(node))?;
-        let width = self.width();
-        let mut hist = vec![0u32; if src.hist.is_empty() { 0 } else { g.len() * width }];
-        if !hist.is_empty() {
-            for (c, &to) in map.iter().enumerate() {
-                let (from, to) = (&src.hist[c * width..(c + 1) * width], to as usize * width);
-                for (v, &n) in from.iter().enumerate() {
-                    hist[to + v] += n;
-                }
-            }
-        }
-        Ok(Arc::new(Cached { g, hist }))
-    }
-
-    fn remember(&mut self, node: NodeId, c: &Arc<Cached>) {
-        let entries = c.g.len() + c.hist.len();
-        if !self.cache.contains_key(&node) && self.cached_classes + entries <= CACHE_ENTRIES {
-            self.cached_classes += entries;
-            self.cache.insert(node, c.clone());
-        }
+        self.nodes.classes(node)
     }
 
     /// Check a node: group it, find the classes failing the models, and score the release.
     pub fn evaluate(&mut self, node: NodeId) -> Result<Evaluation> {
-        let (e, c) = self.check(node)?;
+        let c = self.nodes.classes(node)?;
         self.evaluated += 1;
-        self.remember(node, &c);
-        Ok(e)
+        Ok(self.scorer.check(node, &c))
     }
 
     /// Evaluate several nodes on all cores (the nodes are independent), then cache their
     /// groupings. Results come back in the order of `nodes`.
     pub fn evaluate_batch(&mut self, nodes: &[NodeId]) -> Result<Vec<Evaluation>> {
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(nodes.len()).max(1);
-        let chunk = nodes.len().div_ceil(threads);
-        let this = &*self;
-        let results: Vec<Result<(Evaluation, Arc<Cached>)>> = std::thread::scope(|scope| {
-            let handles: Vec<_> = nodes
-                .chunks(chunk.max(1))
-                .map(|part| scope.spawn(move || part.iter().map(|&n| this.check(n)).collect::<Vec<_>>()))
-                .collect();
-            handles.into_iter().flat_map(|h| h.join().expect("evaluation thread panicked")).collect()
-        });
-        let mut out = Vec::with_capacity(nodes.len());
-        for r in results {
-            let (e, c) = r?;
-            self.evaluated += 1;
-            self.remember(e.node, &c);
-            out.push(e);
-        }
+        let scorer = &self.scorer;
+        let out = self.nodes.map_batch(nodes, |n, c| Ok(scorer.check(n, c)))?;
+        self.evaluated += out.len();
         Ok(out)
     }
 
-    fn check(&self, node: NodeId) -> Result<(Evaluation, Arc<Cached>)> {
-        let cached = self.group_node(node)?;
+    pub fn loss(&self) -> &LossTable {
+        &self.scorer.loss
+    }
+
+    pub fn budget(&self) -> u64 {
+        self.scorer.budget
+    }
+
+    pub fn monotone(&self) -> bool {
+        self.scorer.budget == 0 || self.scorer.models.monotone_with_suppression()
+    }
+}
+
+impl Scorer<'_> {
+    fn check(&self, node: NodeId, cached: &Cached) -> Evaluation {
         let g = &cached.g;
         let hist = (!cached.hist.is_empty()).then_some(&cached.hist);
-        let width = self.width();
+        let width = self.width;
         let mut failing = Vec::new();
         let mut suppressed = 0u64;
         for c in 0..g.len() {
@@ -208,7 +138,7 @@ impl<'a> Evaluator<'a> {
         }
         let dm_bound: f64 = g.sizes.iter().map(|&s| (s as f64) * (s as f64)).sum();
         let loss = self.score(g, &failing, suppressed);
-        let e = Evaluation {
+        Evaluation {
             node,
             anonymous: suppressed <= self.budget,
             loss,
@@ -216,26 +146,7 @@ impl<'a> Evaluator<'a> {
             failing,
             classes: g.len(),
             dm_bound,
-        };
-        Ok((e, cached))
-    }
-
-    /// Number of sensitive values (the histogram width).
-    fn width(&self) -> usize {
-        self.ft.sensitive.as_ref().map_or(0, |s| s.values.len())
-    }
-
-    /// The bottom node's sensitive histograms from the frequency rows, when a model needs them.
-    fn bottom_histograms(&self, g: &Grouping, row_class: &[u32]) -> Vec<u32> {
-        let Some(s) = self.ft.sensitive.as_ref().filter(|_| self.models.need_sensitive()) else {
-            return Vec::new();
-        };
-        let width = s.values.len();
-        let mut hist = vec![0u32; g.len() * width];
-        for (r, &c) in row_class.iter().enumerate() {
-            hist[c as usize * width + s.codes[r] as usize] += self.ft.counts[r] as u32;
         }
-        hist
     }
 
     fn score(&self, g: &Grouping, failing: &[u32], suppressed: u64) -> f64 {
@@ -259,10 +170,6 @@ impl<'a> Evaluator<'a> {
             }
         }
     }
-
-    pub fn monotone(&self) -> bool {
-        self.budget == 0 || self.models.monotone_with_suppression()
-    }
 }
 
 fn better(a: &Evaluation, b: &Evaluation, lattice: &Lattice) -> bool {
@@ -277,13 +184,13 @@ fn better(a: &Evaluation, b: &Evaluation, lattice: &Lattice) -> bool {
 pub fn optimal(ev: &mut Evaluator) -> Result<Option<Evaluation>> {
     let lattice = ev.lattice.clone();
     let bounds: Vec<f64> =
-        (0..lattice.size()).map(|id| ev.loss.lower_bound(&lattice.levels(id)).unwrap_or(0.0)).collect();
+        (0..lattice.size()).map(|id| ev.loss().lower_bound(&lattice.levels(id)).unwrap_or(0.0)).collect();
     let mut order: Vec<NodeId> = (0..lattice.size()).collect();
     order.sort_by(|&a, &b| {
         bounds[a].total_cmp(&bounds[b]).then(lattice.height(a).cmp(&lattice.height(b))).then(a.cmp(&b))
     });
     let mut s = Search {
-        by_bound: ev.loss.metric != Metric::Dm,
+        by_bound: ev.loss().metric != Metric::Dm,
         monotone: ev.monotone(),
         bounds,
         lattice,
@@ -305,7 +212,7 @@ pub fn optimal(ev: &mut Evaluator) -> Result<Option<Evaluation>> {
         let e = ev.evaluate(node)?;
         let anonymous = e.anonymous;
         s.record(e);
-        if anonymous && s.by_bound && ev.budget == 0 {
+        if anonymous && s.by_bound && ev.budget() == 0 {
             // Without suppression an LM/NCP node's loss is its bound: nothing later beats it.
             break;
         }

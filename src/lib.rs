@@ -54,8 +54,14 @@ pub fn register_all(ctx: &SessionContext) -> Arc<Registry> {
 /// A ready session with every function registered and identifiers kept as written
 /// (`marital_status`, not folded), information_schema on.
 pub fn new_session() -> SessionContext {
+    session().0
+}
+
+/// As [`new_session`], also returning the registry (to install a progress reporter, or to
+/// declare tables from Rust).
+pub fn session() -> (SessionContext, Arc<Registry>) {
     let config = SessionConfig::new().with_information_schema(true);
     let ctx = SessionContext::new_with_config(config);
-    register_all(&ctx);
-    ctx
+    let registry = register_all(&ctx);
+    (ctx, registry)
 }

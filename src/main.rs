@@ -48,7 +48,9 @@ async fn main() -> ExitCode {
         Ok(a) => a,
         Err(e) => e.exit(),
     };
-    let mut runner = Runner::new(anonfusion::new_session(), args.format);
+    let (ctx, registry) = anonfusion::session();
+    registry.set_progress(std::sync::Arc::new(cli::progress::Bar::default()));
+    let mut runner = Runner::new(ctx, args.format);
     match run(&mut runner, args, &matches).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

@@ -43,6 +43,7 @@ pub async fn run(args: &EvaluateArgs, format: Format, out: &mut dyn Write) -> Re
     // registry of roles and hierarchies that the setup statements fill.
     let ctx = SessionContext::new_with_config(SessionConfig::new().with_information_schema(true));
     let registry = anonfusion::register_all(&ctx);
+    registry.set_progress(std::sync::Arc::new(super::progress::Bar::default()));
     let mut runner = Runner::new(ctx.clone(), format);
     let mut sink = std::io::sink();
     for file in &args.setup {

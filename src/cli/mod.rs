@@ -5,6 +5,7 @@
 mod commands;
 pub mod evaluate;
 pub mod format;
+pub mod progress;
 pub mod repl;
 pub mod split;
 

@@ -1,6 +1,6 @@
 //! `hceil_anonymize(source, output, k [, h [, options]])`: k-anonymity under an h-ceiling with
 //! counterfeit records (options: `seed=42, counterfeit_values=concealable|domain,
-//! max_counterfeits=5%, search=bounded|exhaustive`). A NULL or missing h searches every node
+//! max_counterfeits=10%, search=bounded|exhaustive`). A NULL or missing h searches every node
 //! for the h of least RCE. Registers the release as `output` (with `class_id`), the catalog as
 //! `output_catalog` and the report as `output_report`, and returns the release.
 
@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 const F: &str = "hceil_anonymize";
-const SIGNATURE: &str = "hceil_anonymize(source, output, k [, h [, 'seed=42, counterfeit_values=concealable|domain, max_counterfeits=5%, search=bounded|exhaustive']])";
+const SIGNATURE: &str = "hceil_anonymize(source, output, k [, h [, 'seed=42, counterfeit_values=concealable|domain, max_counterfeits=10%, search=bounded|exhaustive']])";
 
 #[derive(Debug)]
 struct Hceil {

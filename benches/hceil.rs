@@ -46,7 +46,10 @@ fn nps(c: &mut Criterion) {
             // Dropping the output defeats the memo: every call aggregates, searches and builds.
             ctx.deregister_table("nps_h").unwrap();
             rt.block_on(async {
-                ctx.sql("SELECT COUNT(*) FROM hceil_anonymize('nps', 'nps_h', 10, 0.2, 'seed=1')").await?.collect().await
+                ctx.sql("SELECT COUNT(*) FROM hceil_anonymize('nps', 'nps_h', 10, 0.2, 'seed=1')")
+                    .await?
+                    .collect()
+                    .await
             })
             .unwrap()
         })

@@ -15,11 +15,10 @@ async fn table1() -> SessionContext {
     let ctx = new_session();
     rows(
         &ctx,
-        "CREATE TABLE t1 (name VARCHAR, age BIGINT, sex VARCHAR, zipcode BIGINT, disease VARCHAR) AS VALUES \
-         ('Mary', 37, 'F', 22071, 'Pneumonia'), ('Alice', 35, 'F', 22098, 'Diabetes'), \
-         ('Betsy', 36, 'F', 23061, 'Anemia'), ('David', 61, 'M', 55107, 'Pneumonia'), \
-         ('Tom', 63, 'M', 55099, 'Diabetes'), ('James', 66, 'M', 55324, 'Diabetes'), \
-         ('Eric', 62, 'M', 55229, 'Pneumonia')",
+        &format!(
+            "CREATE TABLE t1 (name VARCHAR, age BIGINT, sex VARCHAR, zipcode BIGINT, disease VARCHAR) AS VALUES {}",
+            common::TABLE1_ROWS
+        ),
     )
     .await;
     rows(&ctx, "SELECT * FROM declare_roles('t1', 'name=identifier, age=qi, sex=qi, zipcode=qi, disease=sensitive')")
@@ -61,14 +60,18 @@ async fn worked_example_tables_5_to_9() {
         let cat = rows(&ctx, "SELECT array_length(class_ids) AS n, sensitive_value, count FROM r_catalog").await;
         assert_eq!(cat[0].num_rows(), 1);
         assert_eq!(cat[0].column(0).as_primitive::<datafusion::arrow::datatypes::UInt64Type>().value(0), 2);
-        let verified = text(&rows(&ctx, "SELECT check, holds FROM verify_release('t1', 'r', 'k=4, h=0.02, catalog', 'r_catalog')").await);
+        let verified = text(
+            &rows(&ctx, "SELECT check, holds FROM verify_release('t1', 'r', 'k=4, h=0.02, catalog', 'r_catalog')")
+                .await,
+        );
         assert!(!verified.contains("false"), "{verified}");
         if cat[0].column(1).as_string::<i32>().value(0) == "Diabetes" && diabetes_seed.is_none() {
             diabetes_seed = Some(seed);
         }
     }
     let seed = diabetes_seed.expect("some seed draws Diabetes (probability 1/2 each)");
-    rows(&ctx, &format!("SELECT * FROM hceil_anonymize('t1', 'r', 4, 0.02, 'seed={seed}, max_counterfeits=15%')")).await;
+    rows(&ctx, &format!("SELECT * FROM hceil_anonymize('t1', 'r', 4, 0.02, 'seed={seed}, max_counterfeits=15%')"))
+        .await;
     // Table 8.
     let cat = text(&rows(&ctx, "SELECT * FROM r_catalog").await);
     assert!(cat.contains("| [1, 2]    | Diabetes        | 1     |"), "{cat}");
@@ -86,7 +89,8 @@ async fn worked_example_tables_5_to_9() {
     assert_eq!(int(&ctx, suppressed).await, 1);
     assert_eq!(int(&ctx, "SELECT COUNT(*) FROM truthful_view('r', 'r_catalog') WHERE class_id = 1").await, 3);
     assert_eq!(
-        int(&ctx, "SELECT COUNT(*) FROM truthful_view('r', 'r_catalog') WHERE class_id = 2 AND disease = 'Pneumonia'").await,
+        int(&ctx, "SELECT COUNT(*) FROM truthful_view('r', 'r_catalog') WHERE class_id = 2 AND disease = 'Pneumonia'")
+            .await,
         2
     );
     // The report's RCE is the one anon_metrics measures on the release and catalog.
@@ -151,8 +155,17 @@ async fn same_seed_same_release_and_bounded_equals_exhaustive_on_adult() {
     assert!(a == b, "same seed, same release, catalog and report");
     let c = run("c", "seed=11, search=exhaustive").await;
     assert_eq!(a.2, c.2, "the bounded search finds the exhaustive optimum");
-    assert!(int(&ctx, "SELECT nodes_evaluated FROM c_report").await > int(&ctx, "SELECT nodes_evaluated FROM a_report").await);
-    let verified = text(&rows(&ctx, "SELECT check, holds, detail FROM verify_release('adult', 'a', 'k=5, h=0.3, catalog', 'a_catalog')").await);
+    assert!(
+        int(&ctx, "SELECT nodes_evaluated FROM c_report").await
+            > int(&ctx, "SELECT nodes_evaluated FROM a_report").await
+    );
+    let verified = text(
+        &rows(
+            &ctx,
+            "SELECT check, holds, detail FROM verify_release('adult', 'a', 'k=5, h=0.3, catalog', 'a_catalog')",
+        )
+        .await,
+    );
     assert!(!verified.contains("false"), "{verified}");
     // No seed: OS entropy, and the report says so.
     rows(&ctx, "SELECT COUNT(*) FROM hceil_anonymize('adult', 'd', 5, 0.3)").await;

@@ -6,16 +6,13 @@
 
 mod common;
 
-use datafusion::arrow::array::{AsArray, RecordBatch};
+use datafusion::arrow::array::AsArray;
 use datafusion::arrow::datatypes::Float64Type;
 use datafusion::arrow::util::pretty::pretty_format_batches;
 use datafusion::prelude::SessionContext;
 use proptest::prelude::*;
 
-fn run(ctx: &SessionContext, sql: &str) -> datafusion::error::Result<Vec<RecordBatch>> {
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
-    rt.block_on(async { ctx.sql(sql).await?.collect().await })
-}
+use common::run;
 
 fn text(ctx: &SessionContext, sql: &str) -> String {
     pretty_format_batches(&run(ctx, sql).unwrap()).unwrap().to_string()
@@ -50,7 +47,7 @@ proptest! {
             Err(e) => {
                 let e = e.to_string();
                 prop_assert!(e.contains("raise h") || e.contains("distinct value"), "{}", e);
-                prop_assert!(ctx.table_exist("r").unwrap() == false);
+                prop_assert!(!ctx.table_exist("r").unwrap());
             }
             Ok(_) => {
                 let checks = format!("k={k}, h={h}, catalog");

@@ -3,14 +3,11 @@
 
 mod common;
 
-use datafusion::arrow::array::{AsArray, RecordBatch};
+use datafusion::arrow::array::AsArray;
 use datafusion::prelude::SessionContext;
 use proptest::prelude::*;
 
-fn run(ctx: &SessionContext, sql: &str) -> datafusion::error::Result<Vec<RecordBatch>> {
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
-    rt.block_on(async { ctx.sql(sql).await?.collect().await })
-}
+use common::run;
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 500, failure_persistence: None, .. ProptestConfig::default() })]

@@ -1,6 +1,8 @@
 //! Information-loss metrics: the papers' worked examples with the papers' numbers, small
 //! hand-computed releases through SQL, and bad input.
 
+mod common;
+
 use anonfusion::datafusion::arrow::array::{
     ArrayRef, AsArray, Int64Array, ListArray, ListBuilder, RecordBatch, StringArray, StringBuilder,
 };
@@ -414,11 +416,10 @@ async fn anon_metrics_with_a_counterfeit_catalog_from_sql() {
     let ctx = new_session();
     rows(
         &ctx,
-        "CREATE TABLE t1 (name VARCHAR, age BIGINT, sex VARCHAR, zip BIGINT, disease VARCHAR) AS VALUES \
-         ('Mary', 37, 'F', 22071, 'Pneumonia'), ('Alice', 35, 'F', 22098, 'Diabetes'), \
-         ('Betsy', 36, 'F', 23061, 'Anemia'), ('David', 61, 'M', 55107, 'Pneumonia'), \
-         ('Tom', 63, 'M', 55099, 'Diabetes'), ('James', 66, 'M', 55324, 'Diabetes'), \
-         ('Eric', 62, 'M', 55229, 'Pneumonia')",
+        &format!(
+            "CREATE TABLE t1 (name VARCHAR, age BIGINT, sex VARCHAR, zip BIGINT, disease VARCHAR) AS VALUES {}",
+            common::TABLE1_ROWS
+        ),
     )
     .await;
     rows(&ctx, "SELECT * FROM declare_roles('t1', 'name=identifier, age=qi, sex=qi, zip=qi, disease=sensitive')").await;

@@ -32,7 +32,12 @@ impl TableFunctionImpl for Truthful {
     }
 }
 
-async fn view(ctx: &SessionContext, release: &str, catalog: &str, sensitive: Option<String>) -> Result<Arc<dyn TableProvider>> {
+async fn view(
+    ctx: &SessionContext,
+    release: &str,
+    catalog: &str,
+    sensitive: Option<String>,
+) -> Result<Arc<dyn TableProvider>> {
     let cat = ctx.table(catalog).await.map_err(|_| AnonError::table(catalog, "not found (the catalog argument)"))?;
     let sensitive = match sensitive {
         Some(s) => s,
@@ -42,7 +47,11 @@ async fn view(ctx: &SessionContext, release: &str, catalog: &str, sensitive: Opt
             .ok()
             .and_then(|f| f.metadata().get(SENSITIVE_COLUMN_KEY).cloned())
             .ok_or_else(|| {
-                AnonError::argument(F, "sensitive_column", format!("'{catalog}' does not say its sensitive column; pass it"))
+                AnonError::argument(
+                    F,
+                    "sensitive_column",
+                    format!("'{catalog}' does not say its sensitive column; pass it"),
+                )
             })?,
     };
     let rows = decode_catalog(catalog, &cat.collect().await?)?;

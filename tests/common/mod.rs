@@ -2,13 +2,13 @@
 #![allow(dead_code)]
 
 use anonfusion::encode::{FrequencyTable, QiColumn, SensitiveColumn};
+use anonfusion::hierarchy::{HierarchyBuilder, HierarchyKind};
 use anonfusion::meta::{Role, TableMeta};
 use datafusion::arrow::array::{ArrayRef, Int64Array, StringArray};
-use datafusion::arrow::datatypes::{Field, Schema};
-use anonfusion::hierarchy::{HierarchyBuilder, HierarchyKind};
 use datafusion::arrow::array::{AsArray, RecordBatch};
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Float64Type};
+use datafusion::arrow::datatypes::{Field, Schema};
 use datafusion::prelude::SessionContext;
 use std::sync::Arc;
 
@@ -137,3 +137,13 @@ pub fn register_random(ctx: &SessionContext, registry: &anonfusion::Registry, ft
     registry.set("t", meta);
 }
 
+/// Run SQL from a (non-async) property test on its own runtime.
+pub fn run(ctx: &SessionContext, sql: &str) -> datafusion::error::Result<Vec<RecordBatch>> {
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    rt.block_on(async { ctx.sql(sql).await?.collect().await })
+}
+
+/// The h-ceiling paper's Table 1 (name, age, sex, zipcode, disease), as SQL VALUES rows.
+pub const TABLE1_ROWS: &str = "('Mary', 37, 'F', 22071, 'Pneumonia'), ('Alice', 35, 'F', 22098, 'Diabetes'), \
+     ('Betsy', 36, 'F', 23061, 'Anemia'), ('David', 61, 'M', 55107, 'Pneumonia'), \
+     ('Tom', 63, 'M', 55099, 'Diabetes'), ('James', 66, 'M', 55324, 'Diabetes'), ('Eric', 62, 'M', 55229, 'Pneumonia')";

@@ -71,6 +71,13 @@ pub struct NodeCatalog {
     pub total: u64,
 }
 
+impl NodeCatalog {
+    /// Counterfeit records of `value` in `class`.
+    pub fn counterfeits_of(&self, class: u32, value: u32) -> u32 {
+        self.counterfeits.binary_search_by(|x| (x.0, x.1).cmp(&(class, value))).map_or(0, |i| self.counterfeits[i].2)
+    }
+}
+
 /// The classes of a node as the catalog sees them.
 pub struct Classes<'a> {
     /// Genuine records per class.

@@ -137,7 +137,11 @@ impl HceilConfig {
             return Err(AnonError::argument(F, "h", format!("must be in (0, 1], got {h}")));
         }
         if self.k > records {
-            return Err(AnonError::argument(F, "k", format!("k = {} is larger than the table ({records} records)", self.k)));
+            return Err(AnonError::argument(
+                F,
+                "k",
+                format!("k = {} is larger than the table ({records} records)", self.k),
+            ));
         }
         if sensitive_values < 2 {
             return Err(AnonError::argument(
@@ -150,7 +154,7 @@ impl HceilConfig {
             ));
         }
         if let Some(p) = self.max_counterfeits_percent
-            && !(p >= 0.0)
+            && (p.is_nan() || p < 0.0)
         {
             return Err(AnonError::argument(F, "max_counterfeits", format!("must be a percentage >= 0, got {p}")));
         }

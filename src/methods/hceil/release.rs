@@ -15,8 +15,7 @@ use crate::encode::{Cached, FrequencyTable, format_number};
 use crate::error::{AnonError, Result};
 use crate::meta::{Role, TableMeta};
 use datafusion::arrow::array::{
-    Array,
-    ArrayRef, Float64Array, Int64Array, Int64Builder, ListBuilder, RecordBatch, StringArray, UInt32Array,
+    Array, ArrayRef, Float64Array, Int64Array, Int64Builder, ListBuilder, RecordBatch, StringArray, UInt32Array,
 };
 use datafusion::arrow::compute::{cast, take};
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
@@ -44,16 +43,12 @@ pub fn class_ids(cached: &Cached) -> Vec<i64> {
 
 /// Which class and sensitive value each release row has, in class-id order.
 fn rows(cached: &Cached, width: usize, catalog: &NodeCatalog, ids: &[i64]) -> (Vec<u32>, Vec<u32>) {
-    let mut fake: HashMap<(u32, u32), u32> = HashMap::new();
-    for &(c, s, n) in &catalog.counterfeits {
-        fake.insert((c, s), n);
-    }
     let mut by_id: Vec<usize> = (0..ids.len()).collect();
     by_id.sort_by_key(|&c| ids[c]);
     let (mut classes, mut values) = (Vec::new(), Vec::new());
     for c in by_id {
         for (s, &n) in cached.class_hist(c, width).iter().enumerate() {
-            let n = n + fake.get(&(c as u32, s as u32)).copied().unwrap_or(0);
+            let n = n + catalog.counterfeits_of(c as u32, s as u32);
             classes.extend(std::iter::repeat_n(c as u32, n as usize));
             values.extend(std::iter::repeat_n(s as u32, n as usize));
         }
@@ -88,9 +83,11 @@ fn class_columns(
             let labels: Vec<String> = lo
                 .iter()
                 .zip(&hi)
-                .map(|(&l, &u)| {
-                    if l == u { format_number(l) } else { format!("[{}-{}]", format_number(l), format_number(u)) }
-                })
+                .map(
+                    |(&l, &u)| {
+                        if l == u { format_number(l) } else { format!("[{}-{}]", format_number(l), format_number(u)) }
+                    },
+                )
                 .collect();
             fields.push(Field::new(f.name(), DataType::Utf8, false));
             cols.push(Arc::new(StringArray::from(labels)));

@@ -50,18 +50,15 @@ pub fn published_sizes(g: &Grouping, catalog: &NodeCatalog) -> Vec<u64> {
     sizes
 }
 
-/// RCE of the node's release with its catalog (module doc).
-pub fn rce(g: &Grouping, hist: &[u32], width: usize, p: &[f64], catalog: &NodeCatalog) -> f64 {
-    let sizes = published_sizes(g, catalog);
-    let mut total: f64 = sizes.iter().zip(p).map(|(&n, &p)| n as f64 * (1.0 - p)).sum();
-    let fake = |c: u32, s: u32| -> u64 {
-        catalog.counterfeits.binary_search_by(|x| (x.0, x.1).cmp(&(c, s))).map_or(0, |i| catalog.counterfeits[i].2 as u64)
-    };
+/// RCE of the node's release with its catalog (module doc); `published` from
+/// [`published_sizes`].
+pub fn rce(published: &[u64], hist: &[u32], width: usize, p: &[f64], catalog: &NodeCatalog) -> f64 {
+    let mut total: f64 = published.iter().zip(p).map(|(&n, &p)| n as f64 * (1.0 - p)).sum();
     for e in &catalog.entries {
         let genuine: u64 = e.classes.iter().map(|&c| hist[c as usize * width + e.value as usize] as u64).sum();
         let w = genuine as f64 / (genuine + e.count) as f64;
         for &c in &e.classes {
-            let n = (hist[c as usize * width + e.value as usize] as u64 + fake(c, e.value)) as f64;
+            let n = (hist[c as usize * width + e.value as usize] + catalog.counterfeits_of(c, e.value)) as f64;
             let pc = p[c as usize];
             total += n * ((w - w * w * pc) - (1.0 - pc));
         }

@@ -73,11 +73,11 @@ pub fn candidates(nodes: &mut NodeCache, p: &Params, progress: &dyn Progress) ->
     let lattice = nodes.lattice.clone();
     let mut inside = vec![false; lattice.size()];
     let mut out = Vec::new();
+    let hs = nodes.hierarchies().to_vec();
     progress.begin("h-ceiling: grouping the lattice", lattice.size() as u64);
     for level in lattice.by_height() {
         let eligible: Vec<NodeId> =
             level.into_iter().filter(|&n| lattice.predecessors(n).all(|(_, q)| inside[q])).collect();
-        let hs = nodes.hierarchies().to_vec();
         let found = nodes.map_batch(&eligible, |node, c| {
             let max_degree = class_degrees(&hs, &c.g).into_iter().fold(0.0, f64::max);
             let bound = score::rce_bound(&c.g, &score::cell_probabilities(&hs, &c.g), p.k);
@@ -105,8 +105,9 @@ pub fn evaluate(hs: &[Arc<Hierarchy>], width: usize, node: NodeId, cached: &Cach
     let catalog = counterfeit::build(&classes, p.k, p.draw, &mut rng)?;
     let probabilities = score::cell_probabilities(hs, g);
     let degrees = class_degrees(hs, g);
-    let rce = score::rce(g, &cached.hist, width, &probabilities, &catalog);
-    let lm = score::lm(&degrees, &score::published_sizes(g, &catalog));
+    let published = score::published_sizes(g, &catalog);
+    let rce = score::rce(&published, &cached.hist, width, &probabilities, &catalog);
+    let lm = score::lm(&degrees, &published);
     let max_degree = degrees.iter().copied().fold(0.0, f64::max);
     Some(Scored { node, rce, lm, max_degree, catalog, classes: g.len() })
 }
@@ -142,6 +143,7 @@ pub fn best(
         a.bound.total_cmp(&b.bound).then(lattice.height(a.node).cmp(&lattice.height(b.node))).then(a.node.cmp(&b.node))
     });
     let batch = 4 * std::thread::available_parallelism().map_or(1, |n| n.get());
+    let (hs, width) = (nodes.hierarchies().to_vec(), nodes.width());
     let mut best: Option<Scored> = None;
     progress.begin("h-ceiling: counterfeits and catalogs", cands.len() as u64);
     for chunk in cands.chunks(batch) {
@@ -153,7 +155,6 @@ pub fn best(
         if open.is_empty() {
             break;
         }
-        let (hs, width) = (nodes.hierarchies().to_vec(), nodes.width());
         let scored = nodes.map_batch(&open, |node, c| Ok(evaluate(&hs, width, node, c, p)))?;
         stats.evaluated += scored.len();
         progress.advance(scored.len() as u64);

@@ -11,19 +11,24 @@
 
 use crate::error::{AnonError, Result};
 use crate::metrics::CatalogRow;
-use datafusion::arrow::array::{Array, ArrayRef, AsArray, BooleanArray, RecordBatch, Scalar, StringArray, new_null_array};
+use datafusion::arrow::array::{
+    Array, ArrayRef, AsArray, BooleanArray, RecordBatch, Scalar, StringArray, new_null_array,
+};
 use datafusion::arrow::compute::kernels::zip::zip;
 use datafusion::arrow::compute::{cast, concat_batches, filter_record_batch, nullif};
 use datafusion::arrow::datatypes::{DataType, Int64Type, SchemaRef};
 use std::collections::HashMap;
 
 /// Rows to suppress and rows to remove, per the module doc.
-fn marks(ids: &[Option<i64>], values: &[Option<String>], catalog: &[CatalogRow], names: (&str, &str)) -> Result<(Vec<bool>, Vec<bool>)> {
+fn marks(
+    ids: &[Option<i64>],
+    values: &[Option<String>],
+    catalog: &[CatalogRow],
+    names: (&str, &str),
+) -> Result<(Vec<bool>, Vec<bool>)> {
     let mut rows_of: HashMap<(i64, &str), Vec<usize>> = HashMap::new();
-    let wanted: std::collections::HashSet<(i64, &str)> = catalog
-        .iter()
-        .flat_map(|r| r.class_ids.iter().map(move |&id| (id, r.sensitive_value.as_str())))
-        .collect();
+    let wanted: std::collections::HashSet<(i64, &str)> =
+        catalog.iter().flat_map(|r| r.class_ids.iter().map(move |&id| (id, r.sensitive_value.as_str()))).collect();
     for (r, (id, v)) in ids.iter().zip(values).enumerate() {
         if let (Some(id), Some(v)) = (id, v.as_deref())
             && wanted.contains(&(*id, v))
@@ -74,9 +79,9 @@ pub fn truthful(
 ) -> Result<RecordBatch> {
     let all = concat_batches(&schema, batches)?;
     let col = |name: &str| {
-        all.column_by_name(name)
-            .cloned()
-            .ok_or_else(|| AnonError::column(names.0, name, "is missing: a truthful view needs class ids and the sensitive value"))
+        all.column_by_name(name).cloned().ok_or_else(|| {
+            AnonError::column(names.0, name, "is missing: a truthful view needs class ids and the sensitive value")
+        })
     };
     let ids = cast(&col("class_id")?, &DataType::Int64)?;
     let ids: Vec<Option<i64>> = ids.as_primitive::<Int64Type>().iter().collect();
@@ -98,8 +103,11 @@ pub fn truthful(
         });
     }
     // Suppressed values are NULL: every column but the sensitive one becomes nullable.
-    let fields: Vec<_> =
-        schema.fields().iter().map(|f| f.as_ref().clone().with_nullable(f.is_nullable() || f.name() != sensitive)).collect();
+    let fields: Vec<_> = schema
+        .fields()
+        .iter()
+        .map(|f| f.as_ref().clone().with_nullable(f.is_nullable() || f.name() != sensitive))
+        .collect();
     let out = RecordBatch::try_new(std::sync::Arc::new(datafusion::arrow::datatypes::Schema::new(fields)), cols)?;
     Ok(filter_record_batch(&out, &BooleanArray::from(remove.iter().map(|r| !r).collect::<Vec<_>>()))?)
 }

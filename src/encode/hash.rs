@@ -20,6 +20,10 @@ impl Hasher for MulHasher {
     fn write_u64(&mut self, n: u64) {
         self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     }
+    fn write_u128(&mut self, n: u128) {
+        self.write_u64(n as u64);
+        self.write_u64((n >> 64) as u64);
+    }
     fn write_u32(&mut self, n: u32) {
         self.write_u64(n as u64)
     }

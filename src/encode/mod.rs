@@ -14,6 +14,7 @@ mod cache;
 mod group;
 pub mod hash;
 mod materialize;
+pub mod publish;
 mod walk;
 
 pub use cache::{Cached, NodeCache};

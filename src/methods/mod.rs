@@ -1,4 +1,6 @@
 //! One folder per method (paper).
 
+pub mod entropy;
 pub mod hceil;
 pub mod kanon;
+pub mod options;

@@ -82,12 +82,12 @@ pub fn compute_all(inp: &Inputs) -> Result<Vec<Metric>> {
         out.push(m(
             "entropy_loss",
             entropy::entropy_loss(&al),
-            "sum over Q-blocks and QIs of H(X|Y), entropy paper Eq. 6",
+            "sum over Q-blocks and QIs of each block's entropy, unweighted",
         ));
         out.push(m(
             "conditional_entropy",
             entropy::conditional_entropy(&al),
-            "sum over QIs of H(X|Y) over all records, Eq. 6",
+            "sum over QIs of H(X|Q) over all records: the entropy paper's total information loss (Eq. 6, Fig. 4)",
         ));
         out.push(m("unmatched_original_records", al.unmatched as f64, "original records no released record covers"));
     }

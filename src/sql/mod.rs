@@ -8,6 +8,7 @@
 
 mod args;
 mod dataset;
+mod entropy_fn;
 mod explore;
 mod generalize;
 mod hceil_fn;
@@ -43,6 +44,7 @@ pub fn register(ctx: &SessionContext, registry: Arc<Registry>) {
     generalize::register(ctx, registry.clone());
     kanon_fn::register(ctx, registry.clone());
     hceil_fn::register(ctx, registry.clone());
+    entropy_fn::register(ctx, registry.clone());
     truthful_fn::register(ctx, registry.clone());
     metrics_fn::register(ctx, registry.clone());
     verify_fn::register(ctx, registry.clone());

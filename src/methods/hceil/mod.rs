@@ -78,17 +78,10 @@ impl HceilConfig {
     /// Parse `seed=42, counterfeit_values=concealable|domain, max_counterfeits=5%,
     /// search=bounded|exhaustive`.
     pub fn with_options(mut self, options: &str) -> Result<Self> {
-        for part in options.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-            let (key, value) = part
-                .split_once('=')
-                .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim()))
-                .ok_or_else(|| AnonError::argument(F, "options", format!("'{part}' is not of the form key=value")))?;
+        for (key, value) in crate::methods::options::pairs(F, options)? {
+            let value = value.as_str();
             match key.as_str() {
-                "seed" => {
-                    self.seed = Some(value.parse().map_err(|_| {
-                        AnonError::argument(F, "seed", format!("'{value}' is not a non-negative integer"))
-                    })?)
-                }
+                "seed" => self.seed = Some(crate::methods::options::seed(F, value)?),
                 "counterfeit_values" | "values" => {
                     self.draw = ValueDraw::parse(value).ok_or_else(|| {
                         AnonError::argument(F, "counterfeit_values", format!("'{value}' is not concealable or domain"))

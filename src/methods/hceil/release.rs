@@ -11,19 +11,17 @@
 //! show for an insensitive column, and a NULL there would mark it.
 
 use super::counterfeit::NodeCatalog;
-use crate::encode::{Cached, FrequencyTable, format_number};
+use crate::encode::publish::{class_rows, dropped_columns, range_label, sensitive_values};
+use crate::encode::{Cached, FrequencyTable};
 use crate::error::{AnonError, Result};
 use crate::meta::{Role, TableMeta};
 use datafusion::arrow::array::{
-    Array, ArrayRef, Float64Array, Int64Array, Int64Builder, ListBuilder, RecordBatch, StringArray, UInt32Array,
+    Array, ArrayRef, Float64Array, Int64Array, Int64Builder, ListBuilder, RecordBatch, StringArray,
 };
-use datafusion::arrow::compute::{cast, take};
+use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use std::collections::HashMap;
 use std::sync::Arc;
-
-/// Rows per record batch of the release.
-const BATCH_ROWS: usize = 65_536;
 
 /// Field metadata on the catalog's `sensitive_value` naming the release's sensitive column, so
 /// `truthful_view` needs no third argument.
@@ -80,15 +78,7 @@ fn class_columns(
             let v = h.leaf_values();
             let (lo, hi): (Vec<f64>, Vec<f64>) =
                 g.ranges[a].iter().map(|&(l, u)| (v[l as usize], v[u as usize])).unzip();
-            let labels: Vec<String> = lo
-                .iter()
-                .zip(&hi)
-                .map(
-                    |(&l, &u)| {
-                        if l == u { format_number(l) } else { format!("[{}-{}]", format_number(l), format_number(u)) }
-                    },
-                )
-                .collect();
+            let labels: Vec<String> = lo.iter().zip(&hi).map(|(&l, &u)| range_label(l, u)).collect();
             fields.push(Field::new(f.name(), DataType::Utf8, false));
             cols.push(Arc::new(StringArray::from(labels)));
             for (suffix, b) in [("lo", lo), ("hi", hi)] {
@@ -117,26 +107,12 @@ pub fn release(
     let sens = ft.sensitive.as_ref().ok_or_else(|| AnonError::table(table, "no sensitive attribute declared"))?;
     let ids = class_ids(cached);
     let (mut fields, class_cols) = class_columns(ft, meta, table, source, cached, &ids)?;
-    let sens_type = source.field_with_name(&sens.name).map(|f| f.data_type().clone()).unwrap_or(DataType::Utf8);
-    let values: ArrayRef = cast(&(Arc::new(StringArray::from(sens.values.clone())) as ArrayRef), &sens_type)
-        .map_err(|_| AnonError::column(table, &sens.name, format!("cannot be written back as {sens_type}")))?;
-    fields.push(Field::new(&sens.name, sens_type, false));
+    let (field, values) = sensitive_values(table, sens, source)?;
+    fields.push(field);
     let schema = Arc::new(Schema::new(fields));
     let (row_class, row_value) = rows(cached, sens.values.len(), catalog, &ids);
-    let mut batches = Vec::new();
-    for (cs, vs) in row_class.chunks(BATCH_ROWS).zip(row_value.chunks(BATCH_ROWS)) {
-        let (ci, vi) = (UInt32Array::from(cs.to_vec()), UInt32Array::from(vs.to_vec()));
-        let mut cols: Vec<ArrayRef> = class_cols.iter().map(|c| take(c, &ci, None)).collect::<Result<_, _>>()?;
-        cols.push(take(&values, &vi, None)?);
-        batches.push(RecordBatch::try_new(schema.clone(), cols)?);
-    }
-    let dropped = source
-        .fields()
-        .iter()
-        .map(|f| f.name())
-        .filter(|n| !matches!(meta.role(n), Some(Role::QuasiIdentifier | Role::Sensitive | Role::Identifier)))
-        .cloned()
-        .collect();
+    let batches = class_rows(&schema, &class_cols, &values, &row_class, &row_value)?;
+    let dropped = dropped_columns(source, meta);
     Ok((schema, batches, dropped))
 }
 

@@ -1,0 +1,64 @@
+//! Releases built from classes rather than from source rows (the h-ceiling and entropy
+//! methods): one value per class and published column, then one row per record, taken from
+//! its class. Rows are laid out class by class and value by value, so a row's position says
+//! nothing about which source record it came from.
+
+use super::format_number;
+use crate::encode::SensitiveColumn;
+use crate::error::{AnonError, Result};
+use crate::meta::{Role, TableMeta};
+use datafusion::arrow::array::{ArrayRef, RecordBatch, StringArray, UInt32Array};
+use datafusion::arrow::compute::{cast, take};
+use datafusion::arrow::datatypes::{Field, Schema, SchemaRef};
+use std::sync::Arc;
+
+/// Rows per record batch of a release.
+const BATCH_ROWS: usize = 65_536;
+
+/// A numeric class range as published: `37`, or `[35-37]`.
+pub fn range_label(lo: f64, hi: f64) -> String {
+    if lo == hi { format_number(lo) } else { format!("[{}-{}]", format_number(lo), format_number(hi)) }
+}
+
+/// The sensitive column's field and its distinct values, in the source column's type.
+pub fn sensitive_values(table: &str, sens: &SensitiveColumn, source: &Schema) -> Result<(Field, ArrayRef)> {
+    let ty = source
+        .field_with_name(&sens.name)
+        .map(|f| f.data_type().clone())
+        .unwrap_or(datafusion::arrow::datatypes::DataType::Utf8);
+    let values: ArrayRef = cast(&(Arc::new(StringArray::from(sens.values.clone())) as ArrayRef), &ty)
+        .map_err(|_| AnonError::column(table, &sens.name, format!("cannot be written back as {ty}")))?;
+    Ok((Field::new(&sens.name, ty, false), values))
+}
+
+/// The release's batches: row i is class `row_class[i]` (an index into the class-level
+/// columns) with sensitive value `row_value[i]` (an index into `values`).
+pub fn class_rows(
+    schema: &SchemaRef,
+    class_cols: &[ArrayRef],
+    values: &ArrayRef,
+    row_class: &[u32],
+    row_value: &[u32],
+) -> Result<Vec<RecordBatch>> {
+    let mut batches = Vec::new();
+    for (cs, vs) in row_class.chunks(BATCH_ROWS).zip(row_value.chunks(BATCH_ROWS)) {
+        let (ci, vi) = (UInt32Array::from(cs.to_vec()), UInt32Array::from(vs.to_vec()));
+        let mut cols: Vec<ArrayRef> = class_cols.iter().map(|c| take(c, &ci, None)).collect::<Result<_, _>>()?;
+        cols.push(take(values, &vi, None)?);
+        batches.push(RecordBatch::try_new(schema.clone(), cols)?);
+    }
+    Ok(batches)
+}
+
+/// Source columns a class-built release leaves out: everything but the quasi-identifiers and
+/// the sensitive attribute (identifiers are never published and are not listed). A built row
+/// has no value to show for an insensitive column, and a NULL there would mark it.
+pub fn dropped_columns(source: &Schema, meta: &TableMeta) -> Vec<String> {
+    source
+        .fields()
+        .iter()
+        .map(|f| f.name())
+        .filter(|n| !matches!(meta.role(n), Some(Role::QuasiIdentifier | Role::Sensitive | Role::Identifier)))
+        .cloned()
+        .collect()
+}

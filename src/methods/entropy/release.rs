@@ -1,0 +1,84 @@
+//! The published table: `class_id` (the Q-block), the quasi-identifiers generalized to the
+//! block's closest common ancestors, and the sensitive attribute. A categorical attribute
+//! holds the node's label; a numeric one `age` holds the node's label with `age_lo`/`age_hi`,
+//! the node's bounds (an ungeneralized value is its own number), as every release does
+//! (ARCHITECTURE.md). Rows are built block by block from the frequency table, so, as with the
+//! h-ceiling release, columns that are neither quasi-identifying nor sensitive are left out.
+
+use super::cluster::Block;
+use crate::encode::publish::{class_rows, dropped_columns, sensitive_values};
+use crate::encode::{FrequencyTable, node_label};
+use crate::error::{AnonError, Result};
+use crate::meta::{Role, TableMeta};
+use datafusion::arrow::array::{ArrayRef, Float64Array, Int64Array, RecordBatch, StringArray};
+use datafusion::arrow::compute::cast;
+use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use std::sync::Arc;
+
+/// The release: schema, batches, and the source columns left out.
+pub struct Release {
+    pub schema: SchemaRef,
+    pub batches: Vec<RecordBatch>,
+    pub dropped: Vec<String>,
+}
+
+/// Block-level columns: `class_id` and the quasi-identifiers, in the source's column order.
+fn block_columns(
+    ft: &FrequencyTable,
+    meta: &TableMeta,
+    table: &str,
+    source: &Schema,
+    blocks: &[Block],
+) -> Result<(Vec<Field>, Vec<ArrayRef>)> {
+    let mut fields = vec![Field::new("class_id", DataType::Int64, false)];
+    let mut cols: Vec<ArrayRef> = vec![Arc::new(Int64Array::from_iter_values(1..=blocks.len() as i64))];
+    for f in source.fields() {
+        if meta.role(f.name()) != Some(Role::QuasiIdentifier) {
+            continue;
+        }
+        let a = ft.qis.iter().position(|q| q.name == *f.name()).ok_or_else(|| {
+            AnonError::column(table, f.name(), "is a declared quasi-identifier missing from the frequency table")
+        })?;
+        let h = &ft.qis[a].hierarchy;
+        let labels: Vec<String> = blocks.iter().map(|b| node_label(h, b.label[a].0 as usize, b.label[a].1)).collect();
+        fields.push(Field::new(f.name(), DataType::Utf8, false));
+        cols.push(Arc::new(StringArray::from(labels)));
+        if h.is_numeric() {
+            let (lo, hi): (Vec<f64>, Vec<f64>) = blocks
+                .iter()
+                .map(|b| h.bounds(b.label[a].0 as usize, b.label[a].1).unwrap_or((f64::NAN, f64::NAN)))
+                .unzip();
+            for (suffix, v) in [("lo", lo), ("hi", hi)] {
+                fields.push(Field::new(format!("{}_{suffix}", f.name()), f.data_type().clone(), false));
+                cols.push(cast(&(Arc::new(Float64Array::from(v)) as ArrayRef), f.data_type())?);
+            }
+        }
+    }
+    Ok((fields, cols))
+}
+
+/// Build the release of `blocks` (block i gets class id i + 1).
+pub fn release(
+    ft: &FrequencyTable,
+    meta: &TableMeta,
+    table: &str,
+    source: &Schema,
+    blocks: &[Block],
+) -> Result<Release> {
+    let sens = ft.sensitive.as_ref().ok_or_else(|| AnonError::table(table, "no sensitive attribute declared"))?;
+    let (mut fields, block_cols) = block_columns(ft, meta, table, source, blocks)?;
+    let (field, values) = sensitive_values(table, sens, source)?;
+    fields.push(field);
+    let schema = Arc::new(Schema::new(fields));
+    let (mut row_block, mut row_value) = (Vec::new(), Vec::new());
+    for (i, b) in blocks.iter().enumerate() {
+        let mut members: Vec<(u32, u64)> = b.members.iter().map(|&(row, c)| (sens.codes[row as usize], c)).collect();
+        members.sort_unstable();
+        for (z, c) in members {
+            row_block.extend(std::iter::repeat_n(i as u32, c as usize));
+            row_value.extend(std::iter::repeat_n(z, c as usize));
+        }
+    }
+    let batches = class_rows(&schema, &block_cols, &values, &row_block, &row_value)?;
+    Ok(Release { schema, batches, dropped: dropped_columns(source, meta) })
+}

@@ -23,6 +23,7 @@
 //! ```
 
 pub mod datasets;
+pub mod dp;
 pub mod encode;
 pub mod error;
 pub mod eval;

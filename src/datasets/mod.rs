@@ -28,11 +28,27 @@ impl DatasetTable {
     pub fn num_rows(&self) -> usize {
         self.batches.iter().map(|b| b.num_rows()).sum()
     }
+
+    /// Keep the first `rows` records (the "number of instances" of the papers' experiments).
+    pub fn head(mut self, rows: Option<usize>) -> Self {
+        let Some(mut left) = rows else { return self };
+        let mut kept = Vec::new();
+        for b in self.batches {
+            if left == 0 && !kept.is_empty() {
+                break; // one (possibly empty) batch always stays, for the schema
+            }
+            let n = b.num_rows().min(left);
+            kept.push(b.slice(0, n));
+            left -= n;
+        }
+        self.batches = kept;
+        self
+    }
 }
 
 /// The datasets `load_dataset` knows, with their parameters, for help texts and errors.
 pub const DATASETS: &[(&str, &str)] = &[
-    ("adult", "UCI Adult, 30,162 rows, ARX hierarchies; occupation sensitive"),
+    ("adult", "UCI Adult, 30,162 rows (rows: the first that many), ARX hierarchies; occupation sensitive"),
     ("nps", "synthetic NPS-like patients (rows default 1,375,900, seed); disease sensitive"),
     ("ehrd", "synthetic EHRD-like RT-dataset, 208,387 patients with ICD-9-CM codes (seed)"),
     ("informs", "synthetic Informs-like RT-dataset, 36,553 patients with ICD-9-CM codes (seed)"),
@@ -42,7 +58,7 @@ pub const DATASETS: &[(&str, &str)] = &[
 pub fn load(name: &str, rows: Option<usize>, seed: Option<u64>) -> Result<DatasetTable> {
     let seed = seed.unwrap_or(nps::DEFAULT_SEED);
     match name.to_ascii_lowercase().as_str() {
-        "adult" => adult(),
+        "adult" => adult().map(|d| d.head(rows)),
         "nps" => nps::nps_like(rows.unwrap_or(nps::DEFAULT_ROWS), seed),
         "ehrd" => rt::rt_dataset(rt::RtPreset::Ehrd, rows, seed),
         "informs" => rt::rt_dataset(rt::RtPreset::Informs, rows, seed),

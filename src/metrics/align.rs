@@ -43,42 +43,61 @@ pub fn align(ft: &FrequencyTable, rel: &Release, original: &str) -> Result<Align
     let cands: Vec<Vec<u32>> = (0..ft.len()).map(|r| index.candidates(ft, rel, &members, r, sup)).collect();
     let mut order: Vec<usize> = (0..ft.len()).collect();
     order.sort_by_key(|&r| cands[r].len());
-    let n_attr = ft.qis.len();
-    let mut out = Alignment {
-        counts: vec![vec![HashMap::new(); n_attr]; blocks.len()],
-        block_sizes: vec![0; blocks.len()],
-        unmatched: 0,
-    };
+    // assign[r]: block → records of original tuple r placed there.
+    let mut assign: Vec<Vec<(u32, u64)>> = vec![Vec::new(); ft.len()];
+    let mut left = vec![0u64; ft.len()];
+    let mut codes: Vec<Option<u32>> = vec![None; ft.len()];
+    let mut unmatched = 0;
     for r in order {
         let s = sens_map.as_ref().map(|m| m[ft.sensitive.as_ref().map_or(0, |s| s.codes[r]) as usize]);
         let code = match s {
             Some(None) => {
-                out.unmatched += ft.counts[r];
+                unmatched += ft.counts[r];
                 continue;
             }
             Some(Some(code)) => code,
             None => 0,
         };
-        let mut left = place(ft, r, ft.counts[r], &cands[r], code, &mut capacity, &mut out);
-        if left > 0 {
+        codes[r] = Some(code);
+        left[r] = place(ft.counts[r], &cands[r], code, &mut capacity, &mut assign[r]);
+        if left[r] > 0 {
             // The own-ancestor classes are full: fall back to every class that covers the tuple.
             let all = index.scan(ft, rel, &members, r, sup);
-            left = place(ft, r, left, &all, code, &mut capacity, &mut out);
+            left[r] = place(left[r], &all, code, &mut capacity, &mut assign[r]);
         }
-        out.unmatched += left;
+    }
+    if left.iter().any(|&l| l > 0) {
+        // Greedy order can strand records a full assignment would place: augment along
+        // alternating paths (a bipartite b-matching per sensitive value).
+        let covering = |r: usize| index.scan(ft, rel, &members, r, sup);
+        super::matching::augment(&codes, &mut left, &mut assign, &mut capacity, covering);
+    }
+    unmatched += left.iter().sum::<u64>();
+    let n_attr = ft.qis.len();
+    let mut out = Alignment {
+        counts: vec![vec![HashMap::new(); n_attr]; blocks.len()],
+        block_sizes: vec![0; blocks.len()],
+        unmatched,
+    };
+    for (r, placed) in assign.iter().enumerate() {
+        for &(b, n) in placed {
+            out.block_sizes[b as usize] += n;
+            for (a, q) in ft.qis.iter().enumerate() {
+                *out.counts[b as usize][a].entry(q.codes[r]).or_insert(0) += n;
+            }
+        }
     }
     Ok(out)
 }
 
-/// Put up to `left` records of tuple `r` into `blocks` in order; returns those left over.
+/// Put up to `left` records into `blocks` in order, recording them in `placed`; returns those
+/// left over.
 fn place(
-    ft: &FrequencyTable,
-    r: usize,
     mut left: u64,
     blocks: &[u32],
     code: u32,
     capacity: &mut [HashMap<u32, u64>],
-    out: &mut Alignment,
+    placed: &mut Vec<(u32, u64)>,
 ) -> u64 {
     for &b in blocks {
         let Some(cap) = capacity[b as usize].get_mut(&code) else { continue };
@@ -88,9 +107,9 @@ fn place(
         }
         *cap -= take;
         left -= take;
-        out.block_sizes[b as usize] += take;
-        for (a, q) in ft.qis.iter().enumerate() {
-            *out.counts[b as usize][a].entry(q.codes[r]).or_insert(0) += take;
+        match placed.iter_mut().find(|p| p.0 == b) {
+            Some(p) => p.1 += take,
+            None => placed.push((b, take)),
         }
         if left == 0 {
             break;

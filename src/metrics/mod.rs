@@ -13,6 +13,7 @@ pub mod decode;
 pub mod emd;
 pub mod entropy;
 pub mod loss;
+pub mod matching;
 pub mod ncp;
 pub mod rce;
 pub mod ul;

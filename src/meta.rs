@@ -120,6 +120,7 @@ impl TableMeta {
 pub struct Registry {
     tables: RwLock<BTreeMap<String, TableMeta>>,
     progress: RwLock<Option<Arc<dyn crate::progress::Progress>>>,
+    ledger: crate::dp::ledger::Ledger,
 }
 
 impl Registry {
@@ -162,6 +163,11 @@ impl Registry {
     /// The installed progress reporter, or a silent one.
     pub fn progress(&self) -> Arc<dyn crate::progress::Progress> {
         self.progress.read().expect("registry lock").clone().unwrap_or_else(crate::progress::silent)
+    }
+
+    /// The privacy budgets and spends of the session's tables.
+    pub fn ledger(&self) -> &crate::dp::ledger::Ledger {
+        &self.ledger
     }
 
     pub fn snapshot(&self) -> Vec<(String, TableMeta)> {

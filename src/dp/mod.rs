@@ -9,7 +9,8 @@
 //!   2020, "The Discrete Gaussian for Differential Privacy", section 5.1);
 //! - [`laplace`]: the discrete Laplace (two-sided geometric) distribution, CKS 2020 Algorithm 2;
 //! - [`exponential`]: the exponential mechanism by rejection with exact Bernoulli(exp(-gamma));
-//! - [`rng`]: the generator policy (ChaCha12 seeded from the OS, or from a seed for tests).
+//! - [`rng`]: the generator policy (ChaCha12 seeded from the OS, or from a seed for tests);
+//! - [`ledger`]: every table's privacy budget and what each release spent of it.
 //!
 //! Floating-point parameters (epsilon, utilities, sensitivities) are mapped onto a dyadic grid
 //! *before* sampling, rounding in the direction that keeps the privacy claim true; see
@@ -18,6 +19,7 @@
 pub mod bernoulli;
 pub mod exponential;
 pub mod laplace;
+pub mod ledger;
 pub mod rng;
 
 pub use bernoulli::{bernoulli_exp_neg, bernoulli_rational};

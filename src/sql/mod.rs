@@ -14,6 +14,7 @@ mod generalize;
 mod hceil_fn;
 mod hierarchies;
 mod kanon_fn;
+mod ledger_fn;
 mod metrics_fn;
 mod query_error_fn;
 mod report;
@@ -49,6 +50,7 @@ pub fn register(ctx: &SessionContext, registry: Arc<Registry>) {
     metrics_fn::register(ctx, registry.clone());
     verify_fn::register(ctx, registry.clone());
     query_error_fn::register(ctx, registry.clone());
+    ledger_fn::register(ctx, registry.clone());
     system::register(ctx, registry);
 }
 

@@ -1,4 +1,5 @@
-//! `anon_roles` and `anon_hierarchies`: the declarations of every table, as live tables.
+//! `anon_roles`, `anon_hierarchies` and `anon_privacy_ledger`: the declarations and privacy
+//! budgets of every table, as live tables.
 
 use super::mem_table;
 use crate::meta::Registry;
@@ -14,7 +15,7 @@ use datafusion::prelude::SessionContext;
 use std::sync::Arc;
 
 pub fn register(ctx: &SessionContext, registry: Arc<Registry>) {
-    for kind in [SystemTable::Roles, SystemTable::Hierarchies] {
+    for kind in [SystemTable::Roles, SystemTable::Hierarchies, SystemTable::Ledger] {
         let t = RegistryTable { registry: registry.clone(), kind };
         ctx.register_table(kind.name(), Arc::new(t)).expect("system table names are free in a new session");
     }
@@ -24,6 +25,7 @@ pub fn register(ctx: &SessionContext, registry: Arc<Registry>) {
 enum SystemTable {
     Roles,
     Hierarchies,
+    Ledger,
 }
 
 impl SystemTable {
@@ -31,6 +33,7 @@ impl SystemTable {
         match self {
             SystemTable::Roles => "anon_roles",
             SystemTable::Hierarchies => "anon_hierarchies",
+            SystemTable::Ledger => "anon_privacy_ledger",
         }
     }
 }
@@ -118,6 +121,7 @@ impl RegistryTable {
                 ];
                 Ok(RecordBatch::try_new(hierarchies_schema(), cols)?)
             }
+            SystemTable::Ledger => Ok(super::ledger_fn::ledger_batch(&self.registry.ledger().rows())?),
         }
     }
 }
@@ -128,6 +132,7 @@ impl TableProvider for RegistryTable {
         match self.kind {
             SystemTable::Roles => roles_schema(),
             SystemTable::Hierarchies => hierarchies_schema(),
+            SystemTable::Ledger => super::ledger_fn::ledger_schema(),
         }
     }
 

@@ -7,7 +7,7 @@ use super::format_number;
 use crate::encode::SensitiveColumn;
 use crate::error::{AnonError, Result};
 use crate::meta::{Role, TableMeta};
-use datafusion::arrow::array::{ArrayRef, RecordBatch, StringArray, UInt32Array};
+use datafusion::arrow::array::{ArrayRef, Float64Array, RecordBatch, StringArray, UInt32Array};
 use datafusion::arrow::compute::{cast, take};
 use datafusion::arrow::datatypes::{Field, Schema, SchemaRef};
 use std::sync::Arc;
@@ -18,6 +18,22 @@ const BATCH_ROWS: usize = 65_536;
 /// A numeric class range as published: `37`, or `[35-37]`.
 pub fn range_label(lo: f64, hi: f64) -> String {
     if lo == hi { format_number(lo) } else { format!("[{}-{}]", format_number(lo), format_number(hi)) }
+}
+
+/// A numeric quasi-identifier's class-level `<name>_lo` / `<name>_hi` columns, in the source
+/// column's type, appended to `fields` and `cols`.
+pub fn push_bounds(
+    source: &Field,
+    lo: Vec<f64>,
+    hi: Vec<f64>,
+    fields: &mut Vec<Field>,
+    cols: &mut Vec<ArrayRef>,
+) -> Result<()> {
+    for (suffix, v) in [("lo", lo), ("hi", hi)] {
+        fields.push(Field::new(format!("{}_{suffix}", source.name()), source.data_type().clone(), false));
+        cols.push(cast(&(Arc::new(Float64Array::from(v)) as ArrayRef), source.data_type())?);
+    }
+    Ok(())
 }
 
 /// The sensitive column's field and its distinct values, in the source column's type.

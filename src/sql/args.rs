@@ -68,6 +68,17 @@ impl<'a> Args<'a> {
         self.opt_str(i, name)?.ok_or_else(|| self.err(name, "is required"))
     }
 
+    /// The first two arguments of a method that publishes a table: the source and a plain,
+    /// different output name.
+    pub fn source_output(&self) -> Result<(String, String)> {
+        let (source, output) = (self.str(0, "source")?, self.str(1, "output")?);
+        super::check_output_name(self.function, &output)?;
+        if output == source {
+            return Err(AnonError::argument(self.function, "output", "must differ from the source table"));
+        }
+        Ok((source, output))
+    }
+
     pub fn opt_i64(&self, i: usize, name: &str) -> Result<Option<i64>> {
         match self.scalar(i, name)? {
             None => Ok(None),

@@ -3,7 +3,7 @@
 //! `output` (with `class_id`) and the report as `output_report`, and returns the release.
 
 use super::report::{Value::*, one_row};
-use super::{Args, Memo, block_on, check_output_name, mem_table, replace_table, session_context};
+use super::{Args, Memo, block_on, mem_table, replace_table, session_context};
 use crate::error::{AnonError, Result};
 use crate::meta::Registry;
 use crate::methods::entropy::{EntropyConfig, EntropyResult, anonymize};
@@ -28,13 +28,9 @@ pub fn register(ctx: &SessionContext, registry: Arc<Registry>) {
 impl TableFunctionImpl for Entropy {
     fn call_with_args(&self, args: TableFunctionArgs) -> datafusion::error::Result<Arc<dyn TableProvider>> {
         let a = Args::new(F, SIGNATURE, args.exprs(), 3, 4)?;
-        let (source, output) = (a.str(0, "source")?, a.str(1, "output")?);
+        let (source, output) = a.source_output()?;
         let k = a.i64(2, "k")?;
         let options = a.opt_str(3, "options")?.unwrap_or_default();
-        check_output_name(F, &output)?;
-        if output == source {
-            return Err(AnonError::argument(F, "output", "must differ from the source table").into());
-        }
         if k < 2 {
             return Err(AnonError::argument(F, "k", format!("must be at least 2, got {k}")).into());
         }

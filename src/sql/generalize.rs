@@ -2,7 +2,7 @@
 //! by hand (`'1,0,2,...'`, one level per quasi-identifier in declaration order), as ARX lets a
 //! custodian pick a node. Registers the release as `output` and returns it.
 
-use super::{Args, Memo, block_on, check_output_name, replace_table, session_context};
+use super::{Args, Memo, block_on, replace_table, session_context};
 use crate::encode::materialize_node;
 use crate::error::AnonError;
 use crate::lattice::parse_levels;
@@ -27,11 +27,8 @@ pub fn register(ctx: &SessionContext, registry: Arc<Registry>) {
 impl TableFunctionImpl for Generalize {
     fn call_with_args(&self, args: TableFunctionArgs) -> datafusion::error::Result<Arc<dyn TableProvider>> {
         let a = Args::new("generalize", SIGNATURE, args.exprs(), 3, 3)?;
-        let (source, output, node) = (a.str(0, "source")?, a.str(1, "output")?, a.str(2, "node")?);
-        check_output_name("generalize", &output)?;
-        if output == source {
-            return Err(AnonError::argument("generalize", "output", "must differ from the source table").into());
-        }
+        let (source, output) = a.source_output()?;
+        let node = a.str(2, "node")?;
         let levels = parse_levels(&node).ok_or_else(|| {
             AnonError::argument("generalize", "node", format!("'{node}' is not a list of levels such as '1,0,2'"))
         })?;

@@ -3,7 +3,7 @@
 //! entropy_l=2, recursive_cl=3:2, t=0.15`). Registers the release as `output` and its report
 //! as `output_report`, and returns the release.
 
-use super::{Args, Memo, block_on, check_output_name, replace_table, session_context};
+use super::{Args, Memo, block_on, replace_table, session_context};
 use crate::error::{AnonError, Result};
 use crate::meta::Registry;
 use crate::methods::kanon::{KanonConfig, KanonResult, anonymize, describe_node};
@@ -28,13 +28,9 @@ pub fn register(ctx: &SessionContext, registry: Arc<Registry>) {
 impl TableFunctionImpl for Kanon {
     fn call_with_args(&self, args: TableFunctionArgs) -> datafusion::error::Result<Arc<dyn TableProvider>> {
         let a = Args::new("kanon_anonymize", SIGNATURE, args.exprs(), 3, 4)?;
-        let (source, output) = (a.str(0, "source")?, a.str(1, "output")?);
+        let (source, output) = a.source_output()?;
         let k = a.i64(2, "k")?;
         let options = a.opt_str(3, "options")?.unwrap_or_default();
-        check_output_name("kanon_anonymize", &output)?;
-        if output == source {
-            return Err(AnonError::argument("kanon_anonymize", "output", "must differ from the source table").into());
-        }
         if k < 1 {
             return Err(AnonError::argument("kanon_anonymize", "k", format!("must be at least 1, got {k}")).into());
         }

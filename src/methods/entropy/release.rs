@@ -6,12 +6,11 @@
 //! h-ceiling release, columns that are neither quasi-identifying nor sensitive are left out.
 
 use super::cluster::Block;
-use crate::encode::publish::{class_rows, dropped_columns, sensitive_values};
+use crate::encode::publish::{class_rows, dropped_columns, push_bounds, sensitive_values};
 use crate::encode::{FrequencyTable, node_label};
 use crate::error::{AnonError, Result};
 use crate::meta::{Role, TableMeta};
-use datafusion::arrow::array::{ArrayRef, Float64Array, Int64Array, RecordBatch, StringArray};
-use datafusion::arrow::compute::cast;
+use datafusion::arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use std::sync::Arc;
 
@@ -48,10 +47,7 @@ fn block_columns(
                 .iter()
                 .map(|b| h.bounds(b.label[a].0 as usize, b.label[a].1).unwrap_or((f64::NAN, f64::NAN)))
                 .unzip();
-            for (suffix, v) in [("lo", lo), ("hi", hi)] {
-                fields.push(Field::new(format!("{}_{suffix}", f.name()), f.data_type().clone(), false));
-                cols.push(cast(&(Arc::new(Float64Array::from(v)) as ArrayRef), f.data_type())?);
-            }
+            push_bounds(f, lo, hi, &mut fields, &mut cols)?;
         }
     }
     Ok((fields, cols))

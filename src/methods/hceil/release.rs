@@ -11,14 +11,11 @@
 //! show for an insensitive column, and a NULL there would mark it.
 
 use super::counterfeit::NodeCatalog;
-use crate::encode::publish::{class_rows, dropped_columns, range_label, sensitive_values};
+use crate::encode::publish::{class_rows, dropped_columns, push_bounds, range_label, sensitive_values};
 use crate::encode::{Cached, FrequencyTable};
 use crate::error::{AnonError, Result};
 use crate::meta::{Role, TableMeta};
-use datafusion::arrow::array::{
-    Array, ArrayRef, Float64Array, Int64Array, Int64Builder, ListBuilder, RecordBatch, StringArray,
-};
-use datafusion::arrow::compute::cast;
+use datafusion::arrow::array::{Array, ArrayRef, Int64Array, Int64Builder, ListBuilder, RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -81,10 +78,7 @@ fn class_columns(
             let labels: Vec<String> = lo.iter().zip(&hi).map(|(&l, &u)| range_label(l, u)).collect();
             fields.push(Field::new(f.name(), DataType::Utf8, false));
             cols.push(Arc::new(StringArray::from(labels)));
-            for (suffix, b) in [("lo", lo), ("hi", hi)] {
-                fields.push(Field::new(format!("{}_{suffix}", f.name()), f.data_type().clone(), false));
-                cols.push(cast(&(Arc::new(Float64Array::from(b)) as ArrayRef), f.data_type())?);
-            }
+            push_bounds(f, lo, hi, &mut fields, &mut cols)?;
         } else {
             let level = g.levels[a] as usize;
             let labels: Vec<&str> = g.codes[a].iter().map(|&c| h.label(level, c)).collect();

@@ -19,11 +19,13 @@ pub mod bernoulli;
 pub mod exponential;
 pub mod laplace;
 pub mod rng;
+pub mod subsample;
 
 pub use bernoulli::{bernoulli_exp_neg, bernoulli_rational};
 pub use exponential::ExponentialMechanism;
 pub use laplace::DiscreteLaplace;
-pub use rng::dp_rng;
+pub use rng::{StreamKey, dp_rng};
+pub use subsample::withhold;
 
 use crate::error::{AnonError, Result};
 use rand::Rng;

@@ -317,3 +317,172 @@ fn neighbouring_tables_released_class_size_ratio_within_e_eps() {
     // Suppression (0.1) and size (0.3) are the parts that see this class's size.
     assert!(worst <= 0.4 + 0.05, "{worst}");
 }
+
+/// A source schema for a random table: categorical attributes and `s` as Utf8, numeric ones
+/// as Int64.
+fn random_schema(ft: &FrequencyTable) -> Schema {
+    let mut fields: Vec<Field> = ft
+        .qis
+        .iter()
+        .map(|q| Field::new(&q.name, if q.hierarchy.is_numeric() { DataType::Int64 } else { DataType::Utf8 }, false))
+        .collect();
+    fields.push(Field::new("s", DataType::Utf8, false));
+    Schema::new(fields)
+}
+
+#[test]
+fn ncp_agrees_with_anon_metrics_on_every_node() {
+    use anonfusion::metrics::{decode::decode_release, ncp::ncp};
+    let ft = random_table(&[(7, 3, false), (5, 2, false)], &[2, 1, 4, 3], &rows(40), 5);
+    let meta = common::meta_of(&ft);
+    let noise = IpaConfig::new(1.0).noise().unwrap();
+    let key = StreamKey::new(Some(8)).unwrap();
+    let mut nodes = NodeCache::new(&ft, true).unwrap();
+    let schema = random_schema(&ft);
+    let mut worst: f64 = 0.0;
+    for node in 0..nodes.lattice.size() {
+        let cached = nodes.classes(node).unwrap();
+        let p = search::perturb_node(&cached, 5, &noise, &key, node).unwrap();
+        let (_, batches) = release::release(&ft, &schema, &cached, &p).unwrap();
+        let rel = decode_release("t", &meta, "r", &batches).unwrap();
+        assert_eq!(rel.records(), p.classes.iter().map(|c| c.released_size()).sum::<u64>());
+        let ours = score::loss(nodes.hierarchies(), &cached.g, &p).ncp;
+        if rel.records() > 0 {
+            let (theirs, _) = ncp(&rel, None).unwrap();
+            worst = worst.max((ours - theirs).abs());
+        }
+    }
+    eprintln!("NCP vs anon_metrics over {} nodes: max difference {worst:e}", nodes.lattice.size());
+    assert!(worst < 1e-12);
+}
+
+#[test]
+fn emd_and_release_agree_with_the_decoded_release() {
+    use anonfusion::metrics::{decode::decode_release, emd::equal_emd};
+    let ft = random_table(&[(7, 3, false), (5, 2, false)], &[2, 1, 4, 3], &rows(40), 5);
+    let meta = common::meta_of(&ft);
+    let noise = IpaConfig::new(1.0).noise().unwrap();
+    let key = StreamKey::new(Some(9)).unwrap();
+    let mut nodes = NodeCache::new(&ft, true).unwrap();
+    // A node with several kept classes, none generalized to `*` everywhere.
+    let node = nodes.lattice.id(&[1, 0]).unwrap();
+    let cached = nodes.classes(node).unwrap();
+    let p = search::perturb_node(&cached, 5, &noise, &key, node).unwrap();
+    let (_, batches) = release::release(&ft, &random_schema(&ft), &cached, &p).unwrap();
+    let rel = decode_release("t", &meta, "r", &batches).unwrap();
+    let s = rel.sensitive.as_ref().unwrap();
+    // Released histogram of each decoded class, keyed by its first row's cells.
+    let mut released: BTreeMap<String, Vec<u32>> = BTreeMap::new();
+    for rows in rel.class_members() {
+        let key = format!("{:?}", rel.cells[rows[0]]);
+        let h = released.entry(key).or_insert(vec![0; 5]);
+        for r in rows {
+            let v = s.values[s.codes[r] as usize].trim_start_matches('s').parse::<usize>().unwrap();
+            h[v] += rel.weights[r] as u32;
+        }
+    }
+    let classes: Vec<_> = p.classes.iter().filter(|c| c.released_size() > 0).collect();
+    assert_eq!(released.len(), classes.len());
+    // EMD recomputed from the decoded release with anon_metrics' ground distance.
+    let mut emds = Vec::new();
+    for c in &p.classes {
+        let q = c.kept.iter().zip(&c.counterfeit).map(|(k, f)| k + f).collect::<Vec<u32>>();
+        if c.released_size() > 0 {
+            assert!(released.values().any(|h| *h == q), "{q:?} not released");
+        }
+        if c.original_size() + c.released_size() == 0 {
+            continue;
+        }
+        let (n, m) = (c.original_size() as f64, c.released_size() as f64);
+        emds.push(if n == 0.0 || m == 0.0 {
+            1.0
+        } else {
+            let pd: Vec<f64> = c.original.iter().map(|&x| x as f64 / n).collect();
+            let qd: Vec<f64> = q.iter().map(|&x| x as f64 / m).collect();
+            equal_emd(&pd, &qd)
+        });
+    }
+    let emd = emds.iter().sum::<f64>() / emds.len() as f64;
+    let ours = score::loss(nodes.hierarchies(), &cached.g, &p);
+    assert!((emd - ours.emd).abs() < 1e-12, "{emd} vs {ours:?}");
+}
+
+#[test]
+fn same_seed_same_release_whatever_the_cache_holds() {
+    let ft = random_table(&[(6, 3, false), (5, 2, false), (4, 2, true)], &[1, 2, 3, 4, 5], &rows(60), 4);
+    let config = IpaConfig::new(1.0).with_seed(77);
+    let a = anonfusion::methods::ipa::search(&ft, &config, &Silent).unwrap();
+    let b = anonfusion::methods::ipa::search(&ft, &config, &Silent).unwrap();
+    assert_eq!((a.node, a.scores.clone(), a.perturbation.clone()), (b.node, b.scores.clone(), b.perturbation.clone()));
+    // The result's loss is that of its perturbation.
+    let mut nodes = NodeCache::new(&ft, true).unwrap();
+    let cached = nodes.classes(a.node).unwrap();
+    assert_eq!(score::loss(nodes.hierarchies(), &cached.g, &a.perturbation), a.loss);
+    assert_eq!(a.released_records, a.perturbation.classes.iter().map(|c| c.released_size()).sum::<u64>());
+    // A node grouped straight from the bottom and one rolled up through its predecessors
+    // (other class order) draw the same perturbation.
+    let key = StreamKey::new(Some(77)).unwrap();
+    let noise = config.noise().unwrap();
+    let top = nodes.lattice.top();
+    let fresh = NodeCache::new(&ft, true).unwrap().get(top).unwrap();
+    let mut rolled = NodeCache::new(&ft, true).unwrap();
+    for level in rolled.lattice.by_height() {
+        rolled.map_batch(&level, |_, _| Ok(())).unwrap();
+    }
+    let rolled = rolled.get(top).unwrap();
+    let strip =
+        |p: Perturbation| p.classes.into_iter().map(|c| (c.original, c.kept, c.counterfeit)).collect::<Vec<_>>();
+    let width = 4;
+    assert_eq!(
+        strip(search::perturb_node(&fresh, width, &noise, &key, top).unwrap()),
+        strip(search::perturb_node(&rolled, width, &noise, &key, top).unwrap())
+    );
+    eprintln!(
+        "seed 77: node {} IL {:.4} (NCP {:.4} EMD {:.4} Rate {:.4}), {} suppressed, {} withheld, {} counterfeit",
+        a.node_label(),
+        a.il(),
+        a.loss.ncp,
+        a.loss.emd,
+        a.loss.rate,
+        a.suppressed_records,
+        a.withheld_records,
+        a.counterfeit_records
+    );
+}
+
+#[test]
+fn bad_input_is_rejected_with_the_argument_named() {
+    let msg = |c: &IpaConfig, records: u64, inf: Option<usize>| c.validate(records, inf).unwrap_err().to_string();
+    for eps in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+        assert!(msg(&IpaConfig::new(eps), 10, Some(3)).contains("'epsilon'"), "{eps}");
+    }
+    let split = |s: &str, eps: f64| IpaConfig::new(eps).with_options(&format!("split={s}"));
+    let e = msg(&split("0.1:0.1:0.1:0.1", 2.0).unwrap(), 10, Some(3));
+    assert!(e.contains("'split'") && e.contains("sum"), "{e}");
+    assert!(msg(&split("0.5:0.5:0.5:-0.5", 1.0).unwrap(), 10, Some(3)).contains("'split'"));
+    assert!(split("0.1:0.3:0.6", 1.0).unwrap_err().to_string().contains("'split'"));
+    assert!(split("a:b:c:d", 1.0).unwrap_err().to_string().contains("'split'"));
+    // Budgets summing to epsilon are accepted as well as fractions.
+    let abs = split("0.2:0.6:0.6:0.6", 2.0).unwrap();
+    abs.validate(10, Some(3)).unwrap();
+    let b = abs.budget().unwrap();
+    assert!((b.total() - 2.0).abs() < 1e-8 && (b.suppression - 0.2).abs() < 1e-9, "{b:?}");
+    assert_eq!(IpaConfig::new(2.0).budget().unwrap().insertion, abs.budget().unwrap().insertion);
+    for t in ["0", "1"] {
+        let c = IpaConfig::new(1.0).with_options(&format!("t={t}")).unwrap();
+        assert!(msg(&c, 10, Some(3)).contains("'t'"), "{t}");
+    }
+    assert!(IpaConfig::new(1.0).with_options("t=-1").unwrap_err().to_string().contains("'t'"));
+    assert!(IpaConfig::new(1.0).with_options("seed=x").unwrap_err().to_string().contains("'seed'"));
+    assert!(IpaConfig::new(1.0).with_options("k=5").unwrap_err().to_string().contains("unknown option 'k'"));
+    assert!(IpaConfig::new(1.0).with_options("split").unwrap_err().to_string().contains("'options'"));
+    assert!(msg(&IpaConfig::new(1.0), 10, None).contains("informative attribute"));
+    assert!(msg(&IpaConfig::new(1.0), 0, Some(3)).contains("no records"));
+    // A table without an informative attribute, through the search itself.
+    let ft = random_table(&[(4, 2, false)], &[1, 2], &rows(10), 0);
+    let e = anonfusion::methods::ipa::search(&ft, &IpaConfig::new(1.0), &Silent).unwrap_err().to_string();
+    assert!(e.contains("ipa_anonymize") && e.contains("informative"), "{e}");
+    // A threshold noise scale beyond the sampler's range is an error, not a panic.
+    let huge = IpaConfig::new(1e-9).with_options("t=1000000000").unwrap();
+    assert!(huge.validate(10, Some(3)).is_err() || huge.noise().is_err());
+}

@@ -486,3 +486,24 @@ fn bad_input_is_rejected_with_the_argument_named() {
     let huge = IpaConfig::new(1e-9).with_options("t=1000000000").unwrap();
     assert!(huge.validate(10, Some(3)).is_err() || huge.noise().is_err());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn anonymize_a_declared_table() {
+    let ctx = anonfusion::new_session();
+    let registry = anonfusion::Registry::new();
+    let ft = random_table(&[(6, 3, false), (8, 2, true)], &[3, 1, 2], &rows(50), 6);
+    common::register_random(&ctx, &registry, &ft);
+    let meta = registry.require("t").unwrap();
+    let config = IpaConfig::new(1.0).with_seed(3);
+    let (res, published) = anonfusion::methods::ipa::anonymize(&ctx, "t", &meta, &config, &Silent).await.unwrap();
+    let n: usize = published.release.iter().map(|b| b.num_rows()).sum();
+    assert_eq!(n as u64, res.released_records);
+    let names: Vec<&str> = published.schema.fields().iter().map(|f| f.name().as_str()).collect();
+    assert_eq!(names, ["q0", "q1", "q1_lo", "q1_hi", "s"]);
+    assert!(published.dropped.is_empty());
+    // The same seed on the same frequency table: the same node and loss.
+    let again = anonfusion::methods::ipa::search(&ft, &config, &Silent).unwrap();
+    assert_eq!((again.node, again.loss), (res.node, res.loss));
+    let total = res.spent.total();
+    assert!(total <= 1.0 && total > 1.0 - 1e-8, "{:?}", res.spent);
+}

@@ -14,6 +14,7 @@
 //! Randomness: every draw goes through the exact samplers of `crate::dp`, node `i` from stream
 //! `i` of one key ([`crate::dp::StreamKey`]), the node choice from its own stream.
 
+pub mod baseline;
 pub mod perturb;
 pub mod release;
 pub mod score;
@@ -151,7 +152,7 @@ impl IpaConfig {
             )),
             Some(0) => Err(AnonError::argument(F, "source", "the informative attribute has no values")),
             Some(_) if records == 0 => Err(AnonError::argument(F, "source", "the table has no records")),
-            Some(_) => self.budget().map(|_| ()),
+            Some(_) => self.noise().map(|_| ()),
         }
     }
 
@@ -172,7 +173,10 @@ impl IpaConfig {
     /// The samplers of Algorithm 1.
     pub fn noise(&self) -> Result<Noise> {
         let b = self.budget()?;
-        Noise::new(self.t, b.suppression, b.insertion, b.value).map_err(|_| {
+        Noise::new(self.t, b.suppression, b.insertion, b.value).map_err(|e| {
+            if self.t < 2 {
+                return e;
+            }
             AnonError::argument(
                 F,
                 "t",

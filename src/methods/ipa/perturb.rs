@@ -27,7 +27,7 @@
 
 use crate::dp::{DiscreteLaplace, ExponentialMechanism, withhold};
 use crate::encode::Cached;
-use crate::error::Result;
+use crate::error::{AnonError, Result};
 use rand::Rng;
 
 /// Sensitivity of the Eq. 3 scores (module doc).
@@ -48,6 +48,9 @@ pub struct Noise {
 
 impl Noise {
     pub fn new(t: u64, epsilon_suppression: f64, epsilon_insertion: f64, epsilon_value: f64) -> Result<Self> {
+        if t < 2 {
+            return Err(AnonError::argument("ipa_anonymize", "t", format!("must be at least 2, got {t}")));
+        }
         Ok(Noise {
             t,
             threshold: DiscreteLaplace::for_epsilon(epsilon_suppression, t - 1)?,

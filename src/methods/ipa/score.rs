@@ -54,10 +54,15 @@ pub fn ncp_value(leaves: u32, all: usize) -> f64 {
 
 /// NCP of one record of class `c` (mean of Eq. 5 over the dimension attributes).
 pub fn class_ncp(hs: &[Arc<Hierarchy>], g: &Grouping, c: usize) -> f64 {
+    codes_ncp(hs, &g.levels, |a| g.codes[a][c])
+}
+
+/// NCP of one record generalized to node codes `code(a)` at `levels`.
+pub fn codes_ncp(hs: &[Arc<Hierarchy>], levels: &[u8], code: impl Fn(usize) -> u32) -> f64 {
     let q = hs.len().max(1) as f64;
     hs.iter()
         .enumerate()
-        .map(|(a, h)| ncp_value(h.leaves_under(g.levels[a] as usize, g.codes[a][c]), h.leaf_count()))
+        .map(|(a, h)| ncp_value(h.leaves_under(levels[a] as usize, code(a)), h.leaf_count()))
         .sum::<f64>()
         / q
 }

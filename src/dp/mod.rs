@@ -21,11 +21,13 @@ pub mod exponential;
 pub mod laplace;
 pub mod ledger;
 pub mod rng;
+pub mod subsample;
 
 pub use bernoulli::{bernoulli_exp_neg, bernoulli_rational};
 pub use exponential::ExponentialMechanism;
 pub use laplace::DiscreteLaplace;
-pub use rng::dp_rng;
+pub use rng::{StreamKey, dp_rng};
+pub use subsample::withhold;
 
 use crate::error::{AnonError, Result};
 use rand::Rng;

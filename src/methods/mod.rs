@@ -2,5 +2,6 @@
 
 pub mod entropy;
 pub mod hceil;
+pub mod ipa;
 pub mod kanon;
 pub mod options;

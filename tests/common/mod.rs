@@ -147,3 +147,65 @@ pub fn run(ctx: &SessionContext, sql: &str) -> datafusion::error::Result<Vec<Rec
 pub const TABLE1_ROWS: &str = "('Mary', 37, 'F', 22071, 'Pneumonia'), ('Alice', 35, 'F', 22098, 'Diabetes'), \
      ('Betsy', 36, 'F', 23061, 'Anemia'), ('David', 61, 'M', 55107, 'Pneumonia'), \
      ('Tom', 63, 'M', 55099, 'Diabetes'), ('James', 66, 'M', 55324, 'Diabetes'), ('Eric', 62, 'M', 55229, 'Pneumonia')";
+
+/// Upper-tail standard normal quantile for p = 1e-4.
+const Z_1E4: f64 = 3.719_016_485;
+
+/// The chi-square critical value at p = 1e-4 by the Wilson–Hilferty approximation (as in
+/// tests/dp.rs).
+pub fn critical_value(df: usize) -> f64 {
+    let k = df as f64;
+    let v = 2.0 / (9.0 * k);
+    k * (1.0 - v + Z_1E4 * v.sqrt()).powi(3)
+}
+
+/// Pearson's statistic for observed counts against probabilities (summing to 1), adjacent
+/// categories merged until each bin expects at least 5 (as in tests/dp.rs). Returns the
+/// statistic and the degrees of freedom.
+pub fn chi_square(observed: &[u64], probabilities: &[f64]) -> (f64, usize) {
+    assert_eq!(observed.len(), probabilities.len());
+    let total: u64 = observed.iter().sum();
+    let mut bins: Vec<(f64, f64)> = Vec::new();
+    let (mut o, mut e) = (0.0, 0.0);
+    for (&obs, &p) in observed.iter().zip(probabilities) {
+        o += obs as f64;
+        e += p * total as f64;
+        if e >= 5.0 {
+            bins.push((o, e));
+            (o, e) = (0.0, 0.0);
+        }
+    }
+    match bins.last_mut() {
+        Some(last) => {
+            last.0 += o;
+            last.1 += e;
+        }
+        None => bins.push((o, e)),
+    }
+    assert!(bins.len() >= 2, "a goodness-of-fit test needs at least two bins");
+    let stat = bins.iter().map(|(o, e)| (o - e) * (o - e) / e).sum();
+    (stat, bins.len() - 1)
+}
+
+/// Asserts the fit at p = 1e-4 and returns (statistic, df, critical value).
+pub fn assert_fits(what: &str, observed: &[u64], probabilities: &[f64]) -> (f64, usize, f64) {
+    let (stat, df) = chi_square(observed, probabilities);
+    let crit = critical_value(df);
+    eprintln!("{what}: chi2 = {stat:.2}, df = {df}, critical(1e-4) = {crit:.2}");
+    assert!(stat < crit, "{what}: chi2 {stat:.2} >= {crit:.2} (df {df})");
+    (stat, df, crit)
+}
+
+/// Roles and hierarchies of a frequency table's columns (quasi-identifiers, sensitive `s`), as
+/// `register_random` declares them.
+pub fn meta_of(ft: &anonfusion::encode::FrequencyTable) -> TableMeta {
+    let mut meta = TableMeta::default();
+    for q in &ft.qis {
+        meta.roles.push((q.name.clone(), Role::QuasiIdentifier));
+        meta.hierarchies.insert(q.name.clone(), q.hierarchy.clone());
+    }
+    if let Some(s) = &ft.sensitive {
+        meta.roles.push((s.name.clone(), Role::Sensitive));
+    }
+    meta
+}

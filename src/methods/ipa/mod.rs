@@ -1,0 +1,296 @@
+//! IPA: informative-attribute-preserving anonymization under ε-differential privacy (Jeon et
+//! al., "Differentially private medical microdata release with informative attribute
+//! preserving", `/work/shared/papers/ipa-differentially-private-microdata.txt`).
+//!
+//! The informative attribute (the declared sensitive column, e.g. Disease) is released
+//! unperturbed; the dimension attributes (the quasi-identifiers) are generalized on the
+//! full-domain lattice. For every node, Algorithm 1 ([`perturb`]) suppresses small classes under
+//! a noisy threshold and gives every class a noisy size, realized with counterfeit records whose
+//! values come from the exponential mechanism; every node is scored by IL = NCP + EMD + Rate
+//! ([`score`]) and the released node is chosen with the exponential mechanism (Eq. 12,
+//! [`search`]). The budget is split over the four parts (Theorem 9). docs/ipa.md records how the
+//! paper's ambiguities are resolved.
+//!
+//! Randomness: every draw goes through the exact samplers of `crate::dp`, node `i` from stream
+//! `i` of one key ([`crate::dp::StreamKey`]), the node choice from its own stream.
+
+pub mod baseline;
+pub mod perturb;
+pub mod release;
+pub mod score;
+pub mod search;
+
+pub use perturb::{Noise, Perturbation, PerturbedClass};
+pub use score::Loss;
+pub use search::NodeScore;
+
+use crate::dp::{DiscreteLaplace, StreamKey};
+use crate::encode::{FrequencyTable, NodeCache, frequency_table};
+use crate::error::{AnonError, Result};
+use crate::lattice::{NodeId, format_levels};
+use crate::meta::TableMeta;
+use crate::progress::Progress;
+use datafusion::arrow::array::RecordBatch;
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::prelude::SessionContext;
+
+const F: &str = "ipa_anonymize";
+
+/// The paper's split (Results, "Data utility"): ε_suppression, ε_insertion, ε_value,
+/// ε_candidates = 0.1, 0.3, 0.3, 0.3 of ε = 1.
+pub const DEFAULT_SPLIT: [f64; 4] = [0.1, 0.3, 0.3, 0.3];
+
+/// The suppression parameter of the paper's example ("if we set t = 2", Table 7). The paper
+/// states no other value.
+pub const DEFAULT_T: u64 = 2;
+
+/// Tolerance on the sum of a split.
+const SPLIT_TOLERANCE: f64 = 1e-9;
+
+/// The parameters of one call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IpaConfig {
+    /// Total budget ε (Theorem 9).
+    pub epsilon: f64,
+    /// (suppression, insertion, value, candidates): fractions of ε summing to 1, or absolute
+    /// budgets summing to ε.
+    pub split: [f64; 4],
+    /// Suppression parameter t of Definition 3 (at least 2: the threshold's sensitivity is t − 1).
+    pub t: u64,
+    /// `None` draws from OS entropy (the only setting with a privacy guarantee).
+    pub seed: Option<u64>,
+}
+
+/// Absolute budget of each part.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Budget {
+    pub suppression: f64,
+    pub insertion: f64,
+    pub value: f64,
+    pub candidates: f64,
+}
+
+impl Budget {
+    pub fn total(&self) -> f64 {
+        self.suppression + self.insertion + self.value + self.candidates
+    }
+}
+
+impl IpaConfig {
+    pub fn new(epsilon: f64) -> Self {
+        IpaConfig { epsilon, split: DEFAULT_SPLIT, t: DEFAULT_T, seed: None }
+    }
+
+    pub fn with_seed(mut self, seed: u64) -> Self {
+        self.seed = Some(seed);
+        self
+    }
+
+    /// Parse `seed=42, t=3, split=0.1:0.3:0.3:0.3`.
+    pub fn with_options(mut self, options: &str) -> Result<Self> {
+        for (key, value) in crate::methods::options::pairs(F, options)? {
+            match key.as_str() {
+                "seed" => self.seed = Some(crate::methods::options::seed(F, &value)?),
+                "t" => {
+                    self.t = value
+                        .parse()
+                        .map_err(|_| AnonError::argument(F, "t", format!("'{value}' is not a non-negative integer")))?
+                }
+                "split" => self.split = parse_split(&value)?,
+                other => {
+                    return Err(AnonError::argument(
+                        F,
+                        "options",
+                        format!("unknown option '{other}' (seed, t, split)"),
+                    ));
+                }
+            }
+        }
+        Ok(self)
+    }
+
+    /// Check the parameters, and the table: its size and whether it has an informative
+    /// attribute (`informative_values`: its number of distinct values, `None` without one).
+    pub fn validate(&self, records: u64, informative_values: Option<usize>) -> Result<()> {
+        if !self.epsilon.is_finite() || self.epsilon <= 0.0 {
+            return Err(AnonError::argument(
+                F,
+                "epsilon",
+                format!("must be a finite number > 0, got {}", self.epsilon),
+            ));
+        }
+        if let Some(i) = self.split.iter().position(|x| !x.is_finite() || *x <= 0.0) {
+            return Err(AnonError::argument(
+                F,
+                "split",
+                format!("part {} ({}) must be a finite number > 0", i + 1, SPLIT_PARTS[i]),
+            ));
+        }
+        let sum: f64 = self.split.iter().sum();
+        if !close(sum, 1.0) && !close(sum, self.epsilon) {
+            return Err(AnonError::argument(
+                F,
+                "split",
+                format!(
+                    "parts sum to {sum}; give fractions summing to 1 or budgets summing to epsilon = {}",
+                    self.epsilon
+                ),
+            ));
+        }
+        if self.t < 2 {
+            return Err(AnonError::argument(
+                F,
+                "t",
+                format!("must be at least 2 (the threshold noise has sensitivity t - 1), got {}", self.t),
+            ));
+        }
+        match informative_values {
+            None => Err(AnonError::argument(
+                F,
+                "source",
+                "IPA needs an informative attribute: declare one column as sensitive",
+            )),
+            Some(0) => Err(AnonError::argument(F, "source", "the informative attribute has no values")),
+            Some(_) if records == 0 => Err(AnonError::argument(F, "source", "the table has no records")),
+            Some(_) => self.noise().map(|_| ()),
+        }
+    }
+
+    /// The absolute budget of each part, as the samplers realize it (each rounded down onto
+    /// the grid of exact epsilons, see docs/dp.md).
+    pub fn budget(&self) -> Result<Budget> {
+        let sum: f64 = self.split.iter().sum();
+        let scale = if close(sum, 1.0) { self.epsilon } else { 1.0 };
+        let part = |i: usize| -> Result<f64> {
+            let e = self.split[i] * scale;
+            DiscreteLaplace::for_epsilon(e, 1)
+                .map(|d| d.epsilon(1))
+                .map_err(|_| AnonError::argument(F, "split", format!("the {} budget {e} is too small", SPLIT_PARTS[i])))
+        };
+        Ok(Budget { suppression: part(0)?, insertion: part(1)?, value: part(2)?, candidates: part(3)? })
+    }
+
+    /// The samplers of Algorithm 1.
+    pub fn noise(&self) -> Result<Noise> {
+        let b = self.budget()?;
+        Noise::new(self.t, b.suppression, b.insertion, b.value).map_err(|e| {
+            if self.t < 2 {
+                return e;
+            }
+            AnonError::argument(
+                F,
+                "t",
+                format!("t = {} is too large for the suppression budget {}", self.t, b.suppression),
+            )
+        })
+    }
+}
+
+const SPLIT_PARTS: [&str; 4] = ["suppression", "insertion", "value", "candidates"];
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= SPLIT_TOLERANCE * b.abs().max(1.0)
+}
+
+fn parse_split(value: &str) -> Result<[f64; 4]> {
+    let parts: Vec<Option<f64>> = value.split(':').map(|p| p.trim().parse::<f64>().ok()).collect();
+    match parts.as_slice() {
+        [Some(a), Some(b), Some(c), Some(d)] => Ok([*a, *b, *c, *d]),
+        _ => Err(AnonError::argument(
+            F,
+            "split",
+            format!("'{value}' is not four numbers suppression:insertion:value:candidates"),
+        )),
+    }
+}
+
+/// The released node and what its release cost.
+#[derive(Debug, Clone)]
+pub struct IpaResult {
+    pub node: NodeId,
+    pub levels: Vec<u8>,
+    /// Budget spent per part (ε′ of each sampler; their sum is at most ε).
+    pub spent: Budget,
+    /// Real records whose class was suppressed (released as `*` unless withheld).
+    pub suppressed_records: u64,
+    pub suppressed_classes: usize,
+    /// Real records withheld to realize negative noisy sizes.
+    pub withheld_records: u64,
+    pub counterfeit_records: u64,
+    pub released_records: u64,
+    pub loss: Loss,
+    /// The chosen node's perturbed classes (kept classes, then `*`).
+    pub perturbation: Perturbation,
+    /// Every node's score, by node id (the candidates of Eq. 12).
+    pub scores: Vec<NodeScore>,
+}
+
+impl IpaResult {
+    pub fn node_label(&self) -> String {
+        format_levels(&self.levels)
+    }
+    pub fn il(&self) -> f64 {
+        self.loss.il()
+    }
+}
+
+/// Run IPA on a frequency table (with its informative column).
+pub fn search(ft: &FrequencyTable, config: &IpaConfig, progress: &dyn Progress) -> Result<IpaResult> {
+    Ok(search_with_cache(ft, config, progress)?.0)
+}
+
+fn search_with_cache<'a>(
+    ft: &'a FrequencyTable,
+    config: &IpaConfig,
+    progress: &dyn Progress,
+) -> Result<(IpaResult, NodeCache<'a>)> {
+    config.validate(ft.total(), ft.sensitive.as_ref().map(|s| s.values.len()))?;
+    let (spent, noise) = (config.budget()?, config.noise()?);
+    let key = StreamKey::new(config.seed)?;
+    let mut nodes = NodeCache::new(ft, true)?;
+    let scores = search::score_all(&mut nodes, &noise, &key, progress)?;
+    let chosen = search::choose(&scores, spent.candidates, &mut key.stream(search::CHOICE_STREAM))?;
+    let node = scores[chosen].node;
+    let cached = nodes.classes(node)?;
+    let p = search::perturb_node(&cached, nodes.width(), &noise, &key, node)?;
+    let result = IpaResult {
+        node,
+        levels: nodes.lattice.levels(node),
+        spent,
+        suppressed_records: p.suppressed_records,
+        suppressed_classes: p.suppressed_classes,
+        withheld_records: p.withheld_records,
+        counterfeit_records: p.counterfeit_records,
+        released_records: p.classes.iter().map(PerturbedClass::released_size).sum(),
+        loss: scores[chosen].loss,
+        perturbation: p,
+        scores,
+    };
+    Ok((result, nodes))
+}
+
+/// The released table of one call.
+pub struct Published {
+    pub schema: SchemaRef,
+    pub release: Vec<RecordBatch>,
+    /// Source columns the release leaves out (neither identifier, dimension nor informative).
+    pub dropped: Vec<String>,
+}
+
+/// Anonymize a declared table: aggregate, run IPA, and build the release.
+pub async fn anonymize(
+    ctx: &SessionContext,
+    table: &str,
+    meta: &TableMeta,
+    config: &IpaConfig,
+    progress: &dyn Progress,
+) -> Result<(IpaResult, Published)> {
+    let informative = meta.sensitive(table)?;
+    let source = ctx.table(table).await.map_err(|_| AnonError::table(table, "not found"))?.schema().inner().clone();
+    let ft = frequency_table(ctx, table, meta, Some(informative)).await?;
+    let (res, mut nodes) = search_with_cache(&ft, config, progress)?;
+    let cached = nodes.classes(res.node)?;
+    let (schema, release) = release::release(&ft, &source, &cached, &res.perturbation)?;
+    let dropped = crate::encode::publish::dropped_columns(&source, meta);
+    Ok((res, Published { schema, release, dropped }))
+}

@@ -1,0 +1,94 @@
+//! The released table of the chosen node (Table 8), built from its perturbed classes.
+//!
+//! Columns: the dimension attributes in declaration order, then the informative attribute.
+//! Generalized values are the hierarchy's nodes (IPA's boundaries come from the taxonomy, not
+//! from the data, which is why generalization costs no budget): a numeric attribute `age` is
+//! published as the node's label (`10-19`, or the value itself at level 0) with the node's
+//! bounds in `age_lo`/`age_hi`; a categorical one as its node label. The `*` class has `*`
+//! everywhere and NULL bounds (the suppressed-record convention of `anon_metrics`). There is no
+//! `class_id`: the paper publishes none. Rows are laid out class by class and value by value,
+//! so a counterfeit row is identical to the real rows of its class with the same value, in
+//! content and position.
+
+use super::perturb::Perturbation;
+use crate::encode::publish::{class_rows, sensitive_values};
+use crate::encode::{Cached, FrequencyTable, node_label};
+use crate::error::{AnonError, Result};
+use datafusion::arrow::array::{ArrayRef, Float64Array, StringArray};
+use datafusion::arrow::compute::cast;
+use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use datafusion::arrow::record_batch::RecordBatch;
+use std::sync::Arc;
+
+/// The label of a suppressed value.
+pub const SUPPRESSED: &str = "*";
+
+/// One column per dimension attribute value (class-level arrays: the perturbed classes in
+/// order), with their fields.
+fn class_columns(
+    ft: &FrequencyTable,
+    source: &Schema,
+    cached: &Cached,
+    p: &Perturbation,
+) -> Result<(Vec<Field>, Vec<ArrayRef>)> {
+    let g = &cached.g;
+    let (mut fields, mut cols) = (Vec::new(), Vec::<ArrayRef>::new());
+    for (a, q) in ft.qis.iter().enumerate() {
+        let (h, level) = (&q.hierarchy, g.levels[a] as usize);
+        let code = |c: u32| g.codes[a][c as usize];
+        let labels: Vec<String> = p
+            .classes
+            .iter()
+            .map(|pc| pc.class.map_or(SUPPRESSED.to_string(), |c| node_label(h, level, code(c))))
+            .collect();
+        fields.push(Field::new(&q.name, DataType::Utf8, false));
+        cols.push(Arc::new(StringArray::from(labels)));
+        if h.is_numeric() {
+            let ty = source.field_with_name(&q.name).map_or(DataType::Float64, |f| f.data_type().clone());
+            let bounds: Vec<Option<(f64, f64)>> =
+                p.classes.iter().map(|pc| pc.class.and_then(|c| h.bounds(level, code(c)))).collect();
+            for (suffix, pick) in [("lo", 0usize), ("hi", 1)] {
+                let v: Float64Array =
+                    bounds.iter().map(|b| b.map(|(lo, hi)| if pick == 0 { lo } else { hi })).collect();
+                let name = format!("{}_{suffix}", q.name);
+                let arr = cast(&(Arc::new(v) as ArrayRef), &ty)
+                    .map_err(|_| AnonError::column("release", &name, format!("cannot be written as {ty}")))?;
+                fields.push(Field::new(name, ty.clone(), true));
+                cols.push(arr);
+            }
+        }
+    }
+    Ok((fields, cols))
+}
+
+/// Which perturbed class and informative value each released row has.
+fn rows(p: &Perturbation) -> (Vec<u32>, Vec<u32>) {
+    let (mut classes, mut values) = (Vec::new(), Vec::new());
+    for (i, pc) in p.classes.iter().enumerate() {
+        for (v, (&k, &f)) in pc.kept.iter().zip(&pc.counterfeit).enumerate() {
+            let n = (k + f) as usize;
+            classes.extend(std::iter::repeat_n(i as u32, n));
+            values.extend(std::iter::repeat_n(v as u32, n));
+        }
+    }
+    (classes, values)
+}
+
+/// The release's schema and batches. `source` gives the column types (a numeric attribute's
+/// bounds and the informative attribute keep their source type; Float64 and Utf8 when the
+/// source does not have the column).
+pub fn release(
+    ft: &FrequencyTable,
+    source: &Schema,
+    cached: &Cached,
+    p: &Perturbation,
+) -> Result<(SchemaRef, Vec<RecordBatch>)> {
+    let inf = ft.sensitive.as_ref().ok_or_else(|| AnonError::table("release", "no informative attribute"))?;
+    let (mut fields, class_cols) = class_columns(ft, source, cached, p)?;
+    let (field, values) = sensitive_values("release", inf, source)?;
+    fields.push(field);
+    let schema = Arc::new(Schema::new(fields));
+    let (row_class, row_value) = rows(p);
+    let batches = class_rows(&schema, &class_cols, &values, &row_class, &row_value)?;
+    Ok((schema, batches))
+}

@@ -1,0 +1,85 @@
+//! Algorithm 2: perturb every node of the lattice (Algorithm 1), score it by IL, and choose
+//! the released node with the exponential mechanism of Eq. 12 (utility u = 3 − IL, Δu = 3).
+//!
+//! Nodes are grouped level by level, so each rolls up from an already grouped specialization,
+//! and evaluated in parallel batches. Each node draws from its own stream of the call's key
+//! (`StreamKey::stream(node)`), so its perturbation, and with it the chosen node, do not depend
+//! on the order or the thread in which nodes are evaluated. Only the scores are kept: the
+//! chosen node's perturbation is drawn again from its stream for the release.
+
+use super::perturb::{Noise, Perturbation, perturb};
+use super::score::{IL_SENSITIVITY, Loss, loss};
+use crate::dp::{ExponentialMechanism, StreamKey};
+use crate::encode::{Cached, NodeCache};
+use crate::error::Result;
+use crate::hierarchy::Hierarchy;
+use crate::lattice::NodeId;
+use crate::progress::Progress;
+use rand::Rng;
+use std::sync::Arc;
+
+/// Stream of the node choice (Eq. 12); node streams use the node ids, which are below it.
+pub const CHOICE_STREAM: u64 = u64::MAX;
+
+/// One node's perturbation, summarized.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodeScore {
+    pub node: NodeId,
+    pub loss: Loss,
+    pub suppressed_records: u64,
+    pub withheld_records: u64,
+    pub counterfeit_records: u64,
+}
+
+/// Algorithm 1 on one node with its own stream.
+pub fn perturb_node(
+    cached: &Cached,
+    width: usize,
+    noise: &Noise,
+    key: &StreamKey,
+    node: NodeId,
+) -> Result<Perturbation> {
+    perturb(cached, width, noise, &mut key.stream(node as u64))
+}
+
+/// Lines 2–5: every node perturbed and scored, in node-id order.
+pub fn score_all(
+    nodes: &mut NodeCache,
+    noise: &Noise,
+    key: &StreamKey,
+    progress: &dyn Progress,
+) -> Result<Vec<NodeScore>> {
+    let lattice = nodes.lattice.clone();
+    let hs: Vec<Arc<Hierarchy>> = nodes.hierarchies().to_vec();
+    let width = nodes.width();
+    let mut out = Vec::with_capacity(lattice.size());
+    progress.begin("IPA: perturbing and scoring the lattice", lattice.size() as u64);
+    for level in lattice.by_height() {
+        let scored = nodes.map_batch(&level, |node, c| {
+            let p = perturb_node(c, width, noise, key, node)?;
+            Ok(NodeScore {
+                node,
+                loss: loss(&hs, &c.g, &p),
+                suppressed_records: p.suppressed_records,
+                withheld_records: p.withheld_records,
+                counterfeit_records: p.counterfeit_records,
+            })
+        })?;
+        progress.advance(scored.len() as u64);
+        out.extend(scored);
+    }
+    progress.finish();
+    out.sort_by_key(|s| s.node);
+    Ok(out)
+}
+
+/// The mechanism of Eq. 12 over the scored nodes.
+pub fn choice_mechanism(scores: &[NodeScore], epsilon_candidates: f64) -> Result<ExponentialMechanism> {
+    let utilities: Vec<f64> = scores.iter().map(|s| s.loss.utility()).collect();
+    ExponentialMechanism::new(&utilities, epsilon_candidates, IL_SENSITIVITY)
+}
+
+/// Line 6: the index (into `scores`) of the chosen node.
+pub fn choose<R: Rng + ?Sized>(scores: &[NodeScore], epsilon_candidates: f64, rng: &mut R) -> Result<usize> {
+    Ok(choice_mechanism(scores, epsilon_candidates)?.sample(rng))
+}

@@ -481,7 +481,7 @@ fn bad_input_is_rejected_with_the_argument_named() {
     // A table without an informative attribute, through the search itself.
     let ft = random_table(&[(4, 2, false)], &[1, 2], &rows(10), 0);
     let e = anonfusion::methods::ipa::search(&ft, &IpaConfig::new(1.0), &Silent).unwrap_err().to_string();
-    assert!(e.contains("ipa_anonymize") && e.contains("informative"), "{e}");
+    assert!(e.contains("ipa_release") && e.contains("informative"), "{e}");
     // A threshold noise scale beyond the sampler's range is an error, not a panic.
     let huge = IpaConfig::new(1e-9).with_options("t=1000000000").unwrap();
     assert!(huge.validate(10, Some(3)).is_err() || huge.noise().is_err());

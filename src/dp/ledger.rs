@@ -103,8 +103,8 @@ impl Ledger {
                     function,
                     "epsilon",
                     format!(
-                        "the privacy budget of table '{table}' would be exceeded: {} of {} spent, this release needs {} \
-                         (set_privacy_budget raises it; anon_privacy_ledger lists the releases)",
+                        "the privacy budget of table '{table}' would be exceeded: {:.6} of {:.6} spent, this release \
+                         needs {:.6} (set_privacy_budget raises it; anon_privacy_ledger lists the releases)",
                         to_epsilon(account.spent + account.reserved),
                         to_epsilon(budget),
                         to_epsilon(epsilon_units)

@@ -13,6 +13,7 @@ mod explore;
 mod generalize;
 mod hceil_fn;
 mod hierarchies;
+mod ipa_fn;
 mod kanon_fn;
 mod ledger_fn;
 mod metrics_fn;
@@ -50,6 +51,7 @@ pub fn register(ctx: &SessionContext, registry: Arc<Registry>) {
     metrics_fn::register(ctx, registry.clone());
     verify_fn::register(ctx, registry.clone());
     query_error_fn::register(ctx, registry.clone());
+    ipa_fn::register(ctx, registry.clone());
     ledger_fn::register(ctx, registry.clone());
     system::register(ctx, registry);
 }

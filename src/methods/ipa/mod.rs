@@ -34,7 +34,7 @@ use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::prelude::SessionContext;
 
-const F: &str = "ipa_anonymize";
+const F: &str = "ipa_release";
 
 /// The paper's split (Results, "Data utility"): ε_suppression, ε_insertion, ε_value,
 /// ε_candidates = 0.1, 0.3, 0.3, 0.3 of ε = 1.
@@ -112,6 +112,21 @@ impl IpaConfig {
     /// Check the parameters, and the table: its size and whether it has an informative
     /// attribute (`informative_values`: its number of distinct values, `None` without one).
     pub fn validate(&self, records: u64, informative_values: Option<usize>) -> Result<()> {
+        self.check_parameters()?;
+        match informative_values {
+            None => Err(AnonError::argument(
+                F,
+                "source",
+                "IPA needs an informative attribute: declare one column as sensitive",
+            )),
+            Some(0) => Err(AnonError::argument(F, "source", "the informative attribute has no values")),
+            Some(_) if records == 0 => Err(AnonError::argument(F, "source", "the table has no records")),
+            Some(_) => self.noise().map(|_| ()),
+        }
+    }
+
+    /// Epsilon, split and t, before anything is read.
+    pub fn check_parameters(&self) -> Result<()> {
         if !self.epsilon.is_finite() || self.epsilon <= 0.0 {
             return Err(AnonError::argument(
                 F,
@@ -144,21 +159,13 @@ impl IpaConfig {
                 format!("must be at least 2 (the threshold noise has sensitivity t - 1), got {}", self.t),
             ));
         }
-        match informative_values {
-            None => Err(AnonError::argument(
-                F,
-                "source",
-                "IPA needs an informative attribute: declare one column as sensitive",
-            )),
-            Some(0) => Err(AnonError::argument(F, "source", "the informative attribute has no values")),
-            Some(_) if records == 0 => Err(AnonError::argument(F, "source", "the table has no records")),
-            Some(_) => self.noise().map(|_| ()),
-        }
+        Ok(())
     }
 
     /// The absolute budget of each part, as the samplers realize it (each rounded down onto
     /// the grid of exact epsilons, see docs/dp.md).
     pub fn budget(&self) -> Result<Budget> {
+        self.check_parameters()?;
         let sum: f64 = self.split.iter().sum();
         let scale = if close(sum, 1.0) { self.epsilon } else { 1.0 };
         let part = |i: usize| -> Result<f64> {

@@ -49,7 +49,7 @@ pub struct Noise {
 impl Noise {
     pub fn new(t: u64, epsilon_suppression: f64, epsilon_insertion: f64, epsilon_value: f64) -> Result<Self> {
         if t < 2 {
-            return Err(AnonError::argument("ipa_anonymize", "t", format!("must be at least 2, got {t}")));
+            return Err(AnonError::argument("ipa_release", "t", format!("must be at least 2, got {t}")));
         }
         Ok(Noise {
             t,

@@ -10,6 +10,7 @@
 //! so a counterfeit row is identical to the real rows of its class with the same value, in
 //! content and position.
 
+use super::baseline::DpHistogram;
 use super::perturb::Perturbation;
 use crate::encode::publish::{class_rows, sensitive_values};
 use crate::encode::{Cached, FrequencyTable, node_label};
@@ -23,30 +24,27 @@ use std::sync::Arc;
 /// The label of a suppressed value.
 pub const SUPPRESSED: &str = "*";
 
-/// One column per dimension attribute value (class-level arrays: the perturbed classes in
-/// order), with their fields.
+/// One column per dimension attribute value (class-level arrays, one entry per class), with
+/// their fields. A class is its node codes at `levels`, or `None` for the `*` class.
 fn class_columns(
     ft: &FrequencyTable,
     source: &Schema,
-    cached: &Cached,
-    p: &Perturbation,
+    levels: &[u8],
+    classes: &[Option<Vec<u32>>],
 ) -> Result<(Vec<Field>, Vec<ArrayRef>)> {
-    let g = &cached.g;
     let (mut fields, mut cols) = (Vec::new(), Vec::<ArrayRef>::new());
     for (a, q) in ft.qis.iter().enumerate() {
-        let (h, level) = (&q.hierarchy, g.levels[a] as usize);
-        let code = |c: u32| g.codes[a][c as usize];
-        let labels: Vec<String> = p
-            .classes
+        let (h, level) = (&q.hierarchy, levels[a] as usize);
+        let labels: Vec<String> = classes
             .iter()
-            .map(|pc| pc.class.map_or(SUPPRESSED.to_string(), |c| node_label(h, level, code(c))))
+            .map(|c| c.as_ref().map_or(SUPPRESSED.to_string(), |codes| node_label(h, level, codes[a])))
             .collect();
         fields.push(Field::new(&q.name, DataType::Utf8, false));
         cols.push(Arc::new(StringArray::from(labels)));
         if h.is_numeric() {
             let ty = source.field_with_name(&q.name).map_or(DataType::Float64, |f| f.data_type().clone());
             let bounds: Vec<Option<(f64, f64)>> =
-                p.classes.iter().map(|pc| pc.class.and_then(|c| h.bounds(level, code(c)))).collect();
+                classes.iter().map(|c| c.as_ref().and_then(|codes| h.bounds(level, codes[a]))).collect();
             for (suffix, pick) in [("lo", 0usize), ("hi", 1)] {
                 let v: Float64Array =
                     bounds.iter().map(|b| b.map(|(lo, hi)| if pick == 0 { lo } else { hi })).collect();
@@ -83,12 +81,41 @@ pub fn release(
     cached: &Cached,
     p: &Perturbation,
 ) -> Result<(SchemaRef, Vec<RecordBatch>)> {
+    let g = &cached.g;
+    let classes: Vec<Option<Vec<u32>>> =
+        p.classes.iter().map(|pc| pc.class.map(|c| g.codes.iter().map(|col| col[c as usize]).collect())).collect();
+    let (row_class, row_value) = rows(p);
+    build(ft, source, &g.levels, &classes, &row_class, &row_value)
+}
+
+/// The published rows of a DP histogram: one row per record of every cell.
+pub fn histogram_release(
+    ft: &FrequencyTable,
+    source: &Schema,
+    hist: &DpHistogram,
+) -> Result<(SchemaRef, Vec<RecordBatch>)> {
+    let classes: Vec<Option<Vec<u32>>> = hist.cells.iter().map(|c| Some(c.codes.clone())).collect();
+    let (mut row_class, mut row_value) = (Vec::new(), Vec::new());
+    for (i, c) in hist.cells.iter().enumerate() {
+        row_class.extend(std::iter::repeat_n(i as u32, c.count as usize));
+        row_value.extend(std::iter::repeat_n(c.value, c.count as usize));
+    }
+    build(ft, source, &hist.levels, &classes, &row_class, &row_value)
+}
+
+fn build(
+    ft: &FrequencyTable,
+    source: &Schema,
+    levels: &[u8],
+    classes: &[Option<Vec<u32>>],
+    row_class: &[u32],
+    row_value: &[u32],
+) -> Result<(SchemaRef, Vec<RecordBatch>)> {
     let inf = ft.sensitive.as_ref().ok_or_else(|| AnonError::table("release", "no informative attribute"))?;
-    let (mut fields, class_cols) = class_columns(ft, source, cached, p)?;
+    let (mut fields, class_cols) = class_columns(ft, source, levels, classes)?;
     let (field, values) = sensitive_values("release", inf, source)?;
     fields.push(field);
     let schema = Arc::new(Schema::new(fields));
-    let (row_class, row_value) = rows(p);
-    let batches = class_rows(&schema, &class_cols, &values, &row_class, &row_value)?;
+    let batches = class_rows(&schema, &class_cols, &values, row_class, row_value)?;
     Ok((schema, batches))
 }

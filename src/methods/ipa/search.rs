@@ -25,6 +25,8 @@ pub const CHOICE_STREAM: u64 = u64::MAX;
 #[derive(Debug, Clone, PartialEq)]
 pub struct NodeScore {
     pub node: NodeId,
+    /// The node's generalization level per dimension attribute.
+    pub levels: Vec<u8>,
     pub loss: Loss,
     pub suppressed_records: u64,
     pub withheld_records: u64,
@@ -59,6 +61,7 @@ pub fn score_all(
             let p = perturb_node(c, width, noise, key, node)?;
             Ok(NodeScore {
                 node,
+                levels: c.g.levels.clone(),
                 loss: loss(&hs, &c.g, &p),
                 suppressed_records: p.suppressed_records,
                 withheld_records: p.withheld_records,

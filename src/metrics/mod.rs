@@ -64,6 +64,7 @@ pub fn compute_all(inp: &Inputs) -> Result<Vec<Metric>> {
     let (ncp, ncp_sum) = ncp::ncp(rel, inp.ncp_weights)?;
     out.push(m("ncp", ncp, "NCP(D) = sum NCP(r) / |D|, ArtUC Defs. 3-4"));
     out.push(m("ncp_sum", ncp_sum, "sum of NCP(r), ArtUC Def. 4 / Example 3"));
+    out.push(m("ipa_ncp", ncp::ipa_ncp(rel), "NCP of the IPA paper (Eqs. 5-6): leaves covered, numeric too"));
     for (col, codes) in rel.sets.iter().zip(inp.original_codes) {
         let (ul, ul_sum) = ul::ul(col, &rel.weights, codes);
         out.push(m(&format!("ul({})", col.name), ul, "UL(D) = sum UL(r) / |D|, ArtUC Defs. 5-6"));

@@ -51,3 +51,28 @@ pub fn ncp(rel: &Release, weights: Option<&[f64]>) -> Result<(f64, f64)> {
     let per = record_ncp(rel, weights)?;
     Ok((super::loss::weighted_mean(rel, &per), super::loss::weighted_sum(rel, &per)))
 }
+
+/// NCP as the IPA paper defines it (Eqs. 5–6): a value costs the share of its attribute's
+/// leaves it covers (0 for a single leaf, 1 suppressed), for numeric attributes too (IPA counts
+/// the leaves in the range, where ArtUC measures its length); a record costs the mean over the
+/// quasi-identifiers, the table the mean over records. A k-anonymous release perturbs and
+/// inserts nothing, so this is its IL = NCP + EMD + Rate (EMD = Rate = 0) for comparison with
+/// `ipa_release`.
+pub fn ipa_ncp(rel: &Release) -> f64 {
+    let q = rel.hierarchies.len().max(1) as f64;
+    let per: Vec<f64> = rel
+        .cells
+        .iter()
+        .map(|row| {
+            row.iter()
+                .zip(&rel.hierarchies)
+                .map(|(c, h)| {
+                    let v = c.leaves(h);
+                    if v <= 1.0 { 0.0 } else { v / h.leaf_count() as f64 }
+                })
+                .sum::<f64>()
+                / q
+        })
+        .collect();
+    super::loss::weighted_mean(rel, &per)
+}

@@ -3,6 +3,15 @@
 //! ranges", "the same node or two nodes that have no common leaf-level descendant", "the same
 //! set of diagnosis codes or two disjoint sets") and coverage of every value of the dataset.
 //!
+//! Read attribute by attribute, the no-conflict rule rejects the paper's own Table 4 (u1 has
+//! Origin `All`, u4 `Africa`, a descendant), which Example 5 uses as a valid set. What the rule
+//! guards against is a record that two constraints would generalize differently ("u states that
+//! the least acceptable way ... is [40:50], whereas u′ states that ... [19:51] is still
+//! acceptable"), so demographics are compared as tuples: two constraints conflict when some
+//! record could lie in both (no attribute has disjoint elements) and their elements differ.
+//! Code sets are compared on their own, as Definition 9 lets any constraint's code set serve
+//! any record.
+//!
 //! Ranges are inclusive `[lo, hi]`, the convention of every release (`age_lo`/`age_hi`); the
 //! paper's half-open `[0:12)` of Table 6 is `[0, 11]` over integers. Coverage is required per
 //! record, not per attribute: record grouping (Step 1) needs one constraint containing all of a
@@ -66,15 +75,11 @@ impl Element {
         }
     }
 
-    /// Section 3.3: two elements of one attribute may be equal or disjoint, nothing else.
-    fn conflicts(&self, other: &Element, h: &Hierarchy) -> bool {
+    /// No value of the attribute lies in both elements.
+    fn disjoint(&self, other: &Element, h: &Hierarchy) -> bool {
         match (*self, *other) {
-            (Element::Range(a, b), Element::Range(c, d)) => (a, b) != (c, d) && !(b < c || d < a),
-            (Element::Node(..), Element::Node(..)) => {
-                self != other
-                    && (0..h.leaf_count() as u32).any(|l| self.contains_leaf(h, l) && other.contains_leaf(h, l))
-            }
-            _ => true,
+            (Element::Range(a, b), Element::Range(c, d)) => b < c || d < a,
+            _ => !(0..h.leaf_count() as u32).any(|l| self.contains_leaf(h, l) && other.contains_leaf(h, l)),
         }
     }
 }
@@ -157,9 +162,16 @@ impl ConstraintSet {
         let mut found: Vec<String> = Vec::new();
         for a in 0..self.len() {
             for b in a + 1..self.len() {
-                for (i, q) in table.demographics.iter().enumerate() {
-                    if self.elements[a][i].conflicts(&self.elements[b][i], &q.hierarchy) {
-                        found.push(format!("'{}' and '{}' on '{}'", self.names[a], self.names[b], q.name));
+                let (x, y) = (&self.elements[a], &self.elements[b]);
+                let qs = &table.demographics;
+                // Constraints whose demographics no record can share never compete for a record
+                // (Table 4's u1 and u4: All ⊃ Africa, but [19:50] and [51] are disjoint).
+                let apart = x.iter().zip(y).zip(qs).any(|((e, f), q)| e.disjoint(f, &q.hierarchy));
+                if !apart {
+                    for ((e, f), q) in x.iter().zip(y).zip(qs) {
+                        if e != f {
+                            found.push(format!("'{}' and '{}' on '{}'", self.names[a], self.names[b], q.name));
+                        }
                     }
                 }
                 let (x, y) = (&self.code_sets[a], &self.code_sets[b]);

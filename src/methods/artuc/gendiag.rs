@@ -55,6 +55,10 @@ pub fn gendiag(records: &[&[u32]], set_of_code: &[Option<u32>], k: usize, m: usi
     s.finish()
 }
 
+/// Step 6's order on candidate pairs: |ũ| (so UL(ũ) = 2^|ũ| − 1), then the larger support of p
+/// after the merge, then the lowest codes of u and u′.
+type PairKey = (usize, Reverse<usize>, u32, u32);
+
 struct State<'a> {
     set_of_code: &'a [Option<u32>],
     /// Local code id → leaf code, ascending.
@@ -195,7 +199,7 @@ impl<'a> State<'a> {
 
     /// Step 6: u ∈ p and u′ of the same constraint code set with minimum UL(ũ).
     fn best_pair(&self, p: &[usize]) -> Option<(usize, usize)> {
-        let mut best: Option<((usize, Reverse<usize>, u32, u32), (usize, usize))> = None;
+        let mut best: Option<(PairKey, (usize, usize))> = None;
         for &u in p {
             let Some(set) = self.set_of(u) else { continue };
             for v in (0..self.items.len()).filter(|&v| v != u && self.alive[v] && self.set_of(v) == Some(set)) {

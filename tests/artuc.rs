@@ -228,6 +228,9 @@ async fn figure_3_from_record_0() {
     // paper's 0.441).
     assert!(close(r.measures.ul, (0.6 + 3.0 / 7.0 + 6.0 / 7.0 + 1.0) / 8.0, 1e-12), "{:?}", r.measures);
 
+    // The verifier's constraints table, read back, is Table 4.
+    let read = anonfusion::methods::artuc::constraints_from_batches("u", &t, &[table_4_batch()]).unwrap();
+    assert_eq!(read, table_4());
     let (ctx, _reg) = src.session();
     register(&ctx, &t, &r, table_4_batch());
     let v = verify(&ctx, "km=2:2, constraints=u").await;
@@ -503,7 +506,7 @@ proptest! {
         let config = ArtucConfig::new(k, m, delta, eps).with_seed(seed).with_options("small_groups=withhold").unwrap();
         match anonymize(&t, &cs, &config, &Silent) {
             Ok(r) => {
-                prop_assert!(r.measures.ncp <= delta && r.measures.total_suppressed() <= eps, "{:?}", r.measures);
+                prop_assert!(r.measures.ncp <= delta + 1e-12 && r.measures.total_suppressed() <= eps, "{:?}", r.measures);
                 check_release(&src, &spec, &r, k, m, Some(delta), eps)?;
             }
             Err(e) => {
@@ -556,7 +559,7 @@ async fn ehrd_like_release_verifies() {
         .collect();
     let cs = ConstraintSet::new(&u, &t).unwrap();
     let r = anonymize(&t, &cs, &ArtucConfig::new(5, 2, 0.05, u64::MAX).with_seed(3), &Silent).unwrap();
-    assert!(r.measures.ncp <= 0.05 && r.measures.records == 400, "{:?}", r.measures);
+    assert!(r.measures.ncp <= 0.05 + 1e-12 && r.measures.records == 400, "{:?}", r.measures);
     let rel = release::release(&t, &r).unwrap();
     ctx.register_batch("rel", rel.batches[0].clone()).unwrap();
     let rows: Vec<(i64, i64, Vec<String>, Vec<String>)> =

@@ -21,6 +21,7 @@ pub mod data;
 pub mod formation;
 pub mod gendiag;
 pub mod hull;
+pub mod load;
 pub mod merge;
 pub mod release;
 mod run;
@@ -30,6 +31,7 @@ pub use data::{CodeColumn, RtTable};
 pub use formation::{Cluster, Pick};
 pub use gendiag::{Diag, gendiag};
 pub use hull::Hull;
+pub use load::constraints_from_batches;
 pub use run::{AnonCluster, ArtucResult, Measures, Step, Trajectory, anonymize, anytime, baseline};
 
 use crate::error::{AnonError, Result};

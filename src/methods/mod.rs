@@ -1,5 +1,6 @@
 //! One folder per method (paper).
 
+pub mod artuc;
 pub mod entropy;
 pub mod hceil;
 pub mod ipa;

@@ -1,0 +1,195 @@
+//! Cluster merging (Steps 17–22 of Algorithm 1, Steps 6–21 of Algorithm 2).
+//!
+//! Step 19 selects "the cluster C_UL ∈ C with minimum UL" and Step 20 the partner C′_UL that
+//! minimizes UL(C_UL ∪ C′_UL) while the NCP stays within δ. Read literally, merging stops as
+//! soon as the minimum-UL cluster has no admissible partner, even when other pairs could still
+//! merge; the example instead explains the stop by "any further merging of clusters results in
+//! a set of clusters having a higher NCP than δ". We follow the example: clusters are tried in
+//! increasing UL and the first one with an admissible partner is merged; merging stops when no
+//! pair is admissible. Partners come from the same group only: the union of two groups'
+//! clusters would generalize beyond every constraint (Definition 9).
+
+use super::data::RtTable;
+use super::formation::Cluster;
+use super::gendiag::gendiag;
+use std::collections::HashMap;
+
+/// UL(C) and the codes GenDiag suppresses from C.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Score {
+    pub ul: f64,
+    pub suppressed: u64,
+}
+
+#[derive(Debug, Clone)]
+struct Node {
+    cluster: Cluster,
+    ncp: f64,
+    score: Score,
+}
+
+/// The clusters of a run, by id (a merge retires two ids and creates the next one).
+pub struct Merger<'a> {
+    table: &'a RtTable,
+    set_of_code: &'a [Option<u32>],
+    k: usize,
+    m: usize,
+    weights: &'a [f64],
+    nodes: Vec<Option<Node>>,
+    ncp_sum: f64,
+    pairs: HashMap<(usize, usize), Score>,
+    /// GenDiag runs so far (for reports).
+    pub evaluations: u64,
+}
+
+impl<'a> Merger<'a> {
+    pub fn new(
+        table: &'a RtTable,
+        set_of_code: &'a [Option<u32>],
+        (k, m): (usize, usize),
+        weights: &'a [f64],
+        clusters: Vec<Cluster>,
+    ) -> Self {
+        let mut me = Merger {
+            table,
+            set_of_code,
+            k,
+            m,
+            weights,
+            nodes: Vec::new(),
+            ncp_sum: 0.0,
+            pairs: HashMap::new(),
+            evaluations: 0,
+        };
+        for c in clusters {
+            me.push(c, None);
+        }
+        me
+    }
+
+    fn score(&mut self, records: &[u32]) -> Score {
+        self.evaluations += 1;
+        let codes: Vec<&[u32]> = records.iter().map(|&r| self.table.codes.records[r as usize].as_slice()).collect();
+        let d = gendiag(&codes, self.set_of_code, self.k, self.m);
+        Score { ul: d.ul, suppressed: d.suppressed_total() }
+    }
+
+    fn push(&mut self, cluster: Cluster, score: Option<Score>) -> usize {
+        let score = score.unwrap_or_else(|| self.score(&cluster.records));
+        let ncp = cluster.ncp(self.table, self.weights);
+        self.ncp_sum += ncp;
+        self.nodes.push(Some(Node { cluster, ncp, score }));
+        self.nodes.len() - 1
+    }
+
+    fn alive(&self) -> impl Iterator<Item = (usize, &Node)> {
+        self.nodes.iter().enumerate().filter_map(|(i, n)| n.as_ref().map(|n| (i, n)))
+    }
+
+    /// Σ NCP(C) over the clusters.
+    pub fn ncp_sum(&self) -> f64 {
+        self.ncp_sum
+    }
+    /// Σ UL(C) over the clusters, each anonymized by GenDiag.
+    pub fn ul_sum(&self) -> f64 {
+        self.alive().map(|(_, n)| n.score.ul).sum()
+    }
+    pub fn suppressed(&self) -> u64 {
+        self.alive().map(|(_, n)| n.score.suppressed).sum()
+    }
+    pub fn len(&self) -> usize {
+        self.alive().count()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The current clusters, by id.
+    pub fn clusters(&self) -> Vec<(usize, Cluster)> {
+        self.alive().map(|(i, n)| (i, n.cluster.clone())).collect()
+    }
+
+    /// Step 17: merge clusters with the same generalized values (same values imply the same
+    /// group: groups' elements are disjoint in some attribute). Returns the merges made.
+    pub fn merge_identical(&mut self) -> Vec<(usize, usize)> {
+        let mut done = Vec::new();
+        loop {
+            let mut seen: HashMap<Vec<u64>, usize> = HashMap::new();
+            let pair = self.alive().find_map(|(i, n)| seen.insert(n.cluster.hull.key(), i).map(|j| (j, i)));
+            match pair {
+                Some((a, b)) => {
+                    self.apply(a, b);
+                    done.push((a, b));
+                }
+                None => return done,
+            }
+        }
+    }
+
+    fn pair_score(&mut self, a: usize, b: usize) -> Score {
+        let key = (a.min(b), a.max(b));
+        if let Some(s) = self.pairs.get(&key) {
+            return *s;
+        }
+        let records = self.union_records(a, b);
+        let s = self.score(&records);
+        self.pairs.insert(key, s);
+        s
+    }
+
+    fn union_records(&self, a: usize, b: usize) -> Vec<u32> {
+        let (x, y) = (self.node(a), self.node(b));
+        x.cluster.records.iter().chain(&y.cluster.records).copied().collect()
+    }
+
+    fn node(&self, i: usize) -> &Node {
+        self.nodes[i].as_ref().expect("merger: a retired cluster id was used")
+    }
+
+    /// Σ NCP(C) after merging a and b.
+    pub fn ncp_sum_after(&self, a: usize, b: usize) -> f64 {
+        let (x, y) = (self.node(a), self.node(b));
+        let hull = x.cluster.hull.merge(self.table, &y.cluster.hull);
+        let merged = (x.cluster.records.len() + y.cluster.records.len()) as f64 * hull.ncp(self.table, self.weights);
+        self.ncp_sum - x.ncp - y.ncp + merged
+    }
+
+    /// Steps 19–20: the next pair (C_UL, C′_UL) whose merge keeps `admissible(Σ NCP)`.
+    pub fn select(&mut self, admissible: &dyn Fn(f64) -> bool) -> Option<(usize, usize)> {
+        let mut order: Vec<(f64, usize, usize)> = self.alive().map(|(i, n)| (n.score.ul, i, n.cluster.group)).collect();
+        order.sort_by(|x, y| x.0.total_cmp(&y.0).then(x.1.cmp(&y.1)));
+        for &(_, a, group) in &order {
+            let partners: Vec<usize> = order.iter().filter(|o| o.2 == group && o.1 != a).map(|o| o.1).collect();
+            let mut best: Option<(f64, usize)> = None;
+            for b in partners {
+                if !admissible(self.ncp_sum_after(a, b)) {
+                    continue;
+                }
+                let ul = self.pair_score(a, b).ul;
+                if best.is_none_or(|x| ul < x.0 || (ul == x.0 && b < x.1)) {
+                    best = Some((ul, b));
+                }
+            }
+            if let Some((_, b)) = best {
+                return Some((a, b));
+            }
+        }
+        None
+    }
+
+    /// Step 21: replace a and b by their union; returns the new cluster's id.
+    pub fn apply(&mut self, a: usize, b: usize) -> usize {
+        let score = self.pair_score(a, b);
+        let (x, y) = (self.nodes[a].take(), self.nodes[b].take());
+        let (x, y) = (x.expect("merger: retired id"), y.expect("merger: retired id"));
+        self.ncp_sum -= x.ncp + y.ncp;
+        let mut records = x.cluster.records;
+        records.extend(y.cluster.records);
+        let hull = x.cluster.hull.merge(self.table, &y.cluster.hull);
+        self.pairs.retain(|&(p, q), _| p != a && p != b && q != a && q != b);
+        let id = self.push(Cluster { group: x.cluster.group, records, hull }, Some(score));
+        // Re-add from the clusters' own NCPs so repeated merges do not accumulate rounding.
+        self.ncp_sum = self.alive().map(|(_, n)| n.ncp).sum();
+        id
+    }
+}

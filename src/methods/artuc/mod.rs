@@ -1,0 +1,170 @@
+//! ArtUC: (k, k^m)-anonymity of RT-datasets under utility constraints (Poulis, Loukides,
+//! Skiadopoulos, Gkoulalas-Divanis, "Anonymizing datasets with demographics and diagnosis codes
+//! in the presence of utility constraints", J. Biomed. Inform. 2017).
+//!
+//! An RT-dataset ([`RtTable`]) has demographics (relational quasi-identifiers) and a set of
+//! diagnosis codes per patient. Given a utility constraint set U ([`ConstraintSet`], Defs. 8–9),
+//! k, m, δ and ε, ArtUC (Algorithm 1, [`anonymize`]) publishes a (k, k^m)-anonymous version
+//! (Def. 1) that satisfies U, with NCP ≤ δ (Defs. 3–4), at most ε suppressed codes, and small UL
+//! (Defs. 5–6):
+//! 1. record grouping ([`ConstraintSet::group`]): one group per constraint's demographics;
+//! 2. cluster formation ([`formation`]): k-record clusters with minimal NCP;
+//! 3. cluster merging ([`merge`]): merge clusters whose union has minimal UL, NCP ≤ δ;
+//! 4. (k, k^m)-anonymization: GenDiag ([`gendiag`], Appendix A) on every cluster.
+//!
+//! [`anytime`] is Algorithm 2: the whole merge trajectory (NCP, UL, suppressed codes per step)
+//! for the data owner to choose from, and [`Trajectory::release`] publishes a chosen step.
+//! [`baseline`] is the paper's Baseline (Section 5). [`release`] builds the Arrow release.
+
+pub mod constraints;
+pub mod data;
+pub mod formation;
+pub mod gendiag;
+pub mod hull;
+pub mod load;
+pub mod merge;
+pub mod release;
+mod run;
+
+pub use constraints::{CodeElement, ConstraintSet, DemographicElement, Element, Group, UtilityConstraint};
+pub use data::{CodeColumn, RtTable};
+pub use formation::{Cluster, Pick};
+pub use gendiag::{Diag, gendiag};
+pub use hull::Hull;
+pub use load::constraints_from_batches;
+pub use run::{AnonCluster, ArtucResult, Measures, Step, Trajectory, anonymize, anytime, baseline};
+
+use crate::error::{AnonError, Result};
+
+pub(crate) const F: &str = "artuc";
+
+/// The parameters of one call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ArtucConfig {
+    /// Every record is indistinguishable from k − 1 others (Def. 1).
+    pub k: u64,
+    /// The attacker knows up to m diagnosis codes.
+    pub m: u64,
+    /// Requirement 1: NCP(D̃) ≤ δ.
+    pub delta: f64,
+    /// Requirement 4: at most ε suppressed diagnosis codes.
+    pub epsilon: u64,
+    /// w_i of Definition 4, one per demographic attribute; `None` weighs each 1/l (Example 3).
+    pub weights: Option<Vec<f64>>,
+    /// How Step 6 picks the record that starts a cluster.
+    pub pick: Pick,
+    /// `None` draws from OS entropy (only used with [`Pick::Random`]).
+    pub seed: Option<u64>,
+    /// Step 2 removes groups smaller than k. Off by default: a group smaller than k is then an
+    /// error, so no record disappears from the release without the owner asking for it.
+    pub withhold_small_groups: bool,
+}
+
+impl ArtucConfig {
+    pub fn new(k: u64, m: u64, delta: f64, epsilon: u64) -> Self {
+        ArtucConfig {
+            k,
+            m,
+            delta,
+            epsilon,
+            weights: None,
+            pick: Pick::Random,
+            seed: None,
+            withhold_small_groups: false,
+        }
+    }
+
+    pub fn with_seed(mut self, seed: u64) -> Self {
+        self.seed = Some(seed);
+        self
+    }
+
+    pub fn with_pick(mut self, pick: Pick) -> Self {
+        self.pick = pick;
+        self
+    }
+
+    /// Parse `seed=42, pick=random|first, weights=0.5:0.25:0.25, small_groups=error|withhold`.
+    pub fn with_options(mut self, options: &str) -> Result<Self> {
+        let opts = "seed, pick, weights, small_groups";
+        for (key, value) in crate::methods::options::pairs(F, options)? {
+            match key.as_str() {
+                "seed" => self.seed = Some(crate::methods::options::seed(F, &value)?),
+                "pick" => {
+                    self.pick = match value.to_ascii_lowercase().as_str() {
+                        "random" => Pick::Random,
+                        "first" => Pick::First,
+                        _ => return Err(AnonError::argument(F, "pick", format!("'{value}' is not random or first"))),
+                    }
+                }
+                "weights" => self.weights = Some(parse_weights(&value)?),
+                "small_groups" => {
+                    self.withhold_small_groups = match value.to_ascii_lowercase().as_str() {
+                        "error" => false,
+                        "withhold" | "suppress" => true,
+                        _ => {
+                            return Err(AnonError::argument(
+                                F,
+                                "small_groups",
+                                format!("'{value}' is not error or withhold"),
+                            ));
+                        }
+                    }
+                }
+                other => return Err(AnonError::argument(F, "options", format!("unknown option '{other}' ({opts})"))),
+            }
+        }
+        Ok(self)
+    }
+
+    /// Check the parameters against the table (δ and ε are checked by [`ArtucConfig::validate_limits`]).
+    pub fn validate(&self, table: &RtTable) -> Result<()> {
+        if self.k < 1 {
+            return Err(AnonError::argument(F, "k", "must be at least 1"));
+        }
+        if self.k > table.len() as u64 {
+            return Err(AnonError::argument(
+                F,
+                "k",
+                format!("k = {} is larger than the table ({} records)", self.k, table.len()),
+            ));
+        }
+        if self.m < 1 {
+            return Err(AnonError::argument(F, "m", format!("must be at least 1, got {}", self.m)));
+        }
+        if let Some(w) = &self.weights
+            && (w.len() != table.attributes() || w.iter().any(|x| !(0.0..=1.0).contains(x)))
+        {
+            return Err(AnonError::argument(
+                F,
+                "weights",
+                format!("expected {} weights in [0, 1] (one per demographic attribute)", table.attributes()),
+            ));
+        }
+        Ok(())
+    }
+
+    /// δ must be a number in [0, 1] (NCP's range).
+    pub fn validate_limits(&self) -> Result<()> {
+        if !(0.0..=1.0).contains(&self.delta) {
+            return Err(AnonError::argument(F, "delta", format!("must be in [0, 1], got {}", self.delta)));
+        }
+        Ok(())
+    }
+
+    /// The weights w_i, defaulting to 1/l each.
+    pub fn weights_for(&self, table: &RtTable) -> Vec<f64> {
+        self.weights.clone().unwrap_or_else(|| vec![1.0 / table.attributes().max(1) as f64; table.attributes()])
+    }
+}
+
+fn parse_weights(value: &str) -> Result<Vec<f64>> {
+    value
+        .split(':')
+        .map(|w| {
+            w.trim()
+                .parse::<f64>()
+                .map_err(|_| AnonError::argument(F, "weights", format!("'{w}' is not a number (weights=w1:w2:...)")))
+        })
+        .collect()
+}

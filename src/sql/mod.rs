@@ -7,6 +7,7 @@
 //! (`EXPLAIN`, several references), so functions with side effects memoize their result.
 
 mod args;
+mod artuc_fn;
 mod dataset;
 mod entropy_fn;
 mod explore;
@@ -51,6 +52,7 @@ pub fn register(ctx: &SessionContext, registry: Arc<Registry>) {
     metrics_fn::register(ctx, registry.clone());
     verify_fn::register(ctx, registry.clone());
     query_error_fn::register(ctx, registry.clone());
+    artuc_fn::register(ctx, registry.clone());
     ipa_fn::register(ctx, registry.clone());
     ledger_fn::register(ctx, registry.clone());
     system::register(ctx, registry);

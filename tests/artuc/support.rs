@@ -163,3 +163,76 @@ pub fn published(table: &RtTable, result: &ArtucResult) -> Vec<(i64, Vec<String>
     out.sort();
     out
 }
+
+// ---------- the worked example (Figure 1a, Table 4) ----------
+
+pub fn s(v: &[&str]) -> Vec<String> {
+    v.iter().map(|x| x.to_string()).collect()
+}
+
+/// Figure 1a, with Figure 4's hierarchies (Italy, where the data has it, in Germany's place:
+/// 8 Origin leaves as Example 3 counts) and Figure 6's ICD-9 taxonomy.
+pub fn figure_1a() -> Source {
+    let origin = rows_of(&[
+        "France;Europe;All",
+        "Greece;Europe;All",
+        "Italy;Europe;All",
+        "Spain;Europe;All",
+        "Portugal;Europe;All",
+        "Algeria;Africa;All",
+        "Nigeria;Africa;All",
+        "Ghana;Africa;All",
+    ]);
+    let codes = rows_of(&[
+        "053.20;053;050-059;001-139;*",
+        "053.71;053;050-059;001-139;*",
+        "458.1;458;451-459;390-459;*",
+        "458.21;458;451-459;390-459;*",
+        "493.2;493;490-496;460-519;*",
+        "494.1;494;490-496;460-519;*",
+    ]);
+    let ages = vec![19, 22, 28, 30, 51, 51, 47, 44];
+    let age_rows: Vec<Vec<String>> =
+        [19, 22, 28, 30, 44, 47, 51].iter().map(|a| vec![a.to_string(), "*".into()]).collect();
+    Source {
+        age_h: hierarchy("age", HierarchyKind::Numeric, &age_rows),
+        cats: vec![
+            (
+                "origin".into(),
+                hierarchy("origin", HierarchyKind::Categorical, &origin),
+                s(&["France", "Greece", "Italy", "Spain", "Algeria", "Nigeria", "Ghana", "Portugal"]),
+            ),
+            (
+                "gender".into(),
+                hierarchy("gender", HierarchyKind::Categorical, &rows_of(&["Male;All", "Female;All"])),
+                s(&["Male", "Male", "Female", "Female", "Male", "Male", "Female", "Male"]),
+            ),
+        ],
+        ages,
+        code_h: hierarchy("codes", HierarchyKind::Codes, &codes),
+        codes: vec![
+            s(&["493.2", "494.1", "053.20"]),
+            s(&["493.2", "494.1", "053.71"]),
+            s(&["494.1", "053.20"]),
+            s(&["493.2", "494.1", "053.71"]),
+            s(&["493.2"]),
+            s(&["493.2", "494.1"]),
+            s(&["494.1", "458.1", "458.21"]),
+            s(&["458.1", "494.1"]),
+        ],
+    }
+}
+
+/// Table 4 as the verifier's constraints table (u2's 053.70 read as 053.71).
+pub fn table_4_batch() -> RecordBatch {
+    let all = || s(&["All", "All"]);
+    constraints_batch(
+        &["origin", "gender"],
+        &[
+            (19, 50, all(), s(&["458.1", "458.21"])),
+            (19, 50, all(), s(&["053.20", "053.71"])),
+            (19, 50, all(), s(&["494.1"])),
+            (51, 51, s(&["Africa", "Male"]), s(&["493.2"])),
+        ],
+    )
+}

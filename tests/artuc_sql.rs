@@ -1,0 +1,122 @@
+//! artuc through SQL: the worked example (Figure 1a, Table 4 → Figure 3), the any-time
+//! trajectory and a chosen step, the Baseline, and bad input that registers nothing.
+
+#[path = "artuc/support.rs"]
+mod support;
+
+use datafusion::arrow::array::AsArray;
+use datafusion::arrow::compute::cast;
+use datafusion::arrow::datatypes::{DataType, Float64Type};
+use datafusion::arrow::util::pretty::pretty_format_batches;
+use datafusion::prelude::SessionContext;
+use support::*;
+
+async fn float(ctx: &SessionContext, sql: &str) -> f64 {
+    let b = collect(ctx, sql).await;
+    cast(b[0].column(0), &DataType::Float64).unwrap().as_primitive::<Float64Type>().value(0)
+}
+
+async fn error(ctx: &SessionContext, sql: &str) -> String {
+    match ctx.sql(sql).await {
+        Err(e) => e.to_string(),
+        Ok(df) => df.collect().await.err().map(|e| e.to_string()).unwrap_or_else(|| panic!("expected an error: {sql}")),
+    }
+}
+
+fn session() -> SessionContext {
+    let (ctx, _registry) = figure_1a().session();
+    ctx.register_batch("u", table_4_batch()).unwrap();
+    ctx
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn figure_3_through_sql() {
+    let ctx = session();
+    let n = float(&ctx, "SELECT COUNT(*) FROM artuc('src', 'r', 'u', 2, 2, 0.6, 2, 'pick=first')").await;
+    assert_eq!(n, 8.0);
+    // NCP 4.2708 / 8 (the paper's 4.28), one code suppressed (record 5's 494.1), three clusters.
+    assert!((float(&ctx, "SELECT ncp_sum FROM r_report").await - 4.2708).abs() < 1e-3);
+    assert_eq!(float(&ctx, "SELECT suppressed_codes FROM r_report").await, 1.0);
+    assert_eq!(float(&ctx, "SELECT clusters FROM r_report").await, 3.0);
+    let verified = pretty_format_batches(
+        &collect(&ctx, "SELECT check, holds, detail FROM verify_release('src', 'r', 'km=2:2, constraints=u')").await,
+    )
+    .unwrap()
+    .to_string();
+    assert!(!verified.contains("| false"), "{verified}");
+    let measured = float(&ctx, "SELECT value FROM anon_metrics('src', 'r') WHERE metric = 'ncp'").await;
+    assert!((measured - float(&ctx, "SELECT ncp FROM r_report").await).abs() < 1e-9);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn anytime_registers_its_trajectory_and_releases_a_step() {
+    let ctx = session();
+    collect(&ctx, "SELECT COUNT(*) FROM artuc('src', 'a', 'u', 2, 2, 0.6, 2, 'pick=first, variant=anytime')").await;
+    // NCP 0.323 → 0.534 → 0.75 (docs/artuc.md); within δ = 0.6 the last step is 1, Algorithm 1's.
+    assert_eq!(float(&ctx, "SELECT COUNT(*) FROM a_trajectory").await, 3.0);
+    assert_eq!(float(&ctx, "SELECT step FROM a_report").await, 1.0);
+    assert!((float(&ctx, "SELECT ncp FROM a_report").await - 0.534).abs() < 1e-3);
+    // The owner may release any step, beyond δ too: every step is (k,k^m)-anonymous.
+    collect(&ctx, "SELECT COUNT(*) FROM artuc('src', 'a2', 'u', 2, 2, 0.6, 2, 'pick=first, variant=anytime, step=2')")
+        .await;
+    assert!((float(&ctx, "SELECT ncp FROM a2_report").await - 0.75).abs() < 1e-3);
+    let v = pretty_format_batches(
+        &collect(&ctx, "SELECT holds FROM verify_release('src', 'a2', 'km=2:2, constraints=u')").await,
+    )
+    .unwrap()
+    .to_string();
+    assert!(!v.contains("false"), "{v}");
+    // No step within the limits: the error says where the trajectory starts.
+    let e = error(&ctx, "SELECT * FROM artuc('src', 'x', 'u', 2, 2, 0.1, 2, 'pick=first, variant=anytime')").await;
+    assert!(e.contains("no step") && e.contains("NCP is 0.32"), "{e}");
+    assert!(!ctx.table_exist("x").unwrap() && !ctx.table_exist("x_trajectory").unwrap());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn baseline_pre_generalizes() {
+    let ctx = session();
+    collect(&ctx, "SELECT COUNT(*) FROM artuc('src', 'b', 'u', 2, 2, 1.0, 2, 'variant=baseline')").await;
+    assert!((float(&ctx, "SELECT ncp FROM b_report").await - 0.773).abs() < 1e-3);
+    let text = pretty_format_batches(&collect(&ctx, "SELECT variant FROM b_report").await).unwrap().to_string();
+    assert!(text.contains("baseline"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_input_is_named_and_registers_nothing() {
+    let ctx = session();
+    // u1 and u4 overlap in their demographics with different elements: a conflict.
+    ctx.register_batch(
+        "conflict",
+        constraints_batch(
+            &["origin", "gender"],
+            &[
+                (19, 60, s(&["All", "All"]), s(&["458.1", "458.21", "053.20", "053.71", "494.1", "493.2"])),
+                (51, 51, s(&["Africa", "Male"]), s(&["493.2"])),
+            ],
+        ),
+    )
+    .unwrap();
+    ctx.register_batch(
+        "partial",
+        constraints_batch(&["origin", "gender"], &[(19, 30, s(&["All", "All"]), s(&["494.1"]))]),
+    )
+    .unwrap();
+    let cases = [
+        ("SELECT * FROM artuc('src', 'x', 'u', 2, 0, 0.6, 2)", "m"),
+        ("SELECT * FROM artuc('src', 'x', 'u', 9, 2, 0.6, 2)", "k"),
+        ("SELECT * FROM artuc('src', 'x', 'u', 2, 2, 1.5, 2)", "delta"),
+        ("SELECT * FROM artuc('src', 'x', 'u', 2, 2, 0.6, -1)", "epsilon"),
+        ("SELECT * FROM artuc('src', 'x', 'u', 2, 2, 0.3, 2, 'pick=first')", "NCP"),
+        ("SELECT * FROM artuc('src', 'x', 'u', 2, 2, 0.6, 0, 'pick=first')", "suppress"),
+        ("SELECT * FROM artuc('src', 'x', 'nope', 2, 2, 0.6, 2)", "nope"),
+        ("SELECT * FROM artuc('src', 'x', 'conflict', 2, 2, 0.6, 2)", "conflict"),
+        ("SELECT * FROM artuc('src', 'x', 'partial', 2, 2, 0.6, 2)", "cover"),
+        ("SELECT * FROM artuc('src', 'x', 'u', 2, 2, 0.6, 2, 'variant=best')", "variant"),
+        ("SELECT * FROM artuc('src', 'x', 'u', 2, 2, 0.6, 2, 'step=1')", "step"),
+    ];
+    for (sql, needle) in cases {
+        let e = error(&ctx, sql).await;
+        assert!(e.to_lowercase().contains(&needle.to_lowercase()), "{sql}: {e}");
+        assert!(!ctx.table_exist("x").unwrap() && !ctx.table_exist("x_report").unwrap(), "{sql}");
+    }
+}

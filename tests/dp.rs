@@ -3,58 +3,12 @@
 //! would fail for a random seed once in 10,000), plus the likelihood-ratio bound of DP itself.
 //! Run with `--nocapture` to see the statistics.
 
+mod common;
+
 use anonfusion::dp::{DiscreteLaplace, ExponentialMechanism, bernoulli_exp_neg, dp_rng};
+use common::{assert_fits, chi_square, critical_value};
 use rand::{Rng, RngExt, SeedableRng, rngs::StdRng};
 use std::collections::BTreeMap;
-
-/// Upper-tail standard normal quantile for p = 1e-4.
-const Z_1E4: f64 = 3.719_016_485;
-
-/// The chi-square critical value at p = 1e-4 by the Wilson–Hilferty approximation: (X/k)^(1/3)
-/// is close to normal with mean 1 - 2/(9k) and variance 2/(9k).
-fn critical_value(df: usize) -> f64 {
-    let k = df as f64;
-    let v = 2.0 / (9.0 * k);
-    k * (1.0 - v + Z_1E4 * v.sqrt()).powi(3)
-}
-
-/// Pearson's statistic for observed counts against probabilities of ordered categories (summing
-/// to 1). Adjacent categories are merged left to right until each bin expects at least 5, a
-/// short remainder joining the last bin; this is how the tails get binned. Returns the
-/// statistic and the degrees of freedom (bins - 1).
-fn chi_square(observed: &[u64], probabilities: &[f64]) -> (f64, usize) {
-    assert_eq!(observed.len(), probabilities.len());
-    let total: u64 = observed.iter().sum();
-    let mut bins: Vec<(f64, f64)> = Vec::new();
-    let (mut o, mut e) = (0.0, 0.0);
-    for (&obs, &p) in observed.iter().zip(probabilities) {
-        o += obs as f64;
-        e += p * total as f64;
-        if e >= 5.0 {
-            bins.push((o, e));
-            (o, e) = (0.0, 0.0);
-        }
-    }
-    match bins.last_mut() {
-        Some(last) => {
-            last.0 += o;
-            last.1 += e;
-        }
-        None => bins.push((o, e)),
-    }
-    assert!(bins.len() >= 2, "a goodness-of-fit test needs at least two bins");
-    let stat = bins.iter().map(|(o, e)| (o - e) * (o - e) / e).sum();
-    (stat, bins.len() - 1)
-}
-
-/// Asserts the fit and returns (statistic, df, critical value) for the report.
-fn assert_fits(what: &str, observed: &[u64], probabilities: &[f64]) -> (f64, usize, f64) {
-    let (stat, df) = chi_square(observed, probabilities);
-    let crit = critical_value(df);
-    eprintln!("{what}: chi2 = {stat:.2}, df = {df}, critical(1e-4) = {crit:.2}");
-    assert!(stat < crit, "{what}: chi2 {stat:.2} >= {crit:.2} (df {df})");
-    (stat, df, crit)
-}
 
 /// Counts of draws over the categories (x < -m, -m..=m, x > m) with the matching pmf.
 fn laplace_table(d: &DiscreteLaplace, draws: &[i64], m: i64) -> (Vec<u64>, Vec<f64>) {

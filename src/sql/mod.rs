@@ -7,6 +7,7 @@
 //! (`EXPLAIN`, several references), so functions with side effects memoize their result.
 
 mod args;
+mod constraints_fn;
 mod dataset;
 mod entropy_fn;
 mod explore;
@@ -40,6 +41,7 @@ use std::sync::Arc;
 /// Register every table function and system table on `ctx`.
 pub fn register(ctx: &SessionContext, registry: Arc<Registry>) {
     dataset::register(ctx, registry.clone());
+    constraints_fn::register(ctx);
     roles::register(ctx, registry.clone());
     hierarchies::register(ctx, registry.clone());
     explore::register(ctx, registry.clone());

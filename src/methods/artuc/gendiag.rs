@@ -173,7 +173,7 @@ impl<'a> State<'a> {
         }
         let first: Vec<u32> = (0..self.items.len()).map(|i| self.first_code(i)).collect();
         // Sort keys computed once per set: Q is large on sparse data.
-        let mut keyed: Vec<((Reverse<u32>, usize, [u32; PACKED_MAX]), u64)> = counts
+        let mut keyed: Vec<(QKey, u64)> = counts
             .into_iter()
             .filter(|&(_, s)| (s as usize) < k)
             .map(|(p, s)| {
@@ -336,6 +336,9 @@ impl<'a> State<'a> {
         Diag { items, records, suppressed: self.suppressed, ul }
     }
 }
+
+/// Q's order: support descending, size, the items' lowest codes.
+type QKey = (Reverse<u32>, usize, [u32; PACKED_MAX]);
 
 /// Sets of up to this many items are packed into a u64 key, 21 bits an item.
 const PACKED_MAX: usize = 3;

@@ -8,6 +8,7 @@
 
 mod args;
 mod artuc_fn;
+mod constraints_fn;
 mod dataset;
 mod entropy_fn;
 mod explore;
@@ -41,6 +42,7 @@ use std::sync::Arc;
 /// Register every table function and system table on `ctx`.
 pub fn register(ctx: &SessionContext, registry: Arc<Registry>) {
     dataset::register(ctx, registry.clone());
+    constraints_fn::register(ctx);
     roles::register(ctx, registry.clone());
     hierarchies::register(ctx, registry.clone());
     explore::register(ctx, registry.clone());

@@ -35,9 +35,11 @@
 //! number of code slots), V for n >= N.
 
 mod codes;
+mod constraints;
 mod demographics;
 mod icd9;
 
+pub use constraints::{UC_SETS, utility_constraints};
 pub use demographics::{RACE_GROUPS, RACES};
 pub use icd9::{CHAPTERS, ICD9_LEAVES, Restriction, icd9_hierarchy};
 

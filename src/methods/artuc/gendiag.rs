@@ -15,6 +15,7 @@
 //! u′ is taken among the cluster's own items: a code of the constraint that no record of the
 //! cluster holds would widen ũ without raising any support.
 
+use crate::encode::hash::{FastMap, fast_map};
 use crate::metrics::ul::record_ul;
 use std::cmp::Reverse;
 use std::collections::{HashMap, HashSet};
@@ -45,6 +46,23 @@ pub fn gendiag(records: &[&[u32]], set_of_code: &[Option<u32>], k: usize, m: usi
     let mut s = State::new(records, set_of_code);
     for _ in 0..records.len().max(1) * 4 {
         let q = s.violating(k, m);
+        if q.is_empty() {
+            break;
+        }
+        for (p, _) in q {
+            s.process(p, k);
+        }
+    }
+    s.finish()
+}
+
+/// GenDiag with Q found by a support query per distinct set: the reference the counting
+/// [`State::violating`] must agree with.
+#[cfg(test)]
+pub(crate) fn gendiag_reference(records: &[&[u32]], set_of_code: &[Option<u32>], k: usize, m: usize) -> Diag {
+    let mut s = State::new(records, set_of_code);
+    for _ in 0..records.len().max(1) * 4 {
+        let q = s.violating_scan(k, m);
         if q.is_empty() {
             break;
         }
@@ -140,7 +158,43 @@ impl<'a> State<'a> {
 
     /// Q (Step 2): item sets of size ≤ m held by some record and by fewer than k records,
     /// most frequent first, then smaller, then by their codes.
+    ///
+    /// A set's support is the number of records whose item subsets include it, so one pass
+    /// counting every record's subsets (packed into a u64 for m ≤ 3) gives every support,
+    /// instead of a bitset intersection per distinct set.
     fn violating(&self, k: usize, m: usize) -> Vec<(Vec<usize>, usize)> {
+        if m > PACKED_MAX || self.items.len() >= PACKED_ITEMS {
+            return self.violating_scan(k, m);
+        }
+        let mut counts: FastMap<u64, u32> = fast_map(1024);
+        for r in 0..self.rec_codes.len() {
+            let items = self.record_items(r);
+            subsets(&items, m, 0, &mut Vec::new(), &mut |p| *counts.entry(pack(p)).or_insert(0) += 1);
+        }
+        let first: Vec<u32> = (0..self.items.len()).map(|i| self.first_code(i)).collect();
+        // Sort keys computed once per set: Q is large on sparse data.
+        let mut keyed: Vec<(QKey, u64)> = counts
+            .into_iter()
+            .filter(|&(_, s)| (s as usize) < k)
+            .map(|(p, s)| {
+                let mut codes = [0u32; PACKED_MAX];
+                let mut len = 0;
+                for (j, c) in codes.iter_mut().enumerate() {
+                    let i = (p >> (21 * j)) & PACKED_ITEMS as u64;
+                    if i != 0 {
+                        *c = first[i as usize - 1];
+                        len += 1;
+                    }
+                }
+                ((Reverse(s), len, codes), p)
+            })
+            .collect();
+        keyed.sort_unstable();
+        keyed.into_iter().map(|((s, _, _), p)| (unpack(p), s.0 as usize)).collect()
+    }
+
+    /// [`State::violating`] by a support query per distinct set (any m).
+    fn violating_scan(&self, k: usize, m: usize) -> Vec<(Vec<usize>, usize)> {
         let mut seen: HashSet<Vec<usize>> = HashSet::new();
         let mut out = Vec::new();
         for r in 0..self.rec_codes.len() {
@@ -281,6 +335,27 @@ impl<'a> State<'a> {
             .sum();
         Diag { items, records, suppressed: self.suppressed, ul }
     }
+}
+
+/// Q's order: support descending, size, the items' lowest codes.
+type QKey = (Reverse<u32>, usize, [u32; PACKED_MAX]);
+
+/// Sets of up to this many items are packed into a u64 key, 21 bits an item.
+const PACKED_MAX: usize = 3;
+const PACKED_ITEMS: usize = (1 << 21) - 1;
+
+/// An ascending item set as a u64: item + 1 in 21-bit fields, lowest first.
+fn pack(p: &[usize]) -> u64 {
+    p.iter().enumerate().fold(0, |key, (j, &i)| key | ((i as u64 + 1) << (21 * j)))
+}
+
+fn unpack(mut key: u64) -> Vec<usize> {
+    let mut p = Vec::with_capacity(PACKED_MAX);
+    while key != 0 {
+        p.push((key & PACKED_ITEMS as u64) as usize - 1);
+        key >>= 21;
+    }
+    p
 }
 
 /// Visit every non-empty subset of `items` of size at most `m`.

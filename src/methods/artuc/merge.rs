@@ -12,7 +12,7 @@
 use super::data::RtTable;
 use super::formation::Cluster;
 use super::gendiag::gendiag;
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
 /// UL(C) and the codes GenDiag suppresses from C.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -25,7 +25,8 @@ pub struct Score {
 struct Node {
     cluster: Cluster,
     ncp: f64,
-    score: Score,
+    /// None until needed: clusters merged away by Step 17 are never scored.
+    score: Option<Score>,
 }
 
 /// The clusters of a run, by id (a merge retires two ids and creates the next one).
@@ -75,7 +76,6 @@ impl<'a> Merger<'a> {
     }
 
     fn push(&mut self, cluster: Cluster, score: Option<Score>) -> usize {
-        let score = score.unwrap_or_else(|| self.score(&cluster.records));
         let ncp = cluster.ncp(self.table, self.weights);
         self.ncp_sum += ncp;
         self.nodes.push(Some(Node { cluster, ncp, score }));
@@ -91,11 +91,24 @@ impl<'a> Merger<'a> {
         self.ncp_sum
     }
     /// Σ UL(C) over the clusters, each anonymized by GenDiag.
+    /// (Clusters are scored once [`Merger::merge_identical`] has run.)
     pub fn ul_sum(&self) -> f64 {
-        self.alive().map(|(_, n)| n.score.ul).sum()
+        self.alive().map(|(_, n)| n.score.map_or(0.0, |s| s.ul)).sum()
     }
     pub fn suppressed(&self) -> u64 {
-        self.alive().map(|(_, n)| n.score.suppressed).sum()
+        self.alive().map(|(_, n)| n.score.map_or(0, |s| s.suppressed)).sum()
+    }
+
+    /// Run GenDiag on every cluster not scored yet.
+    fn score_all(&mut self) {
+        for i in 0..self.nodes.len() {
+            if let Some(n) = &self.nodes[i]
+                && n.score.is_none()
+            {
+                let s = self.score(&n.cluster.records.clone());
+                self.nodes[i].as_mut().expect("alive").score = Some(s);
+            }
+        }
     }
     pub fn len(&self) -> usize {
         self.alive().count()
@@ -111,19 +124,56 @@ impl<'a> Merger<'a> {
 
     /// Step 17: merge clusters with the same generalized values (same values imply the same
     /// group: groups' elements are disjoint in some attribute). Returns the merges made.
+    ///
+    /// The order is the one of a rescan after every merge: the lowest id that repeats an earlier
+    /// alive cluster's values merges with that one (their union gets the next id). Per value the
+    /// alive ids are kept sorted, so the next pair is the value whose second-lowest id is the
+    /// lowest. The unions are scored once, at the end, not at every intermediate size.
     pub fn merge_identical(&mut self) -> Vec<(usize, usize)> {
+        let mut by_key: HashMap<Vec<u64>, BTreeSet<usize>> = HashMap::new();
+        for (i, n) in self.alive() {
+            by_key.entry(n.cluster.hull.key()).or_default().insert(i);
+        }
+        let second = |ids: &BTreeSet<usize>| ids.iter().nth(1).copied();
+        let mut next: BTreeSet<(usize, Vec<u64>)> =
+            by_key.iter().filter_map(|(key, ids)| second(ids).map(|i| (i, key.clone()))).collect();
+        let mut done = Vec::new();
+        while let Some((b, key)) = next.pop_first() {
+            let ids = by_key.get_mut(&key).expect("a key with repeats");
+            let a = ids.pop_first().expect("two ids");
+            ids.remove(&b);
+            let merged = self.union(a, b, None, false);
+            ids.insert(merged);
+            if let Some(i) = second(ids) {
+                next.insert((i, key));
+            }
+            done.push((a, b));
+        }
+        let alive: Vec<bool> = self.nodes.iter().map(Option::is_some).collect();
+        self.pairs.retain(|&(p, q), _| alive[p] && alive[q]);
+        self.ncp_sum = self.alive().map(|(_, n)| n.ncp).sum();
+        self.score_all();
+        done
+    }
+
+    /// Step 17 by a rescan after every merge, as first written: the reference for
+    /// [`Merger::merge_identical`].
+    #[cfg(test)]
+    pub(crate) fn merge_identical_reference(&mut self) -> Vec<(usize, usize)> {
         let mut done = Vec::new();
         loop {
             let mut seen: HashMap<Vec<u64>, usize> = HashMap::new();
             let pair = self.alive().find_map(|(i, n)| seen.insert(n.cluster.hull.key(), i).map(|j| (j, i)));
             match pair {
                 Some((a, b)) => {
-                    self.apply(a, b);
+                    self.union(a, b, None, true);
                     done.push((a, b));
                 }
-                None => return done,
+                None => break,
             }
         }
+        self.score_all();
+        done
     }
 
     fn pair_score(&mut self, a: usize, b: usize) -> Score {
@@ -156,7 +206,9 @@ impl<'a> Merger<'a> {
 
     /// Steps 19–20: the next pair (C_UL, C′_UL) whose merge keeps `admissible(Σ NCP)`.
     pub fn select(&mut self, admissible: &dyn Fn(f64) -> bool) -> Option<(usize, usize)> {
-        let mut order: Vec<(f64, usize, usize)> = self.alive().map(|(i, n)| (n.score.ul, i, n.cluster.group)).collect();
+        self.score_all();
+        let mut order: Vec<(f64, usize, usize)> =
+            self.alive().map(|(i, n)| (n.score.map_or(0.0, |s| s.ul), i, n.cluster.group)).collect();
         order.sort_by(|x, y| x.0.total_cmp(&y.0).then(x.1.cmp(&y.1)));
         for &(_, a, group) in &order {
             let partners: Vec<usize> = order.iter().filter(|o| o.2 == group && o.1 != a).map(|o| o.1).collect();
@@ -180,16 +232,24 @@ impl<'a> Merger<'a> {
     /// Step 21: replace a and b by their union; returns the new cluster's id.
     pub fn apply(&mut self, a: usize, b: usize) -> usize {
         let score = self.pair_score(a, b);
+        self.union(a, b, Some(score), true)
+    }
+
+    /// Replace a and b by their union. `exact` keeps Σ NCP and the pair cache exact after the
+    /// merge; Step 17's run of merges restores both once at its end instead.
+    fn union(&mut self, a: usize, b: usize, score: Option<Score>, exact: bool) -> usize {
         let (x, y) = (self.nodes[a].take(), self.nodes[b].take());
         let (x, y) = (x.expect("merger: retired id"), y.expect("merger: retired id"));
         self.ncp_sum -= x.ncp + y.ncp;
         let mut records = x.cluster.records;
         records.extend(y.cluster.records);
         let hull = x.cluster.hull.merge(self.table, &y.cluster.hull);
-        self.pairs.retain(|&(p, q), _| p != a && p != b && q != a && q != b);
-        let id = self.push(Cluster { group: x.cluster.group, records, hull }, Some(score));
-        // Re-add from the clusters' own NCPs so repeated merges do not accumulate rounding.
-        self.ncp_sum = self.alive().map(|(_, n)| n.ncp).sum();
+        let id = self.push(Cluster { group: x.cluster.group, records, hull }, score);
+        if exact {
+            self.pairs.retain(|&(p, q), _| p != a && p != b && q != a && q != b);
+            // Re-add from the clusters' own NCPs so repeated merges do not accumulate rounding.
+            self.ncp_sum = self.alive().map(|(_, n)| n.ncp).sum();
+        }
         id
     }
 }

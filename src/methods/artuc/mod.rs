@@ -18,6 +18,8 @@
 
 pub mod constraints;
 pub mod data;
+#[cfg(test)]
+mod equivalence;
 pub mod formation;
 pub mod gendiag;
 pub mod hull;

@@ -303,8 +303,22 @@ impl State {
             (len, codes)
         };
         // Keys are distinct (alive items have distinct lowest codes), so sorting by the key
-        // alone gives Q's order; packed into a u128 when the codes fit in 31 bits.
-        if self.codes.last().is_none_or(|&c| c < 1 << 31) {
+        // alone gives Q's order. When the codes fit in 31 bits: for m ≤ 2, buckets by support
+        // (s < k and s ≤ |C|), each sorted by (size, codes) packed into a u64; else one u128.
+        let fits = self.codes.last().is_none_or(|&c| c < 1 << 31);
+        if fits && m <= 2 {
+            let mut buckets: Vec<Vec<(u64, u64)>> = vec![Vec::new(); k.min(self.suppressed.len() + 1)];
+            for (p, s) in q {
+                let (len, [c0, c1, _]) = codes_of(p);
+                buckets[s as usize].push(((len as u64) << 62 | (c0 as u64) << 31 | c1 as u64, p));
+            }
+            let mut out = Vec::with_capacity(buckets.iter().map(Vec::len).sum());
+            for b in buckets.iter_mut().rev() {
+                b.sort_unstable();
+                out.extend(b.iter().map(|&(_, p)| p));
+            }
+            Some(out)
+        } else if fits {
             let mut keyed: Vec<(u128, u64)> = q
                 .into_iter()
                 .map(|(p, s)| {
@@ -398,10 +412,14 @@ impl State {
     /// Step 6: u ∈ p and u′ of the same constraint code set with minimum UL(ũ).
     ///
     /// Only u′ of the smallest size can win (|ũ| comes first in the order), so supports are
-    /// counted for those only, over the records of the smaller side.
+    /// counted for those only. For u′ ∉ p the support after the merge is sup(p) plus the
+    /// records holding u′ and p ∖ {u} but not u: those records (`gain`) are computed once per
+    /// u, then each candidate counts over its own records or bitset, whichever is shorter.
     fn best_pair(&self, p: &[usize]) -> Option<(usize, usize)> {
         let mut best: Option<(PairKey, (usize, usize))> = None;
         let mut rest: Vec<usize> = Vec::with_capacity(p.len());
+        let words = self.words();
+        let mut gain = vec![0u64; words];
         for &u in p {
             let Some(set) = self.item_set[u] else { continue };
             let list = &self.set_items[set];
@@ -412,11 +430,28 @@ impl State {
             if best.as_ref().is_some_and(|b| size > b.0.0) {
                 continue;
             }
+            let mut base = 0;
+            for (w, g) in gain.iter_mut().enumerate() {
+                let others = p.iter().filter(|&&i| i != u).fold(u64::MAX, |acc, &i| acc & self.item_bits[i][w]);
+                base += (others & self.item_bits[u][w]).count_ones() as usize;
+                *g = others & !self.item_bits[u][w];
+            }
             let fu = self.first_code(u);
             for &v in list.iter().filter(|&&v| v != u && self.items[v].len() == min_v) {
-                rest.clear();
-                rest.extend(p.iter().copied().filter(|&i| i != u && i != v));
-                let key = (size, Reverse(self.support_merged(u, v, &rest)), fu, self.first_code(v));
+                let support = if p.contains(&v) {
+                    rest.clear();
+                    rest.extend(p.iter().copied().filter(|&i| i != u && i != v));
+                    self.support_merged(u, v, &rest)
+                } else if self.item_recs[v].len() <= words {
+                    base + self.item_recs[v].iter().filter(|&&r| gain[r as usize / 64] >> (r % 64) & 1 == 1).count()
+                } else {
+                    base + gain
+                        .iter()
+                        .zip(&self.item_bits[v])
+                        .map(|(g, b)| (g & b).count_ones() as usize)
+                        .sum::<usize>()
+                };
+                let key = (size, Reverse(support), fu, self.first_code(v));
                 if best.as_ref().is_none_or(|b| key < b.0) {
                     best = Some((key, (u, v)));
                 }

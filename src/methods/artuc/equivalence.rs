@@ -110,3 +110,16 @@ fn gendiag_matches_the_first_version_on_ehrd_and_informs_samples() {
         assert_eq!(gendiag(&codes, &sets, k, m), gendiag_v1(&codes, &sets, k, m), "informs {take} k {k} m {m}");
     }
 }
+
+#[test]
+fn formation_matches_the_per_record_scan_on_informs() {
+    let ds = datasets::load("informs", Some(900), Some(3)).unwrap();
+    let t = RtTable::from_batches("informs", &ds.meta, &ds.batches).unwrap();
+    let w = ArtucConfig::new(2, 2, 1.0, 0).weights_for(&t);
+    for (seed, k, pick) in [(1, 3, Pick::Random), (2, 10, Pick::First), (3, 7, Pick::Random)] {
+        let recs = records(&t, 500 + 100 * seed as usize, seed);
+        let fast = form_group(&t, 0, &recs, k, &w, pick, &mut StdRng::seed_from_u64(seed));
+        let slow = form_group_reference(&t, 0, &recs, k, &w, pick, &mut StdRng::seed_from_u64(seed));
+        assert_eq!(fast, slow, "seed {seed}, k {k}");
+    }
+}

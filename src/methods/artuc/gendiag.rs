@@ -10,7 +10,7 @@
 //! the largest support, then the lowest codes), or, when no such pair exists, suppress the
 //! element of p held by the fewest records, from every record of the cluster (Steps 9–12).
 //! Merges and suppressions only raise supports, so one pass leaves no violating set; Q is
-//! recomputed afterwards anyway, as a guard.
+//! checked in debug builds (the first version recomputed Q as a guard).
 //!
 //! u′ is taken among the cluster's own items: a code of the constraint that no record of the
 //! cluster holds would widen ũ without raising any support.

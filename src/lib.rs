@@ -32,6 +32,7 @@ pub mod lattice;
 pub mod meta;
 pub mod methods;
 pub mod metrics;
+pub mod parallel;
 pub mod progress;
 pub mod sql;
 pub mod verify;

@@ -5,7 +5,7 @@
 -- 52,097 patients (25 %; every ArtUC call ~15-30 s); the |D| series adds 50 % and the full
 -- 208,387. Epsilon (suppressed codes) is left unbounded so suppression is measured, not
 -- enforced. Seeded. Results and the paper's figures: docs/results/artuc.md.
-SELECT COUNT(*) AS records FROM load_dataset('ehrd', 52097);
+SELECT table_name, rows FROM load_dataset('ehrd', 52097);
 SELECT COUNT(*) AS constraints FROM load_constraints('ehrd', 'UC1');
 SELECT COUNT(*) AS constraints FROM load_constraints('ehrd', 'UC2');
 SELECT COUNT(*) AS constraints FROM load_constraints('ehrd', 'UC3');
@@ -69,7 +69,7 @@ SELECT k, workload, ROUND(are, 4) AS are FROM (
 -- Figs. 11a-b and 14, runtime: UL, ARE (W2, W3), suppressed codes and time against k and m
 -- (delta = 0.04). m runs on the first 5,000 patients: for m = 3 GenDiag counts every record's
 -- code triples (10,000 patients take 213 s, docs/artuc.md).
-SELECT COUNT(*) AS records FROM load_dataset('ehrd', 5000, NULL, 'ehrd_5000');
+SELECT table_name, rows FROM load_dataset('ehrd', 5000, NULL, 'ehrd_5000');
 SELECT COUNT(*) AS released FROM artuc('ehrd_5000', 'a_m1', 'ehrd_uc1', 10, 1, 0.04, 1000000000, 'seed=1, small_groups=withhold');
 SELECT COUNT(*) AS released FROM artuc('ehrd_5000', 'a_m2', 'ehrd_uc1', 10, 2, 0.04, 1000000000, 'seed=1, small_groups=withhold');
 SELECT COUNT(*) AS released FROM artuc('ehrd_5000', 'a_m3', 'ehrd_uc1', 10, 3, 0.04, 1000000000, 'seed=1, small_groups=withhold');
@@ -114,9 +114,9 @@ SELECT uc, ROUND(ncp, 4) AS ncp, ROUND(ul, 4) AS ul, suppressed_codes, ROUND(are
 ) ORDER BY uc;
 
 -- Fig. 11d and runtime against |D| (first n records of the preset; k = 10, m = 2, delta = 0.04).
-SELECT COUNT(*) AS records FROM load_dataset('ehrd', 104194, NULL, 'ehrd_104194');
+SELECT table_name, rows FROM load_dataset('ehrd', 104194, NULL, 'ehrd_104194');
 SELECT COUNT(*) AS released FROM artuc('ehrd_104194', 'a_n104194', 'ehrd_uc1', 10, 2, 0.04, 1000000000, 'seed=1, small_groups=withhold');
-SELECT COUNT(*) AS records FROM load_dataset('ehrd', 208387, NULL, 'ehrd_208387');
+SELECT table_name, rows FROM load_dataset('ehrd', 208387, NULL, 'ehrd_208387');
 SELECT COUNT(*) AS released FROM artuc('ehrd_208387', 'a_n208387', 'ehrd_uc1', 10, 2, 0.04, 1000000000, 'seed=1, small_groups=withhold');
 SELECT records, ROUND(ncp, 4) AS ncp, ROUND(ul, 4) AS ul, suppressed_codes, withheld_records, ROUND(time_ms) AS ms FROM (
   SELECT 52097 AS records, ncp, ul, suppressed_codes, withheld_records, time_ms FROM a_default_report

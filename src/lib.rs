@@ -33,6 +33,8 @@ pub mod meta;
 pub mod methods;
 pub mod metrics;
 pub mod progress;
+#[cfg(feature = "ballista")]
+pub mod scale;
 pub mod sql;
 pub mod verify;
 

@@ -121,6 +121,9 @@ pub struct Registry {
     tables: RwLock<BTreeMap<String, TableMeta>>,
     progress: RwLock<Option<Arc<dyn crate::progress::Progress>>>,
     ledger: crate::dp::ledger::Ledger,
+    /// Bumped by every change of a declaration, so memoized results made under other
+    /// declarations are not reused.
+    generation: std::sync::atomic::AtomicU64,
 }
 
 impl Registry {
@@ -141,17 +144,20 @@ impl Registry {
 
     /// Replace the roles of a table, keeping its hierarchies.
     pub fn set_roles(&self, table: &str, roles: Vec<(String, Role)>) {
+        self.bump();
         let mut t = self.tables.write().expect("registry lock");
         t.entry(table.to_string()).or_default().roles = roles;
     }
 
     pub fn set_hierarchy(&self, table: &str, column: &str, h: Arc<Hierarchy>) {
+        self.bump();
         let mut t = self.tables.write().expect("registry lock");
         t.entry(table.to_string()).or_default().hierarchies.insert(column.to_string(), h);
     }
 
     /// Install a whole declaration at once (bundled datasets), replacing any earlier one.
     pub fn set(&self, table: &str, meta: TableMeta) {
+        self.bump();
         self.tables.write().expect("registry lock").insert(table.to_string(), meta);
     }
 
@@ -163,6 +169,15 @@ impl Registry {
     /// The installed progress reporter, or a silent one.
     pub fn progress(&self) -> Arc<dyn crate::progress::Progress> {
         self.progress.read().expect("registry lock").clone().unwrap_or_else(crate::progress::silent)
+    }
+
+    fn bump(&self) {
+        self.generation.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Changes with every declaration (roles, hierarchies): part of every memo key.
+    pub fn generation(&self) -> u64 {
+        self.generation.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// The privacy budgets and spends of the session's tables.

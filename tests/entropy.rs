@@ -258,3 +258,17 @@ async fn bad_input_is_named_and_registers_nothing() {
     assert!(e.contains("disease"), "{e}");
     assert!(!ctx.table_exist("x").unwrap());
 }
+
+/// A memoized call is not reused once the declarations change: the same arguments under other
+/// roles make a new release.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn changed_declarations_are_not_served_from_the_memo() {
+    let ctx = table1().await;
+    rows(&ctx, "SELECT COUNT(*) FROM entropy_anonymize('t1', 'r', 3, 'seed=1')").await;
+    let before = pretty_format_batches(&rows(&ctx, "SELECT * FROM r LIMIT 1").await).unwrap().to_string();
+    assert!(before.contains("country"), "{before}");
+    rows(&ctx, "SELECT * FROM declare_roles('t1', 'work=qi, country=insensitive, disease=sensitive')").await;
+    rows(&ctx, "SELECT COUNT(*) FROM entropy_anonymize('t1', 'r', 3, 'seed=1')").await;
+    let after = pretty_format_batches(&rows(&ctx, "SELECT * FROM r LIMIT 1").await).unwrap().to_string();
+    assert!(!after.contains("country"), "{after}");
+}

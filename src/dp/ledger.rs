@@ -20,9 +20,10 @@ use std::time::{SystemTime, UNIX_EPOCH};
 /// Grid units per unit of epsilon.
 const UNIT: f64 = (1u64 << EPSILON_GRID_BITS) as f64;
 
-/// An epsilon on the samplers' grid, rounded down as the samplers round it.
+/// An epsilon on the samplers' grid, rounded down by the samplers' own rounding
+/// ([`super::epsilon_numerator`]); 0 for an epsilon they would refuse.
 pub fn grid_units(epsilon: f64) -> u64 {
-    if epsilon.is_finite() && epsilon > 0.0 { (epsilon * UNIT).floor() as u64 } else { 0 }
+    super::epsilon_numerator("ledger", epsilon).unwrap_or(0)
 }
 
 fn to_epsilon(units: u64) -> f64 {

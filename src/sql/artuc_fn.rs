@@ -113,7 +113,12 @@ impl TableFunctionImpl for Artuc {
         let src = block_on(ctx.table_provider(source.as_str())).map_err(|_| AnonError::table(&source, "not found"))?;
         let cons = block_on(ctx.table_provider(constraints.as_str()))
             .map_err(|_| AnonError::table(&constraints, "not found (the constraints table)"))?;
-        let key = format!("{:p}|{:p}|{output}|{k}|{m}|{delta}|{epsilon}|{opts}", Arc::as_ptr(&src), Arc::as_ptr(&cons));
+        let key = format!(
+            "{:p}|{:p}|{output}|{k}|{m}|{delta}|{epsilon}|{opts}|g{}",
+            Arc::as_ptr(&src),
+            Arc::as_ptr(&cons),
+            self.registry.generation()
+        );
         // Random record picks without a seed differ from call to call: only then is nothing memoized.
         let deterministic = config.seed.is_some() || config.pick == crate::methods::artuc::Pick::First;
         if deterministic && let Some(t) = self.memo.get(&ctx, &key) {

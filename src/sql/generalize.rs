@@ -34,7 +34,7 @@ impl TableFunctionImpl for Generalize {
         })?;
         let ctx = session_context(&args)?;
         let src = block_on(ctx.table_provider(source.as_str())).map_err(|_| AnonError::table(&source, "not found"))?;
-        let key = format!("{:p}|{output}|{levels:?}", Arc::as_ptr(&src));
+        let key = format!("{:p}|{output}|{levels:?}|g{}", Arc::as_ptr(&src), self.registry.generation());
         if let Some(t) = self.memo.get(&ctx, &key) {
             return Ok(t);
         }

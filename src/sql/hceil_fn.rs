@@ -41,7 +41,7 @@ impl TableFunctionImpl for Hceil {
         let ctx = session_context(&args)?;
         let src = block_on(ctx.table_provider(source.as_str())).map_err(|_| AnonError::table(&source, "not found"))?;
         // Without a seed every call draws anew, so only seeded calls are memoized.
-        let key = format!("{:p}|{output}|{k}|{h:?}|{options}", Arc::as_ptr(&src));
+        let key = format!("{:p}|{output}|{k}|{h:?}|{options}|g{}", Arc::as_ptr(&src), self.registry.generation());
         if config.seed.is_some()
             && let Some(t) = self.memo.get(&ctx, &key)
         {

@@ -61,7 +61,7 @@ impl TableFunctionImpl for Ipa {
         let ctx = session_context(&args)?;
         let src = block_on(ctx.table_provider(source.as_str())).map_err(|_| AnonError::table(&source, "not found"))?;
         // Only seeded calls are memoized: a repeat returns the same release and spends nothing.
-        let key = format!("{:p}|{output}|{epsilon}|{opts}", Arc::as_ptr(&src));
+        let key = format!("{:p}|{output}|{epsilon}|{opts}|g{}", Arc::as_ptr(&src), self.registry.generation());
         if config.seed.is_some()
             && let Some(t) = self.memo.get(&ctx, &key)
         {
@@ -180,7 +180,7 @@ impl TableFunctionImpl for Histogram {
         }
         let ctx = session_context(&args)?;
         let src = block_on(ctx.table_provider(source.as_str())).map_err(|_| AnonError::table(&source, "not found"))?;
-        let key = format!("{:p}|{output}|{epsilon}|{node}|{opts}", Arc::as_ptr(&src));
+        let key = format!("{:p}|{output}|{epsilon}|{node}|{opts}|g{}", Arc::as_ptr(&src), self.registry.generation());
         if seed.is_some()
             && let Some(t) = self.memo.get(&ctx, &key)
         {

@@ -37,7 +37,7 @@ impl TableFunctionImpl for Kanon {
         let config = KanonConfig::new(k as u64).with_options(&options)?;
         let ctx = session_context(&args)?;
         let src = block_on(ctx.table_provider(source.as_str())).map_err(|_| AnonError::table(&source, "not found"))?;
-        let key = format!("{:p}|{output}|{k}|{options}", Arc::as_ptr(&src));
+        let key = format!("{:p}|{output}|{k}|{options}|g{}", Arc::as_ptr(&src), self.registry.generation());
         if let Some(t) = self.memo.get(&ctx, &key) {
             return Ok(t);
         }

@@ -2,7 +2,8 @@
 //! cluster formation by demographic tuple, Step 17 by sorted ids, GenDiag's Q by counting.
 
 use super::formation::{Pick, form_group, form_group_reference};
-use super::gendiag::{gendiag, gendiag_reference};
+use super::gendiag::gendiag;
+use super::gendiag_reference::{gendiag_reference, gendiag_v1};
 use super::merge::Merger;
 use super::{ArtucConfig, RtTable};
 use crate::datasets;
@@ -59,5 +60,66 @@ proptest! {
         let recs: Vec<Vec<u32>> = recs.into_iter().map(|s| s.into_iter().collect()).collect();
         let refs: Vec<&[u32]> = recs.iter().map(|r| r.as_slice()).collect();
         prop_assert_eq!(gendiag(&refs, &set_of, k, m), gendiag_reference(&refs, &set_of, k, m));
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    /// The optimized GenDiag (Q once, dense pair counts, Step 6 per code set over the smallest
+    /// candidates, supports over record lists) against the first version.
+    #[test]
+    fn gendiag_matches_the_first_version(
+        recs in prop::collection::vec(prop::collection::btree_set(0u32..60, 0..10), 1..80),
+        sets in 1u32..8,
+        none in 0u32..60,
+        k in 1usize..9,
+        m in 0usize..5,
+    ) {
+        let set_of: Vec<Option<u32>> = (0..60).map(|c| (c != none).then_some(c % sets)).collect();
+        let recs: Vec<Vec<u32>> = recs.into_iter().map(|s| s.into_iter().collect()).collect();
+        let refs: Vec<&[u32]> = recs.iter().map(|r| r.as_slice()).collect();
+        prop_assert_eq!(gendiag(&refs, &set_of, k, m), gendiag_v1(&refs, &set_of, k, m));
+    }
+}
+
+/// UC1's code sets on the synthetic data (the sets the scale runs use).
+fn uc1(t: &RtTable, preset: crate::datasets::rt::RtPreset) -> Vec<Option<u32>> {
+    use super::{ConstraintSet, constraints_from_batches};
+    let u =
+        constraints_from_batches("u", t, &[crate::datasets::rt::utility_constraints(preset, "UC1").unwrap()]).unwrap();
+    ConstraintSet::new(&u, t).unwrap().set_of_code().to_vec()
+}
+
+#[test]
+fn gendiag_matches_the_first_version_on_ehrd_and_informs_samples() {
+    use crate::datasets::rt::RtPreset;
+    let t = ehrd(3000, 5);
+    let sets = uc1(&t, RtPreset::Ehrd);
+    for (take, seed, k, m) in [(3000, 1, 10, 2), (1500, 2, 5, 2), (800, 3, 10, 1), (400, 4, 4, 3)] {
+        let recs = records(&t, take, seed);
+        let codes: Vec<&[u32]> = recs.iter().map(|&r| t.codes.records[r as usize].as_slice()).collect();
+        assert_eq!(gendiag(&codes, &sets, k, m), gendiag_v1(&codes, &sets, k, m), "ehrd {take} k {k} m {m}");
+    }
+    let ds = datasets::load("informs", Some(3000), Some(5)).unwrap();
+    let t = RtTable::from_batches("informs", &ds.meta, &ds.batches).unwrap();
+    let sets = uc1(&t, RtPreset::Informs);
+    for (take, seed, k, m) in [(3000, 1, 10, 2), (1000, 2, 5, 2)] {
+        let recs = records(&t, take, seed);
+        let codes: Vec<&[u32]> = recs.iter().map(|&r| t.codes.records[r as usize].as_slice()).collect();
+        assert_eq!(gendiag(&codes, &sets, k, m), gendiag_v1(&codes, &sets, k, m), "informs {take} k {k} m {m}");
+    }
+}
+
+#[test]
+fn formation_matches_the_per_record_scan_on_informs() {
+    let ds = datasets::load("informs", Some(900), Some(3)).unwrap();
+    let t = RtTable::from_batches("informs", &ds.meta, &ds.batches).unwrap();
+    let w = ArtucConfig::new(2, 2, 1.0, 0).weights_for(&t);
+    for (seed, k, pick) in [(1, 3, Pick::Random), (2, 10, Pick::First), (3, 7, Pick::Random)] {
+        let recs = records(&t, 500 + 100 * seed as usize, seed);
+        let fast = form_group(&t, 0, &recs, k, &w, pick, &mut StdRng::seed_from_u64(seed));
+        let slow = form_group_reference(&t, 0, &recs, k, &w, pick, &mut StdRng::seed_from_u64(seed));
+        assert_eq!(fast, slow, "seed {seed}, k {k}");
     }
 }

@@ -67,7 +67,7 @@ pub fn form_group(
         let mut c = Cluster { group, records: vec![seed], hull: Hull::of_record(table, seed) };
         while c.records.len() < k {
             let size = (c.records.len() + 1) as f64;
-            let r = pool.take_nearest(|h| size * c.hull.merge(table, h).ncp(table, weights));
+            let r = pool.take_nearest(|h| size * c.hull.merged_ncp(table, h, weights));
             c.hull.add(table, r);
             c.records.push(r);
         }
@@ -76,7 +76,7 @@ pub fn form_group(
     for r in pool.remaining() {
         let one = Hull::of_record(table, r);
         let best = nearest_cluster(&clusters, |c| {
-            (c.records.len() + 1) as f64 * c.hull.merge(table, &one).ncp(table, weights) - c.ncp(table, weights)
+            (c.records.len() + 1) as f64 * c.hull.merged_ncp(table, &one, weights) - c.ncp(table, weights)
         });
         if let Some(i) = best {
             clusters[i].hull.add(table, r);
@@ -213,7 +213,7 @@ pub(crate) fn form_group_reference(
     for r in pool {
         let one = Hull::of_record(table, r);
         let best = nearest_cluster(&clusters, |c| {
-            (c.records.len() + 1) as f64 * c.hull.merge(table, &one).ncp(table, weights) - c.ncp(table, weights)
+            (c.records.len() + 1) as f64 * c.hull.merged_ncp(table, &one, weights) - c.ncp(table, weights)
         });
         if let Some(i) = best {
             clusters[i].hull.add(table, r);

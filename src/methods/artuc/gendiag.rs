@@ -10,7 +10,7 @@
 //! the largest support, then the lowest codes), or, when no such pair exists, suppress the
 //! element of p held by the fewest records, from every record of the cluster (Steps 9–12).
 //! Merges and suppressions only raise supports, so one pass leaves no violating set; Q is
-//! recomputed afterwards anyway, as a guard.
+//! checked in debug builds (the first version recomputed Q as a guard).
 //!
 //! u′ is taken among the cluster's own items: a code of the constraint that no record of the
 //! cluster holds would widen ũ without raising any support.
@@ -42,34 +42,29 @@ impl Diag {
 
 /// Run GenDiag on the cluster whose records hold `records` (sorted leaf codes). `set_of_code`
 /// maps a leaf to its constraint code set; `k` ≥ 1, `m` ≥ 1.
+///
+/// Q is computed once: every set Q would hold after the pass is the image of a set of the
+/// first Q (or of a set that already had support ≥ k), and merges and suppressions never lower
+/// the support of a set's image, so a second Q is always empty (checked in debug builds; the
+/// first version, kept in `gendiag_reference.rs` for the tests, recomputed it).
 pub fn gendiag(records: &[&[u32]], set_of_code: &[Option<u32>], k: usize, m: usize) -> Diag {
     let mut s = State::new(records, set_of_code);
-    for _ in 0..records.len().max(1) * 4 {
-        let q = s.violating(k, m);
-        if q.is_empty() {
-            break;
+    let mut buf = Vec::new();
+    match s.violating_packed(k, m) {
+        Some(q) => {
+            let mut p = Vec::with_capacity(PACKED_MAX);
+            for key in q {
+                unpack_into(key, &mut p);
+                s.process(&p, k, &mut buf);
+            }
         }
-        for (p, _) in q {
-            s.process(p, k);
-        }
-    }
-    s.finish()
-}
-
-/// GenDiag with Q found by a support query per distinct set: the reference the counting
-/// [`State::violating`] must agree with.
-#[cfg(test)]
-pub(crate) fn gendiag_reference(records: &[&[u32]], set_of_code: &[Option<u32>], k: usize, m: usize) -> Diag {
-    let mut s = State::new(records, set_of_code);
-    for _ in 0..records.len().max(1) * 4 {
-        let q = s.violating_scan(k, m);
-        if q.is_empty() {
-            break;
-        }
-        for (p, _) in q {
-            s.process(p, k);
+        None => {
+            for (p, _) in s.violating(k, m) {
+                s.process(&p, k, &mut buf);
+            }
         }
     }
+    debug_assert!(s.violating(k, m).is_empty(), "GenDiag: a violating set survived the pass");
     s.finish()
 }
 
@@ -77,32 +72,45 @@ pub(crate) fn gendiag_reference(records: &[&[u32]], set_of_code: &[Option<u32>],
 /// after the merge, then the lowest codes of u and u′.
 type PairKey = (usize, Reverse<usize>, u32, u32);
 
-struct State<'a> {
-    set_of_code: &'a [Option<u32>],
+struct State {
     /// Local code id → leaf code, ascending.
     codes: Vec<u32>,
-    /// Per record, its local code ids.
+    /// Per record, its local code ids, ascending.
     rec_codes: Vec<Vec<usize>>,
-    code_bits: Vec<Vec<u64>>,
+    /// Per local code, the records holding it, ascending.
+    code_recs: Vec<Vec<u32>>,
     /// Local code → its item; items start as one per code.
     item_of: Vec<Option<usize>>,
-    /// Item → local codes (empty once merged away or suppressed).
+    /// Item → local codes, ascending (empty once merged away).
     items: Vec<Vec<usize>>,
+    /// Per alive item, the records holding it, ascending, and the same as a bitset.
+    item_recs: Vec<Vec<u32>>,
     item_bits: Vec<Vec<u64>>,
+    /// Item → its constraint code set (dense id), fixed: merges stay within a set.
+    item_set: Vec<Option<usize>>,
+    /// Per code set, its alive items (any order) and each item's position there.
+    set_items: Vec<Vec<usize>>,
+    set_pos: Vec<usize>,
     /// Item → the item it was merged into (None while alive or once suppressed).
     forward: Vec<Option<usize>>,
     alive: Vec<bool>,
     suppressed: Vec<u32>,
 }
 
-impl<'a> State<'a> {
-    fn new(records: &[&[u32]], set_of_code: &'a [Option<u32>]) -> Self {
+impl State {
+    fn new(records: &[&[u32]], set_of_code: &[Option<u32>]) -> Self {
         let mut codes: Vec<u32> = records.iter().flat_map(|r| r.iter().copied()).collect();
         codes.sort_unstable();
         codes.dedup();
-        let local: HashMap<u32, usize> = codes.iter().enumerate().map(|(i, &c)| (c, i)).collect();
+        let local: FastMap<u32, usize> = {
+            let mut l = fast_map(codes.len());
+            l.extend(codes.iter().enumerate().map(|(i, &c)| (c, i)));
+            l
+        };
+        let n = codes.len();
         let words = records.len().div_ceil(64).max(1);
-        let mut code_bits = vec![vec![0u64; words]; codes.len()];
+        let mut code_recs: Vec<Vec<u32>> = vec![Vec::new(); n];
+        let mut item_bits = vec![vec![0u64; words]; n];
         let rec_codes: Vec<Vec<usize>> = records
             .iter()
             .enumerate()
@@ -111,20 +119,40 @@ impl<'a> State<'a> {
                 v.sort_unstable();
                 v.dedup();
                 for &c in &v {
-                    code_bits[c][r / 64] |= 1 << (r % 64);
+                    code_recs[c].push(r as u32);
+                    item_bits[c][r / 64] |= 1 << (r % 64);
                 }
                 v
             })
             .collect();
-        let n = codes.len();
+        let mut set_ids: HashMap<u32, usize> = HashMap::new();
+        let mut set_items: Vec<Vec<usize>> = Vec::new();
+        let mut set_pos = vec![0; n];
+        let item_set: Vec<Option<usize>> = codes
+            .iter()
+            .enumerate()
+            .map(|(i, &c)| {
+                let set = set_of_code.get(c as usize).copied().flatten()?;
+                let id = *set_ids.entry(set).or_insert_with(|| {
+                    set_items.push(Vec::new());
+                    set_items.len() - 1
+                });
+                set_pos[i] = set_items[id].len();
+                set_items[id].push(i);
+                Some(id)
+            })
+            .collect();
         State {
-            set_of_code,
             codes,
             rec_codes,
-            item_bits: code_bits.clone(),
-            code_bits,
+            item_recs: code_recs.clone(),
+            code_recs,
             item_of: (0..n).map(Some).collect(),
             items: (0..n).map(|i| vec![i]).collect(),
+            item_bits,
+            item_set,
+            set_items,
+            set_pos,
             forward: vec![None; n],
             alive: vec![true; n],
             suppressed: vec![0; records.len()],
@@ -138,59 +166,184 @@ impl<'a> State<'a> {
         v
     }
 
-    fn support_bits(&self, bits: &[&Vec<u64>]) -> usize {
-        let words = self.suppressed.len().div_ceil(64).max(1);
-        if bits.is_empty() {
-            return self.suppressed.len();
-        }
-        (0..words).map(|w| bits.iter().fold(u64::MAX, |acc, b| acc & b[w]).count_ones() as usize).sum()
+    #[inline]
+    fn holds(&self, item: usize, r: u32) -> bool {
+        self.item_bits[item][r as usize / 64] >> (r % 64) & 1 == 1
     }
 
+    /// Records holding every item of `p` (alive items): the smallest item's records, filtered.
     fn support(&self, p: &[usize]) -> usize {
-        let bits: Vec<&Vec<u64>> = p.iter().map(|&i| &self.item_bits[i]).collect();
-        self.support_bits(&bits)
+        match p {
+            [] => self.suppressed.len(),
+            [a] => self.item_recs[*a].len(),
+            _ => {
+                let s = *p.iter().min_by_key(|&&i| self.item_recs[i].len()).expect("non-empty");
+                if self.item_recs[s].len() > self.words() {
+                    return (0..self.words())
+                        .map(|w| p.iter().fold(u64::MAX, |acc, &i| acc & self.item_bits[i][w]).count_ones() as usize)
+                        .sum();
+                }
+                self.item_recs[s].iter().filter(|&&r| p.iter().all(|&i| i == s || self.holds(i, r))).count()
+            }
+        }
+    }
+
+    fn words(&self) -> usize {
+        self.suppressed.len().div_ceil(64).max(1)
+    }
+
+    /// The support of `rest` ∪ {u ∪ v}: records holding u or v and every item of `rest`, over
+    /// the bitsets or the shortest record lists, whichever is shorter.
+    fn support_merged(&self, u: usize, v: usize, rest: &[usize]) -> usize {
+        let (ru, rv) = (&self.item_recs[u], &self.item_recs[v]);
+        let shortest =
+            rest.iter().map(|&i| self.item_recs[i].len()).min().unwrap_or(usize::MAX).min(ru.len() + rv.len());
+        if shortest > self.words() * (rest.len() + 1) {
+            return (0..self.words())
+                .map(|w| {
+                    let all = rest.iter().fold(u64::MAX, |acc, &i| acc & self.item_bits[i][w]);
+                    ((self.item_bits[u][w] | self.item_bits[v][w]) & all).count_ones() as usize
+                })
+                .sum();
+        }
+        let smallest_rest = rest.iter().map(|&i| (self.item_recs[i].len(), i)).min();
+        match smallest_rest {
+            None => {
+                let (small, other) = if ru.len() <= rv.len() { (ru, v) } else { (rv, u) };
+                ru.len() + rv.len() - small.iter().filter(|&&r| self.holds(other, r)).count()
+            }
+            Some((len, s)) if len < ru.len() + rv.len() => self.item_recs[s]
+                .iter()
+                .filter(|&&r| {
+                    (self.holds(u, r) || self.holds(v, r)) && rest.iter().all(|&i| i == s || self.holds(i, r))
+                })
+                .count(),
+            Some(_) => {
+                let in_rest = |r: u32| rest.iter().all(|&i| self.holds(i, r));
+                ru.iter().filter(|&&r| in_rest(r)).count()
+                    + rv.iter().filter(|&&r| !self.holds(u, r) && in_rest(r)).count()
+            }
+        }
     }
 
     /// The lowest leaf code of an item: a stable, data-independent order for ties.
     fn first_code(&self, item: usize) -> u32 {
-        self.items[item].iter().map(|&c| self.codes[c]).min().unwrap_or(u32::MAX)
+        self.items[item].first().map_or(u32::MAX, |&c| self.codes[c])
     }
 
     /// Q (Step 2): item sets of size ≤ m held by some record and by fewer than k records,
     /// most frequent first, then smaller, then by their codes.
     ///
-    /// A set's support is the number of records whose item subsets include it, so one pass
-    /// counting every record's subsets (packed into a u64 for m ≤ 3) gives every support,
-    /// instead of a bitset intersection per distinct set.
+    /// Singletons' supports are their record lists' lengths; pairs are counted per first item
+    /// a over the records holding a, in a dense array over the second item (every record's
+    /// pairs once). Larger m counts every record's subsets in a hash map.
     fn violating(&self, k: usize, m: usize) -> Vec<(Vec<usize>, usize)> {
-        if m > PACKED_MAX || self.items.len() >= PACKED_ITEMS {
-            return self.violating_scan(k, m);
+        match self.violating_packed(k, m) {
+            Some(q) => q.into_iter().map(|p| (unpack(p), self.support(&unpack(p)))).collect(),
+            None => self.violating_scan(k, m),
         }
-        let mut counts: FastMap<u64, u32> = fast_map(1024);
-        for r in 0..self.rec_codes.len() {
-            let items = self.record_items(r);
-            subsets(&items, m, 0, &mut Vec::new(), &mut |p| *counts.entry(pack(p)).or_insert(0) += 1);
+    }
+
+    /// Q as packed sets (None when m or the item count is too large to pack).
+    fn violating_packed(&self, k: usize, m: usize) -> Option<Vec<u64>> {
+        if m > PACKED_MAX || self.items.len() >= PACKED_ITEMS {
+            return None;
+        }
+        let mut q: Vec<(u64, u32)> = Vec::new();
+        if m <= 2 {
+            let alive: Vec<usize> = (0..self.items.len()).filter(|&i| self.alive[i]).collect();
+            for &a in &alive {
+                let s = self.item_recs[a].len();
+                if s > 0 && s < k {
+                    q.push((pack(&[a]), s as u32));
+                }
+            }
+            if m == 2 {
+                let rec_items: Vec<Vec<usize>> = (0..self.rec_codes.len()).map(|r| self.record_items(r)).collect();
+                let mut count = vec![0u32; self.items.len()];
+                let mut touched: Vec<usize> = Vec::new();
+                for &a in &alive {
+                    for &r in &self.item_recs[a] {
+                        let its = &rec_items[r as usize];
+                        for &b in &its[its.partition_point(|&b| b <= a)..] {
+                            if count[b] == 0 {
+                                touched.push(b);
+                            }
+                            count[b] += 1;
+                        }
+                    }
+                    for &b in &touched {
+                        if (count[b] as usize) < k {
+                            q.push((pack(&[a, b]), count[b]));
+                        }
+                        count[b] = 0;
+                    }
+                    touched.clear();
+                }
+            }
+        } else {
+            let mut counts: FastMap<u64, u32> = fast_map(1024);
+            for r in 0..self.rec_codes.len() {
+                let items = self.record_items(r);
+                subsets(&items, m, 0, &mut Vec::new(), &mut |p| *counts.entry(pack(p)).or_insert(0) += 1);
+            }
+            q.extend(counts.into_iter().filter(|&(_, s)| (s as usize) < k));
         }
         let first: Vec<u32> = (0..self.items.len()).map(|i| self.first_code(i)).collect();
-        // Sort keys computed once per set: Q is large on sparse data.
-        let mut keyed: Vec<(QKey, u64)> = counts
-            .into_iter()
-            .filter(|&(_, s)| (s as usize) < k)
-            .map(|(p, s)| {
-                let mut codes = [0u32; PACKED_MAX];
-                let mut len = 0;
-                for (j, c) in codes.iter_mut().enumerate() {
-                    let i = (p >> (21 * j)) & PACKED_ITEMS as u64;
-                    if i != 0 {
-                        *c = first[i as usize - 1];
-                        len += 1;
-                    }
+        let codes_of = |p: u64| {
+            let mut codes = [0u32; PACKED_MAX];
+            let mut len = 0;
+            for (j, c) in codes.iter_mut().enumerate() {
+                let i = (p >> (21 * j)) & PACKED_ITEMS as u64;
+                if i != 0 {
+                    *c = first[i as usize - 1];
+                    len += 1;
                 }
-                ((Reverse(s), len, codes), p)
-            })
-            .collect();
-        keyed.sort_unstable();
-        keyed.into_iter().map(|((s, _, _), p)| (unpack(p), s.0 as usize)).collect()
+            }
+            (len, codes)
+        };
+        // Keys are distinct (alive items have distinct lowest codes), so sorting by the key
+        // alone gives Q's order. When the codes fit in 31 bits: for m ≤ 2, buckets by support
+        // (s < k and s ≤ |C|), each sorted by (size, codes) packed into a u64; else one u128.
+        let fits = self.codes.last().is_none_or(|&c| c < 1 << 31);
+        if fits && m <= 2 {
+            let mut buckets: Vec<Vec<(u64, u64)>> = vec![Vec::new(); k.min(self.suppressed.len() + 1)];
+            for (p, s) in q {
+                let (len, [c0, c1, _]) = codes_of(p);
+                buckets[s as usize].push(((len as u64) << 62 | (c0 as u64) << 31 | c1 as u64, p));
+            }
+            let mut out = Vec::with_capacity(buckets.iter().map(Vec::len).sum());
+            for b in buckets.iter_mut().rev() {
+                b.sort_unstable();
+                out.extend(b.iter().map(|&(_, p)| p));
+            }
+            Some(out)
+        } else if fits {
+            let mut keyed: Vec<(u128, u64)> = q
+                .into_iter()
+                .map(|(p, s)| {
+                    let (len, [c0, c1, c2]) = codes_of(p);
+                    let key = ((u32::MAX - s) as u128) << 96
+                        | (len as u128) << 94
+                        | (c0 as u128) << 62
+                        | (c1 as u128) << 31
+                        | c2 as u128;
+                    (key, p)
+                })
+                .collect();
+            keyed.sort_unstable();
+            Some(keyed.into_iter().map(|(_, p)| p).collect())
+        } else {
+            let mut keyed: Vec<(QKey, u64)> = q
+                .into_iter()
+                .map(|(p, s)| {
+                    let (len, codes) = codes_of(p);
+                    ((Reverse(s), len, codes), p)
+                })
+                .collect();
+            keyed.sort_unstable();
+            Some(keyed.into_iter().map(|(_, p)| p).collect())
+        }
     }
 
     /// [`State::violating`] by a support query per distinct set (any m).
@@ -222,21 +375,25 @@ impl<'a> State<'a> {
         Some(item)
     }
 
-    fn resolve_set(&self, p: &[usize]) -> Vec<usize> {
-        let mut v: Vec<usize> = p.iter().filter_map(|&i| self.resolve(i)).collect();
-        v.sort_unstable();
-        v.dedup();
-        v
+    /// The alive items `p`'s items became, ascending, into `out`.
+    fn resolve_into(&self, p: &[usize], out: &mut Vec<usize>) {
+        out.clear();
+        out.extend(p.iter().filter_map(|&i| self.resolve(i)));
+        out.sort_unstable();
+        out.dedup();
     }
 
-    /// Steps 4–14 for one element p of Q.
-    fn process(&mut self, p: Vec<usize>, k: usize) {
-        let mut p = self.resolve_set(&p);
+    /// Steps 4–14 for one element p of Q (`buf`: scratch space).
+    fn process(&mut self, q: &[usize], k: usize, buf: &mut Vec<usize>) {
+        let mut p = std::mem::take(buf);
+        self.resolve_into(q, &mut p);
+        let mut next = Vec::new();
         while !p.is_empty() && self.support(&p) < k {
             match self.best_pair(&p) {
                 Some((u, v)) => {
                     self.merge(u, v);
-                    p = self.resolve_set(&p);
+                    self.resolve_into(&p, &mut next);
+                    std::mem::swap(&mut p, &mut next);
                 }
                 None => {
                     while self.support(&p) < k {
@@ -249,20 +406,52 @@ impl<'a> State<'a> {
                 }
             }
         }
+        *buf = p;
     }
 
     /// Step 6: u ∈ p and u′ of the same constraint code set with minimum UL(ũ).
+    ///
+    /// Only u′ of the smallest size can win (|ũ| comes first in the order), so supports are
+    /// counted for those only. For u′ ∉ p the support after the merge is sup(p) plus the
+    /// records holding u′ and p ∖ {u} but not u: those records (`gain`) are computed once per
+    /// u, then each candidate counts over its own records or bitset, whichever is shorter.
     fn best_pair(&self, p: &[usize]) -> Option<(usize, usize)> {
         let mut best: Option<(PairKey, (usize, usize))> = None;
+        let mut rest: Vec<usize> = Vec::with_capacity(p.len());
+        let words = self.words();
+        let mut gain = vec![0u64; words];
         for &u in p {
-            let Some(set) = self.set_of(u) else { continue };
-            for v in (0..self.items.len()).filter(|&v| v != u && self.alive[v] && self.set_of(v) == Some(set)) {
-                let merged: Vec<u64> = self.item_bits[u].iter().zip(&self.item_bits[v]).map(|(a, b)| a | b).collect();
-                let mut bits: Vec<&Vec<u64>> =
-                    p.iter().filter(|&&i| i != u && i != v).map(|&i| &self.item_bits[i]).collect();
-                bits.push(&merged);
-                let size = self.items[u].len() + self.items[v].len();
-                let key = (size, Reverse(self.support_bits(&bits)), self.first_code(u), self.first_code(v));
+            let Some(set) = self.item_set[u] else { continue };
+            let list = &self.set_items[set];
+            let Some(min_v) = list.iter().filter(|&&v| v != u).map(|&v| self.items[v].len()).min() else {
+                continue;
+            };
+            let size = self.items[u].len() + min_v;
+            if best.as_ref().is_some_and(|b| size > b.0.0) {
+                continue;
+            }
+            let mut base = 0;
+            for (w, g) in gain.iter_mut().enumerate() {
+                let others = p.iter().filter(|&&i| i != u).fold(u64::MAX, |acc, &i| acc & self.item_bits[i][w]);
+                base += (others & self.item_bits[u][w]).count_ones() as usize;
+                *g = others & !self.item_bits[u][w];
+            }
+            let fu = self.first_code(u);
+            for &v in list.iter().filter(|&&v| v != u && self.items[v].len() == min_v) {
+                let support = if p.contains(&v) {
+                    rest.clear();
+                    rest.extend(p.iter().copied().filter(|&i| i != u && i != v));
+                    self.support_merged(u, v, &rest)
+                } else if self.item_recs[v].len() <= words {
+                    base + self.item_recs[v].iter().filter(|&&r| gain[r as usize / 64] >> (r % 64) & 1 == 1).count()
+                } else {
+                    base + gain
+                        .iter()
+                        .zip(&self.item_bits[v])
+                        .map(|(g, b)| (g & b).count_ones() as usize)
+                        .sum::<usize>()
+                };
+                let key = (size, Reverse(support), fu, self.first_code(v));
                 if best.as_ref().is_none_or(|b| key < b.0) {
                     best = Some((key, (u, v)));
                 }
@@ -271,9 +460,15 @@ impl<'a> State<'a> {
         best.map(|b| b.1)
     }
 
-    fn set_of(&self, item: usize) -> Option<u32> {
-        let c = *self.items[item].first()?;
-        self.set_of_code.get(self.codes[c] as usize).copied().flatten()
+    fn unlist(&mut self, item: usize) {
+        if let Some(set) = self.item_set[item] {
+            let list = &mut self.set_items[set];
+            let pos = self.set_pos[item];
+            list.swap_remove(pos);
+            if let Some(&moved) = list.get(pos) {
+                self.set_pos[moved] = pos;
+            }
+        }
     }
 
     /// Step 8: replace u and u′ by ũ everywhere (ũ keeps u's index).
@@ -288,6 +483,10 @@ impl<'a> State<'a> {
         for (a, b) in self.item_bits[u].iter_mut().zip(&vb) {
             *a |= b;
         }
+        let vr = std::mem::take(&mut self.item_recs[v]);
+        let ur = std::mem::take(&mut self.item_recs[u]);
+        self.item_recs[u] = union_sorted(&ur, &vr);
+        self.unlist(v);
         self.alive[v] = false;
         self.forward[v] = Some(u);
     }
@@ -296,12 +495,13 @@ impl<'a> State<'a> {
     fn suppress(&mut self, e: usize) {
         for &c in &self.items[e] {
             self.item_of[c] = None;
-            for (r, s) in self.suppressed.iter_mut().enumerate() {
-                if self.code_bits[c][r / 64] >> (r % 64) & 1 == 1 {
-                    *s += 1;
-                }
+            for &r in &self.code_recs[c] {
+                self.suppressed[r as usize] += 1;
             }
         }
+        self.item_recs[e] = Vec::new();
+        self.item_bits[e] = Vec::new();
+        self.unlist(e);
         self.alive[e] = false;
         self.forward[e] = None;
     }
@@ -337,6 +537,32 @@ impl<'a> State<'a> {
     }
 }
 
+/// The union of two ascending lists.
+fn union_sorted(a: &[u32], b: &[u32]) -> Vec<u32> {
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => {
+                out.push(a[i]);
+                i += 1;
+            }
+            std::cmp::Ordering::Greater => {
+                out.push(b[j]);
+                j += 1;
+            }
+            std::cmp::Ordering::Equal => {
+                out.push(a[i]);
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    out.extend_from_slice(&a[i..]);
+    out.extend_from_slice(&b[j..]);
+    out
+}
+
 /// Q's order: support descending, size, the items' lowest codes.
 type QKey = (Reverse<u32>, usize, [u32; PACKED_MAX]);
 
@@ -349,13 +575,18 @@ fn pack(p: &[usize]) -> u64 {
     p.iter().enumerate().fold(0, |key, (j, &i)| key | ((i as u64 + 1) << (21 * j)))
 }
 
-fn unpack(mut key: u64) -> Vec<usize> {
+fn unpack(key: u64) -> Vec<usize> {
     let mut p = Vec::with_capacity(PACKED_MAX);
+    unpack_into(key, &mut p);
+    p
+}
+
+fn unpack_into(mut key: u64, p: &mut Vec<usize>) {
+    p.clear();
     while key != 0 {
         p.push((key & PACKED_ITEMS as u64) as usize - 1);
         key >>= 21;
     }
-    p
 }
 
 /// Visit every non-empty subset of `items` of size at most `m`.

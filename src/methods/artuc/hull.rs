@@ -47,6 +47,18 @@ impl Hull {
         )
     }
 
+    /// `self.merge(table, other).ncp(table, weights)` without building the merged hull: the
+    /// same terms summed in the same order, so the same value.
+    pub fn merged_ncp(&self, table: &RtTable, other: &Hull, weights: &[f64]) -> f64 {
+        self.0
+            .iter()
+            .zip(&other.0)
+            .zip(&table.demographics)
+            .zip(weights)
+            .map(|(((a, b), q), w)| w * ncp_value(&join(&q.hierarchy, *a, *b), &q.hierarchy))
+            .sum()
+    }
+
     /// A hashable key: equal keys are equal generalized values (Step 17).
     pub fn key(&self) -> Vec<u64> {
         self.0

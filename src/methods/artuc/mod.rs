@@ -22,6 +22,8 @@ pub mod data;
 mod equivalence;
 pub mod formation;
 pub mod gendiag;
+#[cfg(test)]
+mod gendiag_reference;
 pub mod hull;
 pub mod load;
 pub mod merge;

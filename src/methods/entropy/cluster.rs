@@ -161,18 +161,14 @@ impl Clusterer {
         self.stats.seeds += 1;
         self.left.add(seed, -1);
         let mut members = self.nearest(seed);
+        for &(row, c) in &members {
+            self.left.add(row as usize, -(c as i64));
+        }
         match members.iter_mut().find(|m| m.0 as usize == seed) {
             Some(m) => m.1 += 1,
             None => members.push((seed as u32, 1)),
         }
         members.sort_unstable();
-        for &(row, c) in &members {
-            if row as usize != seed {
-                self.left.add(row as usize, -(c as i64));
-            } else {
-                self.left.add(row as usize, -(c as i64 - 1));
-            }
-        }
         let block = commit_block(&mut self.state, members);
         self.blocks.push(block);
         let left = &self.left;

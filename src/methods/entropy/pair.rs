@@ -7,7 +7,7 @@
 //! tuples, kept in arrays, and the pair's generalized tuple Y*, a hash lookup that is skipped
 //! when one of Y*'s labels has no record yet (then Y* has none either).
 
-use super::state::{FLog, Label, State};
+use super::state::{FLog, State};
 
 /// What every pair with one seed shares.
 #[derive(Debug, Clone, Default)]
@@ -126,9 +126,4 @@ impl State {
 fn h_share(f: &FLog, e: u64, cs: u64, cx: u64, xs: u32, x: u32) -> f64 {
     let (first, second) = if xs < x { (cs, cx) } else { (cx, cs) };
     f.step(e, 2) - f.step(first, 1) - f.step(second, 1)
-}
-
-/// Labels of a pair (used to report and test): the closest common ancestors.
-pub fn pair_labels(state: &State, a: usize, b: usize) -> Vec<Label> {
-    state.attrs.iter().enumerate().map(|(i, attr)| attr.cca(state.leaves(a)[i], state.leaves(b)[i])).collect()
 }

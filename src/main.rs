@@ -30,6 +30,12 @@ struct Args {
     #[cfg(feature = "ballista")]
     #[arg(long, value_name = "CLUSTER", global = true)]
     ballista: Option<String>,
+    /// With --ballista: directory the cluster writes releases and catalogs into as Parquet
+    /// (default <temp dir>/anonfusion-<pid>); on a remote cluster, storage shared by the client,
+    /// the scheduler and the executors at the same path
+    #[cfg(feature = "ballista")]
+    #[arg(long, value_name = "DIR", global = true, requires = "ballista")]
+    ballista_output: Option<std::path::PathBuf>,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -78,7 +84,11 @@ async fn open_session(
     #[cfg(feature = "ballista")]
     if let Some(cluster) = &args.ballista {
         let cluster = anonfusion::scale::Cluster::parse(cluster).map_err(|e| e.to_string())?;
-        return anonfusion::scale::session(&cluster).await.map_err(|e| e.to_string());
+        let output = match &args.ballista_output {
+            Some(dir) => anonfusion::sql::ParquetOutput::new(dir),
+            None => anonfusion::sql::ParquetOutput::temp(),
+        };
+        return anonfusion::scale::session_with_output(&cluster, output).await.map_err(|e| e.to_string());
     }
     let _ = args;
     Ok(anonfusion::session())
@@ -116,9 +126,9 @@ async fn run(
             runner.run_script("sql/demo.sql", cli::DEMO_SQL, &mut out).await?;
             return Ok(());
         }
-        Some(Command::Evaluate(evaluate)) => return {
-            cli::evaluate::run(evaluate, args.format, &runner.ctx, registry, &mut out).await
-        },
+        Some(Command::Evaluate(evaluate)) => {
+            return cli::evaluate::run(evaluate, args.format, &runner.ctx, registry, &mut out).await;
+        }
         None => {}
     }
     if !args.files.is_empty() || !args.commands.is_empty() {

@@ -3,22 +3,25 @@
 //! The engine touches raw rows only in DataFusion plans (the aggregation into the frequency
 //! table and the materialization of a release), so a session whose query planner is Ballista's
 //! runs those passes as cluster jobs while searches stay in the client on the frequency table.
-//! Table functions are planned on the client (Ballista plans UDTFs there) and return in-memory
-//! tables; [`MemTableCodec`] ships those inside the serialized plan so the scheduler and the
-//! executors can read them. Tables too large for a plan message belong in Parquet
-//! ([`to_parquet`]), which executors read themselves.
+//! Table functions are planned on the client (Ballista plans UDTFs there). Their small outputs
+//! (reports, lookup tables, an h-ceiling release's cells) are in-memory tables that
+//! [`MemTableCodec`] ships inside the serialized plan; releases and catalogs are written as
+//! Parquet by the executors ([`crate::sql::ParquetOutput`], set by [`session`]) and read back
+//! by them, so rows never pass through the client. Source tables as large as the data belong
+//! in Parquet too ([`to_parquet`], or registered from files).
 
 mod codec;
+pub mod server;
 
 pub use codec::MemTableCodec;
 
 use crate::error::{AnonError, Result};
 use crate::meta::Registry;
+use crate::sql::ParquetOutput;
 use ballista::prelude::{SessionConfigExt, SessionContextExt};
-use datafusion::datasource::file_format::parquet::ParquetFormat;
-use datafusion::datasource::listing::{ListingOptions, ListingTable, ListingTableConfig, ListingTableUrl};
 use datafusion::execution::SessionStateBuilder;
 use datafusion::prelude::{SessionConfig, SessionContext};
+use std::path::Path;
 use std::sync::Arc;
 
 /// Where the engine's plans run.
@@ -46,17 +49,26 @@ impl Cluster {
 }
 
 /// A session whose plans run on `cluster`, with every anonfusion function registered (as
-/// [`crate::session`] does locally) and in-memory tables shipped by [`MemTableCodec`].
+/// [`crate::session`] does locally), in-memory tables shipped by [`MemTableCodec`], and
+/// releases written as Parquet under [`ParquetOutput::temp`] (see [`session_with_output`]).
+pub async fn session(cluster: &Cluster) -> Result<(SessionContext, Arc<Registry>)> {
+    session_with_output(cluster, ParquetOutput::temp()).await
+}
+
+/// As [`session`], with releases and catalogs written under `output.dir`. On a remote cluster
+/// that directory must be storage the client, the scheduler and every executor see at the
+/// same path (a shared mount), since executors write there and the scheduler lists it.
 ///
 /// The functions are registered before the session is upgraded for Ballista, so the
 /// standalone scheduler and executor, which are built from this state, know them too. A remote
-/// scheduler is a separate process: it needs the same codec to decode shipped tables (see
-/// docs/scale-out.md).
-pub async fn session(cluster: &Cluster) -> Result<(SessionContext, Arc<Registry>)> {
+/// scheduler is a separate process: it needs the same codec to decode shipped tables
+/// ([`server`], binaries `anonfusion-scheduler` and `anonfusion-executor`).
+pub async fn session_with_output(cluster: &Cluster, output: ParquetOutput) -> Result<(SessionContext, Arc<Registry>)> {
     let config = SessionConfig::new_with_ballista()
         .with_information_schema(true)
         .with_ballista_logical_extension_codec(Arc::new(MemTableCodec::default()));
-    let state = SessionStateBuilder::new().with_default_features().with_config(config).build();
+    let config = output.apply(config);
+    let state = base_state(config);
     let local = SessionContext::new_with_state(state);
     let registry = crate::register_all(&local);
     let state = local.state();
@@ -67,16 +79,30 @@ pub async fn session(cluster: &Cluster) -> Result<(SessionContext, Arc<Registry>
     Ok((ctx, registry))
 }
 
-/// Write table `name` as Parquet files under `dir` (a directory the executors can reach) and
-/// register the files under the same name, so executors read them instead of receiving the
-/// rows inside every plan. The write itself runs on the cluster.
-pub async fn to_parquet(ctx: &SessionContext, name: &str, dir: &str) -> Result<()> {
+/// Write table `name` as Parquet files into `dir` (a directory the executors can reach, absent
+/// or empty) and register the files under the same name, so executors read them instead of
+/// receiving the rows inside every plan. The write runs where the session runs its plans.
+pub async fn to_parquet(ctx: &SessionContext, name: &str, dir: &Path) -> Result<()> {
+    let shown = dir.display().to_string();
+    if std::fs::read_dir(dir).is_ok_and(|mut entries| entries.next().is_some()) {
+        return Err(AnonError::argument(
+            "to_parquet",
+            "dir",
+            format!("{shown} is not empty; files already there would be read as part of table '{name}'"),
+        ));
+    }
     let df = ctx.table(name).await.map_err(|_| AnonError::table(name, "not found"))?;
-    let schema = df.schema().inner().clone();
-    std::fs::create_dir_all(dir).map_err(|e| AnonError::io(dir, e))?;
-    df.write_parquet(dir, Default::default(), None).await?;
-    let url = ListingTableUrl::parse(dir)?;
-    let options = ListingOptions::new(Arc::new(ParquetFormat::default())).with_file_extension(".parquet");
-    let config = ListingTableConfig::new(url).with_listing_options(options).with_schema(schema);
-    crate::sql::replace_table(ctx, name, Arc::new(ListingTable::try_new(config)?))
+    let table = crate::sql::output::write_dir(df, dir).await?;
+    crate::sql::replace_table(ctx, name, table)
+}
+
+/// The state every anonfusion session starts from, client or executor: DataFusion's default
+/// features, so every built-in function (nested ones included) is there.
+fn base_state(config: SessionConfig) -> datafusion::execution::SessionState {
+    SessionStateBuilder::new().with_default_features().with_config(config).build()
+}
+
+/// The functions an executor must know to run the client's plans: those of [`base_state`].
+pub fn function_registry() -> Arc<ballista_core::registry::BallistaFunctionRegistry> {
+    Arc::new((&base_state(SessionConfig::new())).into())
 }

@@ -5,9 +5,10 @@
 //! `output_catalog` and the report as `output_report`, and returns the release.
 
 use super::report::{Value::*, one_row};
-use super::{Args, Memo, block_on, mem_table, replace_table, session_context};
+use super::{Args, Memo, ParquetOutput, block_on, mem_table, output, replace_table, session_context};
 use crate::error::{AnonError, Result};
 use crate::meta::Registry;
+use crate::methods::PassTimes;
 use crate::methods::hceil::{HceilConfig, HceilResult, anonymize};
 use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
 use datafusion::prelude::SessionContext;
@@ -51,10 +52,23 @@ impl TableFunctionImpl for Hceil {
         meta.check_complete(&source)?;
         let started = Instant::now();
         let progress = self.registry.progress();
-        let (res, published) = block_on(anonymize(&ctx, &source, &meta, &config, progress.as_ref()))?;
-        let release = mem_table(published.schema.clone(), published.release)?;
-        let catalog = mem_table(published.catalog.schema(), vec![published.catalog])?;
-        let report = report(&source, &config, &res, &published.dropped, started.elapsed().as_secs_f64() * 1e3)?;
+        let (res, release, catalog, dropped) = block_on(async {
+            let (mut res, published) = anonymize(&ctx, &source, &meta, &config, progress.as_ref()).await?;
+            let start = Instant::now();
+            let rel = &published.release;
+            // With Parquet output the rows are built by the session's executors from the
+            // release's cells; otherwise in the client, as always.
+            let release = match ParquetOutput::of(&ctx) {
+                Some(_) => output::publish(&ctx, &output, rel.plan(&ctx)?).await?,
+                None => mem_table(rel.schema.clone(), rel.batches()?)?,
+            };
+            res.passes.materialize_ms = PassTimes::since(start);
+            let name = format!("{output}_catalog");
+            let catalog =
+                output::publish_batches(&ctx, &name, published.catalog.schema(), vec![published.catalog]).await?;
+            Ok::<_, AnonError>((res, release, catalog, published.release.dropped))
+        })?;
+        let report = report(&source, &config, &res, &dropped, started.elapsed().as_secs_f64() * 1e3)?;
         // Everything is built: only now does the catalog change.
         replace_table(&ctx, &format!("{output}_catalog"), catalog)?;
         replace_table(&ctx, &format!("{output}_report"), report)?;
@@ -92,5 +106,8 @@ fn report(
         ("nodes_rejected", Int(res.stats.rejected as i64)),
         ("dropped_columns", OptText((!dropped.is_empty()).then(|| dropped.join(", ")))),
         ("time_ms", Float(ms)),
+        ("aggregate_ms", Float(res.passes.aggregate_ms)),
+        ("search_ms", Float(res.passes.search_ms)),
+        ("materialize_ms", Float(res.passes.materialize_ms)),
     ])
 }

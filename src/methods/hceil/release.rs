@@ -111,11 +111,6 @@ pub struct Release {
 }
 
 impl Release {
-    /// Records the release holds, counterfeits included.
-    pub fn rows(&self) -> u64 {
-        self.cells.iter().map(|c| c.2).sum()
-    }
-
     /// The rows, built in the client.
     pub fn batches(&self) -> Result<Vec<RecordBatch>> {
         let (mut row_class, mut row_value) = (Vec::new(), Vec::new());
@@ -127,8 +122,8 @@ impl Release {
     }
 
     /// The rows as a plan over the cells (one in-memory row per cell, expanded by `unnest`),
-    /// so that a cluster's executors build them and the client never holds them. Row order
-    /// within the plan's single partition is the client's.
+    /// so that a cluster's executors build them and the client never holds them. Rows come
+    /// cell by cell, as in the client, so their order says nothing about source records.
     pub fn plan(&self, ctx: &SessionContext) -> Result<DataFrame> {
         let classes = UInt32Array::from_iter_values(self.cells.iter().map(|c| c.0));
         let values = UInt32Array::from_iter_values(self.cells.iter().map(|c| c.1));

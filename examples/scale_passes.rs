@@ -12,6 +12,11 @@
 //! `standalone` (an in-process Ballista cluster, releases written as Parquet by its executor)
 //! or a scheduler URL `df://host:port`. Prints one line per method: the three passes, the
 //! whole call, and Q1 through the query-error harness.
+//!
+//! `scheduler PORT` and `executor SCHEDULER_PORT FLIGHT_PORT GRPC_PORT WORK_DIR` run what the
+//! `anonfusion-scheduler` / `anonfusion-executor` binaries run (`scale::server`) from this
+//! binary, so a cluster of separate processes (the client's memory measured alone) needs no
+//! build beyond this example's.
 
 use anonfusion::datasets::nps;
 use anonfusion::scale::{Cluster, session_with_output, to_parquet};
@@ -31,7 +36,11 @@ async fn main() {
         ["gen", rows, dir] => generate(rows, Path::new(dir)).await,
         ["run", engine, dir] => run(engine, Path::new(dir), "both").await,
         ["run", engine, dir, method] => run(engine, Path::new(dir), method).await,
-        _ => Err("usage: scale_passes gen ROWS DIR | run local|local-parquet|standalone|df://HOST:PORT DIR [kanon|hceil|both]".into()),
+        ["scheduler", port] => scheduler(port).await,
+        ["executor", scheduler, port, grpc, work] => executor(scheduler, port, grpc, work).await,
+        _ => Err("usage: scale_passes gen ROWS DIR | run local|local-parquet|standalone|df://HOST:PORT DIR \
+                  [kanon|hceil|both] | scheduler PORT | executor SCHEDULER_PORT FLIGHT_PORT GRPC_PORT WORK_DIR"
+            .into()),
     };
     if let Err(e) = result {
         eprintln!("Error: {e}");
@@ -48,6 +57,28 @@ async fn generate(rows: &str, dir: &Path) -> Res<()> {
     to_parquet(&ctx, "nps", dir).await?;
     println!("wrote {rows} rows to {} in {:.1} s", dir.display(), started.elapsed().as_secs_f64());
     Ok(())
+}
+
+fn port(s: &str) -> Res<u16> {
+    Ok(s.parse().map_err(|_| format!("'{s}' is not a port number"))?)
+}
+
+async fn scheduler(p: &str) -> Res<()> {
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", port(p)?)).await?;
+    Ok(anonfusion::scale::server::run_scheduler(listener, "localhost").await?)
+}
+
+async fn executor(scheduler: &str, flight: &str, grpc: &str, work: &str) -> Res<()> {
+    let opts = anonfusion::scale::server::ExecutorOptions {
+        bind_host: "127.0.0.1".into(),
+        external_host: Some("localhost".into()),
+        port: port(flight)?,
+        grpc_port: port(grpc)?,
+        scheduler_port: port(scheduler)?,
+        work_dir: Some(work.into()),
+        ..Default::default()
+    };
+    Ok(anonfusion::scale::server::run_executor(opts).await?)
 }
 
 async fn session(engine: &str) -> Res<(SessionContext, std::sync::Arc<anonfusion::Registry>)> {

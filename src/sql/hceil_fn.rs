@@ -57,15 +57,29 @@ impl TableFunctionImpl for Hceil {
             let start = Instant::now();
             let rel = &published.release;
             // With Parquet output the rows are built by the session's executors from the
-            // release's cells; otherwise in the client, as always.
+            // release's cells, which the client writes beside the release (a plan message could
+            // not carry them at scale) and removes once the release is written; otherwise the
+            // rows are built in the client, as always.
             let release = match ParquetOutput::of(&ctx) {
-                Some(_) => output::publish(&ctx, &output, rel.plan(&ctx)?).await?,
+                Some(out) => {
+                    let cells = rel.cells()?;
+                    let name = format!("{output}_cells");
+                    let (dir, cells) = output::write_from_client(&out, &name, cells.schema(), &[cells])?;
+                    let written = match ctx.read_table(cells) {
+                        Ok(df) => match rel.expand(df) {
+                            Ok(plan) => output::publish(&ctx, &output, plan).await,
+                            Err(e) => Err(e),
+                        },
+                        Err(e) => Err(e.into()),
+                    };
+                    let _ = std::fs::remove_dir_all(&dir);
+                    written?
+                }
                 None => mem_table(rel.schema.clone(), rel.batches()?)?,
             };
             res.passes.materialize_ms = PassTimes::since(start);
             let name = format!("{output}_catalog");
-            let catalog =
-                output::publish_batches(&ctx, &name, published.catalog.schema(), vec![published.catalog]).await?;
+            let catalog = output::publish_batches(&ctx, &name, published.catalog.schema(), vec![published.catalog])?;
             Ok::<_, AnonError>((res, release, catalog, published.release.dropped))
         })?;
         let report = report(&source, &config, &res, &dropped, started.elapsed().as_secs_f64() * 1e3)?;

@@ -9,11 +9,13 @@
 
 use crate::error::{AnonError, Result};
 use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::catalog::TableProvider;
 use datafusion::dataframe::DataFrameWriteOptions;
 use datafusion::datasource::MemTable;
 use datafusion::datasource::file_format::parquet::ParquetFormat;
 use datafusion::datasource::listing::{ListingOptions, ListingTable, ListingTableConfig, ListingTableUrl};
+use datafusion::parquet::arrow::ArrowWriter;
 use datafusion::prelude::{DataFrame, SessionConfig, SessionContext};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -107,20 +109,49 @@ pub fn listing_table(url: &str, schema: SchemaRef) -> Result<Arc<dyn TableProvid
     Ok(Arc::new(ListingTable::try_new(config)?))
 }
 
-/// Publish in-memory batches (a catalog, a release built in the client) the same way: in
-/// memory, or written as Parquet by the session's executors.
-pub async fn publish_batches(
+/// Publish batches built in the client (a catalog): in memory, or with [`ParquetOutput`] as
+/// one Parquet file that the client writes itself into a fresh directory. Shipping them to the
+/// executors to write would pass them through a plan message, which Ballista caps at 16 MB.
+pub fn publish_batches(
     ctx: &SessionContext,
     name: &str,
     schema: SchemaRef,
-    batches: Vec<datafusion::arrow::record_batch::RecordBatch>,
+    batches: Vec<RecordBatch>,
 ) -> Result<Arc<dyn TableProvider>> {
-    let table = MemTable::try_new(schema, vec![batches])?;
-    if ParquetOutput::of(ctx).is_none() {
-        return Ok(Arc::new(table));
+    match ParquetOutput::of(ctx) {
+        None => Ok(Arc::new(MemTable::try_new(schema, vec![batches])?)),
+        Some(out) => Ok(write_from_client(&out, name, schema, &batches)?.1),
     }
-    let df = ctx.read_table(Arc::new(table))?;
-    publish(ctx, name, df).await
+}
+
+/// Write `batches` as one Parquet file from the client into a fresh directory under `out`;
+/// returns the directory and a listing table over it. A failed write leaves no directory.
+pub fn write_from_client(
+    out: &ParquetOutput,
+    name: &str,
+    schema: SchemaRef,
+    batches: &[RecordBatch],
+) -> Result<(PathBuf, Arc<dyn TableProvider>)> {
+    let dir = fresh_dir(out, name);
+    let shown = dir.display().to_string();
+    let written = (|| -> Result<Arc<dyn TableProvider>> {
+        std::fs::create_dir_all(&dir).map_err(|e| AnonError::io(&shown, e))?;
+        let file = std::fs::File::create(dir.join("part-0.parquet")).map_err(|e| AnonError::io(&shown, e))?;
+        let parquet = |e: datafusion::parquet::errors::ParquetError| AnonError::io(&shown, e);
+        let mut w = ArrowWriter::try_new(file, schema.clone(), None).map_err(parquet)?;
+        for b in batches {
+            w.write(b).map_err(parquet)?;
+        }
+        w.close().map_err(parquet)?;
+        listing_table(&format!("{}/", dir.to_str().ok_or_else(|| AnonError::io(&shown, "is not valid UTF-8"))?), schema)
+    })();
+    match written {
+        Ok(t) => Ok((dir, t)),
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&dir);
+            Err(e)
+        }
+    }
 }
 
 #[cfg(test)]

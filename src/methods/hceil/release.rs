@@ -22,7 +22,7 @@ use datafusion::arrow::compute::take;
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::functions_nested::expr_fn::range;
 use datafusion::logical_expr::Expr;
-use datafusion::prelude::{DataFrame, SessionContext, col, ident, lit};
+use datafusion::prelude::{DataFrame, col, ident, lit};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -121,10 +121,9 @@ impl Release {
         class_rows(&self.schema, &self.class_cols, &self.values, &row_class, &row_value)
     }
 
-    /// The rows as a plan over the cells (one in-memory row per cell, expanded by `unnest`),
-    /// so that a cluster's executors build them and the client never holds them. Rows come
-    /// cell by cell, as in the client, so their order says nothing about source records.
-    pub fn plan(&self, ctx: &SessionContext) -> Result<DataFrame> {
+    /// One row per cell: the release's columns and the cell's row count. As many rows as the
+    /// chosen node has (class, value) pairs, however many records the release holds.
+    pub fn cells(&self) -> Result<RecordBatch> {
         let classes = UInt32Array::from_iter_values(self.cells.iter().map(|c| c.0));
         let values = UInt32Array::from_iter_values(self.cells.iter().map(|c| c.1));
         let mut fields: Vec<Field> = self.schema.fields().iter().map(|f| f.as_ref().clone()).collect();
@@ -133,14 +132,16 @@ impl Release {
         cols.push(take(&self.values, &values, None)?);
         fields.push(Field::new(N, DataType::Int64, false));
         cols.push(Arc::new(Int64Array::from_iter_values(self.cells.iter().map(|c| c.2 as i64))));
-        let cells = RecordBatch::try_new(Arc::new(Schema::new(fields)), cols)?;
+        Ok(RecordBatch::try_new(Arc::new(Schema::new(fields)), cols)?)
+    }
+
+    /// The rows as a plan over `cells` (a table of [`Release::cells`]), each cell expanded to
+    /// its rows by `unnest(range(n))`, so that a cluster's executors build them and the client
+    /// never holds them. Rows come cell by cell, as in the client, so their order says nothing
+    /// about source records.
+    pub fn expand(&self, cells: DataFrame) -> Result<DataFrame> {
         let out: Vec<Expr> = self.schema.fields().iter().map(|f| ident(f.name())).collect();
-        let df = ctx
-            .read_batch(cells)?
-            .with_column(I, range(lit(0i64), col(N), lit(1i64)))?
-            .unnest_columns(&[I])?
-            .select(out)?;
-        Ok(df)
+        Ok(cells.with_column(I, range(lit(0i64), col(N), lit(1i64)))?.unnest_columns(&[I])?.select(out)?)
     }
 }
 

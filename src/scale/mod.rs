@@ -4,10 +4,11 @@
 //! table and the materialization of a release), so a session whose query planner is Ballista's
 //! runs those passes as cluster jobs while searches stay in the client on the frequency table.
 //! Table functions are planned on the client (Ballista plans UDTFs there). Their small outputs
-//! (reports, lookup tables, an h-ceiling release's cells) are in-memory tables that
-//! [`MemTableCodec`] ships inside the serialized plan; releases and catalogs are written as
-//! Parquet by the executors ([`crate::sql::ParquetOutput`], set by [`session`]) and read back
-//! by them, so rows never pass through the client. Source tables as large as the data belong
+//! (reports, the materialization's lookup tables) are in-memory tables that [`MemTableCodec`]
+//! ships inside the serialized plan; releases are written as Parquet by the executors
+//! ([`crate::sql::ParquetOutput`], set by [`session`]) and read back by them, so rows never
+//! pass through the client. What the client builds (an h-ceiling release's cells, catalogs)
+//! it writes into the same directory itself: a plan message is capped at 16 MB. Source tables as large as the data belong
 //! in Parquet too ([`to_parquet`], or registered from files).
 
 mod codec;

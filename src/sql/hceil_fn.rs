@@ -2,7 +2,9 @@
 //! counterfeit records (options: `seed=42, counterfeit_values=concealable|domain,
 //! max_counterfeits=10%, search=bounded|exhaustive`). A NULL or missing h searches every node
 //! for the h of least RCE. Registers the release as `output` (with `class_id`), the catalog as
-//! `output_catalog` and the report as `output_report`, and returns the release.
+//! `output_catalog` and the report as `output_report` (with the time of each pass), and
+//! returns the release. With [`ParquetOutput`] the release is Parquet written by the session's
+//! executors and the catalog Parquet written by the client.
 
 use super::report::{Value::*, one_row};
 use super::{Args, Memo, ParquetOutput, block_on, mem_table, output, replace_table, session_context};

@@ -44,7 +44,7 @@ pub fn class_ids(cached: &Cached) -> Vec<i64> {
 
 /// The release's cells: (class, sensitive value, rows), genuine plus counterfeit, for every
 /// non-empty cell, in class-id order and value by value. A release is its cells expanded, in
-/// the client ([`Release::batches`]) or by a plan ([`Release::plan`]); the cells are as many
+/// the client ([`Release::batches`]) or by a plan ([`Release::expand`]); the cells are as many
 /// as the chosen node's (class, value) pairs, so they stay in the client whatever the rows.
 fn cells(cached: &Cached, width: usize, catalog: &NodeCatalog, ids: &[i64]) -> Vec<(u32, u32, u64)> {
     let mut by_id: Vec<usize> = (0..ids.len()).collect();

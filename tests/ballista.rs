@@ -150,6 +150,8 @@ async fn our_scheduler_and_executor_run_the_plans() {
     let (cluster, _) = session_with_output(&Cluster::Remote(url), ParquetOutput::new(&dir)).await.expect("cluster");
     compare(&anonfusion::new_session(), &cluster, &dir, 7_000).await;
     std::fs::remove_dir_all(&dir).unwrap();
+    // Best effort: the executor task still runs until the test's runtime ends.
+    let _ = std::fs::remove_dir_all(&work);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

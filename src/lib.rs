@@ -32,6 +32,7 @@ pub mod lattice;
 pub mod meta;
 pub mod methods;
 pub mod metrics;
+pub mod parallel;
 pub mod progress;
 #[cfg(feature = "ballista")]
 pub mod scale;

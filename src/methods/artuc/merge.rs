@@ -68,11 +68,17 @@ impl<'a> Merger<'a> {
         me
     }
 
-    fn score(&mut self, records: &[u32]) -> Score {
-        self.evaluations += 1;
-        let codes: Vec<&[u32]> = records.iter().map(|&r| self.table.codes.records[r as usize].as_slice()).collect();
-        let d = gendiag(&codes, self.set_of_code, self.k, self.m);
-        Score { ul: d.ul, suppressed: d.suppressed_total() }
+    /// GenDiag on each set of records, on all cores: the runs are independent and each is
+    /// deterministic, so the scores are the ones a sequential loop gives, in the same order.
+    fn score_many(&mut self, jobs: &[Vec<u32>]) -> Vec<Score> {
+        self.evaluations += jobs.len() as u64;
+        let (table, sets, k, m) = (self.table, self.set_of_code, self.k, self.m);
+        let one = |records: &[u32]| {
+            let codes: Vec<&[u32]> = records.iter().map(|&r| table.codes.records[r as usize].as_slice()).collect();
+            let d = gendiag(&codes, sets, k, m);
+            Score { ul: d.ul, suppressed: d.suppressed_total() }
+        };
+        crate::parallel::map(jobs, |j| one(j))
     }
 
     fn push(&mut self, cluster: Cluster, score: Option<Score>) -> usize {
@@ -101,13 +107,10 @@ impl<'a> Merger<'a> {
 
     /// Run GenDiag on every cluster not scored yet.
     fn score_all(&mut self) {
-        for i in 0..self.nodes.len() {
-            if let Some(n) = &self.nodes[i]
-                && n.score.is_none()
-            {
-                let s = self.score(&n.cluster.records.clone());
-                self.nodes[i].as_mut().expect("alive").score = Some(s);
-            }
+        let ids: Vec<usize> = self.alive().filter(|(_, n)| n.score.is_none()).map(|(i, _)| i).collect();
+        let jobs: Vec<Vec<u32>> = ids.iter().map(|&i| self.node(i).cluster.records.clone()).collect();
+        for (i, s) in ids.into_iter().zip(self.score_many(&jobs)) {
+            self.nodes[i].as_mut().expect("alive").score = Some(s);
         }
     }
     pub fn len(&self) -> usize {
@@ -177,14 +180,18 @@ impl<'a> Merger<'a> {
     }
 
     fn pair_score(&mut self, a: usize, b: usize) -> Score {
-        let key = (a.min(b), a.max(b));
-        if let Some(s) = self.pairs.get(&key) {
-            return *s;
+        self.pair_scores(a, &[b])[0]
+    }
+
+    /// UL(a ∪ b) for each b, from the cache or by GenDiag (the missing ones in parallel).
+    fn pair_scores(&mut self, a: usize, partners: &[usize]) -> Vec<Score> {
+        let key = |b: usize| (a.min(b), a.max(b));
+        let missing: Vec<usize> = partners.iter().copied().filter(|&b| !self.pairs.contains_key(&key(b))).collect();
+        let jobs: Vec<Vec<u32>> = missing.iter().map(|&b| self.union_records(a, b)).collect();
+        for (b, s) in missing.into_iter().zip(self.score_many(&jobs)) {
+            self.pairs.insert(key(b), s);
         }
-        let records = self.union_records(a, b);
-        let s = self.score(&records);
-        self.pairs.insert(key, s);
-        s
+        partners.iter().map(|&b| self.pairs[&key(b)]).collect()
     }
 
     fn union_records(&self, a: usize, b: usize) -> Vec<u32> {
@@ -211,15 +218,15 @@ impl<'a> Merger<'a> {
             self.alive().map(|(i, n)| (n.score.map_or(0.0, |s| s.ul), i, n.cluster.group)).collect();
         order.sort_by(|x, y| x.0.total_cmp(&y.0).then(x.1.cmp(&y.1)));
         for &(_, a, group) in &order {
-            let partners: Vec<usize> = order.iter().filter(|o| o.2 == group && o.1 != a).map(|o| o.1).collect();
+            let partners: Vec<usize> = order
+                .iter()
+                .filter(|o| o.2 == group && o.1 != a && admissible(self.ncp_sum_after(a, o.1)))
+                .map(|o| o.1)
+                .collect();
             let mut best: Option<(f64, usize)> = None;
-            for b in partners {
-                if !admissible(self.ncp_sum_after(a, b)) {
-                    continue;
-                }
-                let ul = self.pair_score(a, b).ul;
-                if best.is_none_or(|x| ul < x.0 || (ul == x.0 && b < x.1)) {
-                    best = Some((ul, b));
+            for (b, s) in partners.iter().copied().zip(self.pair_scores(a, &partners)) {
+                if best.is_none_or(|x| s.ul < x.0 || (s.ul == x.0 && b < x.1)) {
+                    best = Some((s.ul, b));
                 }
             }
             if let Some((_, b)) = best {

@@ -205,13 +205,14 @@ fn finish(
 ) -> ArtucResult {
     let weights = config.weights_for(table);
     let (k, m) = (config.k as usize, config.m as usize);
+    let diags = crate::parallel::map(&clusters, |c| {
+        let codes: Vec<&[u32]> = c.records.iter().map(|&r| table.codes.records[r as usize].as_slice()).collect();
+        gendiag(&codes, cs.set_of_code(), k, m)
+    });
     let out: Vec<AnonCluster> = clusters
         .into_iter()
-        .map(|c| {
-            let codes: Vec<&[u32]> = c.records.iter().map(|&r| table.codes.records[r as usize].as_slice()).collect();
-            let diag = gendiag(&codes, cs.set_of_code(), k, m);
-            AnonCluster { group: c.group, records: c.records, hull: c.hull, diag }
-        })
+        .zip(diags)
+        .map(|(c, diag)| AnonCluster { group: c.group, records: c.records, hull: c.hull, diag })
         .collect();
     let records: u64 = out.iter().map(|c| c.records.len() as u64).sum();
     let ncp_sum: f64 = out.iter().map(|c| c.records.len() as f64 * c.hull.ncp(table, &weights)).sum();

@@ -1,0 +1,209 @@
+//! GenDiag (Appendix A): (k, k^m)-anonymize the diagnosis codes of one cluster by set-based
+//! generalization within utility constraints, and suppression when no generalization is
+//! allowed.
+//!
+//! Items are the cluster's current (generalized) codes; a record holds an item when it held any
+//! of the item's codes. Q is every set of at most m items held by some record and by fewer than
+//! k records (Step 2), processed "in decreasing order of frequency" (Appendix B sorts Q once).
+//! For each p: while p is held by fewer than k records, merge u ∈ p with another item u′ of
+//! the same constraint code set minimizing UL(ũ) = 2^|ũ| − 1 (Step 6; ties: the merge giving p
+//! the largest support, then the lowest codes), or, when no such pair exists, suppress the
+//! element of p held by the fewest records, from every record of the cluster (Steps 9–12).
+//! Merges and suppressions only raise supports, so one pass leaves no violating set; Q is
+//! checked in debug builds (the first version recomputed Q as a guard).
+//!
+//! u′ is taken among the cluster's own items: a code of the constraint that no record of the
+//! cluster holds would widen ũ without raising any support.
+
+mod q;
+mod state;
+
+use crate::metrics::ul::record_ul;
+use q::{PACKED_MAX, unpack_into};
+use state::State;
+use std::cmp::Reverse;
+use std::collections::HashMap;
+
+/// The anonymized codes of one cluster.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Diag {
+    /// Generalized codes, each as its sorted leaf codes (one code when not generalized).
+    pub items: Vec<Vec<u32>>,
+    /// Per record of the cluster (in the cluster's order), its items by index, ascending.
+    pub records: Vec<Vec<u32>>,
+    /// Per record, s(r): the codes suppressed from it.
+    pub suppressed: Vec<u32>,
+    /// UL(C) = Σ_r UL(r) (Definition 6, suppression included).
+    pub ul: f64,
+}
+
+impl Diag {
+    /// Σ_r s(r): diagnosis codes suppressed from the cluster.
+    pub fn suppressed_total(&self) -> u64 {
+        self.suppressed.iter().map(|&s| s as u64).sum()
+    }
+}
+
+/// Run GenDiag on the cluster whose records hold `records` (sorted leaf codes). `set_of_code`
+/// maps a leaf to its constraint code set; `k` ≥ 1, `m` ≥ 1.
+///
+/// Q is computed once: every set Q would hold after the pass is the image of a set of the
+/// first Q (or of a set that already had support ≥ k), and merges and suppressions never lower
+/// the support of a set's image, so a second Q is always empty (checked in debug builds; the
+/// first version, kept in `gendiag_reference.rs` for the tests, recomputed it).
+pub fn gendiag(records: &[&[u32]], set_of_code: &[Option<u32>], k: usize, m: usize) -> Diag {
+    let mut s = State::new(records, set_of_code);
+    let mut buf = Vec::new();
+    match s.violating_packed(k, m) {
+        Some(q) => {
+            let mut p = Vec::with_capacity(PACKED_MAX);
+            for key in q {
+                unpack_into(key, &mut p);
+                s.process(&p, k, &mut buf);
+            }
+        }
+        None => {
+            for (p, _) in s.violating(k, m) {
+                s.process(&p, k, &mut buf);
+            }
+        }
+    }
+    debug_assert!(s.violating(k, m).is_empty(), "GenDiag: a violating set survived the pass");
+    s.finish()
+}
+
+/// Step 6's order on candidate pairs: |ũ| (so UL(ũ) = 2^|ũ| − 1), then the larger support of p
+/// after the merge, then the lowest codes of u and u′.
+type PairKey = (usize, Reverse<usize>, u32, u32);
+
+impl State {
+    /// Steps 4–14 for one element p of Q (`buf`: scratch space).
+    fn process(&mut self, q: &[usize], k: usize, buf: &mut Vec<usize>) {
+        if self.satisfied_small(q, k) == Some(true) {
+            return;
+        }
+        let mut p = std::mem::take(buf);
+        self.resolve_into(q, &mut p);
+        let mut next = Vec::new();
+        while !p.is_empty() && self.support(&p) < k {
+            match self.best_pair(&p) {
+                Some((u, v)) => {
+                    self.merge(u, v);
+                    self.resolve_into(&p, &mut next);
+                    std::mem::swap(&mut p, &mut next);
+                }
+                None => {
+                    while self.support(&p) < k {
+                        let Some(&e) = p.iter().min_by_key(|&&i| (self.support(&[i]), self.first_code(i))) else {
+                            break;
+                        };
+                        self.suppress(e);
+                        p.retain(|&i| i != e);
+                    }
+                }
+            }
+        }
+        *buf = p;
+    }
+
+    /// Step 6: u ∈ p and u′ of the same constraint code set with minimum UL(ũ).
+    ///
+    /// Only u′ of the smallest size can win (|ũ| comes first in the order), so supports are
+    /// counted for those only. For u′ ∉ p the support after the merge is sup(p) plus the
+    /// records holding u′ and p ∖ {u} but not u: those records (`gain`) are computed once per
+    /// u, then each candidate counts over its own records or bitset, whichever is shorter.
+    fn best_pair(&self, p: &[usize]) -> Option<(usize, usize)> {
+        let mut best: Option<(PairKey, (usize, usize))> = None;
+        let mut rest: Vec<usize> = Vec::with_capacity(p.len());
+        let words = self.words();
+        let mut gain = vec![0u64; words];
+        for &u in p {
+            let Some(set) = self.item_set[u] else { continue };
+            let list = &self.set_items[set];
+            let Some(min_v) = list.iter().filter(|&&v| v != u).map(|&v| self.size[v]).min() else {
+                continue;
+            };
+            let size = (self.size[u] + min_v) as usize;
+            if best.as_ref().is_some_and(|b| size > b.0.0) {
+                continue;
+            }
+            let (mut base, mut gained) = (0, 0);
+            for (w, g) in gain.iter_mut().enumerate() {
+                let others = p.iter().filter(|&&i| i != u).fold(u64::MAX, |acc, &i| acc & self.row(i)[w]);
+                base += (others & self.row(u)[w]).count_ones() as usize;
+                *g = others & !self.row(u)[w];
+                gained += g.count_ones() as usize;
+            }
+            let fu = self.first_code(u);
+            for &v in list.iter().filter(|&&v| v != u && self.size[v] == min_v) {
+                let outside = !p.contains(&v);
+                // u′ ∉ p gains at most its own records: skip it when even that cannot win.
+                let bound = base + self.item_recs[v].len().min(gained);
+                if outside && best.as_ref().is_some_and(|b| (size, Reverse(bound), fu, self.first_code(v)) >= b.0) {
+                    continue;
+                }
+                let support = if !outside {
+                    rest.clear();
+                    rest.extend(p.iter().copied().filter(|&i| i != u && i != v));
+                    self.support_merged(u, v, &rest)
+                } else if self.item_recs[v].len() <= words {
+                    base + self.item_recs[v].iter().filter(|&&r| gain[r as usize / 64] >> (r % 64) & 1 == 1).count()
+                } else {
+                    base + gain.iter().zip(self.row(v)).map(|(g, b)| (g & b).count_ones() as usize).sum::<usize>()
+                };
+                let key = (size, Reverse(support), fu, self.first_code(v));
+                if best.as_ref().is_none_or(|b| key < b.0) {
+                    best = Some((key, (u, v)));
+                }
+            }
+        }
+        best.map(|b| b.1)
+    }
+
+    fn finish(self) -> Diag {
+        let mut index: HashMap<usize, u32> = HashMap::new();
+        let mut order: Vec<usize> = (0..self.items.len()).filter(|&i| self.alive[i]).collect();
+        order.sort_by_key(|&i| self.first_code(i));
+        let items: Vec<Vec<u32>> = order
+            .iter()
+            .enumerate()
+            .map(|(n, &i)| {
+                index.insert(i, n as u32);
+                self.items[i].iter().map(|&c| self.codes[c]).collect()
+            })
+            .collect();
+        let records: Vec<Vec<u32>> = (0..self.rec_codes.len())
+            .map(|r| {
+                let mut v: Vec<u32> = self.record_items(r).iter().map(|i| index[i]).collect();
+                v.sort_unstable();
+                v
+            })
+            .collect();
+        let ul = records
+            .iter()
+            .zip(&self.suppressed)
+            .map(|(rec, &s)| {
+                let sizes: Vec<u32> = rec.iter().map(|&i| items[i as usize].len() as u32).collect();
+                record_ul(&sizes) + s as f64
+            })
+            .sum();
+        Diag { items, records, suppressed: self.suppressed, ul }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generalizes_within_a_code_set_and_suppresses_otherwise() {
+        // Codes 0, 1 share a set; 2 is alone. Records {0, 2}, {1}: k = 2, m = 1.
+        let sets = [Some(0), Some(0), Some(1)];
+        let d = gendiag(&[&[0, 2], &[1]], &sets, 2, 1);
+        assert_eq!(d.items, vec![vec![0, 1]]);
+        assert_eq!(d.records, vec![vec![0], vec![0]]);
+        assert_eq!(d.suppressed, vec![1, 0]);
+        // UL: both records hold (0,1): 3/3 each, plus the suppressed code.
+        assert!((d.ul - 3.0).abs() < 1e-12, "{d:?}");
+    }
+}

@@ -1,0 +1,168 @@
+//! Q (Step 2): the item sets of size ≤ m held by some record and by fewer than k records, most
+//! frequent first, then smaller, then by their items' lowest codes.
+//!
+//! Q is built once per GenDiag run, on the fresh state (items are the codes), and holds nearly
+//! every code pair of a sparse cluster, so for m ≤ 2 it is produced already in order: local
+//! ids order like codes, so walking first items ascending and each one's partners ascending
+//! fills per-support buckets in (size, codes) order and no sort is needed.
+
+use super::state::State;
+use crate::encode::hash::{FastMap, fast_map};
+use std::cmp::Reverse;
+use std::collections::HashSet;
+
+impl State {
+    /// Q with each set's support.
+    pub fn violating(&self, k: usize, m: usize) -> Vec<(Vec<usize>, usize)> {
+        match self.violating_packed(k, m) {
+            Some(q) => q.into_iter().map(|p| (unpack(p), self.support(&unpack(p)))).collect(),
+            None => self.violating_scan(k, m),
+        }
+    }
+
+    /// Q as packed sets (None when m or the item count is too large to pack).
+    pub fn violating_packed(&self, k: usize, m: usize) -> Option<Vec<u64>> {
+        if m > PACKED_MAX || self.items.len() >= PACKED_ITEMS {
+            return None;
+        }
+        if self.fresh && m <= 2 {
+            return Some(self.violating_fresh(k, m));
+        }
+        Some(self.violating_sorted(k, m))
+    }
+
+    /// Q on the fresh state for m ≤ 2, in order without sorting: buckets by support (from
+    /// k − 1 down), in each the singletons then the pairs, both ascending.
+    fn violating_fresh(&self, k: usize, m: usize) -> Vec<u64> {
+        let top = k.min(self.suppressed.len() + 1);
+        let mut singles: Vec<Vec<u64>> = vec![Vec::new(); top];
+        let mut pairs: Vec<Vec<u64>> = vec![Vec::new(); top];
+        for (a, recs) in self.code_recs.iter().enumerate() {
+            if !recs.is_empty() && recs.len() < k {
+                singles[recs.len()].push(pack(&[a]));
+            }
+        }
+        if m == 2 {
+            // Partners of a are marked in a bitmap and read back ascending (no sort).
+            let mut count = vec![0u32; self.items.len()];
+            let mut marked = vec![0u64; self.items.len().div_ceil(64)];
+            for (a, recs) in self.code_recs.iter().enumerate() {
+                let (mut lo, mut hi) = (usize::MAX, 0);
+                for &r in recs {
+                    let its = &self.rec_codes[r as usize];
+                    for &b in &its[its.partition_point(|&b| b <= a)..] {
+                        count[b] += 1;
+                        marked[b / 64] |= 1 << (b % 64);
+                        lo = lo.min(b / 64);
+                        hi = hi.max(b / 64);
+                    }
+                }
+                for w in lo..=hi.min(marked.len().saturating_sub(1)) {
+                    let mut bits = std::mem::take(&mut marked[w]);
+                    while bits != 0 {
+                        let b = w * 64 + bits.trailing_zeros() as usize;
+                        bits &= bits - 1;
+                        if (count[b] as usize) < k {
+                            pairs[count[b] as usize].push(pack(&[a, b]));
+                        }
+                        count[b] = 0;
+                    }
+                }
+            }
+        }
+        let mut out = Vec::with_capacity(singles.iter().chain(&pairs).map(Vec::len).sum());
+        for s in (0..top).rev() {
+            out.extend_from_slice(&singles[s]);
+            out.extend_from_slice(&pairs[s]);
+        }
+        out
+    }
+
+    /// Q on any state (the debug check after the pass, m = 3): counted, then sorted by key.
+    fn violating_sorted(&self, k: usize, m: usize) -> Vec<u64> {
+        let mut counts: FastMap<u64, u32> = fast_map(1024);
+        for r in 0..self.rec_codes.len() {
+            let items = self.record_items(r);
+            subsets(&items, m, 0, &mut Vec::new(), &mut |p| *counts.entry(pack(p)).or_insert(0) += 1);
+        }
+        let first: Vec<u32> = (0..self.items.len()).map(|i| self.first_code(i)).collect();
+        let mut keyed: Vec<(QKey, u64)> = counts
+            .into_iter()
+            .filter(|&(_, s)| (s as usize) < k)
+            .map(|(p, s)| {
+                let mut codes = [0u32; PACKED_MAX];
+                let mut len = 0;
+                for (j, c) in codes.iter_mut().enumerate() {
+                    let i = (p >> (21 * j)) & PACKED_ITEMS as u64;
+                    if i != 0 {
+                        *c = first[i as usize - 1];
+                        len += 1;
+                    }
+                }
+                ((Reverse(s), len, codes), p)
+            })
+            .collect();
+        // Keys are distinct (alive items have distinct lowest codes), so the key alone orders.
+        keyed.sort_unstable();
+        keyed.into_iter().map(|(_, p)| p).collect()
+    }
+
+    /// [`State::violating`] by a support query per distinct set (any m).
+    fn violating_scan(&self, k: usize, m: usize) -> Vec<(Vec<usize>, usize)> {
+        let mut seen: HashSet<Vec<usize>> = HashSet::new();
+        let mut out = Vec::new();
+        for r in 0..self.rec_codes.len() {
+            let items = self.record_items(r);
+            subsets(&items, m, 0, &mut Vec::new(), &mut |p| {
+                if seen.insert(p.to_vec()) {
+                    let s = self.support(p);
+                    if s < k {
+                        out.push((p.to_vec(), s));
+                    }
+                }
+            });
+        }
+        out.sort_by_cached_key(|(p, s)| {
+            (Reverse(*s), p.len(), p.iter().map(|&i| self.first_code(i)).collect::<Vec<u32>>())
+        });
+        out
+    }
+}
+
+/// Q's order: support descending, size, the items' lowest codes.
+type QKey = (Reverse<u32>, usize, [u32; PACKED_MAX]);
+
+/// Sets of up to this many items are packed into a u64 key, 21 bits an item.
+pub(super) const PACKED_MAX: usize = 3;
+const PACKED_ITEMS: usize = (1 << 21) - 1;
+
+/// An ascending item set as a u64: item + 1 in 21-bit fields, lowest first.
+fn pack(p: &[usize]) -> u64 {
+    p.iter().enumerate().fold(0, |key, (j, &i)| key | ((i as u64 + 1) << (21 * j)))
+}
+
+fn unpack(key: u64) -> Vec<usize> {
+    let mut p = Vec::with_capacity(PACKED_MAX);
+    unpack_into(key, &mut p);
+    p
+}
+
+pub(super) fn unpack_into(mut key: u64, p: &mut Vec<usize>) {
+    p.clear();
+    while key != 0 {
+        p.push((key & PACKED_ITEMS as u64) as usize - 1);
+        key >>= 21;
+    }
+}
+
+/// Visit every non-empty subset of `items` of size at most `m`.
+fn subsets(items: &[usize], m: usize, start: usize, current: &mut Vec<usize>, visit: &mut impl FnMut(&[usize])) {
+    for i in start..items.len() {
+        current.push(items[i]);
+        visit(current);
+        if current.len() < m {
+            subsets(items, m, i + 1, current, visit);
+        }
+        current.pop();
+    }
+}

@@ -34,6 +34,8 @@ pub mod methods;
 pub mod metrics;
 pub mod parallel;
 pub mod progress;
+#[cfg(feature = "ballista")]
+pub mod scale;
 pub mod sql;
 pub mod verify;
 

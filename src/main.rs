@@ -25,6 +25,17 @@ struct Args {
     /// Output format of query results
     #[arg(long, value_enum, default_value_t = Format::Table, global = true)]
     format: Format,
+    /// Run plans on a Ballista cluster: 'standalone' (in-process) or a scheduler URL such as
+    /// df://localhost:50050 (built with the `ballista` feature; docs/scale-out.md)
+    #[cfg(feature = "ballista")]
+    #[arg(long, value_name = "CLUSTER", global = true)]
+    ballista: Option<String>,
+    /// With --ballista: directory the cluster writes releases and catalogs into as Parquet
+    /// (default <temp dir>/anonfusion-<pid>); on a remote cluster, storage shared by the client,
+    /// the scheduler and the executors at the same path
+    #[cfg(feature = "ballista")]
+    #[arg(long, value_name = "DIR", global = true, requires = "ballista")]
+    ballista_output: Option<std::path::PathBuf>,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -48,16 +59,39 @@ async fn main() -> ExitCode {
         Ok(a) => a,
         Err(e) => e.exit(),
     };
-    let (ctx, registry) = anonfusion::session();
+    let (ctx, registry) = match open_session(&args).await {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("Error: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     registry.set_progress(std::sync::Arc::new(cli::progress::Bar::default()));
     let mut runner = Runner::new(ctx, args.format);
-    match run(&mut runner, args, &matches).await {
+    match run(&mut runner, &registry, args, &matches).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("Error: {e}");
             ExitCode::FAILURE
         }
     }
+}
+
+/// The local session, or with `--ballista` one whose plans run on the cluster.
+async fn open_session(
+    args: &Args,
+) -> Result<(datafusion::prelude::SessionContext, std::sync::Arc<anonfusion::Registry>), String> {
+    #[cfg(feature = "ballista")]
+    if let Some(cluster) = &args.ballista {
+        let cluster = anonfusion::scale::Cluster::parse(cluster).map_err(|e| e.to_string())?;
+        let output = match &args.ballista_output {
+            Some(dir) => anonfusion::sql::ParquetOutput::new(dir),
+            None => anonfusion::sql::ParquetOutput::temp(),
+        };
+        return anonfusion::scale::session_with_output(&cluster, output).await.map_err(|e| e.to_string());
+    }
+    let _ = args;
+    Ok(anonfusion::session())
 }
 
 /// Scripts (`-f`) and statements (`-c`) in the order they appear on the command line, so
@@ -79,7 +113,12 @@ enum Source {
     Command(String),
 }
 
-async fn run(runner: &mut Runner, args: Args, matches: &ArgMatches) -> Result<(), String> {
+async fn run(
+    runner: &mut Runner,
+    registry: &std::sync::Arc<anonfusion::Registry>,
+    args: Args,
+    matches: &ArgMatches,
+) -> Result<(), String> {
     let mut out = std::io::stdout();
     match &args.command {
         Some(Command::Demo) => {
@@ -87,7 +126,9 @@ async fn run(runner: &mut Runner, args: Args, matches: &ArgMatches) -> Result<()
             runner.run_script("sql/demo.sql", cli::DEMO_SQL, &mut out).await?;
             return Ok(());
         }
-        Some(Command::Evaluate(evaluate)) => return cli::evaluate::run(evaluate, args.format, &mut out).await,
+        Some(Command::Evaluate(evaluate)) => {
+            return cli::evaluate::run(evaluate, args.format, &runner.ctx, registry, &mut out).await;
+        }
         None => {}
     }
     if !args.files.is_empty() || !args.commands.is_empty() {

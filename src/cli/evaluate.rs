@@ -4,8 +4,9 @@
 
 use super::Runner;
 use super::format::{self, Format};
+use anonfusion::Registry;
 use anonfusion::eval::{self, Agg, QueryReport};
-use datafusion::prelude::{SessionConfig, SessionContext};
+use datafusion::prelude::SessionContext;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -38,12 +39,15 @@ pub struct EvaluateArgs {
 }
 
 /// Run the subcommand; the error is the message to show.
-pub async fn run(args: &EvaluateArgs, format: Format, out: &mut dyn Write) -> Result<(), String> {
-    // The session is built here rather than with `new_session` because the harness needs the
-    // registry of roles and hierarchies that the setup statements fill.
-    let ctx = SessionContext::new_with_config(SessionConfig::new().with_information_schema(true));
-    let registry = anonfusion::register_all(&ctx);
-    registry.set_progress(std::sync::Arc::new(super::progress::Bar::default()));
+/// `ctx` and `registry` are the binary's session (local, or on a Ballista cluster): the harness
+/// needs the registry of roles and hierarchies that the setup statements fill.
+pub async fn run(
+    args: &EvaluateArgs,
+    format: Format,
+    ctx: &SessionContext,
+    registry: &Registry,
+    out: &mut dyn Write,
+) -> Result<(), String> {
     let mut runner = Runner::new(ctx.clone(), format);
     let mut sink = std::io::sink();
     for file in &args.setup {
@@ -56,7 +60,7 @@ pub async fn run(args: &EvaluateArgs, format: Format, out: &mut dyn Write) -> Re
     let mut ares = Vec::new();
     for (i, file) in args.queries.iter().enumerate() {
         let sql = std::fs::read_to_string(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
-        let report = eval::query_error(&ctx, &registry, &sql, &args.original, &args.release, args.catalog.as_deref())
+        let report = eval::query_error(ctx, registry, &sql, &args.original, &args.release, args.catalog.as_deref())
             .await
             .map_err(|e| format!("{}: {e}", file.display()))?;
         writeln!(out, "{}: {}", file.display(), first_line(&sql)).map_err(|e| e.to_string())?;

@@ -6,3 +6,21 @@ pub mod hceil;
 pub mod ipa;
 pub mod kanon;
 pub mod options;
+
+/// Wall time of each pass of a lattice method, in milliseconds: the two raw-data passes
+/// (aggregation into the frequency table, materialization of the release), which run
+/// wherever the session runs its plans (a Ballista cluster, docs/scale-out.md), and the search
+/// between them, which always runs in the client. Reported by the methods' `_report` tables.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct PassTimes {
+    pub aggregate_ms: f64,
+    pub search_ms: f64,
+    pub materialize_ms: f64,
+}
+
+impl PassTimes {
+    /// Milliseconds since `start`.
+    pub fn since(start: std::time::Instant) -> f64 {
+        start.elapsed().as_secs_f64() * 1e3
+    }
+}

@@ -8,7 +8,6 @@ use crate::error::AnonError;
 use crate::lattice::parse_levels;
 use crate::meta::Registry;
 use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
-use datafusion::datasource::MemTable;
 use datafusion::prelude::SessionContext;
 use std::sync::Arc;
 
@@ -40,7 +39,7 @@ impl TableFunctionImpl for Generalize {
         }
         let meta = self.registry.require(&source)?;
         meta.check_complete(&source)?;
-        let table = release(&ctx, &source, &meta, &levels)?;
+        let table = release(&ctx, &source, &output, &meta, &levels)?;
         replace_table(&ctx, &output, table.clone())?;
         self.memo.put(key, &output, table.clone(), table.clone());
         Ok(table)
@@ -50,14 +49,12 @@ impl TableFunctionImpl for Generalize {
 fn release(
     ctx: &SessionContext,
     source: &str,
+    output: &str,
     meta: &crate::meta::TableMeta,
     levels: &[u8],
 ) -> crate::error::Result<Arc<dyn TableProvider>> {
-    let (schema, partitions) = block_on(async {
+    block_on(async {
         let df = materialize_node(ctx, source, meta, levels).await?;
-        let schema = df.schema().inner().clone();
-        let parts = df.collect_partitioned().await?;
-        Ok::<_, AnonError>((schema, parts))
-    })?;
-    Ok(Arc::new(MemTable::try_new(schema, partitions)?))
+        super::output::publish(ctx, output, df).await
+    })
 }

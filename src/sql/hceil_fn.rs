@@ -2,12 +2,15 @@
 //! counterfeit records (options: `seed=42, counterfeit_values=concealable|domain,
 //! max_counterfeits=10%, search=bounded|exhaustive`). A NULL or missing h searches every node
 //! for the h of least RCE. Registers the release as `output` (with `class_id`), the catalog as
-//! `output_catalog` and the report as `output_report`, and returns the release.
+//! `output_catalog` and the report as `output_report` (with the time of each pass), and
+//! returns the release. With [`ParquetOutput`] the release is Parquet written by the session's
+//! executors and the catalog Parquet written by the client.
 
 use super::report::{Value::*, one_row};
-use super::{Args, Memo, block_on, mem_table, replace_table, session_context};
+use super::{Args, Memo, ParquetOutput, block_on, mem_table, output, replace_table, session_context};
 use crate::error::{AnonError, Result};
 use crate::meta::Registry;
+use crate::methods::PassTimes;
 use crate::methods::hceil::{HceilConfig, HceilResult, anonymize};
 use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
 use datafusion::prelude::SessionContext;
@@ -51,10 +54,37 @@ impl TableFunctionImpl for Hceil {
         meta.check_complete(&source)?;
         let started = Instant::now();
         let progress = self.registry.progress();
-        let (res, published) = block_on(anonymize(&ctx, &source, &meta, &config, progress.as_ref()))?;
-        let release = mem_table(published.schema.clone(), published.release)?;
-        let catalog = mem_table(published.catalog.schema(), vec![published.catalog])?;
-        let report = report(&source, &config, &res, &published.dropped, started.elapsed().as_secs_f64() * 1e3)?;
+        let (res, release, catalog, dropped) = block_on(async {
+            let (mut res, published) = anonymize(&ctx, &source, &meta, &config, progress.as_ref()).await?;
+            let start = Instant::now();
+            let rel = &published.release;
+            // With Parquet output the rows are built by the session's executors from the
+            // release's cells, which the client writes beside the release (a plan message could
+            // not carry them at scale) and removes once the release is written; otherwise the
+            // rows are built in the client, as always.
+            let release = match ParquetOutput::of(&ctx) {
+                Some(out) => {
+                    let cells = rel.cells()?;
+                    let name = format!("{output}_cells");
+                    let (dir, cells) = output::write_from_client(&out, &name, cells.schema(), &[cells])?;
+                    let written = match ctx.read_table(cells) {
+                        Ok(df) => match rel.expand(df) {
+                            Ok(plan) => output::publish(&ctx, &output, plan).await,
+                            Err(e) => Err(e),
+                        },
+                        Err(e) => Err(e.into()),
+                    };
+                    let _ = std::fs::remove_dir_all(&dir);
+                    written?
+                }
+                None => mem_table(rel.schema.clone(), rel.batches()?)?,
+            };
+            res.passes.materialize_ms = PassTimes::since(start);
+            let name = format!("{output}_catalog");
+            let catalog = output::publish_batches(&ctx, &name, published.catalog.schema(), vec![published.catalog])?;
+            Ok::<_, AnonError>((res, release, catalog, published.release.dropped))
+        })?;
+        let report = report(&source, &config, &res, &dropped, started.elapsed().as_secs_f64() * 1e3)?;
         // Everything is built: only now does the catalog change.
         replace_table(&ctx, &format!("{output}_catalog"), catalog)?;
         replace_table(&ctx, &format!("{output}_report"), report)?;
@@ -92,5 +122,8 @@ fn report(
         ("nodes_rejected", Int(res.stats.rejected as i64)),
         ("dropped_columns", OptText((!dropped.is_empty()).then(|| dropped.join(", ")))),
         ("time_ms", Float(ms)),
+        ("aggregate_ms", Float(res.passes.aggregate_ms)),
+        ("search_ms", Float(res.passes.search_ms)),
+        ("materialize_ms", Float(res.passes.materialize_ms)),
     ])
 }

@@ -1,14 +1,15 @@
 //! `kanon_anonymize(source, output, k [, options])`: the globally optimal full-domain
 //! k-anonymous release (options: `metric=lm|ncp|dm, suppression=2%, distinct_l=3,
 //! entropy_l=2, recursive_cl=3:2, t=0.15`). Registers the release as `output` and its report
-//! as `output_report`, and returns the release.
+//! as `output_report` (with the time of each pass), and returns the release. The release is
+//! in memory, or Parquet written by the session's executors ([`output::ParquetOutput`]).
 
-use super::{Args, Memo, block_on, replace_table, session_context};
+use super::{Args, Memo, block_on, output, replace_table, session_context};
 use crate::error::{AnonError, Result};
 use crate::meta::Registry;
+use crate::methods::PassTimes;
 use crate::methods::kanon::{KanonConfig, KanonResult, anonymize, describe_node};
 use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
-use datafusion::datasource::MemTable;
 use datafusion::prelude::SessionContext;
 use std::sync::Arc;
 use std::time::Instant;
@@ -45,10 +46,11 @@ impl TableFunctionImpl for Kanon {
         meta.check_complete(&source)?;
         let started = Instant::now();
         let (res, release) = block_on(async {
-            let (res, df) = anonymize(&ctx, &source, &meta, &config).await?;
-            let schema = df.schema().inner().clone();
-            let parts = df.collect_partitioned().await?;
-            Ok::<_, AnonError>((res, Arc::new(MemTable::try_new(schema, parts)?) as Arc<dyn TableProvider>))
+            let (mut res, df) = anonymize(&ctx, &source, &meta, &config).await?;
+            let start = Instant::now();
+            let release = output::publish(&ctx, &output, df).await?;
+            res.passes.materialize_ms = PassTimes::since(start);
+            Ok::<_, AnonError>((res, release))
         })?;
         let report = report(&source, &config, &res, started.elapsed().as_secs_f64() * 1e3)?;
         replace_table(&ctx, &format!("{output}_report"), report)?;
@@ -73,5 +75,8 @@ fn report(source: &str, config: &KanonConfig, res: &KanonResult, ms: f64) -> Res
         ("nodes_total", Int(res.nodes_total as i64)),
         ("nodes_evaluated", Int(res.nodes_evaluated as i64)),
         ("time_ms", Float(ms)),
+        ("aggregate_ms", Float(res.passes.aggregate_ms)),
+        ("search_ms", Float(res.passes.search_ms)),
+        ("materialize_ms", Float(res.passes.materialize_ms)),
     ])
 }

@@ -19,6 +19,7 @@ mod ipa_fn;
 mod kanon_fn;
 mod ledger_fn;
 mod metrics_fn;
+pub mod output;
 mod query_error_fn;
 mod report;
 mod roles;
@@ -27,6 +28,7 @@ mod truthful_fn;
 mod verify_fn;
 
 pub use args::Args;
+pub use output::ParquetOutput;
 
 use crate::error::{AnonError, Result};
 use crate::meta::Registry;

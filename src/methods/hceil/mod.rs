@@ -26,11 +26,12 @@ use crate::encode::{FrequencyTable, NodeCache, frequency_table};
 use crate::error::{AnonError, Result};
 use crate::lattice::format_levels;
 use crate::meta::TableMeta;
+use crate::methods::PassTimes;
 use crate::progress::Progress;
 use datafusion::arrow::array::RecordBatch;
-use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::prelude::SessionContext;
 use search::{Params, Stats};
+use std::time::Instant;
 
 const F: &str = "hceil_anonymize";
 
@@ -178,6 +179,8 @@ pub struct HceilResult {
     pub catalog: NodeCatalog,
     pub classes: usize,
     pub stats: Stats,
+    /// Filled by [`anonymize`] (aggregation and search; the caller times the materialization).
+    pub passes: PassTimes,
 }
 
 impl HceilResult {
@@ -236,6 +239,7 @@ fn search_with_cache<'a>(
         catalog: best.catalog,
         classes: best.classes,
         stats,
+        passes: PassTimes::default(),
     };
     Ok((result, nodes))
 }
@@ -246,17 +250,14 @@ fn os_seed() -> u64 {
     rand::make_rng::<rand::rngs::StdRng>().random()
 }
 
-/// The release and catalog tables of one call.
+/// The release (rows not yet built) and catalog tables of one call.
 pub struct Published {
-    pub schema: SchemaRef,
-    pub release: Vec<RecordBatch>,
+    pub release: release::Release,
     pub catalog: RecordBatch,
-    /// Source columns the release leaves out (neither identifier, quasi-identifier nor
-    /// sensitive).
-    pub dropped: Vec<String>,
 }
 
-/// Anonymize a declared table: aggregate, search, and build the release and catalog.
+/// Anonymize a declared table: aggregate, search, and prepare the release and build the
+/// catalog. The caller builds the release's rows, in the client or by a plan.
 pub async fn anonymize(
     ctx: &SessionContext,
     table: &str,
@@ -266,12 +267,16 @@ pub async fn anonymize(
 ) -> Result<(HceilResult, Published)> {
     let sensitive = meta.sensitive(table)?;
     let source = ctx.table(table).await.map_err(|_| AnonError::table(table, "not found"))?.schema().inner().clone();
+    let start = Instant::now();
     let ft = frequency_table(ctx, table, meta, Some(sensitive)).await?;
-    let (res, mut nodes) = search_with_cache(&ft, config, progress)?;
+    let aggregate_ms = PassTimes::since(start);
+    let start = Instant::now();
+    let (mut res, mut nodes) = search_with_cache(&ft, config, progress)?;
+    res.passes = PassTimes { aggregate_ms, search_ms: PassTimes::since(start), materialize_ms: 0.0 };
     let node = nodes.lattice.id(&res.levels).expect("the chosen node is in the lattice");
     let cached = nodes.classes(node)?;
-    let (schema, batches, dropped) = release::release(&ft, meta, table, &source, &cached, &res.catalog)?;
+    let release = release::release(&ft, meta, table, &source, &cached, &res.catalog)?;
     let values = &ft.sensitive.as_ref().expect("checked by meta.sensitive").values;
     let catalog = release::catalog_batch(&res.catalog, &release::class_ids(&cached), values, sensitive)?;
-    Ok((res, Published { schema, release: batches, catalog, dropped }))
+    Ok((res, Published { release, catalog }))
 }

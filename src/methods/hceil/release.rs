@@ -15,8 +15,14 @@ use crate::encode::publish::{class_rows, dropped_columns, push_bounds, range_lab
 use crate::encode::{Cached, FrequencyTable};
 use crate::error::{AnonError, Result};
 use crate::meta::{Role, TableMeta};
-use datafusion::arrow::array::{Array, ArrayRef, Int64Array, Int64Builder, ListBuilder, RecordBatch, StringArray};
+use datafusion::arrow::array::{
+    Array, ArrayRef, Int64Array, Int64Builder, ListBuilder, RecordBatch, StringArray, UInt32Array,
+};
+use datafusion::arrow::compute::take;
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use datafusion::functions_nested::expr_fn::range;
+use datafusion::logical_expr::Expr;
+use datafusion::prelude::{DataFrame, col, ident, lit};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -36,19 +42,23 @@ pub fn class_ids(cached: &Cached) -> Vec<i64> {
     ids
 }
 
-/// Which class and sensitive value each release row has, in class-id order.
-fn rows(cached: &Cached, width: usize, catalog: &NodeCatalog, ids: &[i64]) -> (Vec<u32>, Vec<u32>) {
+/// The release's cells: (class, sensitive value, rows), genuine plus counterfeit, for every
+/// non-empty cell, in class-id order and value by value. A release is its cells expanded, in
+/// the client ([`Release::batches`]) or by a plan ([`Release::expand`]); the cells are as many
+/// as the chosen node's (class, value) pairs, so they stay in the client whatever the rows.
+fn cells(cached: &Cached, width: usize, catalog: &NodeCatalog, ids: &[i64]) -> Vec<(u32, u32, u64)> {
     let mut by_id: Vec<usize> = (0..ids.len()).collect();
     by_id.sort_by_key(|&c| ids[c]);
-    let (mut classes, mut values) = (Vec::new(), Vec::new());
+    let mut out = Vec::new();
     for c in by_id {
         for (s, &n) in cached.class_hist(c, width).iter().enumerate() {
             let n = n + catalog.counterfeits_of(c as u32, s as u32);
-            classes.extend(std::iter::repeat_n(c as u32, n as usize));
-            values.extend(std::iter::repeat_n(s as u32, n as usize));
+            if n > 0 {
+                out.push((c as u32, s as u32, u64::from(n)));
+            }
         }
     }
-    (classes, values)
+    out
 }
 
 /// One release column per class (class-level arrays), with its field.
@@ -89,7 +99,58 @@ fn class_columns(
     Ok((fields, cols))
 }
 
-/// The release's schema and batches, and the source columns it leaves out.
+/// A release before its rows exist: class-level columns, the sensitive values and the cells.
+pub struct Release {
+    pub schema: SchemaRef,
+    class_cols: Vec<ArrayRef>,
+    values: ArrayRef,
+    cells: Vec<(u32, u32, u64)>,
+    /// Source columns the release leaves out (neither identifier, quasi-identifier nor
+    /// sensitive).
+    pub dropped: Vec<String>,
+}
+
+impl Release {
+    /// The rows, built in the client.
+    pub fn batches(&self) -> Result<Vec<RecordBatch>> {
+        let (mut row_class, mut row_value) = (Vec::new(), Vec::new());
+        for &(c, s, n) in &self.cells {
+            row_class.extend(std::iter::repeat_n(c, n as usize));
+            row_value.extend(std::iter::repeat_n(s, n as usize));
+        }
+        class_rows(&self.schema, &self.class_cols, &self.values, &row_class, &row_value)
+    }
+
+    /// One row per cell: the release's columns and the cell's row count. As many rows as the
+    /// chosen node has (class, value) pairs, however many records the release holds.
+    pub fn cells(&self) -> Result<RecordBatch> {
+        let classes = UInt32Array::from_iter_values(self.cells.iter().map(|c| c.0));
+        let values = UInt32Array::from_iter_values(self.cells.iter().map(|c| c.1));
+        let mut fields: Vec<Field> = self.schema.fields().iter().map(|f| f.as_ref().clone()).collect();
+        let mut cols: Vec<ArrayRef> =
+            self.class_cols.iter().map(|c| take(c, &classes, None)).collect::<Result<_, _>>()?;
+        cols.push(take(&self.values, &values, None)?);
+        fields.push(Field::new(N, DataType::Int64, false));
+        cols.push(Arc::new(Int64Array::from_iter_values(self.cells.iter().map(|c| c.2 as i64))));
+        Ok(RecordBatch::try_new(Arc::new(Schema::new(fields)), cols)?)
+    }
+
+    /// The rows as a plan over `cells` (a table of [`Release::cells`]), each cell expanded to
+    /// its rows by `unnest(range(n))`, so that a cluster's executors build them and the client
+    /// never holds them. Rows come cell by cell, as in the client, so their order says nothing
+    /// about source records.
+    pub fn expand(&self, cells: DataFrame) -> Result<DataFrame> {
+        let out: Vec<Expr> = self.schema.fields().iter().map(|f| ident(f.name())).collect();
+        Ok(cells.with_column(I, range(lit(0i64), col(N), lit(1i64)))?.unnest_columns(&[I])?.select(out)?)
+    }
+}
+
+/// The cells' row count and the unnested index: names no source column can take, since the
+/// release's columns are the source's quasi-identifiers, `class_id` and the sensitive one.
+const N: &str = "__anonfusion_rows";
+const I: &str = "__anonfusion_row";
+
+/// The release of the chosen node: its schema, class-level columns and cells.
 pub fn release(
     ft: &FrequencyTable,
     meta: &TableMeta,
@@ -97,17 +158,16 @@ pub fn release(
     source: &Schema,
     cached: &Cached,
     catalog: &NodeCatalog,
-) -> Result<(SchemaRef, Vec<RecordBatch>, Vec<String>)> {
+) -> Result<Release> {
     let sens = ft.sensitive.as_ref().ok_or_else(|| AnonError::table(table, "no sensitive attribute declared"))?;
     let ids = class_ids(cached);
     let (mut fields, class_cols) = class_columns(ft, meta, table, source, cached, &ids)?;
     let (field, values) = sensitive_values(table, sens, source)?;
     fields.push(field);
     let schema = Arc::new(Schema::new(fields));
-    let (row_class, row_value) = rows(cached, sens.values.len(), catalog, &ids);
-    let batches = class_rows(&schema, &class_cols, &values, &row_class, &row_value)?;
+    let cells = cells(cached, sens.values.len(), catalog, &ids);
     let dropped = dropped_columns(source, meta);
-    Ok((schema, batches, dropped))
+    Ok(Release { schema, class_cols, values, cells, dropped })
 }
 
 /// The catalog table: `class_ids` List<Int64>, `sensitive_value` Utf8, `count` Int64.

@@ -18,8 +18,10 @@ use crate::encode::{FrequencyTable, frequency_table, materialize_suppressed, nod
 use crate::error::{AnonError, Result};
 use crate::lattice::format_levels;
 use crate::meta::TableMeta;
+use crate::methods::PassTimes;
 use datafusion::prelude::{DataFrame, SessionContext};
 use search::{Evaluation, Evaluator};
+use std::time::Instant;
 
 /// What to optimize and what to guarantee.
 #[derive(Debug, Clone, PartialEq)]
@@ -121,6 +123,8 @@ pub struct KanonResult {
     pub classes: usize,
     pub nodes_total: usize,
     pub nodes_evaluated: usize,
+    /// Filled by [`anonymize`] (aggregation and search; the caller times the materialization).
+    pub passes: PassTimes,
 }
 
 /// Search the lattice of a frequency table. `None` when no node satisfies the models within
@@ -154,10 +158,12 @@ fn result(ev: &mut Evaluator, ft: &FrequencyTable, e: Evaluation) -> Result<Kano
         classes: e.classes - e.failing.len(),
         nodes_total: ev.lattice.size(),
         nodes_evaluated: ev.evaluated,
+        passes: PassTimes::default(),
     })
 }
 
-/// Anonymize a declared table: aggregate, search, and plan the release.
+/// Anonymize a declared table: aggregate, search, and plan the release. The plan is lazy: it
+/// runs where the caller executes it (in memory, or written as Parquet by a cluster).
 pub async fn anonymize(
     ctx: &SessionContext,
     table: &str,
@@ -165,8 +171,11 @@ pub async fn anonymize(
     config: &KanonConfig,
 ) -> Result<(KanonResult, DataFrame)> {
     let sensitive = if config.models.need_sensitive() { Some(meta.sensitive(table)?) } else { None };
+    let start = Instant::now();
     let ft = frequency_table(ctx, table, meta, sensitive).await?;
-    let res = search(&ft, config)?.ok_or_else(|| {
+    let aggregate_ms = PassTimes::since(start);
+    let start = Instant::now();
+    let mut res = search(&ft, config)?.ok_or_else(|| {
         AnonError::argument(
             "kanon_anonymize",
             "options",
@@ -177,6 +186,7 @@ pub async fn anonymize(
             ),
         )
     })?;
+    res.passes = PassTimes { aggregate_ms, search_ms: PassTimes::since(start), materialize_ms: 0.0 };
     let df = materialize_suppressed(ctx, table, meta, &res.levels, &res.suppressed_classes).await?;
     Ok((res, df))
 }

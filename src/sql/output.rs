@@ -1,0 +1,193 @@
+//! Where a method's release goes: into client memory (the default), or, when the session
+//! carries a [`ParquetOutput`], into Parquet files written by the plan's own executors and
+//! registered as a listing table.
+//!
+//! On a Ballista cluster the second option is what keeps the client's memory proportional to
+//! the frequency table: the materialization plan runs on the executors and its rows go to
+//! storage, never through the client; queries on the release then read the files on the
+//! executors too. A local session can use it as well (a release larger than memory).
+
+use crate::error::{AnonError, Result};
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::catalog::TableProvider;
+use datafusion::dataframe::DataFrameWriteOptions;
+use datafusion::datasource::MemTable;
+use datafusion::datasource::file_format::parquet::ParquetFormat;
+use datafusion::datasource::listing::{ListingOptions, ListingTable, ListingTableConfig, ListingTableUrl};
+use datafusion::parquet::arrow::ArrowWriter;
+use datafusion::prelude::{DataFrame, SessionConfig, SessionContext};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Session option (a `SessionConfig` extension): write releases and catalogs as Parquet under
+/// `dir`, one fresh subdirectory per table and call. On a cluster, `dir` must be storage that
+/// the executors (which write) and the scheduler (which lists the files) share with the client.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParquetOutput {
+    pub dir: PathBuf,
+}
+
+impl ParquetOutput {
+    pub fn new(dir: impl Into<PathBuf>) -> Self {
+        ParquetOutput { dir: dir.into() }
+    }
+
+    /// `<temp dir>/anonfusion-<pid>`: the default when none is given. Old releases stay there
+    /// until the directory is removed (the engine never deletes files a plan may still read).
+    pub fn temp() -> Self {
+        ParquetOutput::new(std::env::temp_dir().join(format!("anonfusion-{}", std::process::id())))
+    }
+
+    /// `config` with this option set.
+    pub fn apply(self, config: SessionConfig) -> SessionConfig {
+        config.with_extension(Arc::new(self))
+    }
+
+    /// The option of `ctx`'s session, if set.
+    pub fn of(ctx: &SessionContext) -> Option<Arc<ParquetOutput>> {
+        ctx.state().config().get_extension::<ParquetOutput>()
+    }
+}
+
+/// Distinguishes directories written within one process in the same millisecond.
+static WRITES: AtomicU64 = AtomicU64::new(0);
+
+/// A directory for one table that no earlier call used: `<dir>/<name>-<millis>-<n>`, so a
+/// replaced release's files stay intact for plans that still read them.
+fn fresh_dir(out: &ParquetOutput, name: &str) -> PathBuf {
+    let millis = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis());
+    let n = WRITES.fetch_add(1, Ordering::Relaxed);
+    out.dir.join(format!("{name}-{millis}-{}-{n}", std::process::id()))
+}
+
+/// Run `df` and return the table it produced, to be registered as `name` by the caller: in
+/// memory, or with [`ParquetOutput`] as Parquet files under a fresh directory. Nothing is
+/// registered here; on error a partly written directory is removed.
+pub async fn publish(ctx: &SessionContext, name: &str, df: DataFrame) -> Result<Arc<dyn TableProvider>> {
+    match ParquetOutput::of(ctx) {
+        None => {
+            let schema = df.schema().inner().clone();
+            let parts = df.collect_partitioned().await?;
+            Ok(Arc::new(MemTable::try_new(schema, parts)?))
+        }
+        Some(out) => {
+            let dir = fresh_dir(&out, name);
+            match write_dir(df, &dir).await {
+                Ok(t) => Ok(t),
+                Err(e) => {
+                    // Best effort: the error that matters is the write's.
+                    let _ = std::fs::remove_dir_all(&dir);
+                    Err(e)
+                }
+            }
+        }
+    }
+}
+
+/// Run `df`, writing its rows as Parquet files into `dir` (created if missing), and return a
+/// listing table over them. Where the plan runs, the files are written: on a cluster, by the
+/// executors.
+pub async fn write_dir(df: DataFrame, dir: &Path) -> Result<Arc<dyn TableProvider>> {
+    let schema = df.schema().inner().clone();
+    let shown = dir.display().to_string();
+    std::fs::create_dir_all(dir).map_err(|e| AnonError::io(&shown, e))?;
+    // A trailing separator makes DataFusion write a directory of files (one per partition)
+    // rather than a single file named after the path.
+    let url = format!("{}/", dir.to_str().ok_or_else(|| AnonError::io(&shown, "is not valid UTF-8"))?);
+    df.write_parquet(&url, DataFrameWriteOptions::new(), None).await?;
+    listing_table(&url, schema)
+}
+
+/// A Parquet listing table over the files under `url` with `schema` (the written plan's, so
+/// types, nullability and field metadata are the in-memory release's).
+pub fn listing_table(url: &str, schema: SchemaRef) -> Result<Arc<dyn TableProvider>> {
+    let options = ListingOptions::new(Arc::new(ParquetFormat::default())).with_file_extension(".parquet");
+    let config =
+        ListingTableConfig::new(ListingTableUrl::parse(url)?).with_listing_options(options).with_schema(schema);
+    Ok(Arc::new(ListingTable::try_new(config)?))
+}
+
+/// Publish batches built in the client (a catalog): in memory, or with [`ParquetOutput`] as
+/// one Parquet file that the client writes itself into a fresh directory. Shipping them to the
+/// executors to write would pass them through a plan message, which Ballista caps at 16 MB.
+pub fn publish_batches(
+    ctx: &SessionContext,
+    name: &str,
+    schema: SchemaRef,
+    batches: Vec<RecordBatch>,
+) -> Result<Arc<dyn TableProvider>> {
+    match ParquetOutput::of(ctx) {
+        None => Ok(Arc::new(MemTable::try_new(schema, vec![batches])?)),
+        Some(out) => Ok(write_from_client(&out, name, schema, &batches)?.1),
+    }
+}
+
+/// Write `batches` as one Parquet file from the client into a fresh directory under `out`;
+/// returns the directory and a listing table over it. A failed write leaves no directory.
+pub fn write_from_client(
+    out: &ParquetOutput,
+    name: &str,
+    schema: SchemaRef,
+    batches: &[RecordBatch],
+) -> Result<(PathBuf, Arc<dyn TableProvider>)> {
+    let dir = fresh_dir(out, name);
+    let shown = dir.display().to_string();
+    let written = (|| -> Result<Arc<dyn TableProvider>> {
+        std::fs::create_dir_all(&dir).map_err(|e| AnonError::io(&shown, e))?;
+        let file = std::fs::File::create(dir.join("part-0.parquet")).map_err(|e| AnonError::io(&shown, e))?;
+        let parquet = |e: datafusion::parquet::errors::ParquetError| AnonError::io(&shown, e);
+        let mut w = ArrowWriter::try_new(file, schema.clone(), None).map_err(parquet)?;
+        for b in batches {
+            w.write(b).map_err(parquet)?;
+        }
+        w.close().map_err(parquet)?;
+        listing_table(&format!("{}/", dir.to_str().ok_or_else(|| AnonError::io(&shown, "is not valid UTF-8"))?), schema)
+    })();
+    match written {
+        Ok(t) => Ok((dir, t)),
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&dir);
+            Err(e)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A local session with the option writes the release as Parquet, registers a listing
+    /// table, and the rows are those of the in-memory release.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn parquet_release_equals_the_in_memory_one() {
+        let dir = std::env::temp_dir().join(format!("anonfusion-output-test-{}", std::process::id()));
+        let config = ParquetOutput::new(&dir).apply(SessionConfig::new().with_information_schema(true));
+        let parquet = SessionContext::new_with_config(config);
+        crate::register_all(&parquet);
+        let memory = crate::new_session();
+        let sql = ["SELECT * FROM load_dataset('nps', 7000, 1)", "SELECT * FROM kanon_anonymize('nps', 'nps_k', 5)"];
+        for ctx in [&parquet, &memory] {
+            for s in sql {
+                ctx.sql(s).await.unwrap().collect().await.unwrap();
+            }
+        }
+        let table = parquet.table_provider("nps_k").await.unwrap();
+        assert!(table.downcast_ref::<ListingTable>().is_some(), "the release is not a Parquet table");
+        assert!(std::fs::read_dir(&dir).unwrap().next().is_some(), "nothing written under {}", dir.display());
+        let q = "SELECT sex, age, age_lo, age_hi, disease, COUNT(*) AS n FROM nps_k GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 5";
+        let a = datafusion::arrow::util::pretty::pretty_format_batches(
+            &parquet.sql(q).await.unwrap().collect().await.unwrap(),
+        )
+        .unwrap()
+        .to_string();
+        let b = datafusion::arrow::util::pretty::pretty_format_batches(
+            &memory.sql(q).await.unwrap().collect().await.unwrap(),
+        )
+        .unwrap()
+        .to_string();
+        assert_eq!(a, b);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

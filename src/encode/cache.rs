@@ -128,24 +128,10 @@ impl<'a> NodeCache<'a> {
         nodes: &[NodeId],
         f: impl Fn(NodeId, &Arc<Cached>) -> Result<T> + Sync,
     ) -> Result<Vec<T>> {
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(nodes.len()).max(1);
-        let chunk = nodes.len().div_ceil(threads).max(1);
-        let (this, f) = (&*self, &f);
-        let results: Vec<Result<(NodeId, T, Arc<Cached>)>> = std::thread::scope(|scope| {
-            let handles: Vec<_> = nodes
-                .chunks(chunk)
-                .map(|part| {
-                    scope.spawn(move || {
-                        part.iter()
-                            .map(|&n| {
-                                let c = this.get(n)?;
-                                Ok((n, f(n, &c)?, c))
-                            })
-                            .collect::<Vec<_>>()
-                    })
-                })
-                .collect();
-            handles.into_iter().flat_map(|h| h.join().expect("node evaluation thread panicked")).collect()
+        let this = &*self;
+        let results: Vec<Result<(NodeId, T, Arc<Cached>)>> = crate::parallel::map(nodes, |&n| {
+            let c = this.get(n)?;
+            Ok((n, f(n, &c)?, c))
         });
         let mut out = Vec::with_capacity(nodes.len());
         for r in results {

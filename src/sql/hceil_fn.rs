@@ -67,13 +67,8 @@ impl TableFunctionImpl for Hceil {
                     let cells = rel.cells()?;
                     let name = format!("{output}_cells");
                     let (dir, cells) = output::write_from_client(&out, &name, cells.schema(), &[cells])?;
-                    let written = match ctx.read_table(cells) {
-                        Ok(df) => match rel.expand(df) {
-                            Ok(plan) => output::publish(&ctx, &output, plan).await,
-                            Err(e) => Err(e),
-                        },
-                        Err(e) => Err(e.into()),
-                    };
+                    let written =
+                        async { output::publish(&ctx, &output, rel.expand(ctx.read_table(cells)?)?).await }.await;
                     let _ = std::fs::remove_dir_all(&dir);
                     written?
                 }

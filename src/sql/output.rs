@@ -74,16 +74,26 @@ pub async fn publish(ctx: &SessionContext, name: &str, df: DataFrame) -> Result<
         }
         Some(out) => {
             let dir = fresh_dir(&out, name);
-            match write_dir(df, &dir).await {
-                Ok(t) => Ok(t),
-                Err(e) => {
-                    // Best effort: the error that matters is the write's.
-                    let _ = std::fs::remove_dir_all(&dir);
-                    Err(e)
-                }
-            }
+            let written = write_dir(df, &dir).await;
+            removed_on_error(&dir, written)
         }
     }
+}
+
+/// `result`, having removed `dir` if it is an error, so a failed write leaves no partial files.
+fn removed_on_error<T>(dir: &Path, result: Result<T>) -> Result<T> {
+    if result.is_err() {
+        // Best effort: the error that matters is the write's.
+        let _ = std::fs::remove_dir_all(dir);
+    }
+    result
+}
+
+/// The listing URL of a directory of Parquet files. The trailing separator makes DataFusion
+/// write a directory of files (one per partition) rather than a single file named after it.
+fn dir_url(dir: &Path) -> Result<String> {
+    let shown = dir.display().to_string();
+    Ok(format!("{}/", dir.to_str().ok_or_else(|| AnonError::io(&shown, "is not valid UTF-8"))?))
 }
 
 /// Run `df`, writing its rows as Parquet files into `dir` (created if missing), and return a
@@ -93,9 +103,7 @@ pub async fn write_dir(df: DataFrame, dir: &Path) -> Result<Arc<dyn TableProvide
     let schema = df.schema().inner().clone();
     let shown = dir.display().to_string();
     std::fs::create_dir_all(dir).map_err(|e| AnonError::io(&shown, e))?;
-    // A trailing separator makes DataFusion write a directory of files (one per partition)
-    // rather than a single file named after the path.
-    let url = format!("{}/", dir.to_str().ok_or_else(|| AnonError::io(&shown, "is not valid UTF-8"))?);
+    let url = dir_url(dir)?;
     df.write_parquet(&url, DataFrameWriteOptions::new(), None).await?;
     listing_table(&url, schema)
 }
@@ -119,7 +127,7 @@ pub fn publish_batches(
     batches: Vec<RecordBatch>,
 ) -> Result<Arc<dyn TableProvider>> {
     match ParquetOutput::of(ctx) {
-        None => Ok(Arc::new(MemTable::try_new(schema, vec![batches])?)),
+        None => super::mem_table(schema, batches),
         Some(out) => Ok(write_from_client(&out, name, schema, &batches)?.1),
     }
 }
@@ -143,15 +151,10 @@ pub fn write_from_client(
             w.write(b).map_err(parquet)?;
         }
         w.close().map_err(parquet)?;
-        listing_table(&format!("{}/", dir.to_str().ok_or_else(|| AnonError::io(&shown, "is not valid UTF-8"))?), schema)
+        listing_table(&dir_url(&dir)?, schema)
     })();
-    match written {
-        Ok(t) => Ok((dir, t)),
-        Err(e) => {
-            let _ = std::fs::remove_dir_all(&dir);
-            Err(e)
-        }
-    }
+    let table = removed_on_error(&dir, written)?;
+    Ok((dir, table))
 }
 
 #[cfg(test)]

@@ -105,6 +105,10 @@ impl RtTable {
     pub fn attributes(&self) -> usize {
         self.demographics.len()
     }
+    /// The code sets of `records`, in their order: a cluster as GenDiag takes it.
+    pub fn code_sets(&self, records: &[u32]) -> Vec<&[u32]> {
+        records.iter().map(|&r| self.codes.records[r as usize].as_slice()).collect()
+    }
 }
 
 fn column(table: &str, col: &str, batches: &[RecordBatch]) -> Result<Vec<ArrayRef>> {

@@ -98,7 +98,7 @@ fn gendiag_matches_the_first_version_on_ehrd_and_informs_samples() {
     let sets = uc1(&t, RtPreset::Ehrd);
     for (take, seed, k, m) in [(3000, 1, 10, 2), (1500, 2, 5, 2), (800, 3, 10, 1), (400, 4, 4, 3)] {
         let recs = records(&t, take, seed);
-        let codes: Vec<&[u32]> = recs.iter().map(|&r| t.codes.records[r as usize].as_slice()).collect();
+        let codes = t.code_sets(&recs);
         assert_eq!(gendiag(&codes, &sets, k, m), gendiag_v1(&codes, &sets, k, m), "ehrd {take} k {k} m {m}");
     }
     let ds = datasets::load("informs", Some(3000), Some(5)).unwrap();
@@ -106,7 +106,7 @@ fn gendiag_matches_the_first_version_on_ehrd_and_informs_samples() {
     let sets = uc1(&t, RtPreset::Informs);
     for (take, seed, k, m) in [(3000, 1, 10, 2), (1000, 2, 5, 2)] {
         let recs = records(&t, take, seed);
-        let codes: Vec<&[u32]> = recs.iter().map(|&r| t.codes.records[r as usize].as_slice()).collect();
+        let codes = t.code_sets(&recs);
         assert_eq!(gendiag(&codes, &sets, k, m), gendiag_v1(&codes, &sets, k, m), "informs {take} k {k} m {m}");
     }
 }

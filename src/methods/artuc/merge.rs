@@ -73,12 +73,10 @@ impl<'a> Merger<'a> {
     fn score_many(&mut self, jobs: &[Vec<u32>]) -> Vec<Score> {
         self.evaluations += jobs.len() as u64;
         let (table, sets, k, m) = (self.table, self.set_of_code, self.k, self.m);
-        let one = |records: &[u32]| {
-            let codes: Vec<&[u32]> = records.iter().map(|&r| table.codes.records[r as usize].as_slice()).collect();
-            let d = gendiag(&codes, sets, k, m);
+        crate::parallel::map(jobs, |records| {
+            let d = gendiag(&table.code_sets(records), sets, k, m);
             Score { ul: d.ul, suppressed: d.suppressed_total() }
-        };
-        crate::parallel::map(jobs, |j| one(j))
+        })
     }
 
     fn push(&mut self, cluster: Cluster, score: Option<Score>) -> usize {

@@ -205,10 +205,7 @@ fn finish(
 ) -> ArtucResult {
     let weights = config.weights_for(table);
     let (k, m) = (config.k as usize, config.m as usize);
-    let diags = crate::parallel::map(&clusters, |c| {
-        let codes: Vec<&[u32]> = c.records.iter().map(|&r| table.codes.records[r as usize].as_slice()).collect();
-        gendiag(&codes, cs.set_of_code(), k, m)
-    });
+    let diags = crate::parallel::map(&clusters, |c| gendiag(&table.code_sets(&c.records), cs.set_of_code(), k, m));
     let out: Vec<AnonCluster> = clusters
         .into_iter()
         .zip(diags)

@@ -7,7 +7,7 @@ use common::{err, rows as run};
 
 use anonfusion::new_session;
 use datafusion::arrow::array::{Array, AsArray, RecordBatch};
-use datafusion::arrow::datatypes::Float64Type;
+use datafusion::arrow::datatypes::{Float64Type, Int64Type};
 use datafusion::prelude::SessionContext;
 use std::collections::BTreeMap;
 
@@ -335,6 +335,43 @@ async fn code_workloads_on_an_rt_release() {
             }
         }
         println!("{kind}: ARE {:.4}", ares.iter().sum::<f64>() / ares.len() as f64);
+    }
+}
+
+/// workload_error reads the release once per workload; every query's ARE must still be the
+/// one query_error gives alone, on a release with generalized codes (ArtUC's Baseline).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_workload_reads_the_release_once_and_answers_as_single_queries() {
+    let ctx = new_session();
+    run(&ctx, "SELECT * FROM load_dataset('informs', 2000, 1)").await;
+    run(&ctx, "SELECT * FROM load_constraints('informs', 'UC1')").await;
+    run(&ctx, "SELECT * FROM artuc('informs', 'informs_a', 'informs_uc1', 5, 2, 1.0, 1000000000, 'variant=baseline, small_groups=withhold')")
+        .await;
+    let codes = run(&ctx, "SELECT COUNT(*) FROM (SELECT unnest(codes) AS c FROM informs_a) WHERE c LIKE '(%'").await;
+    assert!(codes[0].column(0).as_primitive::<Int64Type>().value(0) > 0, "the release has generalized codes");
+    for kind in ["W2", "W3"] {
+        let batches =
+            run(&ctx, &format!("SELECT sql, are FROM workload_error('informs', 'informs_a', '{kind}', 8, 5)")).await;
+        let mut checked = 0;
+        for b in &batches {
+            let (sql, are) = (b.column(0).as_string::<i32>(), b.column(1).as_primitive::<Float64Type>());
+            for r in (0..b.num_rows()).filter(|&r| !sql.value(r).starts_with("SUMMARY")) {
+                let q = format!(
+                    "SELECT * FROM query_error('{}', 'informs', 'informs_a')",
+                    sql.value(r).replace('\'', "''")
+                );
+                let alone = rows(&run(&ctx, &q).await)["SUMMARY"].2;
+                // Equal up to the order DataFusion's partitions sum in.
+                assert!(
+                    close(alone, are.value(r)),
+                    "{}: {alone:?} alone, {} in the workload",
+                    sql.value(r),
+                    are.value(r)
+                );
+                checked += 1;
+            }
+        }
+        assert_eq!(checked, 8);
     }
 }
 

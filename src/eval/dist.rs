@@ -141,19 +141,22 @@ pub fn code_cover(h: &Hierarchy, index: &LabelIndex, element: &str) -> Vec<Strin
     out
 }
 
-/// Probability that a released record's set holds `code`: an exact element is certain; a
-/// generalized element covering k codes including it holds it with 1/k; several independent.
-pub fn has_probability(covers: &[&[String]], elements: &[&str], code: &str) -> f64 {
-    let mut miss = 1.0;
-    for (cover, element) in covers.iter().zip(elements) {
-        if *element == code {
-            return 1.0;
-        }
-        if cover.iter().any(|c| c == code || same_code(c, code)) {
-            miss *= 1.0 - 1.0 / cover.len() as f64;
-        }
+/// Probability that one released element stands for `code`: an exact element is certain; a
+/// generalized element covering k codes including it holds it with 1/k.
+pub fn element_presence(cover: &[String], element: &str, code: &str) -> f64 {
+    if element == code {
+        1.0
+    } else if cover.iter().any(|c| c == code || same_code(c, code)) {
+        1.0 / cover.len() as f64
+    } else {
+        0.0
     }
-    1.0 - miss
+}
+
+/// Probability that a released record's set holds a code, from its elements' probabilities
+/// (independent of each other).
+pub fn any_of(presences: impl Iterator<Item = f64>) -> f64 {
+    1.0 - presences.fold(1.0, |miss, p| miss * (1.0 - p))
 }
 
 /// Whether two codes are the same up to their dots (`053.71` and `05371`), without allocating:

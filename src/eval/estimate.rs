@@ -2,13 +2,12 @@
 //! distinct tuples of the referenced columns (histogram first), then each tuple contributes
 //! `count × P(WHERE ∧ group)` (and the expected measure) under the uniform model.
 
-use super::dist::{self, LabelIndex, Support, Val};
-use super::plan::{AttrKind, Plan, Var};
+use super::codes::CodeRows;
+use super::dist::{self, Support, Val};
+use super::plan::{Attr, AttrKind, Plan, Var};
 use super::prob::{AtomMemo, Env, prob};
 use crate::error::{AnonError, Result};
-use crate::hierarchy::Hierarchy;
-use datafusion::arrow::array::{Array, ArrayRef, AsArray, RecordBatch};
-use datafusion::arrow::compute::cast;
+use datafusion::arrow::array::{Array, AsArray, RecordBatch};
 use datafusion::arrow::datatypes::{DataType, Float64Type, Int64Type};
 use datafusion::functions_aggregate::expr_fn::count;
 use datafusion::logical_expr::{Expr, cast as cast_expr};
@@ -40,9 +39,46 @@ pub struct Scan<'a> {
     pub catalog: Option<(&'a str, &'a RealProb)>,
 }
 
+/// Aggregated releases already read, by release and key columns: a workload asks many
+/// queries over the same columns, and grouping a release by a list column is the costly part
+/// (arrow's row format copies every list), so it is done once per workload, not per query.
+pub type ReleaseCache = HashMap<String, Arc<Aggregated>>;
+
+/// A release grouped by the columns a plan reads, with each set-valued column read once.
+pub struct Aggregated {
+    batches: Vec<RecordBatch>,
+    /// Per plan attribute: its column's offset in the batches, and its codes if set-valued.
+    offsets: Vec<usize>,
+    codes: Vec<Option<CodeRows>>,
+}
+
 /// Estimate every group's answer from the release.
-pub async fn estimate(ctx: &SessionContext, plan: &Plan, scan: &Scan<'_>) -> Result<Groups> {
-    let df = ctx.table(scan.release).await.map_err(|_| AnonError::table(scan.release, "not found"))?;
+pub async fn estimate(ctx: &SessionContext, plan: &Plan, scan: &Scan<'_>, cache: &mut ReleaseCache) -> Result<Groups> {
+    let release = aggregated(ctx, plan, scan, cache).await?;
+    // Per variable: for `array_has(c, code)`, how likely each distinct element of c is the code.
+    let presence: Vec<Option<Vec<f64>>> = plan
+        .vars
+        .iter()
+        .map(|v| match v {
+            Var::Has(i, code) => release.codes[*i].as_ref().map(|c| c.presence(code)),
+            Var::Attr(_) => None,
+        })
+        .collect();
+    let mut state = State::new(plan);
+    let mut groups = Groups::new();
+    for batch in 0..release.batches.len() {
+        scan_batch(plan, scan, &mut state, &release, &presence, batch, &mut groups)?;
+    }
+    Ok(groups)
+}
+
+/// The release's distinct tuples of the columns the plan reads, with their counts.
+async fn aggregated(
+    ctx: &SessionContext,
+    plan: &Plan,
+    scan: &Scan<'_>,
+    cache: &mut ReleaseCache,
+) -> Result<Arc<Aggregated>> {
     let mut keys: Vec<Expr> = Vec::new();
     for a in &plan.attrs {
         match &a.kind {
@@ -59,38 +95,70 @@ pub async fn estimate(ctx: &SessionContext, plan: &Plan, scan: &Scan<'_>) -> Res
         keys.push(cast_expr(ident("class_id"), DataType::Int64));
         keys.push(cast_expr(ident(sensitive), DataType::Utf8));
     }
+    let cache_key = format!("{}\u{0}{keys:?}", scan.release);
+    if let Some(b) = cache.get(&cache_key) {
+        return Ok(b.clone());
+    }
+    let df = ctx.table(scan.release).await.map_err(|_| AnonError::table(scan.release, "not found"))?;
     let keys: Vec<Expr> = keys.into_iter().enumerate().map(|(i, e)| e.alias(format!("__k{i}"))).collect();
     let batches = df.aggregate(keys, vec![count(lit(1)).alias("__n")])?.collect().await?;
-    let mut state = State::new(plan);
-    let mut groups = Groups::new();
-    for b in &batches {
-        scan_batch(plan, scan, &mut state, b, &mut groups)?;
-    }
-    Ok(groups)
+    let offsets = column_offsets(plan);
+    let codes = plan
+        .attrs
+        .iter()
+        .zip(&offsets)
+        .map(|(a, &at)| match &a.kind {
+            AttrKind::Codes(h, idx) => CodeRows::new(h, idx, &batches, at).map(Some),
+            _ => Ok(None),
+        })
+        .collect::<Result<_>>()?;
+    let release = Arc::new(Aggregated { batches, offsets, codes });
+    cache.insert(cache_key, release.clone());
+    Ok(release)
+}
+
+/// Where each plan attribute starts in the aggregated batch (a numeric one takes two columns).
+fn column_offsets(plan: &Plan) -> Vec<usize> {
+    let mut at = 0;
+    plan.attrs
+        .iter()
+        .map(|a| {
+            let here = at;
+            at += width(a);
+            here
+        })
+        .collect()
+}
+
+fn width(a: &Attr) -> usize {
+    if matches!(a.kind, AttrKind::Numeric(_)) { 2 } else { 1 }
 }
 
 /// Caches of supports per released value, shared by all tuples.
 struct State {
     supports: Vec<HashMap<String, Support>>,
-    covers: HashMap<String, Arc<Vec<String>>>,
     memo: AtomMemo,
 }
 
 impl State {
     fn new(plan: &Plan) -> Self {
-        State { supports: vec![HashMap::new(); plan.attrs.len()], covers: HashMap::new(), memo: AtomMemo::new() }
+        State { supports: vec![HashMap::new(); plan.attrs.len()], memo: AtomMemo::new() }
     }
 }
 
-fn scan_batch(plan: &Plan, scan: &Scan, state: &mut State, b: &RecordBatch, groups: &mut Groups) -> Result<()> {
+fn scan_batch(
+    plan: &Plan,
+    scan: &Scan,
+    state: &mut State,
+    release: &Aggregated,
+    presence: &[Option<Vec<f64>>],
+    batch: usize,
+    groups: &mut Groups,
+) -> Result<()> {
+    let b = &release.batches[batch];
+    let offsets = &release.offsets;
     let n = b.column(b.num_columns() - 1).as_primitive::<Int64Type>().clone();
-    // Column offsets of each attribute in the aggregated batch.
-    let mut offsets = Vec::with_capacity(plan.attrs.len());
-    let mut at = 0;
-    for a in &plan.attrs {
-        offsets.push(at);
-        at += if matches!(a.kind, AttrKind::Numeric(_)) { 2 } else { 1 };
-    }
+    let at: usize = plan.attrs.iter().map(width).sum();
     let catalog_cols =
         scan.catalog.map(|_| (b.column(at).as_primitive::<Int64Type>(), b.column(at + 1).as_string::<i32>()));
     let mut attr_support: Vec<Option<Support>> = vec![None; plan.attrs.len()];
@@ -114,9 +182,14 @@ fn scan_batch(plan: &Plan, scan: &Scan, state: &mut State, b: &RecordBatch, grou
         let supports: Vec<Support> = plan
             .vars
             .iter()
-            .map(|v| match v {
+            .enumerate()
+            .map(|(k, v)| match v {
                 Var::Attr(i) => Ok(attr_support[*i].clone().expect("attribute support")),
-                Var::Has(i, code) => has_support(state, &plan.attrs[*i].kind, b.column(offsets[*i]), row, code),
+                Var::Has(i, _) => {
+                    let codes = release.codes[*i].as_ref().expect("array_has variables are on code columns");
+                    let p = presence[k].as_deref().expect("presence of an array_has variable");
+                    Ok(dist::bernoulli(codes.has(p, batch, row)))
+                }
             })
             .collect::<Result<_>>()?;
         accumulate(plan, &supports, weight, groups, &mut state.memo)?;
@@ -128,7 +201,7 @@ fn support(
     release: &str,
     state: &mut State,
     i: usize,
-    a: &super::plan::Attr,
+    a: &Attr,
     b: &RecordBatch,
     at: usize,
     row: usize,
@@ -158,45 +231,6 @@ fn support(
     };
     state.supports[i].insert(key, s.clone());
     Ok(s)
-}
-
-/// P(the released set holds `code`) as a two-point distribution.
-fn has_support(state: &mut State, kind: &AttrKind, list: &ArrayRef, row: usize, code: &str) -> Result<Support> {
-    let AttrKind::Codes(h, idx) = kind else { unreachable!("array_has variables are on code columns") };
-    let elements = list_strings(list, row)?;
-    let covers: Vec<Arc<Vec<String>>> = elements.iter().map(|e| cover(state, h, idx, e)).collect();
-    let cover_refs: Vec<&[String]> = covers.iter().map(|c| c.as_slice()).collect();
-    let element_refs: Vec<&str> = elements.iter().map(String::as_str).collect();
-    Ok(dist::bernoulli(dist::has_probability(&cover_refs, &element_refs, code)))
-}
-
-fn cover(state: &mut State, h: &Hierarchy, idx: &LabelIndex, element: &str) -> Arc<Vec<String>> {
-    if let Some(c) = state.covers.get(element) {
-        return c.clone();
-    }
-    let c = Arc::new(dist::code_cover(h, idx, element));
-    state.covers.insert(element.to_string(), c.clone());
-    c
-}
-
-fn list_strings(list: &ArrayRef, row: usize) -> Result<Vec<String>> {
-    if list.is_null(row) {
-        return Ok(vec![]);
-    }
-    let values = match list.data_type() {
-        DataType::List(_) => list.as_list::<i32>().value(row),
-        DataType::LargeList(_) => list.as_list::<i64>().value(row),
-        other => {
-            return Err(AnonError::argument(
-                "query_error",
-                "release",
-                format!("a set-valued column is {other}, not a list"),
-            ));
-        }
-    };
-    let values = cast(&values, &DataType::Utf8)?;
-    let s = values.as_string::<i32>();
-    Ok((0..s.len()).filter(|&i| !s.is_null(i)).map(|i| s.value(i).to_string()).collect())
 }
 
 /// Add one distinct tuple (`weight` records) to the groups: enumerate the conditioning

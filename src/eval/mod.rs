@@ -18,6 +18,7 @@
 //! ```
 
 mod catalog;
+mod codes;
 mod dist;
 mod estimate;
 mod parse;
@@ -37,7 +38,7 @@ use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Float64Type};
 use datafusion::prelude::SessionContext;
 use dist::Val;
-use estimate::{Groups, Scan, group_key};
+use estimate::{Groups, ReleaseCache, Scan, group_key};
 use plan::{Names, Plan};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -53,13 +54,25 @@ pub async fn query_error(
     release: &str,
     catalog: Option<&str>,
 ) -> Result<QueryReport> {
-    let q = parse_query(sql)?;
+    let mut reports = query_errors(ctx, registry, &[sql.to_string()], original, release, catalog).await?;
+    Ok(reports.pop().expect("one report per query"))
+}
+
+/// [`query_error`] for a whole workload: the release is read (and the catalog's weights
+/// computed) once per set of columns, not once per query.
+pub async fn query_errors(
+    ctx: &SessionContext,
+    registry: &Registry,
+    queries: &[String],
+    original: &str,
+    release: &str,
+    catalog: Option<&str>,
+) -> Result<Vec<QueryReport>> {
     let meta = registry.require(original)?;
     let original_schema = ctx.table(original).await.map_err(|_| AnonError::table(original, "not found"))?;
     let original_schema = original_schema.schema().inner().clone();
     let release_df = ctx.table(release).await.map_err(|_| AnonError::table(release, "not found"))?;
-    let names = Names { original, release };
-    let plan = Plan::new(&q, &meta, &original_schema, release_df.schema().inner(), &names)?;
+    let release_schema = release_df.schema().inner().clone();
     let real = match catalog {
         Some(c) => {
             let sensitive = meta.sensitive(original)?.to_string();
@@ -68,9 +81,17 @@ pub async fn query_error(
         None => None,
     };
     let scan = Scan { release, catalog: real.as_ref().map(|(s, r)| (s.as_str(), r)) };
-    let estimated = estimate::estimate(ctx, &plan, &scan).await?;
-    let answers = original_answers(ctx, &q, original).await?;
-    Ok(merge(sql, &q, answers, estimated))
+    let names = Names { original, release };
+    let mut cache = ReleaseCache::new();
+    let mut reports = Vec::with_capacity(queries.len());
+    for sql in queries {
+        let q = parse_query(sql)?;
+        let plan = Plan::new(&q, &meta, &original_schema, &release_schema, &names)?;
+        let estimated = estimate::estimate(ctx, &plan, &scan, &mut cache).await?;
+        let answers = original_answers(ctx, &q, original).await?;
+        reports.push(merge(sql, &q, answers, estimated));
+    }
+    Ok(reports)
 }
 
 /// Group key → (sort key, answer) of the query on the original table.

@@ -9,7 +9,7 @@
 //!   and a final row with query_id NULL: the workload's ARE (ArtUC paper, Def. 7).
 
 use super::{Args, block_on, session_context};
-use crate::eval::{QueryReport, query_error, workload};
+use crate::eval::{QueryReport, query_error, query_errors, workload};
 use crate::meta::Registry;
 use datafusion::arrow::array::{Float64Array, Int64Array, RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
@@ -82,11 +82,8 @@ impl TableFunctionImpl for WorkloadError {
         let reg = &self.registry;
         let (queries, ares) = block_on(async {
             let queries = workload::generate(&ctx, reg, &original, kind, n, seed).await?;
-            let mut ares = Vec::with_capacity(queries.len());
-            for q in &queries {
-                let report = query_error(&ctx, reg, q, &original, &release, catalog.as_deref()).await?;
-                ares.push(report.summary().are);
-            }
+            let reports = query_errors(&ctx, reg, &queries, &original, &release, catalog.as_deref()).await?;
+            let ares: Vec<Option<f64>> = reports.iter().map(|r| r.summary().are).collect();
             Ok::<_, crate::error::AnonError>((queries, ares))
         })?;
         let answered: Vec<f64> = ares.iter().flatten().copied().collect();

@@ -38,6 +38,10 @@ async fn figure_3_through_sql() {
     assert!((float(&ctx, "SELECT ncp_sum FROM r_report").await - 4.2708).abs() < 1e-3);
     assert_eq!(float(&ctx, "SELECT suppressed_codes FROM r_report").await, 1.0);
     assert_eq!(float(&ctx, "SELECT clusters FROM r_report").await, 3.0);
+    // UL's two terms (Fig. 15b): the suppressed 494.1 costs s(r) = 1 over 8 records.
+    assert_eq!(float(&ctx, "SELECT ul_sup FROM r_report").await, 0.125);
+    let (ul, ul_gen) = (float(&ctx, "SELECT ul FROM r_report").await, float(&ctx, "SELECT ul_gen FROM r_report").await);
+    assert!(ul_gen > 0.0 && (ul_gen + 0.125 - ul).abs() < 1e-12, "UL {ul}, UL_gen {ul_gen}");
     let verified = pretty_format_batches(
         &collect(&ctx, "SELECT check, holds, detail FROM verify_release('src', 'r', 'km=2:2, constraints=u')").await,
     )

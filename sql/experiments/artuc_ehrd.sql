@@ -1,5 +1,5 @@
 -- The ArtUC paper's experiments (Poulis et al. 2017, Section 5) on the EHRD-like table:
---   anonfusion -f sql/experiments/artuc_ehrd.sql        (release build; ~15 minutes on 2 cores)
+--   anonfusion -f sql/experiments/artuc_ehrd.sql        (release build; ~5 minutes on 2 cores, 5.3 GB)
 -- The paper's defaults: UC1 (Table 6a, adapted to the synthetic data by load_constraints),
 -- k = 10, m = 2, delta = 0.04; UC1-UC3 for Table 7 (Setup 1). The sweeps run on the first
 -- 52,097 patients (25 %; every ArtUC call ~15-30 s); the |D| series adds 50 % and the full
@@ -102,16 +102,36 @@ SELECT m, workload, ROUND(are, 4) AS are FROM (
   SELECT 3 AS m, 'W3' AS workload, are FROM workload_error('ehrd_5000', 'a_m3', 'W3', 100, 7) WHERE query_id IS NULL
 ) ORDER BY workload, m;
 
--- Table 7: suppressed codes (and UL, ARE W3) for the constraint sets UC1, UC2, UC3 (k = 10, m = 2, delta = 0.04).
+-- Table 7 / Figs. 15-16 (Setup 1): suppressed codes, UL and its terms UL_gen + UL_sup, and ARE of W1-W3
+-- for the constraint sets UC1, UC2, UC3 (k = 10, m = 2, delta = 0.04).
 SELECT COUNT(*) AS released FROM artuc('ehrd', 'a_uc2', 'ehrd_uc2', 10, 2, 0.04, 1000000000, 'seed=1');
 SELECT COUNT(*) AS released FROM artuc('ehrd', 'a_uc3', 'ehrd_uc3', 10, 2, 0.04, 1000000000, 'seed=1');
-SELECT uc, ROUND(ncp, 4) AS ncp, ROUND(ul, 4) AS ul, suppressed_codes, ROUND(are_w3, 4) AS are_w3, ROUND(time_ms) AS ms FROM (
-  SELECT 'UC1' AS uc, r.ncp, r.ul, r.suppressed_codes, e.are AS are_w3, r.time_ms FROM a_default_report r, workload_error('ehrd', 'a_default', 'W3', 100, 7) e WHERE e.query_id IS NULL
+SELECT uc, ROUND(ncp, 4) AS ncp, ROUND(ul, 4) AS ul, ROUND(ul_gen, 4) AS ul_gen, ROUND(ul_sup, 4) AS ul_sup, suppressed_codes, ROUND(time_ms) AS ms FROM (
+  SELECT 'UC1' AS uc, ncp, ul, ul_gen, ul_sup, suppressed_codes, time_ms FROM a_default_report
   UNION ALL
-  SELECT 'UC2' AS uc, r.ncp, r.ul, r.suppressed_codes, e.are AS are_w3, r.time_ms FROM a_uc2_report r, workload_error('ehrd', 'a_uc2', 'W3', 100, 7) e WHERE e.query_id IS NULL
+  SELECT 'UC2', ncp, ul, ul_gen, ul_sup, suppressed_codes, time_ms FROM a_uc2_report
   UNION ALL
-  SELECT 'UC3' AS uc, r.ncp, r.ul, r.suppressed_codes, e.are AS are_w3, r.time_ms FROM a_uc3_report r, workload_error('ehrd', 'a_uc3', 'W3', 100, 7) e WHERE e.query_id IS NULL
+  SELECT 'UC3', ncp, ul, ul_gen, ul_sup, suppressed_codes, time_ms FROM a_uc3_report
 ) ORDER BY uc;
+SELECT uc, workload, ROUND(are, 4) AS are FROM (
+  SELECT 'UC1' AS uc, 'W1' AS workload, are FROM workload_error('ehrd', 'a_default', 'W1', 100, 7) WHERE query_id IS NULL
+  UNION ALL
+  SELECT 'UC1', 'W2', are FROM workload_error('ehrd', 'a_default', 'W2', 100, 7) WHERE query_id IS NULL
+  UNION ALL
+  SELECT 'UC1', 'W3', are FROM workload_error('ehrd', 'a_default', 'W3', 100, 7) WHERE query_id IS NULL
+  UNION ALL
+  SELECT 'UC2', 'W1', are FROM workload_error('ehrd', 'a_uc2', 'W1', 100, 7) WHERE query_id IS NULL
+  UNION ALL
+  SELECT 'UC2', 'W2', are FROM workload_error('ehrd', 'a_uc2', 'W2', 100, 7) WHERE query_id IS NULL
+  UNION ALL
+  SELECT 'UC2', 'W3', are FROM workload_error('ehrd', 'a_uc2', 'W3', 100, 7) WHERE query_id IS NULL
+  UNION ALL
+  SELECT 'UC3', 'W1', are FROM workload_error('ehrd', 'a_uc3', 'W1', 100, 7) WHERE query_id IS NULL
+  UNION ALL
+  SELECT 'UC3', 'W2', are FROM workload_error('ehrd', 'a_uc3', 'W2', 100, 7) WHERE query_id IS NULL
+  UNION ALL
+  SELECT 'UC3', 'W3', are FROM workload_error('ehrd', 'a_uc3', 'W3', 100, 7) WHERE query_id IS NULL
+) ORDER BY workload, uc;
 
 -- Fig. 11d and runtime against |D| (first n records of the preset; k = 10, m = 2, delta = 0.04).
 SELECT table_name, rows FROM load_dataset('ehrd', 104194, NULL, 'ehrd_104194');

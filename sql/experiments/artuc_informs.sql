@@ -1,5 +1,5 @@
 -- The ArtUC paper's experiments (Poulis et al. 2017, Section 5) on the Informs-like table:
---   anonfusion -f sql/experiments/artuc_informs.sql     (release build; a few minutes on 2 cores)
+--   anonfusion -f sql/experiments/artuc_informs.sql     (release build; ~7 minutes on 2 cores)
 -- 36,553 patients (docs/datasets.md), the paper's constraint sets adapted to the synthetic
 -- demographics (load_constraints; UC1, UC4, UC7 as in its Table 7, Setup 2), k = 10, m = 2.
 -- delta = 0.04, the paper's default, is infeasible here: the clusters formed already have NCP
@@ -100,16 +100,36 @@ SELECT m, workload, ROUND(are, 4) AS are FROM (
   SELECT 3 AS m, 'W3' AS workload, are FROM workload_error('informs', 'a_m3', 'W3', 100, 7) WHERE query_id IS NULL
 ) ORDER BY workload, m;
 
--- Table 7: suppressed codes (and UL, ARE W3) for the constraint sets UC1, UC4, UC7 (k = 10, m = 2, delta = 0.1).
+-- Table 7 / Figs. 15-16 (Setup 2): suppressed codes, UL and its terms UL_gen + UL_sup, and ARE of W1-W3
+-- for the constraint sets UC1, UC4, UC7 (k = 10, m = 2, delta = 0.1).
 SELECT COUNT(*) AS released FROM artuc('informs', 'a_uc4', 'informs_uc4', 10, 2, 0.1, 1000000000, 'seed=1');
 SELECT COUNT(*) AS released FROM artuc('informs', 'a_uc7', 'informs_uc7', 10, 2, 0.1, 1000000000, 'seed=1');
-SELECT uc, ROUND(ncp, 4) AS ncp, ROUND(ul, 4) AS ul, suppressed_codes, ROUND(are_w3, 4) AS are_w3, ROUND(time_ms) AS ms FROM (
-  SELECT 'UC1' AS uc, r.ncp, r.ul, r.suppressed_codes, e.are AS are_w3, r.time_ms FROM a_default_report r, workload_error('informs', 'a_default', 'W3', 100, 7) e WHERE e.query_id IS NULL
+SELECT uc, ROUND(ncp, 4) AS ncp, ROUND(ul, 4) AS ul, ROUND(ul_gen, 4) AS ul_gen, ROUND(ul_sup, 4) AS ul_sup, suppressed_codes, ROUND(time_ms) AS ms FROM (
+  SELECT 'UC1' AS uc, ncp, ul, ul_gen, ul_sup, suppressed_codes, time_ms FROM a_default_report
   UNION ALL
-  SELECT 'UC4' AS uc, r.ncp, r.ul, r.suppressed_codes, e.are AS are_w3, r.time_ms FROM a_uc4_report r, workload_error('informs', 'a_uc4', 'W3', 100, 7) e WHERE e.query_id IS NULL
+  SELECT 'UC4', ncp, ul, ul_gen, ul_sup, suppressed_codes, time_ms FROM a_uc4_report
   UNION ALL
-  SELECT 'UC7' AS uc, r.ncp, r.ul, r.suppressed_codes, e.are AS are_w3, r.time_ms FROM a_uc7_report r, workload_error('informs', 'a_uc7', 'W3', 100, 7) e WHERE e.query_id IS NULL
+  SELECT 'UC7', ncp, ul, ul_gen, ul_sup, suppressed_codes, time_ms FROM a_uc7_report
 ) ORDER BY uc;
+SELECT uc, workload, ROUND(are, 4) AS are FROM (
+  SELECT 'UC1' AS uc, 'W1' AS workload, are FROM workload_error('informs', 'a_default', 'W1', 100, 7) WHERE query_id IS NULL
+  UNION ALL
+  SELECT 'UC1', 'W2', are FROM workload_error('informs', 'a_default', 'W2', 100, 7) WHERE query_id IS NULL
+  UNION ALL
+  SELECT 'UC1', 'W3', are FROM workload_error('informs', 'a_default', 'W3', 100, 7) WHERE query_id IS NULL
+  UNION ALL
+  SELECT 'UC4', 'W1', are FROM workload_error('informs', 'a_uc4', 'W1', 100, 7) WHERE query_id IS NULL
+  UNION ALL
+  SELECT 'UC4', 'W2', are FROM workload_error('informs', 'a_uc4', 'W2', 100, 7) WHERE query_id IS NULL
+  UNION ALL
+  SELECT 'UC4', 'W3', are FROM workload_error('informs', 'a_uc4', 'W3', 100, 7) WHERE query_id IS NULL
+  UNION ALL
+  SELECT 'UC7', 'W1', are FROM workload_error('informs', 'a_uc7', 'W1', 100, 7) WHERE query_id IS NULL
+  UNION ALL
+  SELECT 'UC7', 'W2', are FROM workload_error('informs', 'a_uc7', 'W2', 100, 7) WHERE query_id IS NULL
+  UNION ALL
+  SELECT 'UC7', 'W3', are FROM workload_error('informs', 'a_uc7', 'W3', 100, 7) WHERE query_id IS NULL
+) ORDER BY workload, uc;
 
 -- Fig. 11d and runtime against |D| (first n records of the preset; k = 10, m = 2, delta = 0.2: at 0.1 the clusters
 -- formed from 9,000 patients already have NCP 0.105).

@@ -213,6 +213,8 @@ fn report(
         ("ncp_sum", Float(m.ncp_sum)),
         ("ul", Float(m.ul)),
         ("ul_sum", Float(m.ul_sum)),
+        ("ul_gen", Float(m.ul_gen())),
+        ("ul_sup", Float(m.ul_sup())),
         ("suppressed_codes", Int(m.suppressed_codes as i64)),
         ("withheld_records", Int(m.withheld_records as i64)),
         ("withheld_codes", Int(m.withheld_codes as i64)),

@@ -53,6 +53,16 @@ impl Measures {
     pub fn total_suppressed(&self) -> u64 {
         self.suppressed_codes + self.withheld_codes
     }
+
+    /// UL's suppression term, Σ s(r) / |D̃| (the paper's UL_sup, Fig. 15b).
+    pub fn ul_sup(&self) -> f64 {
+        if self.records == 0 { 0.0 } else { self.suppressed_codes as f64 / self.records as f64 }
+    }
+
+    /// UL's generalization term, UL − UL_sup (the paper's UL_gen).
+    pub fn ul_gen(&self) -> f64 {
+        self.ul - self.ul_sup()
+    }
 }
 
 /// The anonymized clusters of one call.

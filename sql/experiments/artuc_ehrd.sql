@@ -67,12 +67,12 @@ SELECT k, workload, ROUND(are, 4) AS are FROM (
 ) ORDER BY workload, k;
 
 -- Figs. 11a-b and 14, runtime: UL, ARE (W2, W3), suppressed codes and time against k and m
--- (delta = 0.04). m runs on the first 5,000 patients: for m = 3 GenDiag counts every record's
--- code triples (10,000 patients take 213 s, docs/artuc.md).
-SELECT table_name, rows FROM load_dataset('ehrd', 5000, NULL, 'ehrd_5000');
-SELECT COUNT(*) AS released FROM artuc('ehrd_5000', 'a_m1', 'ehrd_uc1', 10, 1, 0.04, 1000000000, 'seed=1, small_groups=withhold');
-SELECT COUNT(*) AS released FROM artuc('ehrd_5000', 'a_m2', 'ehrd_uc1', 10, 2, 0.04, 1000000000, 'seed=1, small_groups=withhold');
-SELECT COUNT(*) AS released FROM artuc('ehrd_5000', 'a_m3', 'ehrd_uc1', 10, 3, 0.04, 1000000000, 'seed=1, small_groups=withhold');
+-- (delta = 0.04). m runs on the first 20,000 patients: at m = 3 a cluster's Q is mostly code
+-- triples (a 100-code record holds 161,700), 61 s here against 7 s for m = 2 (docs/artuc.md).
+SELECT table_name, rows FROM load_dataset('ehrd', 20000, NULL, 'ehrd_20000');
+SELECT COUNT(*) AS released FROM artuc('ehrd_20000', 'a_m1', 'ehrd_uc1', 10, 1, 0.04, 1000000000, 'seed=1, small_groups=withhold');
+SELECT COUNT(*) AS released FROM artuc('ehrd_20000', 'a_m2', 'ehrd_uc1', 10, 2, 0.04, 1000000000, 'seed=1, small_groups=withhold');
+SELECT COUNT(*) AS released FROM artuc('ehrd_20000', 'a_m3', 'ehrd_uc1', 10, 3, 0.04, 1000000000, 'seed=1, small_groups=withhold');
 SELECT varied, value, ROUND(ul, 4) AS ul, suppressed_codes, ROUND(time_ms) AS ms FROM (
   SELECT 'k' AS varied, 5 AS value, ul, suppressed_codes, time_ms FROM a_k5_report
   UNION ALL
@@ -89,17 +89,17 @@ SELECT varied, value, ROUND(ul, 4) AS ul, suppressed_codes, ROUND(time_ms) AS ms
   SELECT 'm', 3, ul, suppressed_codes, time_ms FROM a_m3_report
 ) ORDER BY varied, value;
 SELECT m, workload, ROUND(are, 4) AS are FROM (
-  SELECT 1 AS m, 'W2' AS workload, are FROM workload_error('ehrd_5000', 'a_m1', 'W2', 100, 7) WHERE query_id IS NULL
+  SELECT 1 AS m, 'W2' AS workload, are FROM workload_error('ehrd_20000', 'a_m1', 'W2', 100, 7) WHERE query_id IS NULL
   UNION ALL
-  SELECT 1 AS m, 'W3' AS workload, are FROM workload_error('ehrd_5000', 'a_m1', 'W3', 100, 7) WHERE query_id IS NULL
+  SELECT 1 AS m, 'W3' AS workload, are FROM workload_error('ehrd_20000', 'a_m1', 'W3', 100, 7) WHERE query_id IS NULL
   UNION ALL
-  SELECT 2 AS m, 'W2' AS workload, are FROM workload_error('ehrd_5000', 'a_m2', 'W2', 100, 7) WHERE query_id IS NULL
+  SELECT 2 AS m, 'W2' AS workload, are FROM workload_error('ehrd_20000', 'a_m2', 'W2', 100, 7) WHERE query_id IS NULL
   UNION ALL
-  SELECT 2 AS m, 'W3' AS workload, are FROM workload_error('ehrd_5000', 'a_m2', 'W3', 100, 7) WHERE query_id IS NULL
+  SELECT 2 AS m, 'W3' AS workload, are FROM workload_error('ehrd_20000', 'a_m2', 'W3', 100, 7) WHERE query_id IS NULL
   UNION ALL
-  SELECT 3 AS m, 'W2' AS workload, are FROM workload_error('ehrd_5000', 'a_m3', 'W2', 100, 7) WHERE query_id IS NULL
+  SELECT 3 AS m, 'W2' AS workload, are FROM workload_error('ehrd_20000', 'a_m3', 'W2', 100, 7) WHERE query_id IS NULL
   UNION ALL
-  SELECT 3 AS m, 'W3' AS workload, are FROM workload_error('ehrd_5000', 'a_m3', 'W3', 100, 7) WHERE query_id IS NULL
+  SELECT 3 AS m, 'W3' AS workload, are FROM workload_error('ehrd_20000', 'a_m3', 'W3', 100, 7) WHERE query_id IS NULL
 ) ORDER BY workload, m;
 
 -- Table 7 / Figs. 15-16 (Setup 1): suppressed codes, UL and its terms UL_gen + UL_sup, and ARE of W1-W3

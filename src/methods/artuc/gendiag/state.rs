@@ -221,7 +221,7 @@ impl State {
         }
     }
 
-    /// Whether p's image already has support ≥ k, for p of at most two items without
+    /// Whether p's image already has support ≥ k, for p of at most three items without
     /// building the image (most of Q is satisfied by the time it is reached); None when p is
     /// larger or lost an item to suppression (Steps 4–14 decide those).
     #[inline]
@@ -235,8 +235,49 @@ impl State {
                 let (x, y) = (self.resolve(a)?, self.resolve(b)?);
                 Some(if x == y { self.item_recs[x].len() } else { self.support_pair(x, y) } >= k)
             }
+            [a, b, c] => {
+                let mut t = [self.resolve(a)?, self.resolve(b)?, self.resolve(c)?];
+                t.sort_unstable();
+                Some(match t {
+                    [x, _, z] if x == z => self.item_recs[x].len() >= k,
+                    [x, y, z] if x == y || y == z => self.support_pair(x, z) >= k,
+                    t => self.triple_reaches(t, k),
+                })
+            }
             _ => None,
         }
+    }
+
+    /// Whether three distinct items share at least k records, stopping as soon as they do: at
+    /// m = 3 Q is mostly triples, and most are satisfied when reached, so their full support
+    /// is rarely needed.
+    fn triple_reaches(&self, mut t: [usize; 3], k: usize) -> bool {
+        t.sort_unstable_by_key(|&i| self.item_recs[i].len());
+        let [s, x, y] = t;
+        let list = &self.item_recs[s];
+        if list.len() < k {
+            return false;
+        }
+        let mut count = 0;
+        if list.len() > self.words {
+            let (rs, rx, ry) = (self.row(s), self.row(x), self.row(y));
+            for w in 0..self.words {
+                count += (rs[w] & rx[w] & ry[w]).count_ones() as usize;
+                if count >= k {
+                    return true;
+                }
+            }
+            return false;
+        }
+        for &r in list {
+            if self.holds(x, r) && self.holds(y, r) {
+                count += 1;
+                if count >= k {
+                    return true;
+                }
+            }
+        }
+        false
     }
 
     fn unlist(&mut self, item: usize) {

@@ -423,7 +423,7 @@ proptest! {
         owner in prop::collection::vec(any::<u8>(), 8),
         sets in 1u8..5,
         k in 1u64..4,
-        m in 1u64..3,
+        m in 1u64..4,
         delta_pick in 0usize..3,
         eps in prop_oneof![Just(u64::MAX), 0u64..6],
         seed in any::<u64>(),

@@ -85,7 +85,7 @@ impl State {
         let mut p = std::mem::take(buf);
         self.resolve_into(q, &mut p);
         let mut next = Vec::new();
-        while !p.is_empty() && self.support(&p) < k {
+        while !p.is_empty() && self.support_up_to(&p, k) < k {
             match self.best_pair(&p) {
                 Some((u, v)) => {
                     self.merge(u, v);
@@ -93,7 +93,7 @@ impl State {
                     std::mem::swap(&mut p, &mut next);
                 }
                 None => {
-                    while self.support(&p) < k {
+                    while self.support_up_to(&p, k) < k {
                         let Some(&e) = p.iter().min_by_key(|&&i| (self.support(&[i]), self.first_code(i))) else {
                             break;
                         };

@@ -2,9 +2,10 @@
 //! frequent first, then smaller, then by their items' lowest codes.
 //!
 //! Q is built once per GenDiag run, on the fresh state (items are the codes), and holds nearly
-//! every code pair of a sparse cluster, so for m ≤ 2 it is produced already in order: local
-//! ids order like codes, so walking first items ascending and each one's partners ascending
-//! fills per-support buckets in (size, codes) order and no sort is needed.
+//! every code pair (and at m = 3 triple) of a sparse cluster, so for m ≤ 3 it is produced
+//! already in order: local ids order like codes, so walking first items ascending and each
+//! one's partners ascending fills per-support buckets in (size, codes) order and no sort is
+//! needed.
 
 use super::state::State;
 use crate::encode::hash::{FastMap, fast_map};
@@ -25,93 +26,64 @@ impl State {
         if m > PACKED_MAX || self.items.len() >= PACKED_ITEMS {
             return None;
         }
-        if self.fresh && m <= 2 {
+        if self.fresh {
             return Some(self.violating_fresh(k, m));
-        }
-        if self.fresh && m == 3 {
-            return Some(self.violating_fresh_triples(k));
         }
         Some(self.violating_sorted(k, m))
     }
 
-    /// Q on the fresh state for m ≤ 2, in order without sorting: buckets by support (from
-    /// k − 1 down), in each the singletons then the pairs, both ascending.
+    /// Q on the fresh state (m ≤ 3), in order without a hash map or a sort: buckets by support
+    /// (from k − 1 down), in each the singletons, then the pairs, then the triples, each
+    /// ascending. Per first item a, a's records are walked once: each later item b is counted
+    /// (the support of {a, b}) and marked, and for m = 3 the record is also kept under b. Then
+    /// b is read back ascending, and for m = 3 the later items c of b's kept records are
+    /// counted and read back the same way. A cluster's triples are most of its Q at m = 3 (a
+    /// 100-code record alone holds 161,700), so counting them in a hash map was nearly all of
+    /// an m = 3 run.
     fn violating_fresh(&self, k: usize, m: usize) -> Vec<u64> {
         let top = k.min(self.suppressed.len() + 1);
-        let mut singles: Vec<Vec<u64>> = vec![Vec::new(); top];
-        let mut pairs: Vec<Vec<u64>> = vec![Vec::new(); top];
-        for (a, recs) in self.code_recs.iter().enumerate() {
-            if !recs.is_empty() && recs.len() < k {
-                singles[recs.len()].push(pack(&[a]));
-            }
-        }
-        if m == 2 {
-            // Partners of a are marked and read back ascending (no sort).
-            let mut count = vec![0u32; self.items.len()];
-            let mut marks = Marks::new(self.items.len());
-            for (a, recs) in self.code_recs.iter().enumerate() {
-                for &r in recs {
-                    for &b in after(&self.rec_codes[r as usize], a) {
-                        count[b] += 1;
-                        marks.mark(b);
-                    }
-                }
-                marks.drain(|b| {
-                    if (count[b] as usize) < k {
-                        pairs[count[b] as usize].push(pack(&[a, b]));
-                    }
-                    count[b] = 0;
-                });
-            }
-        }
-        let mut out = Vec::with_capacity(singles.iter().chain(&pairs).map(Vec::len).sum());
-        for s in (0..top).rev() {
-            out.extend_from_slice(&singles[s]);
-            out.extend_from_slice(&pairs[s]);
-        }
-        out
-    }
-
-    /// Q on the fresh state for m = 3, in order without a hash map or a sort: per first item a,
-    /// the records holding a are bucketed by each later item b (bucket size = support of {a, b});
-    /// walking b ascending, the later items c of b's records are counted in a dense array and
-    /// read back ascending. A cluster's triples are most of its Q (a 100-code record alone
-    /// holds 161,700), so counting them in a hash map was nearly all of an m = 3 run.
-    fn violating_fresh_triples(&self, k: usize) -> Vec<u64> {
-        let top = k.min(self.suppressed.len() + 1);
-        let mut buckets: [Vec<Vec<u64>>; 3] = std::array::from_fn(|_| vec![Vec::new(); top]);
+        let mut buckets: [Vec<Vec<u64>>; PACKED_MAX] = std::array::from_fn(|_| vec![Vec::new(); top]);
         let n = self.items.len();
-        let mut with_b: Vec<Vec<u32>> = vec![Vec::new(); n];
+        let (mut pair_count, mut triple_count) = (vec![0u32; n], vec![0u32; n]);
         let (mut b_marks, mut c_marks) = (Marks::new(n), Marks::new(n));
-        let mut count = vec![0u32; n];
+        let mut with_b: Vec<Vec<u32>> = vec![Vec::new(); if m == 3 { n } else { 0 }];
         for (a, recs) in self.code_recs.iter().enumerate() {
             if !recs.is_empty() && recs.len() < k {
                 buckets[0][recs.len()].push(pack(&[a]));
             }
+            if m < 2 {
+                continue;
+            }
             for &r in recs {
                 for &b in after(&self.rec_codes[r as usize], a) {
-                    with_b[b].push(r);
+                    pair_count[b] += 1;
                     b_marks.mark(b);
+                    if m == 3 {
+                        with_b[b].push(r);
+                    }
                 }
             }
             b_marks.drain(|b| {
-                let pair = &mut with_b[b];
-                if pair.len() < k {
-                    buckets[1][pair.len()].push(pack(&[a, b]));
+                let support = std::mem::take(&mut pair_count[b]) as usize;
+                if support < k {
+                    buckets[1][support].push(pack(&[a, b]));
                 }
-                for &r in pair.iter() {
+                if m < 3 {
+                    return;
+                }
+                for &r in &with_b[b] {
                     for &c in after(&self.rec_codes[r as usize], b) {
-                        count[c] += 1;
+                        triple_count[c] += 1;
                         c_marks.mark(c);
                     }
                 }
+                with_b[b].clear();
                 c_marks.drain(|c| {
-                    if (count[c] as usize) < k {
-                        buckets[2][count[c] as usize].push(pack(&[a, b, c]));
+                    let support = std::mem::take(&mut triple_count[c]) as usize;
+                    if support < k {
+                        buckets[2][support].push(pack(&[a, b, c]));
                     }
-                    count[c] = 0;
                 });
-                pair.clear();
             });
         }
         let mut out = Vec::with_capacity(buckets.iter().flatten().map(Vec::len).sum());

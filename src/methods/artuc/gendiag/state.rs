@@ -115,18 +115,30 @@ impl State {
 
     /// Records holding every item of `p` (alive items).
     pub fn support(&self, p: &[usize]) -> usize {
+        self.support_up_to(p, usize::MAX)
+    }
+
+    /// [`State::support`], counted no further than `cap`: whether a set reaches support k
+    /// needs only k of its records, and most of Q is satisfied by the time it is reached (at
+    /// m = 3 Q is mostly triples, whose full count was most of a run).
+    pub fn support_up_to(&self, p: &[usize], cap: usize) -> usize {
         match *p {
-            [] => self.suppressed.len(),
-            [a] => self.item_recs[a].len(),
-            [a, b] => self.support_pair(a, b),
+            [] => self.suppressed.len().min(cap),
+            [a] => self.item_recs[a].len().min(cap),
+            [a, b] => self.support_pair(a, b).min(cap),
             _ => {
                 let s = *p.iter().min_by_key(|&&i| self.item_recs[i].len()).expect("non-empty");
                 if self.item_recs[s].len() > self.words {
-                    return (0..self.words)
-                        .map(|w| p.iter().fold(u64::MAX, |acc, &i| acc & self.row(i)[w]).count_ones() as usize)
-                        .sum();
+                    let mut n = 0;
+                    for w in 0..self.words {
+                        n += p.iter().fold(u64::MAX, |acc, &i| acc & self.row(i)[w]).count_ones() as usize;
+                        if n >= cap {
+                            return cap;
+                        }
+                    }
+                    return n;
                 }
-                self.item_recs[s].iter().filter(|&&r| p.iter().all(|&i| i == s || self.holds(i, r))).count()
+                self.item_recs[s].iter().filter(|&&r| p.iter().all(|&i| i == s || self.holds(i, r))).take(cap).count()
             }
         }
     }
@@ -241,43 +253,11 @@ impl State {
                 Some(match t {
                     [x, _, z] if x == z => self.item_recs[x].len() >= k,
                     [x, y, z] if x == y || y == z => self.support_pair(x, z) >= k,
-                    t => self.triple_reaches(t, k),
+                    t => self.support_up_to(&t, k) >= k,
                 })
             }
             _ => None,
         }
-    }
-
-    /// Whether three distinct items share at least k records, stopping as soon as they do: at
-    /// m = 3 Q is mostly triples, and most are satisfied when reached, so their full support
-    /// is rarely needed.
-    fn triple_reaches(&self, mut t: [usize; 3], k: usize) -> bool {
-        t.sort_unstable_by_key(|&i| self.item_recs[i].len());
-        let [s, x, y] = t;
-        let list = &self.item_recs[s];
-        if list.len() < k {
-            return false;
-        }
-        let mut count = 0;
-        if list.len() > self.words {
-            let (rs, rx, ry) = (self.row(s), self.row(x), self.row(y));
-            for w in 0..self.words {
-                count += (rs[w] & rx[w] & ry[w]).count_ones() as usize;
-                if count >= k {
-                    return true;
-                }
-            }
-            return false;
-        }
-        for &r in list {
-            if self.holds(x, r) && self.holds(y, r) {
-                count += 1;
-                if count >= k {
-                    return true;
-                }
-            }
-        }
-        false
     }
 
     fn unlist(&mut self, item: usize) {

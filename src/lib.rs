@@ -34,6 +34,7 @@ pub mod methods;
 pub mod metrics;
 pub mod parallel;
 pub mod progress;
+pub mod releases;
 #[cfg(feature = "ballista")]
 pub mod scale;
 pub mod sql;

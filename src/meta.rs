@@ -121,6 +121,8 @@ pub struct Registry {
     tables: RwLock<BTreeMap<String, TableMeta>>,
     progress: RwLock<Option<Arc<dyn crate::progress::Progress>>>,
     ledger: crate::dp::ledger::Ledger,
+    /// The tables this engine registered as functions' outputs (the output-name rule).
+    releases: crate::releases::Releases,
     /// Bumped by every change of a declaration, so memoized results made under other
     /// declarations are not reused.
     generation: std::sync::atomic::AtomicU64,
@@ -183,6 +185,11 @@ impl Registry {
     /// The privacy budgets and spends of the session's tables.
     pub fn ledger(&self) -> &crate::dp::ledger::Ledger {
         &self.ledger
+    }
+
+    /// The engine's registered outputs, which guard every output name.
+    pub fn releases(&self) -> &crate::releases::Releases {
+        &self.releases
     }
 
     pub fn snapshot(&self) -> Vec<(String, TableMeta)> {

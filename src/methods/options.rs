@@ -2,18 +2,21 @@
 
 use crate::error::{AnonError, Result};
 
-/// Split `options` into (lower-cased key, value) pairs, naming the part that is malformed.
+/// Split `options` into (lower-cased key, value) pairs, naming the part that is malformed. A
+/// key given twice (`seed=1, seed=2`) is an error rather than a silent last-one-wins.
 pub fn pairs(function: &str, options: &str) -> Result<Vec<(String, String)>> {
-    options
-        .split(',')
-        .map(str::trim)
-        .filter(|p| !p.is_empty())
-        .map(|part| {
-            part.split_once('=').map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string())).ok_or_else(|| {
-                AnonError::argument(function, "options", format!("'{part}' is not of the form key=value"))
-            })
-        })
-        .collect()
+    let mut out: Vec<(String, String)> = Vec::new();
+    for part in options.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (k, v) = part.split_once('=').ok_or_else(|| {
+            AnonError::argument(function, "options", format!("'{part}' is not of the form key=value"))
+        })?;
+        let key = k.trim().to_ascii_lowercase();
+        if out.iter().any(|(seen, _)| *seen == key) {
+            return Err(AnonError::argument(function, "options", format!("option '{key}' is given more than once")));
+        }
+        out.push((key, v.trim().to_string()));
+    }
+    Ok(out)
 }
 
 /// A `seed=` value.

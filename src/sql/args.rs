@@ -69,11 +69,13 @@ impl<'a> Args<'a> {
     }
 
     /// The first two arguments of a method that publishes a table: the source and a plain,
-    /// different output name.
+    /// different output name, normalized the way DataFusion resolves an unquoted name (lower
+    /// case), so `'ADULT'` is the table `adult`.
     pub fn source_output(&self) -> Result<(String, String)> {
         let (source, output) = (self.str(0, "source")?, self.str(1, "output")?);
         super::check_output_name(self.function, &output)?;
-        if output == source {
+        let output = crate::releases::normalize(&output);
+        if output == crate::releases::normalize(&source) {
             return Err(AnonError::argument(self.function, "output", "must differ from the source table"));
         }
         Ok((source, output))

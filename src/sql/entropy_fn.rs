@@ -2,92 +2,68 @@
 //! distance d = H(X|Y) + I(Y;Z) (options: `distance=d|ce, seed=42`). Registers the release as
 //! `output` (with `class_id`) and the report as `output_report`, and returns the release.
 
-use super::report::{Value::*, one_row};
-use super::{Args, Memo, block_on, mem_table, replace_table, session_context};
+use super::method::{Call, MethodSpec, Outputs};
+use super::report::Value::*;
+use super::{Args, mem_table};
 use crate::error::{AnonError, Result};
-use crate::meta::Registry;
-use crate::methods::entropy::{EntropyConfig, EntropyResult, anonymize};
-use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
-use datafusion::prelude::SessionContext;
-use std::sync::Arc;
-use std::time::Instant;
-
-const F: &str = "entropy_anonymize";
-const SIGNATURE: &str = "entropy_anonymize(source, output, k [, 'distance=d|ce, seed=42'])";
+use crate::methods::entropy::{EntropyConfig, anonymize};
 
 #[derive(Debug)]
-struct Entropy {
-    registry: Arc<Registry>,
-    memo: Memo,
-}
+pub struct Entropy;
 
-pub fn register(ctx: &SessionContext, registry: Arc<Registry>) {
-    ctx.register_udtf(F, Arc::new(Entropy { registry, memo: Memo::default() }));
-}
+impl MethodSpec for Entropy {
+    type Params = EntropyConfig;
+    const NAME: &'static str = "entropy_anonymize";
+    const SIGNATURE: &'static str = "entropy_anonymize(source, output, k [, 'distance=d|ce, seed=42'])";
+    const ARITY: (usize, usize) = (3, 4);
 
-impl TableFunctionImpl for Entropy {
-    fn call_with_args(&self, args: TableFunctionArgs) -> datafusion::error::Result<Arc<dyn TableProvider>> {
-        let a = Args::new(F, SIGNATURE, args.exprs(), 3, 4)?;
-        let (source, output) = a.source_output()?;
+    fn parse(&self, a: &Args) -> Result<EntropyConfig> {
         let k = a.i64(2, "k")?;
-        let options = a.opt_str(3, "options")?.unwrap_or_default();
         if k < 2 {
-            return Err(AnonError::argument(F, "k", format!("must be at least 2, got {k}")).into());
+            return Err(AnonError::argument(Self::NAME, "k", format!("must be at least 2, got {k}")));
         }
-        let config = EntropyConfig::new(k as u64).with_options(&options)?;
-        let ctx = session_context(&args)?;
-        let src = block_on(ctx.table_provider(source.as_str())).map_err(|_| AnonError::table(&source, "not found"))?;
-        // Without a seed every call draws anew, so only seeded calls are memoized.
-        let key = format!("{:p}|{output}|{k}|{options}|g{}", Arc::as_ptr(&src), self.registry.generation());
-        if config.seed.is_some()
-            && let Some(t) = self.memo.get(&ctx, &key)
-        {
-            return Ok(t);
-        }
-        let meta = self.registry.require(&source)?;
-        meta.check_complete(&source)?;
-        let started = Instant::now();
-        let progress = self.registry.progress();
-        let (res, published) = block_on(anonymize(&ctx, &source, &meta, &config, progress.as_ref()))?;
-        let release = mem_table(published.schema.clone(), published.batches)?;
-        let report = report(&source, &config, &res, &published.dropped, started.elapsed().as_secs_f64() * 1e3)?;
-        // Everything is built: only now does the catalog change.
-        replace_table(&ctx, &format!("{output}_report"), report)?;
-        replace_table(&ctx, &output, release.clone())?;
-        self.memo.put(key, &output, release.clone(), release.clone());
-        Ok(release)
+        EntropyConfig::new(k as u64).with_options(&a.opt_str(3, "options")?.unwrap_or_default())
     }
-}
 
-fn report(
-    source: &str,
-    config: &EntropyConfig,
-    res: &EntropyResult,
-    dropped: &[String],
-    ms: f64,
-) -> Result<Arc<dyn TableProvider>> {
-    let m = &res.measures;
-    let records: u64 = res.blocks.iter().map(|b| b.size()).sum();
-    one_row(vec![
-        ("method", Text(F.into())),
-        ("source", Text(source.into())),
-        ("k", Int(config.k as i64)),
-        ("distance", Text(config.distance.name().into())),
-        ("seed", OptInt(config.seed.map(|s| s as i64))),
-        ("records", Int(records as i64)),
-        ("q_blocks", Int(res.blocks.len() as i64)),
-        ("q_blocks_l1", Int(m.diversity[0] as i64)),
-        ("q_blocks_l2", Int(m.diversity[1] as i64)),
-        ("q_blocks_l3plus", Int(m.diversity[2] as i64)),
-        ("total_information_loss", Float(m.total_information_loss)),
-        ("block_entropy_sum", Float(m.block_entropy_sum)),
-        ("mutual_information", Float(m.mutual_information)),
-        ("objective", Float(res.objective)),
-        ("seeds", Int(res.stats.seeds as i64)),
-        ("candidates_scored", Int(res.stats.scored as i64)),
-        ("candidates_pruned", Int(res.stats.pruned as i64)),
-        ("leftover_records", Int(res.stats.leftovers as i64)),
-        ("dropped_columns", OptText((!dropped.is_empty()).then(|| dropped.join(", ")))),
-        ("time_ms", Float(ms)),
-    ])
+    /// Without a seed every call draws anew.
+    fn deterministic(&self, config: &EntropyConfig) -> bool {
+        config.seed.is_some()
+    }
+
+    fn side_tables(&self, _: &EntropyConfig) -> Vec<&'static str> {
+        vec!["report"]
+    }
+
+    fn run(&self, call: &Call<'_>, config: &EntropyConfig) -> Result<Outputs> {
+        let progress = call.registry.progress();
+        let (res, published) = call.block_on(anonymize(call.ctx, call.source, call.meta, config, progress.as_ref()))?;
+        let release = mem_table(published.schema.clone(), published.batches)?;
+        let m = &res.measures;
+        let records: u64 = res.blocks.iter().map(|b| b.size()).sum();
+        let dropped = (!published.dropped.is_empty()).then(|| published.dropped.join(", "));
+        Outputs::new(release).with_report(
+            call,
+            Self::NAME,
+            vec![
+                ("k", Int(config.k as i64)),
+                ("distance", Text(config.distance.name().into())),
+                ("seed", OptInt(config.seed.map(|s| s as i64))),
+                ("records", Int(records as i64)),
+                ("q_blocks", Int(res.blocks.len() as i64)),
+                ("q_blocks_l1", Int(m.diversity[0] as i64)),
+                ("q_blocks_l2", Int(m.diversity[1] as i64)),
+                ("q_blocks_l3plus", Int(m.diversity[2] as i64)),
+                ("total_information_loss", Float(m.total_information_loss)),
+                ("block_entropy_sum", Float(m.block_entropy_sum)),
+                ("mutual_information", Float(m.mutual_information)),
+                ("objective", Float(res.objective)),
+                ("seeds", Int(res.stats.seeds as i64)),
+                ("candidates_scored", Int(res.stats.scored as i64)),
+                ("candidates_pruned", Int(res.stats.pruned as i64)),
+                ("leftover_records", Int(res.stats.leftovers as i64)),
+                ("dropped_columns", OptText(dropped)),
+                ("time_ms", Float(call.elapsed_ms())),
+            ],
+        )
+    }
 }

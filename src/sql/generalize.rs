@@ -2,59 +2,42 @@
 //! by hand (`'1,0,2,...'`, one level per quasi-identifier in declaration order), as ARX lets a
 //! custodian pick a node. Registers the release as `output` and returns it.
 
-use super::{Args, Memo, block_on, replace_table, session_context};
+use super::method::{Call, MethodSpec, Outputs};
+use super::{Args, output};
 use crate::encode::materialize_node;
-use crate::error::AnonError;
+use crate::error::{AnonError, Result};
 use crate::lattice::parse_levels;
-use crate::meta::Registry;
-use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
-use datafusion::prelude::SessionContext;
-use std::sync::Arc;
-
-const SIGNATURE: &str = "generalize(source, output, 'l1,l2,...')";
 
 #[derive(Debug)]
-struct Generalize {
-    registry: Arc<Registry>,
-    memo: Memo,
-}
+pub struct Generalize;
 
-pub fn register(ctx: &SessionContext, registry: Arc<Registry>) {
-    ctx.register_udtf("generalize", Arc::new(Generalize { registry, memo: Memo::default() }));
-}
+impl MethodSpec for Generalize {
+    /// The node's levels.
+    type Params = Vec<u8>;
+    const NAME: &'static str = "generalize";
+    const SIGNATURE: &'static str = "generalize(source, output, 'l1,l2,...')";
+    const ARITY: (usize, usize) = (3, 3);
 
-impl TableFunctionImpl for Generalize {
-    fn call_with_args(&self, args: TableFunctionArgs) -> datafusion::error::Result<Arc<dyn TableProvider>> {
-        let a = Args::new("generalize", SIGNATURE, args.exprs(), 3, 3)?;
-        let (source, output) = a.source_output()?;
+    fn parse(&self, a: &Args) -> Result<Vec<u8>> {
         let node = a.str(2, "node")?;
-        let levels = parse_levels(&node).ok_or_else(|| {
-            AnonError::argument("generalize", "node", format!("'{node}' is not a list of levels such as '1,0,2'"))
-        })?;
-        let ctx = session_context(&args)?;
-        let src = block_on(ctx.table_provider(source.as_str())).map_err(|_| AnonError::table(&source, "not found"))?;
-        let key = format!("{:p}|{output}|{levels:?}|g{}", Arc::as_ptr(&src), self.registry.generation());
-        if let Some(t) = self.memo.get(&ctx, &key) {
-            return Ok(t);
-        }
-        let meta = self.registry.require(&source)?;
-        meta.check_complete(&source)?;
-        let table = release(&ctx, &source, &output, &meta, &levels)?;
-        replace_table(&ctx, &output, table.clone())?;
-        self.memo.put(key, &output, table.clone(), table.clone());
-        Ok(table)
+        parse_levels(&node).ok_or_else(|| {
+            AnonError::argument(Self::NAME, "node", format!("'{node}' is not a list of levels such as '1,0,2'"))
+        })
     }
-}
 
-fn release(
-    ctx: &SessionContext,
-    source: &str,
-    output: &str,
-    meta: &crate::meta::TableMeta,
-    levels: &[u8],
-) -> crate::error::Result<Arc<dyn TableProvider>> {
-    block_on(async {
-        let df = materialize_node(ctx, source, meta, levels).await?;
-        super::output::publish(ctx, output, df).await
-    })
+    fn deterministic(&self, _: &Vec<u8>) -> bool {
+        true
+    }
+
+    fn side_tables(&self, _: &Vec<u8>) -> Vec<&'static str> {
+        Vec::new()
+    }
+
+    fn run(&self, call: &Call<'_>, levels: &Vec<u8>) -> Result<Outputs> {
+        let release = call.block_on(async {
+            let df = materialize_node(call.ctx, call.source, call.meta, levels).await?;
+            output::publish(call.ctx, call.output, df).await
+        })?;
+        Ok(Outputs::new(release))
+    }
 }

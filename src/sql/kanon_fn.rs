@@ -4,79 +4,65 @@
 //! as `output_report` (with the time of each pass), and returns the release. The release is
 //! in memory, or Parquet written by the session's executors ([`output::ParquetOutput`]).
 
-use super::{Args, Memo, block_on, output, replace_table, session_context};
+use super::method::{Call, MethodSpec, Outputs};
+use super::report::Value::*;
+use super::{Args, output};
 use crate::error::{AnonError, Result};
-use crate::meta::Registry;
 use crate::methods::PassTimes;
-use crate::methods::kanon::{KanonConfig, KanonResult, anonymize, describe_node};
-use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
-use datafusion::prelude::SessionContext;
-use std::sync::Arc;
+use crate::methods::kanon::{KanonConfig, anonymize, describe_node};
 use std::time::Instant;
 
-const SIGNATURE: &str = "kanon_anonymize(source, output, k [, 'metric=lm, suppression=2%, distinct_l=3, entropy_l=2, recursive_cl=3:2, t=0.15'])";
-
 #[derive(Debug)]
-struct Kanon {
-    registry: Arc<Registry>,
-    memo: Memo,
-}
+pub struct Kanon;
 
-pub fn register(ctx: &SessionContext, registry: Arc<Registry>) {
-    ctx.register_udtf("kanon_anonymize", Arc::new(Kanon { registry, memo: Memo::default() }));
-}
+impl MethodSpec for Kanon {
+    type Params = KanonConfig;
+    const NAME: &'static str = "kanon_anonymize";
+    const SIGNATURE: &'static str = "kanon_anonymize(source, output, k [, 'metric=lm, suppression=2%, distinct_l=3, entropy_l=2, recursive_cl=3:2, t=0.15'])";
+    const ARITY: (usize, usize) = (3, 4);
 
-impl TableFunctionImpl for Kanon {
-    fn call_with_args(&self, args: TableFunctionArgs) -> datafusion::error::Result<Arc<dyn TableProvider>> {
-        let a = Args::new("kanon_anonymize", SIGNATURE, args.exprs(), 3, 4)?;
-        let (source, output) = a.source_output()?;
+    fn parse(&self, a: &Args) -> Result<KanonConfig> {
         let k = a.i64(2, "k")?;
-        let options = a.opt_str(3, "options")?.unwrap_or_default();
         if k < 1 {
-            return Err(AnonError::argument("kanon_anonymize", "k", format!("must be at least 1, got {k}")).into());
+            return Err(AnonError::argument(Self::NAME, "k", format!("must be at least 1, got {k}")));
         }
-        let config = KanonConfig::new(k as u64).with_options(&options)?;
-        let ctx = session_context(&args)?;
-        let src = block_on(ctx.table_provider(source.as_str())).map_err(|_| AnonError::table(&source, "not found"))?;
-        let key = format!("{:p}|{output}|{k}|{options}|g{}", Arc::as_ptr(&src), self.registry.generation());
-        if let Some(t) = self.memo.get(&ctx, &key) {
-            return Ok(t);
-        }
-        let meta = self.registry.require(&source)?;
-        meta.check_complete(&source)?;
-        let started = Instant::now();
-        let (res, release) = block_on(async {
-            let (mut res, df) = anonymize(&ctx, &source, &meta, &config).await?;
+        KanonConfig::new(k as u64).with_options(&a.opt_str(3, "options")?.unwrap_or_default())
+    }
+
+    fn deterministic(&self, _: &KanonConfig) -> bool {
+        true
+    }
+
+    fn side_tables(&self, _: &KanonConfig) -> Vec<&'static str> {
+        vec!["report"]
+    }
+
+    fn run(&self, call: &Call<'_>, config: &KanonConfig) -> Result<Outputs> {
+        let (res, release) = call.block_on(async {
+            let (mut res, df) = anonymize(call.ctx, call.source, call.meta, config).await?;
             let start = Instant::now();
-            let release = output::publish(&ctx, &output, df).await?;
+            let release = output::publish(call.ctx, call.output, df).await?;
             res.passes.materialize_ms = PassTimes::since(start);
             Ok::<_, AnonError>((res, release))
         })?;
-        let report = report(&source, &config, &res, started.elapsed().as_secs_f64() * 1e3)?;
-        replace_table(&ctx, &format!("{output}_report"), report)?;
-        replace_table(&ctx, &output, release.clone())?;
-        self.memo.put(key, &output, release.clone(), release.clone());
-        Ok(release)
+        Outputs::new(release).with_report(
+            call,
+            Self::NAME,
+            vec![
+                ("node", Text(describe_node(&res.levels))),
+                ("models", Text(config.models.describe())),
+                ("metric", Text(config.metric.name().into())),
+                ("metric_value", Float(res.loss)),
+                ("suppression_limit_percent", Float(config.suppression_percent)),
+                ("suppressed_records", Int(res.suppressed_records as i64)),
+                ("classes", Int(res.classes as i64)),
+                ("nodes_total", Int(res.nodes_total as i64)),
+                ("nodes_evaluated", Int(res.nodes_evaluated as i64)),
+                ("time_ms", Float(call.elapsed_ms())),
+                ("aggregate_ms", Float(res.passes.aggregate_ms)),
+                ("search_ms", Float(res.passes.search_ms)),
+                ("materialize_ms", Float(res.passes.materialize_ms)),
+            ],
+        )
     }
-}
-
-fn report(source: &str, config: &KanonConfig, res: &KanonResult, ms: f64) -> Result<Arc<dyn TableProvider>> {
-    use super::report::{Value::*, one_row};
-    one_row(vec![
-        ("method", Text("kanon_anonymize".into())),
-        ("source", Text(source.into())),
-        ("node", Text(describe_node(&res.levels))),
-        ("models", Text(config.models.describe())),
-        ("metric", Text(config.metric.name().into())),
-        ("metric_value", Float(res.loss)),
-        ("suppression_limit_percent", Float(config.suppression_percent)),
-        ("suppressed_records", Int(res.suppressed_records as i64)),
-        ("classes", Int(res.classes as i64)),
-        ("nodes_total", Int(res.nodes_total as i64)),
-        ("nodes_evaluated", Int(res.nodes_evaluated as i64)),
-        ("time_ms", Float(ms)),
-        ("aggregate_ms", Float(res.passes.aggregate_ms)),
-        ("search_ms", Float(res.passes.search_ms)),
-        ("materialize_ms", Float(res.passes.materialize_ms)),
-    ])
 }

@@ -18,6 +18,7 @@ mod hierarchies;
 mod ipa_fn;
 mod kanon_fn;
 mod ledger_fn;
+pub mod method;
 mod metrics_fn;
 pub mod output;
 mod query_error_fn;
@@ -48,10 +49,10 @@ pub fn register(ctx: &SessionContext, registry: Arc<Registry>) {
     roles::register(ctx, registry.clone());
     hierarchies::register(ctx, registry.clone());
     explore::register(ctx, registry.clone());
-    generalize::register(ctx, registry.clone());
-    kanon_fn::register(ctx, registry.clone());
-    hceil_fn::register(ctx, registry.clone());
-    entropy_fn::register(ctx, registry.clone());
+    method::register(ctx, registry.clone(), generalize::Generalize);
+    method::register(ctx, registry.clone(), kanon_fn::Kanon);
+    method::register(ctx, registry.clone(), hceil_fn::Hceil);
+    method::register(ctx, registry.clone(), entropy_fn::Entropy);
     truthful_fn::register(ctx, registry.clone());
     metrics_fn::register(ctx, registry.clone());
     verify_fn::register(ctx, registry.clone());
@@ -108,25 +109,12 @@ pub fn mem_table(
     Ok(Arc::new(MemTable::try_new(schema, vec![batches])?))
 }
 
-/// Register `provider` as `name`, replacing an existing table of that name. Callers compute
-/// everything first and register last, so a failing call leaves the catalog as it was.
-pub fn replace_table(ctx: &SessionContext, name: &str, provider: Arc<dyn TableProvider>) -> Result<()> {
-    ctx.deregister_table(name)?;
-    ctx.register_table(name, provider)?;
-    Ok(())
-}
+pub use crate::releases::replace_table;
 
 /// Is `provider` (by identity) still registered as `name`? Memoized results of side-effect
 /// functions are reused only while their outputs are still in the catalog.
 pub fn still_registered(ctx: &SessionContext, name: &str, provider: &Arc<dyn TableProvider>) -> bool {
-    let schema = ctx.state().catalog_list().catalog(&ctx.state().config().options().catalog.default_catalog);
-    let Some(schema) = schema.and_then(|c| c.schema(&ctx.state().config().options().catalog.default_schema)) else {
-        return false;
-    };
-    match block_on(schema.table(name)) {
-        Ok(Some(t)) => Arc::ptr_eq(&t, provider),
-        _ => false,
-    }
+    crate::releases::registered(ctx, name).is_some_and(|t| Arc::ptr_eq(&t, provider))
 }
 
 /// Memoized results of a side-effect function: key → (output name, registered provider,

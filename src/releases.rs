@@ -1,0 +1,149 @@
+//! Which tables of the catalog this engine registered as a function's outputs, and the rule
+//! that keeps every other table safe from an output name.
+//!
+//! The rule: a call may register `<output>` and its side tables `<output>_<suffix>` only under
+//! names that are free, or that hold tables an earlier call of the *same function* registered
+//! for the *same output* and that are still the registered tables (compared by identity, so a
+//! table dropped and re-created by the user under that name is the user's). Never a table with
+//! declared roles (an original), a hierarchy or constraints table, a system view, another
+//! function's release, or another release's side table. Names are compared after DataFusion's
+//! own resolution of an unquoted identifier (lower case), which is how `'ADULT'` used to
+//! replace `adult`. When a release is replaced, its side tables from the earlier call that this
+//! call does not produce are dropped with it, so no stale catalog stays behind.
+
+use crate::error::{AnonError, Result};
+use crate::meta::Registry;
+use crate::sql::block_on;
+use datafusion::catalog::TableProvider;
+use datafusion::prelude::SessionContext;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, Weak};
+
+/// One table the engine registered.
+#[derive(Debug)]
+struct Owned {
+    function: &'static str,
+    /// The release this table belongs to (itself, for the release).
+    release: String,
+    /// The registered provider. Weak, so a dropped table's memory is freed; the allocation
+    /// stays while this is held, so the address cannot be reused by another table.
+    provider: Weak<dyn TableProvider>,
+}
+
+impl Owned {
+    fn is(&self, provider: &Arc<dyn TableProvider>) -> bool {
+        std::ptr::addr_eq(self.provider.as_ptr(), Arc::as_ptr(provider))
+    }
+}
+
+/// The engine's outputs in one session (held by the [`Registry`]).
+#[derive(Debug, Default)]
+pub struct Releases {
+    owned: Mutex<BTreeMap<String, Owned>>,
+}
+
+impl Releases {
+    /// Refuse, before anything runs, a call of `function` from `source` that would register
+    /// `names` (the release first, then its side tables) over a table it may not replace.
+    pub fn check(
+        &self,
+        ctx: &SessionContext,
+        function: &'static str,
+        source: &str,
+        names: &[String],
+        registry: &Registry,
+    ) -> Result<()> {
+        let owned = self.owned.lock().expect("releases lock");
+        check_names(&owned, ctx, function, source, names, registry)
+    }
+
+    /// Register `tables` (the release first) as `function`'s outputs for the release
+    /// `tables[0]`, dropping the earlier release's side tables that are not replaced.
+    pub fn publish(
+        &self,
+        ctx: &SessionContext,
+        function: &'static str,
+        tables: Vec<(String, Arc<dyn TableProvider>)>,
+    ) -> Result<()> {
+        let mut owned = self.owned.lock().expect("releases lock");
+        let release = tables.first().map(|(n, _)| n.clone()).unwrap_or_default();
+        let stale: Vec<String> = owned
+            .iter()
+            .filter(|(_, o)| o.release == release && o.function == function)
+            .filter(|(name, _)| !tables.iter().any(|(n, _)| n == *name))
+            .filter(|(name, o)| registered(ctx, name).is_some_and(|p| o.is(&p)))
+            .map(|(name, _)| name.clone())
+            .collect();
+        for name in stale {
+            ctx.deregister_table(name.as_str())?;
+            owned.remove(&name);
+        }
+        for (name, table) in tables {
+            replace_table(ctx, &name, table.clone())?;
+            owned.insert(name, Owned { function, release: release.clone(), provider: Arc::downgrade(&table) });
+        }
+        Ok(())
+    }
+
+    /// The function that registered `name`, if it is still that function's output.
+    pub fn owner(&self, ctx: &SessionContext, name: &str) -> Option<&'static str> {
+        let owned = self.owned.lock().expect("releases lock");
+        let o = owned.get(&normalize(name))?;
+        registered(ctx, name).is_some_and(|p| o.is(&p)).then_some(o.function)
+    }
+}
+
+/// A plain name as DataFusion resolves it unquoted: lower case.
+pub fn normalize(name: &str) -> String {
+    name.to_ascii_lowercase()
+}
+
+fn check_names(
+    owned: &BTreeMap<String, Owned>,
+    ctx: &SessionContext,
+    function: &'static str,
+    source: &str,
+    names: &[String],
+    registry: &Registry,
+) -> Result<()> {
+    let release = &names[0];
+    let refuse = |name: &str, why: String| {
+        Err(AnonError::argument(function, "output", format!("'{release}' would replace {why}: '{name}' is kept; choose another output name")))
+    };
+    for name in names {
+        if *name == normalize(source) {
+            return refuse(name, "the source table".into());
+        }
+        if registry.get(name).is_some() {
+            return refuse(name, "a table with declared roles".into());
+        }
+        let Some(current) = registered(ctx, name) else { continue };
+        match owned.get(name) {
+            Some(o) if o.is(&current) && o.function == function && o.release == *release => {}
+            Some(o) if o.is(&current) && o.release == *name => {
+                return refuse(name, format!("a release of {}", o.function));
+            }
+            Some(o) if o.is(&current) => {
+                return refuse(name, format!("a side table of {}'s release '{}'", o.function, o.release));
+            }
+            _ => return refuse(name, "a table this engine did not create (an original, a hierarchy or constraints table, or a system view)".into()),
+        }
+    }
+    Ok(())
+}
+
+/// The table registered as `name` in the session's default schema, if any.
+pub fn registered(ctx: &SessionContext, name: &str) -> Option<Arc<dyn TableProvider>> {
+    let state = ctx.state();
+    let options = state.config().options();
+    let schema = state.catalog_list().catalog(&options.catalog.default_catalog)?.schema(&options.catalog.default_schema)?;
+    block_on(schema.table(name)).ok().flatten()
+}
+
+/// Register `provider` as `name`, replacing an existing table of that name. Callers compute
+/// everything first and register last, so a failing call leaves the catalog as it was.
+pub fn replace_table(ctx: &SessionContext, name: &str, provider: Arc<dyn TableProvider>) -> Result<()> {
+    ctx.deregister_table(name)?;
+    ctx.register_table(name, provider)?;
+    Ok(())
+}

@@ -1,0 +1,186 @@
+//! The one table-function adapter every publishing method goes through.
+//!
+//! A method's SQL function is a [`MethodSpec`]: its name, signature, how its arguments after
+//! `(source, output)` parse into parameters, and how a parsed call runs. [`MethodFn`] owns the
+//! rest of the sequence, the same for every method (DataFusion's `functions-table` crate, one
+//! impl serving `generate_series` and `range`, is the model):
+//!
+//! 1. arguments: count, `source`, `output` (normalized the way DataFusion resolves it), then
+//!    the spec's own parsing with errors that name the argument;
+//! 2. the memo key, derived from the parsed parameters (their `Debug` form), the identity of
+//!    every table the call reads and the registry's declaration generation;
+//! 3. declarations: the source's roles and hierarchies, complete;
+//! 4. output names: every table the call will register is checked against [`Releases`] before
+//!    anything runs (an output may only replace an earlier release of the same function);
+//! 5. run, then register every output last, so a failed call leaves the catalog as it was;
+//! 6. memoize deterministic calls, so `EXPLAIN` or a second reference does not recompute.
+
+use super::report::Value;
+use super::{Args, Memo, block_on, session_context};
+use crate::error::{AnonError, Result};
+use crate::meta::{Registry, TableMeta};
+use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
+use datafusion::prelude::SessionContext;
+use std::fmt::Debug;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// What a method's table function declares; [`MethodFn`] does the rest.
+pub trait MethodSpec: Debug + Send + Sync + 'static {
+    /// Parsed arguments after `(source, output)`. Their `Debug` form is the memo key, so it
+    /// must show every field that changes the result.
+    type Params: Debug;
+    /// The SQL name.
+    const NAME: &'static str;
+    /// The usage line shown in argument errors.
+    const SIGNATURE: &'static str;
+    /// Fewest and most arguments, `source` and `output` included.
+    const ARITY: (usize, usize);
+
+    /// Parse and validate the arguments from index 2 on.
+    fn parse(&self, args: &Args) -> Result<Self::Params>;
+
+    /// Tables the call reads besides the source (a constraints table): their identity is part
+    /// of the memo key, and they must exist.
+    fn inputs(&self, _params: &Self::Params) -> Vec<(&'static str, String)> {
+        Vec::new()
+    }
+
+    /// Whether the same call on the same tables gives the same result (a seeded or
+    /// deterministic method): only then is the result memoized.
+    fn deterministic(&self, params: &Self::Params) -> bool;
+
+    /// The suffixes of the side tables a call may register (`report`, `catalog`, ...); every
+    /// name `<output>_<suffix>` is checked before the call runs.
+    fn side_tables(&self, params: &Self::Params) -> Vec<&'static str>;
+
+    /// Run the method and build its outputs. Nothing may be registered here.
+    fn run(&self, call: &Call<'_>, params: &Self::Params) -> Result<Outputs>;
+}
+
+/// A parsed call: the live session, the source and output names, and the source's declarations.
+pub struct Call<'a> {
+    pub ctx: &'a SessionContext,
+    pub registry: &'a Registry,
+    pub source: &'a str,
+    pub output: &'a str,
+    pub meta: &'a TableMeta,
+    started: Instant,
+}
+
+impl Call<'_> {
+    /// Milliseconds since the call started (reports' `time_ms`).
+    pub fn elapsed_ms(&self) -> f64 {
+        self.started.elapsed().as_secs_f64() * 1e3
+    }
+
+    /// `<output>_<suffix>`.
+    pub fn side_name(&self, suffix: &str) -> String {
+        format!("{}_{suffix}", self.output)
+    }
+
+    /// Run a future to completion from the synchronous call.
+    pub fn block_on<F>(&self, fut: F) -> F::Output
+    where
+        F: std::future::Future + Send,
+        F::Output: Send,
+    {
+        block_on(fut)
+    }
+}
+
+/// What a call publishes: the release (also the function's result) and its side tables by
+/// suffix. The report is a side table like the others (`report`).
+pub struct Outputs {
+    pub release: Arc<dyn TableProvider>,
+    pub side: Vec<(&'static str, Arc<dyn TableProvider>)>,
+}
+
+impl Outputs {
+    pub fn new(release: Arc<dyn TableProvider>) -> Self {
+        Outputs { release, side: Vec::new() }
+    }
+
+    /// Add a side table `<output>_<suffix>`.
+    pub fn with(mut self, suffix: &'static str, table: Arc<dyn TableProvider>) -> Self {
+        self.side.push((suffix, table));
+        self
+    }
+
+    /// Add the one-row report `<output>_report`, `method` and `source` first.
+    pub fn with_report(self, call: &Call<'_>, method: &str, cells: Vec<(&str, Value)>) -> Result<Self> {
+        let mut all = vec![("method", Value::Text(method.into())), ("source", Value::Text(call.source.into()))];
+        all.extend(cells);
+        Ok(self.with("report", super::report::one_row(all)?))
+    }
+}
+
+/// The adapter: a [`MethodSpec`] as a DataFusion table function.
+#[derive(Debug)]
+pub struct MethodFn<S: MethodSpec> {
+    spec: S,
+    registry: Arc<Registry>,
+    memo: Memo,
+}
+
+/// Register `spec` under its name on `ctx`.
+pub fn register<S: MethodSpec>(ctx: &SessionContext, registry: Arc<Registry>, spec: S) {
+    ctx.register_udtf(S::NAME, Arc::new(MethodFn { spec, registry, memo: Memo::default() }));
+}
+
+impl<S: MethodSpec> TableFunctionImpl for MethodFn<S> {
+    fn call_with_args(&self, args: TableFunctionArgs) -> datafusion::error::Result<Arc<dyn TableProvider>> {
+        Ok(self.call(&args)?)
+    }
+}
+
+impl<S: MethodSpec> MethodFn<S> {
+    fn call(&self, args: &TableFunctionArgs) -> Result<Arc<dyn TableProvider>> {
+        let a = Args::new(S::NAME, S::SIGNATURE, args.exprs(), S::ARITY.0, S::ARITY.1)?;
+        let (source, output) = a.source_output()?;
+        let params = self.spec.parse(&a)?;
+        let ctx = session_context(args)?;
+        let mut key = format!("{output}|{params:?}|g{}", self.registry.generation());
+        for (role, name) in std::iter::once(("source", source.clone())).chain(self.spec.inputs(&params)) {
+            let table = lookup(&ctx, role, &name)?;
+            key.push_str(&format!("|{:p}", Arc::as_ptr(&table)));
+        }
+        let deterministic = self.spec.deterministic(&params);
+        if deterministic && let Some(t) = self.memo.get(&ctx, &key) {
+            return Ok(t);
+        }
+        let meta = self.registry.require(&source)?;
+        meta.check_complete(&source)?;
+        let names = output_names(&output, &self.spec.side_tables(&params));
+        let releases = self.registry.releases();
+        releases.check(&ctx, S::NAME, &source, &names, &self.registry)?;
+        let call = Call { ctx: &ctx, registry: &self.registry, source: &source, output: &output, meta: &meta, started: Instant::now() };
+        let outputs = self.spec.run(&call, &params)?;
+        let release = outputs.release.clone();
+        let mut tables = vec![(output.clone(), outputs.release)];
+        for (suffix, table) in outputs.side {
+            let name = format!("{output}_{suffix}");
+            if !names.contains(&name) {
+                return Err(AnonError::argument(S::NAME, "output", format!("internal: side table '{suffix}' is not declared")));
+            }
+            tables.push((name, table));
+        }
+        releases.publish(&ctx, S::NAME, tables)?;
+        if deterministic {
+            self.memo.put(key, &output, release.clone(), release.clone());
+        }
+        Ok(release)
+    }
+}
+
+/// The release's name and every side table name a call may register.
+fn output_names(output: &str, suffixes: &[&str]) -> Vec<String> {
+    std::iter::once(output.to_string()).chain(suffixes.iter().map(|s| format!("{output}_{s}"))).collect()
+}
+
+/// A table the call reads, or an error naming its role (`source`, `constraints`).
+fn lookup(ctx: &SessionContext, role: &str, name: &str) -> Result<Arc<dyn TableProvider>> {
+    let what = if role == "source" { "not found".to_string() } else { format!("not found (the {role} table)") };
+    block_on(ctx.table_provider(name)).map_err(|_| AnonError::table(name, what))
+}
+

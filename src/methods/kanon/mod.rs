@@ -40,11 +40,8 @@ impl KanonConfig {
     /// Parse `metric=lm, suppression=2%, distinct_l=3, entropy_l=2, recursive_cl=3:2, t=0.15`.
     pub fn with_options(mut self, options: &str) -> Result<Self> {
         let f = "kanon_anonymize";
-        for part in options.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-            let (key, value) = part
-                .split_once('=')
-                .map(|(k, v)| (k.trim(), v.trim()))
-                .ok_or_else(|| AnonError::argument(f, "options", format!("'{part}' is not of the form key=value")))?;
+        for (key, value) in crate::methods::options::pairs(f, options)? {
+            let (key, value) = (key.as_str(), value.as_str());
             let num = |v: &str| -> Result<f64> {
                 v.trim_end_matches('%')
                     .trim()
@@ -57,7 +54,7 @@ impl KanonConfig {
                 v.parse::<u64>()
                     .map_err(|_| AnonError::argument(f, key, format!("'{v}' is not a non-negative integer")))
             };
-            match key.to_ascii_lowercase().as_str() {
+            match key {
                 "metric" => {
                     self.metric = Metric::parse(value).ok_or_else(|| {
                         AnonError::argument(f, "metric", format!("unknown metric '{value}' (lm, ncp, dm)"))

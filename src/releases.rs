@@ -108,7 +108,11 @@ fn check_names(
 ) -> Result<()> {
     let release = &names[0];
     let refuse = |name: &str, why: String| {
-        Err(AnonError::argument(function, "output", format!("'{release}' would replace {why}: '{name}' is kept; choose another output name")))
+        Err(AnonError::argument(
+            function,
+            "output",
+            format!("'{release}' would replace {why}: '{name}' is kept; choose another output name"),
+        ))
     };
     for name in names {
         if *name == normalize(source) {
@@ -126,7 +130,11 @@ fn check_names(
             Some(o) if o.is(&current) => {
                 return refuse(name, format!("a side table of {}'s release '{}'", o.function, o.release));
             }
-            _ => return refuse(name, "a table this engine did not create (an original, a hierarchy or constraints table, or a system view)".into()),
+            _ => return refuse(
+                name,
+                "a table this engine did not create (an original, a hierarchy or constraints table, or a system view)"
+                    .into(),
+            ),
         }
     }
     Ok(())
@@ -136,7 +144,8 @@ fn check_names(
 pub fn registered(ctx: &SessionContext, name: &str) -> Option<Arc<dyn TableProvider>> {
     let state = ctx.state();
     let options = state.config().options();
-    let schema = state.catalog_list().catalog(&options.catalog.default_catalog)?.schema(&options.catalog.default_schema)?;
+    let schema =
+        state.catalog_list().catalog(&options.catalog.default_catalog)?.schema(&options.catalog.default_schema)?;
     block_on(schema.table(name)).ok().flatten()
 }
 

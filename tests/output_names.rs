@@ -42,9 +42,11 @@ async fn tables(ctx: &SessionContext) -> BTreeMap<String, Arc<dyn TableProvider>
 }
 
 /// Same names, each still the very same provider (tables are never mutated in place).
-fn unchanged(before: &BTreeMap<String, Arc<dyn TableProvider>>, after: &BTreeMap<String, Arc<dyn TableProvider>>) -> bool {
-    before.len() == after.len()
-        && before.iter().all(|(name, t)| after.get(name).is_some_and(|u| Arc::ptr_eq(t, u)))
+fn unchanged(
+    before: &BTreeMap<String, Arc<dyn TableProvider>>,
+    after: &BTreeMap<String, Arc<dyn TableProvider>>,
+) -> bool {
+    before.len() == after.len() && before.iter().all(|(name, t)| after.get(name).is_some_and(|u| Arc::ptr_eq(t, u)))
 }
 
 async fn refused(ctx: &SessionContext, sql: &str) -> String {
@@ -127,10 +129,7 @@ async fn duplicate_options_are_refused() {
 
 /// Every case of every existing name (and its side-table names) as an output: nothing changes.
 fn cased(name: &str, mask: u64) -> String {
-    name.chars()
-        .enumerate()
-        .map(|(i, c)| if mask >> (i % 64) & 1 == 1 { c.to_ascii_uppercase() } else { c })
-        .collect()
+    name.chars().enumerate().map(|(i, c)| if mask >> (i % 64) & 1 == 1 { c.to_ascii_uppercase() } else { c }).collect()
 }
 
 proptest! {

@@ -8,7 +8,11 @@
 //! Release schema (ARCHITECTURE.md): identifiers are dropped; a numeric quasi-identifier `age`
 //! becomes `age` (Utf8 label such as `35-39` or `*`), `age_lo` and `age_hi` (inclusive bounds
 //! in the column's original type); a categorical one keeps its name and holds the node label;
-//! every other column is kept as it is.
+//! sensitive and set-valued columns are kept as they are; insensitive columns (every column
+//! `declare_roles` did not name) are dropped unless the caller keeps them ([`released`]).
+//!
+//! Row order: the plan keeps the source's; whoever publishes it shuffles (`sql::output::publish`
+//! orders a written release by `random()`, the table-function adapter permutes an in-memory one).
 
 use super::format_number;
 use crate::error::{AnonError, Result};
@@ -66,8 +70,35 @@ impl LevelLookup {
 
 /// Plan the release of `table` generalized at `levels` (one per declared quasi-identifier,
 /// in declaration order). Nothing is registered; the caller decides the output's name.
-pub async fn materialize_node(ctx: &SessionContext, table: &str, meta: &TableMeta, levels: &[u8]) -> Result<DataFrame> {
-    materialize_suppressed(ctx, table, meta, levels, &[]).await
+pub async fn materialize_node(
+    ctx: &SessionContext,
+    table: &str,
+    meta: &TableMeta,
+    levels: &[u8],
+    keep_insensitive: bool,
+) -> Result<DataFrame> {
+    materialize_suppressed(ctx, table, meta, levels, &[], keep_insensitive).await
+}
+
+/// Whether a source column is published: quasi-identifiers (generalized), sensitive and
+/// set-valued columns always, insensitive ones only when the caller keeps them, identifiers
+/// never.
+pub fn released(meta: &TableMeta, column: &str, keep_insensitive: bool) -> bool {
+    match meta.role(column) {
+        Some(Role::QuasiIdentifier | Role::Sensitive | Role::SetValued) => true,
+        Some(Role::Insensitive) | None => keep_insensitive,
+        Some(Role::Identifier) => false,
+    }
+}
+
+/// The source columns a release leaves out (identifiers are not listed: they are never
+/// released by declaration), for the report's `dropped_columns`.
+pub fn dropped_columns(meta: &TableMeta, columns: &[String], keep_insensitive: bool) -> Vec<String> {
+    columns
+        .iter()
+        .filter(|c| meta.role(c) != Some(Role::Identifier) && !released(meta, c, keep_insensitive))
+        .cloned()
+        .collect()
 }
 
 /// As [`materialize_node`], with the records of some classes suppressed: `suppressed` lists
@@ -79,6 +110,7 @@ pub async fn materialize_suppressed(
     meta: &TableMeta,
     levels: &[u8],
     suppressed: &[Vec<String>],
+    keep_insensitive: bool,
 ) -> Result<DataFrame> {
     let mut df = ctx.table(table).await.map_err(|_| AnonError::table(table, "not found"))?;
     let qis = meta.quasi_identifiers();
@@ -123,9 +155,8 @@ pub async fn materialize_suppressed(
         }
     };
     let mut out: Vec<Expr> = Vec::new();
-    for (name, ty) in &source_fields {
+    for (name, ty) in source_fields.iter().filter(|(name, _)| released(meta, name, keep_insensitive)) {
         match meta.role(name) {
-            Some(Role::Identifier) => {}
             Some(Role::QuasiIdentifier) => {
                 let i = qis.iter().position(|q| q == name).expect("declared quasi-identifier");
                 out.push(kept(col(format!("__l{i}")), lit("*")).alias(name));

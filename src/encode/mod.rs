@@ -15,11 +15,13 @@ mod group;
 pub mod hash;
 mod materialize;
 pub mod publish;
+mod shuffle;
 mod walk;
 
 pub use cache::{Cached, NodeCache};
 pub use group::{Grouping, class_degrees, generalize_to, group, rollup};
-pub use materialize::{LevelLookup, materialize_node, materialize_suppressed, node_label};
+pub use materialize::{LevelLookup, dropped_columns, materialize_node, materialize_suppressed, node_label, released};
+pub use shuffle::shuffle_rows;
 pub use walk::for_each_node;
 
 use crate::error::{AnonError, Result};

@@ -23,3 +23,12 @@ pub fn pairs(function: &str, options: &str) -> Result<Vec<(String, String)>> {
 pub fn seed(function: &str, value: &str) -> Result<u64> {
     value.parse().map_err(|_| AnonError::argument(function, "seed", format!("'{value}' is not a non-negative integer")))
 }
+
+/// A `true|false` option.
+pub fn flag(function: &str, key: &str, value: &str) -> Result<bool> {
+    match value.to_ascii_lowercase().as_str() {
+        "true" | "yes" | "1" => Ok(true),
+        "false" | "no" | "0" => Ok(false),
+        _ => Err(AnonError::argument(function, key, format!("'{value}' is not true or false"))),
+    }
+}

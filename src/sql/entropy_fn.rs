@@ -34,6 +34,10 @@ impl MethodSpec for Entropy {
         vec!["report"]
     }
 
+    fn seed(&self, config: &EntropyConfig) -> Option<u64> {
+        config.seed
+    }
+
     fn run(&self, call: &Call<'_>, config: &EntropyConfig) -> Result<Outputs> {
         let progress = call.registry.progress();
         let (res, published) = call.block_on(anonymize(call.ctx, call.source, call.meta, config, progress.as_ref()))?;

@@ -1,41 +1,57 @@
-//! `generalize(source, output, node)`: release `source` generalized at a lattice node chosen
-//! by hand (`'1,0,2,...'`, one level per quasi-identifier in declaration order), as ARX lets a
-//! custodian pick a node. Registers the release as `output` and returns it.
+//! `generalize(source, output, node [, 'keep_insensitive=true'])`: release `source` generalized
+//! at a lattice node chosen by hand (`'1,0,2,...'`, one level per quasi-identifier in
+//! declaration order), as ARX lets a custodian pick a node. Registers the release as `output`
+//! and returns it. Insensitive columns are left out unless kept.
 
 use super::method::{Call, MethodSpec, Outputs};
 use super::{Args, output};
 use crate::encode::materialize_node;
 use crate::error::{AnonError, Result};
 use crate::lattice::parse_levels;
+use crate::methods::options;
 
 #[derive(Debug)]
 pub struct Generalize;
 
 impl MethodSpec for Generalize {
-    /// The node's levels.
-    type Params = Vec<u8>;
+    /// The node's levels, and whether insensitive columns are kept.
+    type Params = (Vec<u8>, bool);
     const NAME: &'static str = "generalize";
-    const SIGNATURE: &'static str = "generalize(source, output, 'l1,l2,...')";
-    const ARITY: (usize, usize) = (3, 3);
+    const SIGNATURE: &'static str = "generalize(source, output, 'l1,l2,...' [, 'keep_insensitive=false'])";
+    const ARITY: (usize, usize) = (3, 4);
 
-    fn parse(&self, a: &Args) -> Result<Vec<u8>> {
+    fn parse(&self, a: &Args) -> Result<(Vec<u8>, bool)> {
         let node = a.str(2, "node")?;
-        parse_levels(&node).ok_or_else(|| {
+        let levels = parse_levels(&node).ok_or_else(|| {
             AnonError::argument(Self::NAME, "node", format!("'{node}' is not a list of levels such as '1,0,2'"))
-        })
+        })?;
+        let mut keep = false;
+        for (key, value) in options::pairs(Self::NAME, &a.opt_str(3, "options")?.unwrap_or_default())? {
+            match key.as_str() {
+                "keep_insensitive" => keep = options::flag(Self::NAME, &key, &value)?,
+                other => {
+                    return Err(AnonError::argument(
+                        Self::NAME,
+                        "options",
+                        format!("unknown option '{other}' (keep_insensitive)"),
+                    ));
+                }
+            }
+        }
+        Ok((levels, keep))
     }
 
-    fn deterministic(&self, _: &Vec<u8>) -> bool {
+    fn deterministic(&self, _: &(Vec<u8>, bool)) -> bool {
         true
     }
 
-    fn side_tables(&self, _: &Vec<u8>) -> Vec<&'static str> {
+    fn side_tables(&self, _: &(Vec<u8>, bool)) -> Vec<&'static str> {
         Vec::new()
     }
 
-    fn run(&self, call: &Call<'_>, levels: &Vec<u8>) -> Result<Outputs> {
+    fn run(&self, call: &Call<'_>, (levels, keep): &(Vec<u8>, bool)) -> Result<Outputs> {
         let release = call.block_on(async {
-            let df = materialize_node(call.ctx, call.source, call.meta, levels).await?;
+            let df = materialize_node(call.ctx, call.source, call.meta, levels, *keep).await?;
             output::publish(call.ctx, call.output, df).await
         })?;
         Ok(Outputs::new(release))

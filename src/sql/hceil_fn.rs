@@ -43,6 +43,10 @@ impl MethodSpec for Hceil {
         vec!["catalog", "report"]
     }
 
+    fn seed(&self, config: &HceilConfig) -> Option<u64> {
+        config.seed
+    }
+
     fn run(&self, call: &Call<'_>, config: &HceilConfig) -> Result<Outputs> {
         let progress = call.registry.progress();
         let (res, release, catalog, dropped) = call.block_on(async {
@@ -51,7 +55,8 @@ impl MethodSpec for Hceil {
             let release = rows(call, &published.release).await?;
             res.passes.materialize_ms = PassTimes::since(start);
             let name = call.side_name("catalog");
-            let catalog = output::publish_batches(call.ctx, &name, published.catalog.schema(), vec![published.catalog])?;
+            let catalog =
+                output::publish_batches(call.ctx, &name, published.catalog.schema(), vec![published.catalog])?;
             Ok::<_, AnonError>((res, release, catalog, published.release.dropped))
         })?;
         let dropped = (!dropped.is_empty()).then(|| dropped.join(", "));
@@ -94,7 +99,8 @@ async fn rows(call: &Call<'_>, rel: &Release) -> Result<Arc<dyn TableProvider>> 
     };
     let cells = rel.cells()?;
     let (dir, cells) = output::write_from_client(&out, &call.side_name("cells"), cells.schema(), &[cells])?;
-    let written = async { output::publish(call.ctx, call.output, rel.expand(call.ctx.read_table(cells)?)?).await }.await;
+    let written =
+        async { output::publish(call.ctx, call.output, rel.expand(call.ctx.read_table(cells)?)?).await }.await;
     let _ = std::fs::remove_dir_all(&dir);
     written
 }

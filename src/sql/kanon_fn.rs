@@ -1,6 +1,6 @@
 //! `kanon_anonymize(source, output, k [, options])`: the globally optimal full-domain
 //! k-anonymous release (options: `metric=lm|ncp|dm, suppression=2%, distinct_l=3,
-//! entropy_l=2, recursive_cl=3:2, t=0.15`). Registers the release as `output` and its report
+//! entropy_l=2, recursive_cl=3:2, t=0.15, keep_insensitive=false`). Registers the release as `output` and its report
 //! as `output_report` (with the time of each pass), and returns the release. The release is
 //! in memory, or Parquet written by the session's executors ([`output::ParquetOutput`]).
 
@@ -18,7 +18,7 @@ pub struct Kanon;
 impl MethodSpec for Kanon {
     type Params = KanonConfig;
     const NAME: &'static str = "kanon_anonymize";
-    const SIGNATURE: &'static str = "kanon_anonymize(source, output, k [, 'metric=lm, suppression=2%, distinct_l=3, entropy_l=2, recursive_cl=3:2, t=0.15'])";
+    const SIGNATURE: &'static str = "kanon_anonymize(source, output, k [, 'metric=lm, suppression=2%, distinct_l=3, entropy_l=2, recursive_cl=3:2, t=0.15, keep_insensitive=false'])";
     const ARITY: (usize, usize) = (3, 4);
 
     fn parse(&self, a: &Args) -> Result<KanonConfig> {
@@ -58,6 +58,7 @@ impl MethodSpec for Kanon {
                 ("classes", Int(res.classes as i64)),
                 ("nodes_total", Int(res.nodes_total as i64)),
                 ("nodes_evaluated", Int(res.nodes_evaluated as i64)),
+                ("dropped_columns", OptText(call.dropped_columns(config.keep_insensitive)?)),
                 ("time_ms", Float(call.elapsed_ms())),
                 ("aggregate_ms", Float(res.passes.aggregate_ms)),
                 ("search_ms", Float(res.passes.search_ms)),

@@ -20,6 +20,7 @@ use super::{Args, Memo, block_on, session_context};
 use crate::error::{AnonError, Result};
 use crate::meta::{Registry, TableMeta};
 use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
+use datafusion::datasource::MemTable;
 use datafusion::prelude::SessionContext;
 use std::fmt::Debug;
 use std::sync::Arc;
@@ -54,6 +55,11 @@ pub trait MethodSpec: Debug + Send + Sync + 'static {
     /// name `<output>_<suffix>` is checked before the call runs.
     fn side_tables(&self, params: &Self::Params) -> Vec<&'static str>;
 
+    /// The call's seed, if it has one (tests): the release's row order is drawn from it.
+    fn seed(&self, _params: &Self::Params) -> Option<u64> {
+        None
+    }
+
     /// Run the method and build its outputs. Nothing may be registered here.
     fn run(&self, call: &Call<'_>, params: &Self::Params) -> Result<Outputs>;
 }
@@ -77,6 +83,15 @@ impl Call<'_> {
     /// `<output>_<suffix>`.
     pub fn side_name(&self, suffix: &str) -> String {
         format!("{}_{suffix}", self.output)
+    }
+
+    /// The source columns a release that keeps insensitive columns or not leaves out, as the
+    /// report's `dropped_columns` (NULL when none).
+    pub fn dropped_columns(&self, keep_insensitive: bool) -> Result<Option<String>> {
+        let columns: Vec<String> =
+            super::roles::table_columns(self.ctx, self.source)?.into_iter().map(|(c, _)| c).collect();
+        let dropped = crate::encode::dropped_columns(self.meta, &columns, keep_insensitive);
+        Ok((!dropped.is_empty()).then(|| dropped.join(", ")))
     }
 
     /// Run a future to completion from the synchronous call.
@@ -154,14 +169,26 @@ impl<S: MethodSpec> MethodFn<S> {
         let names = output_names(&output, &self.spec.side_tables(&params));
         let releases = self.registry.releases();
         releases.check(&ctx, S::NAME, &source, &names, &self.registry)?;
-        let call = Call { ctx: &ctx, registry: &self.registry, source: &source, output: &output, meta: &meta, started: Instant::now() };
-        let outputs = self.spec.run(&call, &params)?;
+        let call = Call {
+            ctx: &ctx,
+            registry: &self.registry,
+            source: &source,
+            output: &output,
+            meta: &meta,
+            started: Instant::now(),
+        };
+        let mut outputs = self.spec.run(&call, &params)?;
+        outputs.release = shuffled(&ctx, outputs.release, self.spec.seed(&params))?;
         let release = outputs.release.clone();
         let mut tables = vec![(output.clone(), outputs.release)];
         for (suffix, table) in outputs.side {
             let name = format!("{output}_{suffix}");
             if !names.contains(&name) {
-                return Err(AnonError::argument(S::NAME, "output", format!("internal: side table '{suffix}' is not declared")));
+                return Err(AnonError::argument(
+                    S::NAME,
+                    "output",
+                    format!("internal: side table '{suffix}' is not declared"),
+                ));
             }
             tables.push((name, table));
         }
@@ -171,6 +198,25 @@ impl<S: MethodSpec> MethodFn<S> {
         }
         Ok(release)
     }
+}
+
+/// An in-memory release with its rows in a uniformly random order drawn from the call's seed
+/// (or the OS), so no row's position links it to its source row; a release written by a plan
+/// (Parquet output) orders its rows by `random()` in that plan.
+fn shuffled(
+    ctx: &SessionContext,
+    release: Arc<dyn TableProvider>,
+    seed: Option<u64>,
+) -> Result<Arc<dyn TableProvider>> {
+    let Some(mem) = release.downcast_ref::<MemTable>() else {
+        return Ok(release);
+    };
+    let schema = mem.schema();
+    let batches = block_on(async { ctx.read_table(release.clone())?.collect().await })?;
+    // A stream apart from the method's own draws from the same seed.
+    let mut rng = crate::dp::dp_rng(seed.map(|s| s ^ 0x7368_7566_666c_6521))?;
+    let parts = crate::encode::shuffle_rows(&schema, &batches, mem.batches.len(), &mut rng)?;
+    Ok(Arc::new(MemTable::try_new(schema, parts)?))
 }
 
 /// The release's name and every side table name a call may register.
@@ -183,4 +229,3 @@ fn lookup(ctx: &SessionContext, role: &str, name: &str) -> Result<Arc<dyn TableP
     let what = if role == "source" { "not found".to_string() } else { format!("not found (the {role} table)") };
     block_on(ctx.table_provider(name)).map_err(|_| AnonError::table(name, what))
 }
-

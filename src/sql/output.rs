@@ -74,6 +74,10 @@ pub async fn publish(ctx: &SessionContext, name: &str, df: DataFrame) -> Result<
         }
         Some(out) => {
             let dir = fresh_dir(&out, name);
+            // Rows in random order, drawn where the plan runs: the in-memory path is permuted by
+            // the table-function adapter instead (encode::shuffle_rows), so no release keeps
+            // its source's row order.
+            let df = df.sort(vec![datafusion::functions::math::expr_fn::random().sort(true, true)])?;
             let written = write_dir(df, &dir).await;
             removed_on_error(&dir, written)
         }

@@ -30,11 +30,14 @@ pub struct KanonConfig {
     pub metric: Metric,
     /// Most records that may be suppressed, in percent of the table.
     pub suppression_percent: f64,
+    /// Publish the columns declared insensitive too (`keep_insensitive=true`); by default a
+    /// release holds only the quasi-identifiers and the sensitive attribute.
+    pub keep_insensitive: bool,
 }
 
 impl KanonConfig {
     pub fn new(k: u64) -> Self {
-        KanonConfig { models: Models::k_only(k), metric: Metric::Lm, suppression_percent: 0.0 }
+        KanonConfig { models: Models::k_only(k), metric: Metric::Lm, suppression_percent: 0.0, keep_insensitive: false }
     }
 
     /// Parse `metric=lm, suppression=2%, distinct_l=3, entropy_l=2, recursive_cl=3:2, t=0.15`.
@@ -70,12 +73,15 @@ impl KanonConfig {
                     self.models.recursive_cl = Some((num(c)?, int(l.trim())?));
                 }
                 "t" | "t_closeness" => self.models.t = Some(num(value)?),
+                "keep_insensitive" => {
+                    self.keep_insensitive = crate::methods::options::flag(f, key, value)?;
+                }
                 other => {
                     return Err(AnonError::argument(
                         f,
                         "options",
                         format!(
-                            "unknown option '{other}' (metric, suppression, distinct_l, entropy_l, recursive_cl, t)"
+                            "unknown option '{other}' (metric, suppression, distinct_l, entropy_l, recursive_cl, t, keep_insensitive)"
                         ),
                     ));
                 }
@@ -184,7 +190,8 @@ pub async fn anonymize(
         )
     })?;
     res.passes = PassTimes { aggregate_ms, search_ms: PassTimes::since(start), materialize_ms: 0.0 };
-    let df = materialize_suppressed(ctx, table, meta, &res.levels, &res.suppressed_classes).await?;
+    let df =
+        materialize_suppressed(ctx, table, meta, &res.levels, &res.suppressed_classes, config.keep_insensitive).await?;
     Ok((res, df))
 }
 

@@ -120,7 +120,9 @@ impl TableMeta {
 pub struct Registry {
     tables: RwLock<BTreeMap<String, TableMeta>>,
     progress: RwLock<Option<Arc<dyn crate::progress::Progress>>>,
-    ledger: crate::dp::ledger::Ledger,
+    /// A temporary ledger until [`Registry::set_ledger`] chooses a file (the CLI:
+    /// [`crate::dp::ledger::Ledger::standard`]).
+    ledger: RwLock<Arc<crate::dp::ledger::Ledger>>,
     /// Bumped by every change of a declaration, so memoized results made under other
     /// declarations are not reused.
     generation: std::sync::atomic::AtomicU64,
@@ -181,8 +183,13 @@ impl Registry {
     }
 
     /// The privacy budgets and spends of the session's tables.
-    pub fn ledger(&self) -> &crate::dp::ledger::Ledger {
-        &self.ledger
+    pub fn ledger(&self) -> Arc<crate::dp::ledger::Ledger> {
+        self.ledger.read().expect("registry lock").clone()
+    }
+
+    /// Keep the ledger in `ledger` from now on (releases in progress finish on the old one).
+    pub fn set_ledger(&self, ledger: crate::dp::ledger::Ledger) {
+        *self.ledger.write().expect("registry lock") = Arc::new(ledger);
     }
 
     pub fn snapshot(&self) -> Vec<(String, TableMeta)> {

@@ -14,12 +14,26 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 
-/// A fresh directory for one test's ledger file.
-fn ledger_dir(test: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("anonfusion-ledger-test-{}-{test}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A fresh directory for one test's ledger file, removed when the test ends.
+struct TestDir(PathBuf);
+
+impl TestDir {
+    fn new(test: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!("anonfusion-ledger-test-{}-{test}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        TestDir(dir)
+    }
+
+    fn ledger(&self) -> PathBuf {
+        self.0.join("ledger.tsv")
+    }
+}
+
+impl Drop for TestDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 /// A session on the ledger in `path` with the random table `t` of tests/ipa_sql.rs.
@@ -45,7 +59,8 @@ const HISTOGRAM: &str = "SELECT COUNT(*) FROM dp_histogram('t', 'h', 0.6, '1,1')
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_restart_keeps_what_was_spent() {
-    let path = ledger_dir("restart").join("ledger.tsv");
+    let dir = TestDir::new("restart");
+    let path = dir.ledger();
     {
         let (ctx, _) = session(&path);
         rows(&ctx, "SELECT * FROM set_privacy_budget('t', 1.0)").await;
@@ -70,7 +85,8 @@ async fn a_restart_keeps_what_was_spent() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_copy_or_a_rename_shares_the_budget_and_a_changed_table_does_not() {
-    let path = ledger_dir("copy").join("ledger.tsv");
+    let dir = TestDir::new("copy");
+    let path = dir.ledger();
     let (ctx, registry) = session(&path);
     rows(&ctx, "SELECT * FROM set_privacy_budget('t', 1.0)").await;
     rows(&ctx, "SELECT COUNT(*) FROM dp_histogram('t', 'h', 0.6, '1,1')").await;
@@ -99,7 +115,8 @@ async fn a_copy_or_a_rename_shares_the_budget_and_a_changed_table_does_not() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_release_without_a_budget_is_refused_and_a_seeded_one_is_listed_as_not_private() {
-    let path = ledger_dir("missing").join("ledger.tsv");
+    let dir = TestDir::new("missing");
+    let path = dir.ledger();
     let (ctx, _) = session(&path);
     for sql in [HISTOGRAM, "SELECT * FROM ipa_release('t', 'h', 0.6)"] {
         let e = err(&ctx, sql).await;
@@ -118,7 +135,8 @@ async fn a_release_without_a_budget_is_refused_and_a_seeded_one_is_listed_as_not
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_budget_is_raised_only_with_force_and_the_raise_is_recorded() {
-    let path = ledger_dir("force").join("ledger.tsv");
+    let dir = TestDir::new("force");
+    let path = dir.ledger();
     let (ctx, _) = session(&path);
     rows(&ctx, "SELECT * FROM set_privacy_budget('t', 1.0)").await;
     rows(&ctx, HISTOGRAM).await;
@@ -177,7 +195,8 @@ fn child_spender() {
 
 #[test]
 fn two_processes_cannot_overspend() {
-    let path = ledger_dir("processes").join("ledger.tsv");
+    let dir = TestDir::new("processes");
+    let path = dir.ledger();
     Ledger::open(&path).set_budget(&account(), 3.0, 0.0, false).unwrap();
     let kids: Vec<_> = (0..2).map(|_| child("child_spender", &path).spawn().unwrap()).collect();
     let won: usize = kids
@@ -214,7 +233,8 @@ fn child_writer() {
 #[test]
 #[cfg(unix)]
 fn kill_9_during_writes_leaves_the_last_good_ledger() {
-    let path = ledger_dir("kill").join("ledger.tsv");
+    let dir = TestDir::new("kill");
+    let path = dir.ledger();
     Ledger::open(&path).set_budget(&account(), 1_000_000.0, 0.0, false).unwrap();
     let mut delays = 0x9e37_79b9u32;
     let mut reserved_before = 0;
@@ -242,7 +262,8 @@ fn kill_9_during_writes_leaves_the_last_good_ledger() {
 /// The CLI keeps its ledger where ANONFUSION_LEDGER says, across runs.
 #[test]
 fn the_cli_uses_anonfusion_ledger_across_runs() {
-    let path = ledger_dir("cli").join("ledger.tsv");
+    let dir = TestDir::new("cli");
+    let path = dir.ledger();
     let run = |sql: &str| {
         let out = Command::new(env!("CARGO_BIN_EXE_anonfusion"))
             .args(["--format", "csv", "-c", sql])

@@ -281,3 +281,17 @@ fn the_cli_uses_anonfusion_ledger_across_runs() {
     let (out, _) = run("SELECT ledger_path, parts FROM anon_privacy_ledger WHERE event = 'ledger';");
     assert!(out.contains(&path.display().to_string()) && out.contains("kept across sessions"), "{out}");
 }
+
+/// A bundled dataset loaded twice under two names is one account.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reloaded_dataset_shares_the_budget() {
+    let dir = TestDir::new("reload");
+    let (ctx, _) = anonfusion::session_with_ledger(Ledger::open(dir.ledger()));
+    rows(&ctx, "SELECT COUNT(*) FROM load_dataset('nps', 8000, 7)").await;
+    rows(&ctx, "SELECT COUNT(*) FROM load_dataset('nps', 8000, 7, 'nps_copy')").await;
+    rows(&ctx, "SELECT * FROM set_privacy_budget('nps', 1.0)").await;
+    assert!(err(&ctx, "SELECT * FROM set_privacy_budget('nps_copy', 2.0)").await.contains("'force'"));
+    rows(&ctx, "SELECT * FROM set_privacy_budget('nps_copy', 0.5)").await;
+    let seen = text(&ctx, "SELECT seen_as FROM anon_privacy_ledger WHERE event = 'budget lowered'").await;
+    assert_eq!(seen, "nps, nps_copy");
+}

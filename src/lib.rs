@@ -50,6 +50,12 @@ use std::sync::Arc;
 /// Register every function and system table of the engine on `ctx`. Returns the registry of
 /// attribute roles and hierarchies that the functions share, for embedders who want to
 /// declare them from Rust.
+///
+/// The registry's privacy ledger is a temporary one, removed when the session ends, so tests
+/// and scratch sessions never write to a user's ledger. A session whose budgets must survive
+/// restarts chooses its file: [`session_with_ledger`], or
+/// `registry.set_ledger(Ledger::standard()?)` (`$ANONFUSION_LEDGER` or the user's data
+/// directory, what the CLI uses) or `Ledger::open(path)`.
 pub fn register_all(ctx: &SessionContext) -> Arc<Registry> {
     let registry = Registry::new();
     sql::register(ctx, registry.clone());
@@ -63,10 +69,18 @@ pub fn new_session() -> SessionContext {
 }
 
 /// As [`new_session`], also returning the registry (to install a progress reporter, or to
-/// declare tables from Rust).
+/// declare tables from Rust). Its privacy ledger is temporary (see [`register_all`]).
 pub fn session() -> (SessionContext, Arc<Registry>) {
     let config = SessionConfig::new().with_information_schema(true);
     let ctx = SessionContext::new_with_config(config);
     let registry = register_all(&ctx);
+    (ctx, registry)
+}
+
+/// As [`session`], with the privacy budgets kept in `ledger`, e.g.
+/// `dp::ledger::Ledger::open("/srv/anon/ledger.tsv")` or `Ledger::standard()?`.
+pub fn session_with_ledger(ledger: dp::ledger::Ledger) -> (SessionContext, Arc<Registry>) {
+    let (ctx, registry) = session();
+    registry.set_ledger(ledger);
     (ctx, registry)
 }

@@ -66,6 +66,14 @@ async fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    // The CLI keeps budgets across runs: $ANONFUSION_LEDGER or the user's data directory.
+    match anonfusion::dp::ledger::Ledger::standard() {
+        Ok(ledger) => registry.set_ledger(ledger),
+        Err(e) => {
+            eprintln!("Error: {e}");
+            return ExitCode::FAILURE;
+        }
+    }
     registry.set_progress(std::sync::Arc::new(cli::progress::Bar::default()));
     let mut runner = Runner::new(ctx, args.format);
     match run(&mut runner, &registry, args, &matches).await {

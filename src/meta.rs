@@ -120,7 +120,9 @@ impl TableMeta {
 pub struct Registry {
     tables: RwLock<BTreeMap<String, TableMeta>>,
     progress: RwLock<Option<Arc<dyn crate::progress::Progress>>>,
-    ledger: crate::dp::ledger::Ledger,
+    /// A temporary ledger until [`Registry::set_ledger`] chooses a file (the CLI:
+    /// [`crate::dp::ledger::Ledger::standard`]).
+    ledger: RwLock<Arc<crate::dp::ledger::Ledger>>,
     /// The tables this engine registered as functions' outputs (the output-name rule).
     releases: crate::releases::Releases,
     /// Bumped by every change of a declaration, so memoized results made under other
@@ -183,8 +185,13 @@ impl Registry {
     }
 
     /// The privacy budgets and spends of the session's tables.
-    pub fn ledger(&self) -> &crate::dp::ledger::Ledger {
-        &self.ledger
+    pub fn ledger(&self) -> Arc<crate::dp::ledger::Ledger> {
+        self.ledger.read().expect("registry lock").clone()
+    }
+
+    /// Keep the ledger in `ledger` from now on (releases in progress finish on the old one).
+    pub fn set_ledger(&self, ledger: crate::dp::ledger::Ledger) {
+        *self.ledger.write().expect("registry lock") = Arc::new(ledger);
     }
 
     /// The engine's registered outputs, which guard every output name.

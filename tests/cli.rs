@@ -7,6 +7,8 @@ fn run(args: &[&str], stdin: &str) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_anonfusion"))
         .args(args)
         .env("ANONFUSION_HISTORY", "/nonexistent/dir/history")
+        // Never the user's privacy ledger: a test that touched it would fail here.
+        .env("ANONFUSION_LEDGER", "/nonexistent/dir/ledger.tsv")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

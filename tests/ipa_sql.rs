@@ -67,18 +67,20 @@ async fn ipa_release_registers_release_report_and_nodes() {
 async fn the_ledger_charges_each_release_and_refuses_past_the_budget() {
     let ctx = table();
     rows(&ctx, "SELECT * FROM set_privacy_budget('t', 2.0)").await;
+    // A seeded call is not private: listed, charged nothing; a memoized repeat is not listed.
     rows(&ctx, "SELECT COUNT(*) FROM ipa_release('t', 'a', 1.0, 'seed=1')").await;
-    // A memoized repeat publishes nothing new and spends nothing.
     rows(&ctx, "SELECT COUNT(*) FROM ipa_release('t', 'a', 1.0, 'seed=1')").await;
-    rows(&ctx, "SELECT COUNT(*) FROM dp_histogram('t', 'h', 0.5, '1,1', 'seed=1')").await;
+    rows(&ctx, "SELECT COUNT(*) FROM ipa_release('t', 'a2', 1.0)").await;
+    rows(&ctx, "SELECT COUNT(*) FROM dp_histogram('t', 'h', 0.5, '1,1')").await;
     let spent = float(&ctx, "SELECT MAX(spent) FROM anon_privacy_ledger WHERE table_name = 't'").await;
     assert!(spent > 1.5 - 1e-8 && spent <= 1.5, "{spent}");
-    assert_eq!(int(&ctx, "SELECT COUNT(*) FROM anon_privacy_ledger WHERE table_name = 't'").await, 2);
+    // The budget, the seeded call and the two charged releases.
+    assert_eq!(int(&ctx, "SELECT COUNT(*) FROM anon_privacy_ledger WHERE table_name = 't'").await, 4);
     // 1.5 + 1.0 > 2: refused before any noise, nothing registered, nothing spent.
-    let e = err(&ctx, "SELECT * FROM ipa_release('t', 'b', 1.0, 'seed=2')").await;
+    let e = err(&ctx, "SELECT * FROM ipa_release('t', 'b', 1.0)").await;
     assert!(e.contains("privacy budget of table 't' would be exceeded"), "{e}");
     assert!(!ctx.table_exist("b").unwrap() && !ctx.table_exist("b_report").unwrap());
-    rows(&ctx, "SELECT COUNT(*) FROM ipa_release('t', 'b', 0.5, 'seed=2')").await;
+    rows(&ctx, "SELECT COUNT(*) FROM ipa_release('t', 'b', 0.5)").await;
     let remaining = float(&ctx, "SELECT MIN(remaining) FROM anon_privacy_ledger WHERE table_name = 't'").await;
     assert!((0.0..1e-8).contains(&remaining), "{remaining}");
     // A budget below what is spent, and a budget for a table that does not exist.

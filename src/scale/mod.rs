@@ -99,8 +99,13 @@ pub async fn to_parquet(ctx: &SessionContext, name: &str, dir: &Path) -> Result<
 
 /// The state every anonfusion session starts from, client or executor: DataFusion's default
 /// features, so every built-in function (nested ones included) is there.
+/// DataFusion's default functions plus the engine's own aggregate `anon_fingerprint` (the
+/// privacy ledger's account key, computed by a plan that may run on the executors).
 fn base_state(config: SessionConfig) -> datafusion::execution::SessionState {
-    SessionStateBuilder::new().with_default_features().with_config(config).build()
+    use datafusion::execution::FunctionRegistry;
+    let mut state = SessionStateBuilder::new().with_default_features().with_config(config).build();
+    state.register_udaf(crate::dp::ledger::fingerprint_udaf()).expect("anon_fingerprint registers on a new state");
+    state
 }
 
 /// The functions an executor must know to run the client's plans: those of [`base_state`].

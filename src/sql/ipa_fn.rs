@@ -12,7 +12,7 @@
 
 use super::report::{Value::*, one_row};
 use super::{Args, Memo, block_on, mem_table, replace_table, session_context};
-use crate::dp::ledger::grid_units;
+use crate::dp::ledger::{Charge, grid_units};
 use crate::encode::frequency_table;
 use crate::error::{AnonError, Result};
 use crate::lattice::{format_levels, parse_levels};
@@ -71,7 +71,8 @@ impl TableFunctionImpl for Ipa {
         meta.check_complete(&source)?;
         let b = config.budget()?;
         let units = [b.suppression, b.insertion, b.value, b.candidates].iter().map(|&e| grid_units(e)).sum();
-        let reservation = self.registry.ledger().reserve(F, &source, units)?;
+        let charge = Charge::epsilon(units).seeded(config.seed.is_some());
+        let reservation = super::ledger_fn::reserve(&self.registry, &ctx, F, &source, charge)?;
         let started = Instant::now();
         let progress = self.registry.progress();
         let (res, published) = block_on(anonymize(&ctx, &source, &meta, &config, progress.as_ref()))?;
@@ -79,14 +80,14 @@ impl TableFunctionImpl for Ipa {
         let ms = started.elapsed().as_secs_f64() * 1e3;
         let report = report(&source, &config, &res, &published.dropped, ms)?;
         let nodes = nodes_table(&res, b.candidates)?;
-        replace_table(&ctx, &format!("{output}_report"), report)?;
-        replace_table(&ctx, &format!("{output}_nodes"), nodes)?;
-        replace_table(&ctx, &output, release.clone())?;
         let parts = format!(
             "suppression={}, insertion={}, value={}, candidates={}",
             b.suppression, b.insertion, b.value, b.candidates
         );
-        reservation.commit(&output, F, &parts);
+        reservation.commit(&output, F, &parts)?;
+        replace_table(&ctx, &format!("{output}_report"), report)?;
+        replace_table(&ctx, &format!("{output}_nodes"), nodes)?;
+        replace_table(&ctx, &output, release.clone())?;
         self.memo.put(key, &output, release.clone(), release.clone());
         Ok(release)
     }
@@ -199,16 +200,17 @@ impl TableFunctionImpl for Histogram {
             )
             .into());
         }
-        let reservation = self.registry.ledger().reserve(H, &source, units)?;
+        let reservation =
+            super::ledger_fn::reserve(&self.registry, &ctx, H, &source, Charge::epsilon(units).seeded(seed.is_some()))?;
         let started = Instant::now();
         let hist = dp_histogram(&ft, &levels, epsilon, seed)?;
         let schema = block_on(ctx.table(source.as_str()))?.schema().inner().clone();
         let (rel_schema, batches) = histogram_release(&ft, &schema, &hist)?;
         let release = mem_table(rel_schema, batches)?;
         let report = histogram_report(&source, &hist, seed, started.elapsed().as_secs_f64() * 1e3)?;
+        reservation.commit(&output, H, &format!("counts={}", hist.epsilon))?;
         replace_table(&ctx, &format!("{output}_report"), report)?;
         replace_table(&ctx, &output, release.clone())?;
-        reservation.commit(&output, H, &format!("counts={}", hist.epsilon));
         self.memo.put(key, &output, release.clone(), release.clone());
         Ok(release)
     }

@@ -1,19 +1,27 @@
-//! `set_privacy_budget(table, epsilon)`: the total epsilon differentially private releases of a
-//! table may spend. Returns the table's rows of `anon_privacy_ledger`, the live table of every
-//! budget and every release's charge (src/dp/ledger.rs).
+//! `set_privacy_budget(table, epsilon [, 'delta=1e-6, force'])`: the total epsilon (and delta)
+//! differentially private releases of a table's rows may spend. A budget is set once, lowered
+//! freely (not below what is spent) and raised only with `force`, which is recorded. Returns
+//! the account's rows of `anon_privacy_ledger`, the table of every budget and charge, kept in
+//! the ledger file (src/dp/ledger/).
+//!
+//! Also the `anon_fingerprint(col, ...)` aggregate the accounts are keyed by, and [`reserve`],
+//! the one way a DP function charges the ledger.
 
-use super::{Args, mem_table, session_context};
-use crate::dp::ledger::LedgerRow;
+use super::{Args, block_on, mem_table, session_context};
+use crate::dp::ledger::{Charge, Ledger, LedgerRow, Reservation, account_of, fingerprint_udaf};
 use crate::error::{AnonError, Result};
 use crate::meta::Registry;
-use datafusion::arrow::array::{ArrayRef, Float64Array, RecordBatch, StringArray, TimestampMillisecondArray};
+use datafusion::arrow::array::{
+    ArrayRef, Float64Array, Int64Array, RecordBatch, StringArray, TimestampMillisecondArray, new_null_array,
+};
+use datafusion::arrow::compute::concat_batches;
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
 use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
 use datafusion::prelude::SessionContext;
 use std::sync::Arc;
 
 const F: &str = "set_privacy_budget";
-const SIGNATURE: &str = "set_privacy_budget(table, epsilon)";
+const SIGNATURE: &str = "set_privacy_budget(table, epsilon [, 'delta=1e-6, force'])";
 
 #[derive(Debug)]
 struct SetBudget {
@@ -22,52 +30,143 @@ struct SetBudget {
 
 pub fn register(ctx: &SessionContext, registry: Arc<Registry>) {
     ctx.register_udtf(F, Arc::new(SetBudget { registry }));
+    ctx.register_udaf(fingerprint_udaf().as_ref().clone());
+}
+
+/// Reserve `charge` of `source`'s budget for `function`'s release: the account is the
+/// fingerprint of the source's rows (one aggregation pass), so copies and renames share it.
+pub fn reserve(
+    registry: &Registry,
+    ctx: &SessionContext,
+    function: &str,
+    source: &str,
+    charge: Charge,
+) -> Result<Reservation> {
+    let account = block_on(account_of(ctx, source))?;
+    registry.ledger().reserve(function, &account, charge)
+}
+
+/// `delta=` and `force` from the options argument.
+fn options(opts: &str) -> Result<(f64, bool)> {
+    let (mut delta, mut force) = (0.0, false);
+    for part in opts.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        match part.split_once('=').map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim())) {
+            None if part.eq_ignore_ascii_case("force") => force = true,
+            Some((k, v)) if k == "delta" => {
+                delta = v.parse().map_err(|_| AnonError::argument(F, "delta", format!("'{v}' is not a number")))?;
+            }
+            _ => {
+                return Err(AnonError::argument(
+                    F,
+                    "options",
+                    format!("unknown option '{part}' (delta=<number>, force)"),
+                ));
+            }
+        }
+    }
+    Ok((delta, force))
 }
 
 impl TableFunctionImpl for SetBudget {
     fn call_with_args(&self, args: TableFunctionArgs) -> datafusion::error::Result<Arc<dyn TableProvider>> {
-        let a = Args::new(F, SIGNATURE, args.exprs(), 2, 2)?;
+        let a = Args::new(F, SIGNATURE, args.exprs(), 2, 3)?;
         let (table, epsilon) = (a.str(0, "table")?, a.f64(1, "epsilon")?);
+        let (delta, force) = options(&a.opt_str(2, "options")?.unwrap_or_default())?;
         let ctx = session_context(&args)?;
         if !ctx.table_exist(table.as_str())? {
             return Err(AnonError::table(&table, "not found").into());
         }
-        self.registry.ledger().set_budget(&table, epsilon)?;
-        let rows: Vec<LedgerRow> = self.registry.ledger().rows().into_iter().filter(|r| r.table == table).collect();
-        Ok(mem_table(ledger_schema(), vec![ledger_batch(&rows)?])?)
+        let account = block_on(account_of(&ctx, &table))?;
+        let ledger = self.registry.ledger();
+        ledger.set_budget(&account, epsilon, delta, force)?;
+        let rows: Vec<LedgerRow> =
+            ledger.rows()?.into_iter().filter(|r| r.fingerprint == account.fingerprint).collect();
+        Ok(mem_table(ledger_schema(), vec![ledger_batch(&ledger, &rows)?])?)
     }
 }
 
 pub fn ledger_schema() -> SchemaRef {
+    let f = |name: &str, t: DataType, nullable: bool| Field::new(name, t, nullable);
     Arc::new(Schema::new(vec![
-        Field::new("table_name", DataType::Utf8, false),
-        Field::new("budget", DataType::Float64, true),
-        Field::new("release", DataType::Utf8, true),
-        Field::new("method", DataType::Utf8, true),
-        Field::new("epsilon", DataType::Float64, true),
-        Field::new("parts", DataType::Utf8, true),
-        Field::new("spent", DataType::Float64, false),
-        Field::new("remaining", DataType::Float64, true),
-        Field::new("recorded_at", DataType::Timestamp(TimeUnit::Millisecond, None), true),
+        f("seq", DataType::Int64, true),
+        f("recorded_at", DataType::Timestamp(TimeUnit::Millisecond, None), true),
+        f("table_name", DataType::Utf8, true),
+        f("event", DataType::Utf8, false),
+        f("guarantee", DataType::Utf8, true),
+        f("release", DataType::Utf8, true),
+        f("method", DataType::Utf8, true),
+        f("epsilon", DataType::Float64, true),
+        f("delta", DataType::Float64, true),
+        f("parts", DataType::Utf8, true),
+        f("budget", DataType::Float64, true),
+        f("budget_delta", DataType::Float64, true),
+        f("spent", DataType::Float64, true),
+        f("spent_delta", DataType::Float64, true),
+        f("remaining", DataType::Float64, true),
+        f("remaining_delta", DataType::Float64, true),
+        f("fingerprint", DataType::Utf8, true),
+        f("rows", DataType::Int64, true),
+        f("seen_as", DataType::Utf8, true),
+        f("ledger_path", DataType::Utf8, false),
     ]))
 }
 
-pub fn ledger_batch(rows: &[LedgerRow]) -> Result<RecordBatch> {
-    let spend = |f: &dyn Fn(&crate::dp::ledger::Spend) -> Option<String>| -> ArrayRef {
-        Arc::new(StringArray::from(rows.iter().map(|r| r.spend.as_ref().and_then(f)).collect::<Vec<_>>()))
+/// The rows of `anon_privacy_ledger`: every record of `ledger`, each with the ledger's path.
+pub fn ledger_batch(ledger: &Ledger, rows: &[LedgerRow]) -> Result<RecordBatch> {
+    let text = |f: &dyn Fn(&LedgerRow) -> Option<String>| -> ArrayRef {
+        Arc::new(StringArray::from(rows.iter().map(f).collect::<Vec<_>>()))
     };
+    let float = |f: &dyn Fn(&LedgerRow) -> Option<f64>| -> ArrayRef {
+        Arc::new(Float64Array::from(rows.iter().map(f).collect::<Vec<_>>()))
+    };
+    let path = ledger.path().display().to_string();
     let cols: Vec<ArrayRef> = vec![
-        Arc::new(StringArray::from(rows.iter().map(|r| r.table.clone()).collect::<Vec<_>>())),
-        Arc::new(Float64Array::from(rows.iter().map(|r| r.budget).collect::<Vec<_>>())),
-        spend(&|s| Some(s.release.clone())),
-        spend(&|s| Some(s.method.clone())),
-        Arc::new(Float64Array::from(rows.iter().map(|r| r.spend.as_ref().map(|s| s.epsilon)).collect::<Vec<_>>())),
-        spend(&|s| Some(s.parts.clone())),
-        Arc::new(Float64Array::from(rows.iter().map(|r| r.spent).collect::<Vec<_>>())),
-        Arc::new(Float64Array::from(rows.iter().map(|r| r.remaining).collect::<Vec<_>>())),
-        Arc::new(TimestampMillisecondArray::from(
-            rows.iter().map(|r| r.spend.as_ref().map(|s| s.recorded_at_ms)).collect::<Vec<_>>(),
-        )),
+        Arc::new(Int64Array::from(rows.iter().map(|r| Some(r.seq as i64)).collect::<Vec<_>>())),
+        Arc::new(TimestampMillisecondArray::from(rows.iter().map(|r| Some(r.recorded_at_ms)).collect::<Vec<_>>())),
+        text(&|r| Some(r.table.clone())),
+        text(&|r| Some(r.event.clone())),
+        text(&|r| r.guarantee.clone()),
+        text(&|r| r.release.clone()),
+        text(&|r| r.method.clone()),
+        float(&|r| r.epsilon),
+        float(&|r| r.delta),
+        text(&|r| r.parts.clone()),
+        float(&|r| r.budget),
+        float(&|r| r.budget_delta),
+        float(&|r| Some(r.spent)),
+        float(&|r| Some(r.spent_delta)),
+        float(&|r| r.remaining),
+        float(&|r| r.remaining_delta),
+        text(&|r| Some(r.fingerprint.clone())),
+        Arc::new(Int64Array::from(rows.iter().map(|r| Some(r.rows as i64)).collect::<Vec<_>>())),
+        text(&|r| Some(r.seen_as.clone())),
+        text(&|_| Some(path.clone())),
     ];
     Ok(RecordBatch::try_new(ledger_schema(), cols)?)
+}
+
+/// `anon_privacy_ledger`: a first row naming the ledger file (and whether it outlives the
+/// session; every other column NULL), then every record.
+pub fn ledger_table_batch(ledger: &Ledger) -> Result<RecordBatch> {
+    let schema = ledger_schema();
+    let note = if ledger.is_persistent() {
+        "kept across sessions"
+    } else {
+        "temporary: removed when this session ends (anonfusion::session_with_ledger keeps one)"
+    };
+    let header_cols: Vec<ArrayRef> = schema
+        .fields()
+        .iter()
+        .map(|f| -> ArrayRef {
+            match f.name().as_str() {
+                "event" => Arc::new(StringArray::from(vec!["ledger"])),
+                "parts" => Arc::new(StringArray::from(vec![note])),
+                "ledger_path" => Arc::new(StringArray::from(vec![ledger.path().display().to_string()])),
+                _ => new_null_array(f.data_type(), 1),
+            }
+        })
+        .collect();
+    let header = RecordBatch::try_new(schema.clone(), header_cols)?;
+    let records = ledger_batch(ledger, &ledger.rows()?)?;
+    Ok(concat_batches(&schema, [&header, &records])?)
 }

@@ -121,7 +121,7 @@ impl RegistryTable {
                 ];
                 Ok(RecordBatch::try_new(hierarchies_schema(), cols)?)
             }
-            SystemTable::Ledger => Ok(super::ledger_fn::ledger_batch(&self.registry.ledger().rows())?),
+            SystemTable::Ledger => Ok(super::ledger_fn::ledger_table_batch(&self.registry.ledger())?),
         }
     }
 }

@@ -4,9 +4,10 @@
 //! 'constraints=T')` and `artuc` read. The default name is `<dataset>_<set>`, e.g.
 //! `ehrd_uc1`. Returns the constraints.
 
-use super::{Args, check_output_name, mem_table, replace_table, session_context};
+use super::{Args, check_output_name, mem_table, session_context};
 use crate::datasets::rt::{RtPreset, utility_constraints};
 use crate::error::AnonError;
+use crate::meta::Registry;
 use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
 use datafusion::prelude::SessionContext;
 use std::sync::Arc;
@@ -15,10 +16,12 @@ const F: &str = "load_constraints";
 const SIGNATURE: &str = "load_constraints(dataset ('ehrd' | 'informs'), set ('UC1'..'UC9') [, as_table])";
 
 #[derive(Debug)]
-struct LoadConstraints;
+struct LoadConstraints {
+    registry: Arc<Registry>,
+}
 
-pub fn register(ctx: &SessionContext) {
-    ctx.register_udtf(F, Arc::new(LoadConstraints));
+pub fn register(ctx: &SessionContext, registry: Arc<Registry>) {
+    ctx.register_udtf(F, Arc::new(LoadConstraints { registry }));
 }
 
 impl TableFunctionImpl for LoadConstraints {
@@ -33,10 +36,15 @@ impl TableFunctionImpl for LoadConstraints {
         };
         let as_table = a.opt_str(2, "as_table")?.unwrap_or_else(|| format!("{dataset}_{}", set.to_ascii_lowercase()));
         check_output_name(F, &as_table)?;
+        let names = [crate::releases::normalize(&as_table)];
         let batch = utility_constraints(preset, &set)?;
         let table = mem_table(batch.schema(), vec![batch])?;
-        // Deterministic and cheap, so repeated calls simply register the same rows again.
-        replace_table(&session_context(&args)?, &as_table, table.clone())?;
+        // Deterministic and cheap, so a repeat registers the same rows again; any other table
+        // under that name is kept (the output-name rule of src/releases.rs).
+        let ctx = session_context(&args)?;
+        let releases = self.registry.releases();
+        releases.check(&ctx, F, "", &names, &self.registry)?;
+        releases.publish(&ctx, F, vec![(names[0].clone(), table.clone())])?;
         Ok(table)
     }
 }

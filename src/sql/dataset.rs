@@ -37,8 +37,19 @@ impl TableFunctionImpl for LoadDataset {
         if let Some(summary) = self.memo.get(&ctx, &key) {
             return Ok(summary);
         }
-        let ds = datasets::load(&name, rows, seed)?;
         check_output_name("load_dataset", &as_table)?;
+        let as_table = crate::releases::normalize(&as_table);
+        // A repeat of the same call was answered by the memo; anything else under an existing
+        // name would silently replace a table (an original, with its declarations).
+        if crate::releases::registered(&ctx, &as_table).is_some() {
+            return Err(crate::error::AnonError::argument(
+                "load_dataset",
+                "as_table",
+                format!("a table '{as_table}' exists and is kept; load under another name (the 4th argument) or DROP TABLE {as_table} first"),
+            )
+            .into());
+        }
+        let ds = datasets::load(&name, rows, seed)?;
         let (table, summary) = install(&ctx, &self.registry, ds, &as_table)?;
         self.memo.put(key, &as_table, table, summary.clone());
         Ok(summary)

@@ -45,7 +45,7 @@ use std::sync::Arc;
 /// Register every table function and system table on `ctx`.
 pub fn register(ctx: &SessionContext, registry: Arc<Registry>) {
     dataset::register(ctx, registry.clone());
-    constraints_fn::register(ctx);
+    constraints_fn::register(ctx, registry.clone());
     roles::register(ctx, registry.clone());
     hierarchies::register(ctx, registry.clone());
     explore::register(ctx, registry.clone());

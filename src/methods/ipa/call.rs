@@ -23,7 +23,7 @@ use datafusion::prelude::SessionContext;
 
 /// The default of `ipa_release`: the sound mode with the better measured utility on the
 /// NPS-like table (docs/ipa.md, "Choosing the default").
-pub const DEFAULT_GUARANTEE: Guarantee = Guarantee::Pure;
+pub const DEFAULT_GUARANTEE: Guarantee = Guarantee::Approx { delta: super::guarantee::DEFAULT_DELTA };
 
 /// What an `ipa_release` call runs.
 #[derive(Debug, Clone, PartialEq)]

@@ -11,7 +11,7 @@ use anonfusion::encode::{Cached, FrequencyTable, NodeCache, QiColumn, SensitiveC
 use anonfusion::hierarchy::widths_hierarchy;
 use anonfusion::hierarchy::{HierarchyBuilder, HierarchyKind};
 use anonfusion::methods::ipa::perturb::{self, Noise, Perturbation};
-use anonfusion::methods::ipa::{IpaConfig, release, score, search};
+use anonfusion::methods::ipa::{Guarantee, IpaConfig, release, score, search};
 use anonfusion::progress::Silent;
 use common::{assert_fits, random_table};
 use datafusion::arrow::array::{Array, AsArray};
@@ -522,15 +522,16 @@ fn dp_histogram_noises_every_cell_of_the_node() {
     let (runs, mut hits, mut il) = (300u64, 0u64, 0.0);
     let empty_cells = 10 * 2 * 10 * 5 - 6; // Table 6 fills six (class, value) cells
     for seed in 0..runs {
-        let h = dp_histogram(&ft, &levels, 1.0, Some(seed)).unwrap();
+        let r = dp_histogram(&ft, &levels, 1.0, Guarantee::Pure, Some(seed)).unwrap();
+        let (h, loss) = (&r.histogram, r.realized.loss);
         assert_eq!(h.released_records, h.cells.iter().map(|c| c.count).sum::<u64>());
-        assert!([h.loss.ncp, h.loss.emd, h.loss.rate].iter().all(|x| (0.0..=1.0).contains(x)));
+        assert!([loss.ncp, loss.emd, loss.rate].iter().all(|x| (0.0..=1.0).contains(x)));
         hits += h
             .cells
             .iter()
             .filter(|c| !real.iter().any(|r| (r.0, r.1, r.2, r.3) == (c.codes[0], c.codes[1], c.codes[2], c.value)))
             .count() as u64;
-        il += h.loss.il();
+        il += loss.il();
     }
     let n = (runs * empty_cells) as f64;
     let (f, sigma) = (hits as f64 / n, (positive * (1.0 - positive) / n).sqrt());
@@ -545,9 +546,10 @@ fn dp_histogram_noises_every_cell_of_the_node() {
     eprintln!("Table 5, eps = 1: mean IL of dp_histogram at [1, 0, 1] {:.3}, of IPA {ipa:.3}", il / runs as f64);
     // Errors: no informative attribute, bad epsilon, a domain too large to draw.
     let no_inf = random_table(&[(4, 2, false)], &[1, 2], &rows(10), 0);
-    assert!(dp_histogram(&no_inf, &[0], 1.0, None).unwrap_err().to_string().contains("informative"));
-    assert!(dp_histogram(&ft, &levels, 0.0, None).unwrap_err().to_string().contains("'epsilon'"));
-    assert!(dp_histogram(&ft, &[0, 0, 0], 1.0, None).unwrap_err().to_string().contains("'levels'"));
+    let pure = Guarantee::Pure;
+    assert!(dp_histogram(&no_inf, &[0], 1.0, pure, None).unwrap_err().to_string().contains("informative"));
+    assert!(dp_histogram(&ft, &levels, 0.0, pure, None).unwrap_err().to_string().contains("'epsilon'"));
+    assert!(dp_histogram(&ft, &[0, 0, 0], 1.0, pure, None).unwrap_err().to_string().contains("'node'"));
 }
 
 /// Adult (30,162 records, 2160 nodes): the whole lattice perturbed and scored, and the release

@@ -1,5 +1,6 @@
-//! ipa_release and dp_histogram through SQL: the tables they register, the privacy-budget
-//! ledger they charge, and bad input that registers nothing and spends nothing.
+//! ipa_release and dp_histogram through SQL: the tables they register (and what the report may
+//! hold), the privacy-budget ledger they charge, and bad input that registers nothing and
+//! spends nothing.
 
 mod common;
 
@@ -29,11 +30,22 @@ async fn text(ctx: &SessionContext, sql: &str) -> String {
     pretty_format_batches(&rows(ctx, sql).await).unwrap().to_string()
 }
 
+/// The informative attribute's declared domain of the test table (it has no hierarchy).
+const VALUES: &str = "values=s0|s1|s2";
+
+/// Column names of a table.
+async fn columns(ctx: &SessionContext, table: &str) -> Vec<String> {
+    let df = ctx.table(table).await.unwrap();
+    df.schema().fields().iter().map(|f| f.name().clone()).collect()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn ipa_release_registers_release_report_and_nodes() {
+async fn paper_mode_registers_release_report_and_diagnostics() {
     let ctx = table();
-    let n = int(&ctx, "SELECT COUNT(*) FROM ipa_release('t', 'r', 1.0, 'seed=3')").await;
+    let n =
+        int(&ctx, "SELECT COUNT(*) FROM ipa_release('t', 'r', 1.0, 'guarantee=paper, seed=3, diagnostics=true')").await;
     assert_eq!(n, int(&ctx, "SELECT released_records FROM r_report").await);
+    assert_eq!(n, int(&ctx, "SELECT released_records FROM r_diagnostics").await);
     // The report's parts add up to at most epsilon (each is rounded down onto the exact grid).
     let parts = float(
         &ctx,
@@ -41,16 +53,27 @@ async fn ipa_release_registers_release_report_and_nodes() {
     )
     .await;
     assert!(parts <= 1.0 && parts > 1.0 - 1e-8, "{parts}");
-    let il = float(&ctx, "SELECT il - (ncp + emd + rate) FROM r_report").await;
+    // The paper's mode says what it is, in the report and in the release's schema metadata.
+    assert!(text(&ctx, "SELECT guarantee FROM r_report").await.contains("not differentially private"));
+    let release = ctx.table("r").await.unwrap();
+    let meta = release.schema().inner().metadata().clone();
+    assert!(meta["anonfusion.guarantee"].contains("not differentially private"), "{meta:?}");
+    // Exact statistics live in the diagnostics only, marked not for publication.
+    let il = float(&ctx, "SELECT il - (ncp + emd + rate) FROM r_diagnostics").await;
     assert!(il.abs() < 1e-12);
+    for t in ["r_diagnostics", "r_diagnostics_nodes"] {
+        assert_eq!(columns(&ctx, t).await[0], "not_for_publication");
+    }
     // Every node of the lattice is a candidate; Eq. 12's probabilities sum to 1; one is chosen,
-    // and it is the report's node with the report's loss.
-    assert_eq!(int(&ctx, "SELECT COUNT(*) FROM r_nodes").await, int(&ctx, "SELECT nodes_scored FROM r_report").await);
-    assert!((float(&ctx, "SELECT SUM(probability) FROM r_nodes").await - 1.0).abs() < 1e-9);
-    assert_eq!(int(&ctx, "SELECT SUM(chosen) FROM r_nodes").await, 1);
+    // and it is the report's node.
+    assert_eq!(
+        int(&ctx, "SELECT COUNT(*) FROM r_diagnostics_nodes").await,
+        int(&ctx, "SELECT nodes_scored FROM r_diagnostics").await
+    );
+    assert!((float(&ctx, "SELECT SUM(probability) FROM r_diagnostics_nodes").await - 1.0).abs() < 1e-9);
     let same = int(
         &ctx,
-        "SELECT COUNT(*) FROM r_nodes n CROSS JOIN r_report r WHERE n.chosen = 1 AND n.node = r.node AND n.il = r.il",
+        "SELECT COUNT(*) FROM r_diagnostics_nodes n CROSS JOIN r_report r WHERE n.chosen = 1 AND n.node = r.node",
     )
     .await;
     assert_eq!(same, 1);
@@ -59,28 +82,82 @@ async fn ipa_release_registers_release_report_and_nodes() {
     assert!(cols.contains("q0_lo") && cols.contains("| s ") && !cols.contains("class_id"), "{cols}");
     // Seeded calls are reproducible.
     let first = text(&ctx, "SELECT * FROM r ORDER BY 1, 2, 3, 4, 5").await;
-    rows(&ctx, "SELECT COUNT(*) FROM ipa_release('t', 'r2', 1.0, 'seed=3')").await;
+    rows(&ctx, "SELECT COUNT(*) FROM ipa_release('t', 'r2', 1.0, 'guarantee=paper, seed=3')").await;
     assert_eq!(first, text(&ctx, "SELECT * FROM r2 ORDER BY 1, 2, 3, 4, 5").await);
+    assert!(!ctx.table_exist("r2_diagnostics").unwrap() && !ctx.table_exist("r2_nodes").unwrap());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sound_modes_publish_only_parameters_and_release_numbers() {
+    let ctx = table();
+    for (g, delta) in [("approx", 1e-9), ("pure", 0.0)] {
+        let sql = format!("SELECT COUNT(*) FROM ipa_release('t', 'r', 1.0, 'guarantee={g}, {VALUES}, seed=5')");
+        let n = int(&ctx, &sql).await;
+        assert_eq!(n, int(&ctx, "SELECT released_records FROM r_report").await);
+        // Only the guarantee, epsilon and its parts, delta, the node, the parameters and numbers
+        // of the release itself; no seed, no exact counts, no IL against the original.
+        let cols = columns(&ctx, "r_report").await;
+        let allowed = [
+            "method",
+            "source",
+            "guarantee",
+            "epsilon",
+            "epsilon_selection",
+            "epsilon_counts",
+            "delta",
+            "threshold",
+            "node",
+            "selection",
+            "noise_weight",
+            "max_cells",
+            "candidates",
+            "released_cells",
+            "released_records",
+            "dropped_columns",
+        ];
+        assert!(cols.iter().all(|c| allowed.contains(&c.as_str())), "{cols:?}");
+        assert_eq!(float(&ctx, "SELECT delta FROM r_report").await, delta);
+        let parts = float(&ctx, "SELECT epsilon_selection + epsilon_counts FROM r_report").await;
+        assert!(parts <= 1.0 && parts > 1.0 - 1e-8, "{parts}");
+        let said = text(&ctx, "SELECT guarantee FROM r_report").await;
+        assert!(said.contains("differentially private") && said.contains("VOID: seeded"), "{said}");
+        let meta = ctx.table("r").await.unwrap().schema().inner().metadata().clone();
+        assert!(!meta["anonfusion.guarantee"].contains("not"), "{meta:?}");
+        // Released cells are rows of the node's public domain: each row once per released record.
+        assert_eq!(int(&ctx, "SELECT SUM(1) FROM r").await, n);
+        assert!(!ctx.table_exist("r_nodes").unwrap() && !ctx.table_exist("r_diagnostics").unwrap());
+    }
+    // The ledger lists the seeded calls as such.
+    let ledger = text(&ctx, "SELECT * FROM anon_privacy_ledger WHERE table_name = 't'").await;
+    assert!(
+        ledger.contains("seeded (not private)") && ledger.contains("guarantee=approx") && ledger.contains("delta=1e-9"),
+        "{ledger}"
+    );
+    // Diagnostics on request, marked not for publication.
+    rows(&ctx, &format!("SELECT COUNT(*) FROM ipa_release('t', 'd', 1.0, 'diagnostics=true, {VALUES}, seed=5')")).await;
+    assert_eq!(columns(&ctx, "d_diagnostics").await[0], "not_for_publication");
+    assert!((float(&ctx, "SELECT SUM(probability) FROM d_diagnostics_nodes").await - 1.0).abs() < 1e-9);
+    assert_eq!(int(&ctx, "SELECT SUM(chosen) FROM d_diagnostics_nodes").await, 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_ledger_charges_each_release_and_refuses_past_the_budget() {
     let ctx = table();
-    rows(&ctx, "SELECT * FROM set_privacy_budget('t', 2.0)").await;
+    rows(&ctx, "SELECT * FROM set_privacy_budget('t', 2.0, 'delta=1e-6')").await;
     // A seeded call is not private: listed, charged nothing; a memoized repeat is not listed.
-    rows(&ctx, "SELECT COUNT(*) FROM ipa_release('t', 'a', 1.0, 'seed=1')").await;
-    rows(&ctx, "SELECT COUNT(*) FROM ipa_release('t', 'a', 1.0, 'seed=1')").await;
-    rows(&ctx, "SELECT COUNT(*) FROM ipa_release('t', 'a2', 1.0)").await;
-    rows(&ctx, "SELECT COUNT(*) FROM dp_histogram('t', 'h', 0.5, '1,1')").await;
+    rows(&ctx, "SELECT COUNT(*) FROM ipa_release('t', 'a', 1.0, 'values=s0|s1|s2, seed=1')").await;
+    rows(&ctx, "SELECT COUNT(*) FROM ipa_release('t', 'a', 1.0, 'values=s0|s1|s2, seed=1')").await;
+    rows(&ctx, "SELECT COUNT(*) FROM ipa_release('t', 'a2', 1.0, 'values=s0|s1|s2')").await;
+    rows(&ctx, "SELECT COUNT(*) FROM dp_histogram('t', 'h', 0.5, '1,1', 'values=s0|s1|s2')").await;
     let spent = float(&ctx, "SELECT MAX(spent) FROM anon_privacy_ledger WHERE table_name = 't'").await;
     assert!(spent > 1.5 - 1e-8 && spent <= 1.5, "{spent}");
     // The budget, the seeded call and the two charged releases.
     assert_eq!(int(&ctx, "SELECT COUNT(*) FROM anon_privacy_ledger WHERE table_name = 't'").await, 4);
     // 1.5 + 1.0 > 2: refused before any noise, nothing registered, nothing spent.
-    let e = err(&ctx, "SELECT * FROM ipa_release('t', 'b', 1.0)").await;
+    let e = err(&ctx, "SELECT * FROM ipa_release('t', 'b', 1.0, 'values=s0|s1|s2')").await;
     assert!(e.contains("privacy budget of table 't' would be exceeded"), "{e}");
     assert!(!ctx.table_exist("b").unwrap() && !ctx.table_exist("b_report").unwrap());
-    rows(&ctx, "SELECT COUNT(*) FROM ipa_release('t', 'b', 0.5)").await;
+    rows(&ctx, "SELECT COUNT(*) FROM ipa_release('t', 'b', 0.5, 'values=s0|s1|s2')").await;
     let remaining = float(&ctx, "SELECT MIN(remaining) FROM anon_privacy_ledger WHERE table_name = 't'").await;
     assert!((0.0..1e-8).contains(&remaining), "{remaining}");
     // A budget below what is spent, and a budget for a table that does not exist.
@@ -91,29 +168,49 @@ async fn the_ledger_charges_each_release_and_refuses_past_the_budget() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dp_histogram_releases_every_noisy_cell() {
     let ctx = table();
-    let n = int(&ctx, "SELECT COUNT(*) FROM dp_histogram('t', 'h', 1.0, '1,1', 'seed=9')").await;
-    assert_eq!(n, int(&ctx, "SELECT released_records FROM h_report").await);
-    let il = float(&ctx, "SELECT il - (ncp + emd + rate) FROM h_report").await;
-    assert!(il.abs() < 1e-12);
-    assert!(text(&ctx, "SELECT node FROM h_report").await.contains("[1, 1]"));
+    for g in ["pure", "approx"] {
+        let sql = format!(
+            "SELECT COUNT(*) FROM dp_histogram('t', 'h', 1.0, '1,1', 'guarantee={g}, {VALUES}, diagnostics=true, seed=9')"
+        );
+        let n = int(&ctx, &sql).await;
+        assert_eq!(n, int(&ctx, "SELECT released_records FROM h_report").await);
+        let il = float(&ctx, "SELECT il - (ncp + emd + rate) FROM h_diagnostics").await;
+        assert!(il.abs() < 1e-12);
+        assert!(text(&ctx, "SELECT node FROM h_report").await.contains("[1, 1]"));
+        assert!(!columns(&ctx, "h_report").await.iter().any(|c| c == "il" || c == "seed"));
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_input_is_named_registers_nothing_and_spends_nothing() {
     let ctx = table();
-    rows(&ctx, "SELECT * FROM set_privacy_budget('t', 5.0)").await;
+    rows(&ctx, "SELECT * FROM set_privacy_budget('t', 5.0, 'delta=1e-6')").await;
     let cases = [
         ("SELECT * FROM ipa_release('t', 'x', 0)", "epsilon"),
         ("SELECT * FROM ipa_release('t', 'x', -1)", "epsilon"),
-        ("SELECT * FROM ipa_release('t', 'x', 1.0, 'split=0.5:0.3:0.3:0.3')", "split"),
-        ("SELECT * FROM ipa_release('t', 'x', 1.0, 't=1')", "t"),
+        ("SELECT * FROM ipa_release('t', 'x', 1.0, 'guarantee=paper, split=0.5:0.3:0.3:0.3')", "split"),
+        ("SELECT * FROM ipa_release('t', 'x', 1.0, 'guarantee=paper, t=1')", "t"),
+        ("SELECT * FROM ipa_release('t', 'x', 1.0, 't=3')", "applies to guarantee=paper only"),
+        ("SELECT * FROM ipa_release('t', 'x', 1.0, 'guarantee=strong')", "unknown guarantee"),
+        ("SELECT * FROM ipa_release('t', 'x', 1.0, 'guarantee=approx, delta=0')", "delta"),
+        ("SELECT * FROM ipa_release('t', 'x', 1.0, 'guarantee=approx, delta=1')", "delta"),
+        ("SELECT * FROM ipa_release('t', 'x', 1.0, 'guarantee=pure, delta=1e-9')", "delta"),
+        ("SELECT * FROM ipa_release('t', 'x', 1.0, 'guarantee=paper, delta=1e-9')", "delta"),
+        ("SELECT * FROM ipa_release('t', 'x', 1.0)", "no declared domain"),
+        (
+            "SELECT * FROM ipa_release('t', 'x', 1.0, 'values=s0|s1')",
+            "outside the informative attribute's declared domain",
+        ),
+        ("SELECT * FROM dp_histogram('t', 'x', 1.0, '1,1', 'guarantee=paper, values=s0|s1|s2')", "unknown guarantee"),
+        ("SELECT * FROM dp_histogram('t', 'x', 1.0, '1,1', 'guarantee=approx, delta=2, values=s0|s1|s2')", "delta"),
         ("SELECT * FROM ipa_release('t', 'x', 1.0, 'colour=red')", "colour"),
         ("SELECT * FROM ipa_release('nope', 'x', 1.0)", "nope"),
         ("SELECT * FROM ipa_release('t', 't', 1.0)", "output"),
         ("SELECT * FROM ipa_release('t', 'x', 6.0)", "would be exceeded"),
-        ("SELECT * FROM dp_histogram('t', 'x', 1.0, '9,9')", "node"),
-        ("SELECT * FROM dp_histogram('t', 'x', 0, '1,1')", "epsilon"),
-        ("SELECT * FROM dp_histogram('t', 'x', 1.0, 'top')", "node"),
+        ("SELECT * FROM dp_histogram('t', 'x', 1.0, '9,9', 'values=s0|s1|s2')", "node"),
+        ("SELECT * FROM dp_histogram('t', 'x', 0, '1,1', 'values=s0|s1|s2')", "epsilon"),
+        ("SELECT * FROM dp_histogram('t', 'x', 1.0, 'top', 'values=s0|s1|s2')", "node"),
+        ("SELECT * FROM dp_histogram('t', 'x', 1.0, '1,1')", "no declared domain"),
     ];
     for (sql, needle) in cases {
         let e = err(&ctx, sql).await;
@@ -121,6 +218,22 @@ async fn bad_input_is_named_registers_nothing_and_spends_nothing() {
         assert!(!ctx.table_exist("x").unwrap() && !ctx.table_exist("x_report").unwrap(), "{sql}");
     }
     assert_eq!(float(&ctx, "SELECT MAX(spent) FROM anon_privacy_ledger WHERE table_name = 't'").await, 0.0);
+    // An out-of-domain error counts the records and never echoes their value.
+    let e = err(&ctx, "SELECT * FROM ipa_release('t', 'x', 1.0, 'values=s0|s1')").await;
+    assert!(e.contains("record(s)") && !e.contains("s2"), "{e}");
+    // A hierarchy whose bounds were read from the data is refused by DP calls, with the fix.
+    rows(&ctx, "SELECT * FROM interval_hierarchy('t', 'q0', '2,4')").await;
+    for sql in [
+        "SELECT * FROM ipa_release('t', 'x', 1.0, 'values=s0|s1|s2')",
+        "SELECT * FROM dp_histogram('t', 'x', 1.0, '1,1', 'values=s0|s1|s2')",
+    ] {
+        let e = err(&ctx, sql).await;
+        assert!(e.contains("q0") && e.contains("derived from the data") && e.contains("min, max"), "{sql}: {e}");
+        assert!(!ctx.table_exist("x").unwrap() && !ctx.table_exist("x_report").unwrap(), "{sql}");
+    }
+    assert_eq!(float(&ctx, "SELECT MAX(spent) FROM anon_privacy_ledger WHERE table_name = 't'").await, 0.0);
+    // The paper's mode reads the data's own domain and may still run on it.
+    rows(&ctx, "SELECT COUNT(*) FROM ipa_release('t', 'x', 1.0, 'guarantee=paper, seed=1')").await;
     // No informative attribute declared.
     rows(&ctx, "SELECT * FROM declare_roles('t', 'q0=qi, q1=qi')").await;
     let e = err(&ctx, "SELECT * FROM ipa_release('t', 'x', 1.0)").await;

@@ -5,6 +5,8 @@
 -- k-anonymity at k = 10; the generalized DP histogram (the paper's reference [10]) at the
 -- k-anonymous node, epsilon = 1, 10 runs. Results beside the paper's: docs/results/ipa.md.
 -- Seeded runs are reproducible and therefore predictable: real releases take no seed.
+-- guarantee=paper: the paper's algorithm, NOT differentially private (docs/ipa.md); its
+-- losses come from the diagnostics tables (diagnostics=true, not for publication).
 
 SELECT COUNT(*) AS records FROM load_dataset('nps');
 CREATE EXTERNAL TABLE published STORED AS CSV LOCATION 'data/nps/published_query_results.csv'
@@ -13,73 +15,73 @@ SELECT COUNT(*) AS released FROM kanon_anonymize('nps', 'nps_k10', 10);
 SELECT node FROM nps_k10_report;
 
 -- IPA, epsilon = 1, ten runs.
-SELECT COUNT(*) AS released FROM ipa_release('nps', 'ipa_r1', 1.0, 'seed=1');
-SELECT COUNT(*) AS released FROM ipa_release('nps', 'ipa_r2', 1.0, 'seed=2');
-SELECT COUNT(*) AS released FROM ipa_release('nps', 'ipa_r3', 1.0, 'seed=3');
-SELECT COUNT(*) AS released FROM ipa_release('nps', 'ipa_r4', 1.0, 'seed=4');
-SELECT COUNT(*) AS released FROM ipa_release('nps', 'ipa_r5', 1.0, 'seed=5');
-SELECT COUNT(*) AS released FROM ipa_release('nps', 'ipa_r6', 1.0, 'seed=6');
-SELECT COUNT(*) AS released FROM ipa_release('nps', 'ipa_r7', 1.0, 'seed=7');
-SELECT COUNT(*) AS released FROM ipa_release('nps', 'ipa_r8', 1.0, 'seed=8');
-SELECT COUNT(*) AS released FROM ipa_release('nps', 'ipa_r9', 1.0, 'seed=9');
-SELECT COUNT(*) AS released FROM ipa_release('nps', 'ipa_r10', 1.0, 'seed=10');
+SELECT COUNT(*) AS released FROM ipa_release('nps', 'ipa_r1', 1.0, 'guarantee=paper, diagnostics=true, seed=1');
+SELECT COUNT(*) AS released FROM ipa_release('nps', 'ipa_r2', 1.0, 'guarantee=paper, diagnostics=true, seed=2');
+SELECT COUNT(*) AS released FROM ipa_release('nps', 'ipa_r3', 1.0, 'guarantee=paper, diagnostics=true, seed=3');
+SELECT COUNT(*) AS released FROM ipa_release('nps', 'ipa_r4', 1.0, 'guarantee=paper, diagnostics=true, seed=4');
+SELECT COUNT(*) AS released FROM ipa_release('nps', 'ipa_r5', 1.0, 'guarantee=paper, diagnostics=true, seed=5');
+SELECT COUNT(*) AS released FROM ipa_release('nps', 'ipa_r6', 1.0, 'guarantee=paper, diagnostics=true, seed=6');
+SELECT COUNT(*) AS released FROM ipa_release('nps', 'ipa_r7', 1.0, 'guarantee=paper, diagnostics=true, seed=7');
+SELECT COUNT(*) AS released FROM ipa_release('nps', 'ipa_r8', 1.0, 'guarantee=paper, diagnostics=true, seed=8');
+SELECT COUNT(*) AS released FROM ipa_release('nps', 'ipa_r9', 1.0, 'guarantee=paper, diagnostics=true, seed=9');
+SELECT COUNT(*) AS released FROM ipa_release('nps', 'ipa_r10', 1.0, 'guarantee=paper, diagnostics=true, seed=10');
 
 -- The DP histogram at the k-anonymous node [2, 0, 5, 0, 0], epsilon = 1 (a node fixed in advance costs no budget).
-SELECT COUNT(*) AS released FROM dp_histogram('nps', 'hist_r1', 1.0, '2,0,5,0,0', 'seed=1');
-SELECT COUNT(*) AS released FROM dp_histogram('nps', 'hist_r2', 1.0, '2,0,5,0,0', 'seed=2');
-SELECT COUNT(*) AS released FROM dp_histogram('nps', 'hist_r3', 1.0, '2,0,5,0,0', 'seed=3');
-SELECT COUNT(*) AS released FROM dp_histogram('nps', 'hist_r4', 1.0, '2,0,5,0,0', 'seed=4');
-SELECT COUNT(*) AS released FROM dp_histogram('nps', 'hist_r5', 1.0, '2,0,5,0,0', 'seed=5');
-SELECT COUNT(*) AS released FROM dp_histogram('nps', 'hist_r6', 1.0, '2,0,5,0,0', 'seed=6');
-SELECT COUNT(*) AS released FROM dp_histogram('nps', 'hist_r7', 1.0, '2,0,5,0,0', 'seed=7');
-SELECT COUNT(*) AS released FROM dp_histogram('nps', 'hist_r8', 1.0, '2,0,5,0,0', 'seed=8');
-SELECT COUNT(*) AS released FROM dp_histogram('nps', 'hist_r9', 1.0, '2,0,5,0,0', 'seed=9');
-SELECT COUNT(*) AS released FROM dp_histogram('nps', 'hist_r10', 1.0, '2,0,5,0,0', 'seed=10');
+SELECT COUNT(*) AS released FROM dp_histogram('nps', 'hist_r1', 1.0, '2,0,5,0,0', 'diagnostics=true, seed=1');
+SELECT COUNT(*) AS released FROM dp_histogram('nps', 'hist_r2', 1.0, '2,0,5,0,0', 'diagnostics=true, seed=2');
+SELECT COUNT(*) AS released FROM dp_histogram('nps', 'hist_r3', 1.0, '2,0,5,0,0', 'diagnostics=true, seed=3');
+SELECT COUNT(*) AS released FROM dp_histogram('nps', 'hist_r4', 1.0, '2,0,5,0,0', 'diagnostics=true, seed=4');
+SELECT COUNT(*) AS released FROM dp_histogram('nps', 'hist_r5', 1.0, '2,0,5,0,0', 'diagnostics=true, seed=5');
+SELECT COUNT(*) AS released FROM dp_histogram('nps', 'hist_r6', 1.0, '2,0,5,0,0', 'diagnostics=true, seed=6');
+SELECT COUNT(*) AS released FROM dp_histogram('nps', 'hist_r7', 1.0, '2,0,5,0,0', 'diagnostics=true, seed=7');
+SELECT COUNT(*) AS released FROM dp_histogram('nps', 'hist_r8', 1.0, '2,0,5,0,0', 'diagnostics=true, seed=8');
+SELECT COUNT(*) AS released FROM dp_histogram('nps', 'hist_r9', 1.0, '2,0,5,0,0', 'diagnostics=true, seed=9');
+SELECT COUNT(*) AS released FROM dp_histogram('nps', 'hist_r10', 1.0, '2,0,5,0,0', 'diagnostics=true, seed=10');
 
 -- IPA at other budgets (Fig. 7), three runs each.
-SELECT COUNT(*) AS released FROM ipa_release('nps', 'ipa_e0_1_r1', 0.1, 'seed=1');
-SELECT COUNT(*) AS released FROM ipa_release('nps', 'ipa_e0_1_r2', 0.1, 'seed=2');
-SELECT COUNT(*) AS released FROM ipa_release('nps', 'ipa_e0_1_r3', 0.1, 'seed=3');
-SELECT COUNT(*) AS released FROM ipa_release('nps', 'ipa_e0_5_r1', 0.5, 'seed=1');
-SELECT COUNT(*) AS released FROM ipa_release('nps', 'ipa_e0_5_r2', 0.5, 'seed=2');
-SELECT COUNT(*) AS released FROM ipa_release('nps', 'ipa_e0_5_r3', 0.5, 'seed=3');
-SELECT COUNT(*) AS released FROM ipa_release('nps', 'ipa_e2_0_r1', 2.0, 'seed=1');
-SELECT COUNT(*) AS released FROM ipa_release('nps', 'ipa_e2_0_r2', 2.0, 'seed=2');
-SELECT COUNT(*) AS released FROM ipa_release('nps', 'ipa_e2_0_r3', 2.0, 'seed=3');
+SELECT COUNT(*) AS released FROM ipa_release('nps', 'ipa_e0_1_r1', 0.1, 'guarantee=paper, diagnostics=true, seed=1');
+SELECT COUNT(*) AS released FROM ipa_release('nps', 'ipa_e0_1_r2', 0.1, 'guarantee=paper, diagnostics=true, seed=2');
+SELECT COUNT(*) AS released FROM ipa_release('nps', 'ipa_e0_1_r3', 0.1, 'guarantee=paper, diagnostics=true, seed=3');
+SELECT COUNT(*) AS released FROM ipa_release('nps', 'ipa_e0_5_r1', 0.5, 'guarantee=paper, diagnostics=true, seed=1');
+SELECT COUNT(*) AS released FROM ipa_release('nps', 'ipa_e0_5_r2', 0.5, 'guarantee=paper, diagnostics=true, seed=2');
+SELECT COUNT(*) AS released FROM ipa_release('nps', 'ipa_e0_5_r3', 0.5, 'guarantee=paper, diagnostics=true, seed=3');
+SELECT COUNT(*) AS released FROM ipa_release('nps', 'ipa_e2_0_r1', 2.0, 'guarantee=paper, diagnostics=true, seed=1');
+SELECT COUNT(*) AS released FROM ipa_release('nps', 'ipa_e2_0_r2', 2.0, 'guarantee=paper, diagnostics=true, seed=2');
+SELECT COUNT(*) AS released FROM ipa_release('nps', 'ipa_e2_0_r3', 2.0, 'guarantee=paper, diagnostics=true, seed=3');
 
 -- Fig. 6: information loss IL = NCP + EMD + Rate (paper: IPA 0.28, k-anonymity 0.43, histogram 0.69).
 -- k-anonymity perturbs and inserts nothing, so its IL is its NCP (anon_metrics' ipa_ncp).
 SELECT method, ROUND(il, 4) AS il, ROUND(il_min, 4) AS il_min, ROUND(il_max, 4) AS il_max,
   ROUND(ncp, 4) AS ncp, ROUND(emd, 4) AS emd, ROUND(rate, 4) AS rate FROM (
   SELECT 'ipa' AS method, AVG(il) AS il, MIN(il) AS il_min, MAX(il) AS il_max, AVG(ncp) AS ncp, AVG(emd) AS emd, AVG(rate) AS rate
-    FROM (SELECT il, ncp, emd, rate, node FROM ipa_r1_report UNION ALL SELECT il, ncp, emd, rate, node FROM ipa_r2_report UNION ALL SELECT il, ncp, emd, rate, node FROM ipa_r3_report UNION ALL SELECT il, ncp, emd, rate, node FROM ipa_r4_report UNION ALL SELECT il, ncp, emd, rate, node FROM ipa_r5_report UNION ALL SELECT il, ncp, emd, rate, node FROM ipa_r6_report UNION ALL SELECT il, ncp, emd, rate, node FROM ipa_r7_report UNION ALL SELECT il, ncp, emd, rate, node FROM ipa_r8_report UNION ALL SELECT il, ncp, emd, rate, node FROM ipa_r9_report UNION ALL SELECT il, ncp, emd, rate, node FROM ipa_r10_report)
+    FROM (SELECT d.il, d.ncp, d.emd, d.rate, r.node FROM ipa_r1_diagnostics d, ipa_r1_report r UNION ALL SELECT d.il, d.ncp, d.emd, d.rate, r.node FROM ipa_r2_diagnostics d, ipa_r2_report r UNION ALL SELECT d.il, d.ncp, d.emd, d.rate, r.node FROM ipa_r3_diagnostics d, ipa_r3_report r UNION ALL SELECT d.il, d.ncp, d.emd, d.rate, r.node FROM ipa_r4_diagnostics d, ipa_r4_report r UNION ALL SELECT d.il, d.ncp, d.emd, d.rate, r.node FROM ipa_r5_diagnostics d, ipa_r5_report r UNION ALL SELECT d.il, d.ncp, d.emd, d.rate, r.node FROM ipa_r6_diagnostics d, ipa_r6_report r UNION ALL SELECT d.il, d.ncp, d.emd, d.rate, r.node FROM ipa_r7_diagnostics d, ipa_r7_report r UNION ALL SELECT d.il, d.ncp, d.emd, d.rate, r.node FROM ipa_r8_diagnostics d, ipa_r8_report r UNION ALL SELECT d.il, d.ncp, d.emd, d.rate, r.node FROM ipa_r9_diagnostics d, ipa_r9_report r UNION ALL SELECT d.il, d.ncp, d.emd, d.rate, r.node FROM ipa_r10_diagnostics d, ipa_r10_report r)
   UNION ALL
   SELECT 'kanon', value AS il, value AS il_min, value AS il_max, value AS ncp, 0.0 AS emd, 0.0 AS rate FROM anon_metrics('nps', 'nps_k10') WHERE metric = 'ipa_ncp'
   UNION ALL
-  SELECT 'histogram', AVG(il), MIN(il), MAX(il), AVG(ncp), AVG(emd), AVG(rate) FROM (SELECT il, ncp, emd, rate FROM hist_r1_report UNION ALL SELECT il, ncp, emd, rate FROM hist_r2_report UNION ALL SELECT il, ncp, emd, rate FROM hist_r3_report UNION ALL SELECT il, ncp, emd, rate FROM hist_r4_report UNION ALL SELECT il, ncp, emd, rate FROM hist_r5_report UNION ALL SELECT il, ncp, emd, rate FROM hist_r6_report UNION ALL SELECT il, ncp, emd, rate FROM hist_r7_report UNION ALL SELECT il, ncp, emd, rate FROM hist_r8_report UNION ALL SELECT il, ncp, emd, rate FROM hist_r9_report UNION ALL SELECT il, ncp, emd, rate FROM hist_r10_report)
+  SELECT 'histogram', AVG(il), MIN(il), MAX(il), AVG(ncp), AVG(emd), AVG(rate) FROM (SELECT il, ncp, emd, rate FROM hist_r1_diagnostics UNION ALL SELECT il, ncp, emd, rate FROM hist_r2_diagnostics UNION ALL SELECT il, ncp, emd, rate FROM hist_r3_diagnostics UNION ALL SELECT il, ncp, emd, rate FROM hist_r4_diagnostics UNION ALL SELECT il, ncp, emd, rate FROM hist_r5_diagnostics UNION ALL SELECT il, ncp, emd, rate FROM hist_r6_diagnostics UNION ALL SELECT il, ncp, emd, rate FROM hist_r7_diagnostics UNION ALL SELECT il, ncp, emd, rate FROM hist_r8_diagnostics UNION ALL SELECT il, ncp, emd, rate FROM hist_r9_diagnostics UNION ALL SELECT il, ncp, emd, rate FROM hist_r10_diagnostics)
 ) ORDER BY il;
 
 -- The nodes IPA chose in the ten runs, and the lattice it chose from (Eq. 12 is nearly uniform at
 -- epsilon_candidates = 0.3: weights differ by at most e^0.15).
-SELECT node, COUNT(*) AS runs, ROUND(AVG(il), 4) AS il FROM (SELECT il, ncp, emd, rate, node FROM ipa_r1_report UNION ALL SELECT il, ncp, emd, rate, node FROM ipa_r2_report UNION ALL SELECT il, ncp, emd, rate, node FROM ipa_r3_report UNION ALL SELECT il, ncp, emd, rate, node FROM ipa_r4_report UNION ALL SELECT il, ncp, emd, rate, node FROM ipa_r5_report UNION ALL SELECT il, ncp, emd, rate, node FROM ipa_r6_report UNION ALL SELECT il, ncp, emd, rate, node FROM ipa_r7_report UNION ALL SELECT il, ncp, emd, rate, node FROM ipa_r8_report UNION ALL SELECT il, ncp, emd, rate, node FROM ipa_r9_report UNION ALL SELECT il, ncp, emd, rate, node FROM ipa_r10_report) GROUP BY node ORDER BY runs DESC, node;
+SELECT node, COUNT(*) AS runs, ROUND(AVG(il), 4) AS il FROM (SELECT d.il, d.ncp, d.emd, d.rate, r.node FROM ipa_r1_diagnostics d, ipa_r1_report r UNION ALL SELECT d.il, d.ncp, d.emd, d.rate, r.node FROM ipa_r2_diagnostics d, ipa_r2_report r UNION ALL SELECT d.il, d.ncp, d.emd, d.rate, r.node FROM ipa_r3_diagnostics d, ipa_r3_report r UNION ALL SELECT d.il, d.ncp, d.emd, d.rate, r.node FROM ipa_r4_diagnostics d, ipa_r4_report r UNION ALL SELECT d.il, d.ncp, d.emd, d.rate, r.node FROM ipa_r5_diagnostics d, ipa_r5_report r UNION ALL SELECT d.il, d.ncp, d.emd, d.rate, r.node FROM ipa_r6_diagnostics d, ipa_r6_report r UNION ALL SELECT d.il, d.ncp, d.emd, d.rate, r.node FROM ipa_r7_diagnostics d, ipa_r7_report r UNION ALL SELECT d.il, d.ncp, d.emd, d.rate, r.node FROM ipa_r8_diagnostics d, ipa_r8_report r UNION ALL SELECT d.il, d.ncp, d.emd, d.rate, r.node FROM ipa_r9_diagnostics d, ipa_r9_report r UNION ALL SELECT d.il, d.ncp, d.emd, d.rate, r.node FROM ipa_r10_diagnostics d, ipa_r10_report r) GROUP BY node ORDER BY runs DESC, node;
 SELECT COUNT(*) AS nodes, ROUND(MIN(il), 4) AS best_il, ROUND(AVG(il), 4) AS mean_il, ROUND(MAX(il), 4) AS worst_il,
-  ROUND(MAX(probability) / MIN(probability), 4) AS max_weight_ratio FROM ipa_r1_nodes;
+  ROUND(MAX(probability) / MIN(probability), 4) AS max_weight_ratio FROM ipa_r1_diagnostics_nodes;
 
 -- Fig. 7: IL as epsilon varies (runs 1-3 at each budget).
 SELECT epsilon, ROUND(il, 4) AS il FROM (
-  SELECT 0.1 AS epsilon, AVG(il) AS il FROM (SELECT il FROM ipa_e0_1_r1_report UNION ALL SELECT il FROM ipa_e0_1_r2_report UNION ALL SELECT il FROM ipa_e0_1_r3_report)
+  SELECT 0.1 AS epsilon, AVG(il) AS il FROM (SELECT il FROM ipa_e0_1_r1_diagnostics UNION ALL SELECT il FROM ipa_e0_1_r2_diagnostics UNION ALL SELECT il FROM ipa_e0_1_r3_diagnostics)
   UNION ALL
-  SELECT 0.5 AS epsilon, AVG(il) AS il FROM (SELECT il FROM ipa_e0_5_r1_report UNION ALL SELECT il FROM ipa_e0_5_r2_report UNION ALL SELECT il FROM ipa_e0_5_r3_report)
+  SELECT 0.5 AS epsilon, AVG(il) AS il FROM (SELECT il FROM ipa_e0_5_r1_diagnostics UNION ALL SELECT il FROM ipa_e0_5_r2_diagnostics UNION ALL SELECT il FROM ipa_e0_5_r3_diagnostics)
   UNION ALL
-  SELECT 2.0 AS epsilon, AVG(il) AS il FROM (SELECT il FROM ipa_e2_0_r1_report UNION ALL SELECT il FROM ipa_e2_0_r2_report UNION ALL SELECT il FROM ipa_e2_0_r3_report)
+  SELECT 2.0 AS epsilon, AVG(il) AS il FROM (SELECT il FROM ipa_e2_0_r1_diagnostics UNION ALL SELECT il FROM ipa_e2_0_r2_diagnostics UNION ALL SELECT il FROM ipa_e2_0_r3_diagnostics)
   UNION ALL
-  SELECT 1.0, AVG(il) FROM (SELECT il FROM ipa_r1_report UNION ALL SELECT il FROM ipa_r2_report UNION ALL SELECT il FROM ipa_r3_report)
+  SELECT 1.0, AVG(il) FROM (SELECT il FROM ipa_r1_diagnostics UNION ALL SELECT il FROM ipa_r2_diagnostics UNION ALL SELECT il FROM ipa_r3_diagnostics)
 ) ORDER BY epsilon;
 
 -- Figs. 8-10: NCP, EMD and Rate of every lattice node by node height (run 1, epsilon = 1), the
 -- candidates Eq. 12 chooses among.
 SELECT height, COUNT(*) AS nodes, ROUND(AVG(ncp), 4) AS ncp, ROUND(AVG(emd), 4) AS emd, ROUND(AVG(rate), 4) AS rate,
-  ROUND(AVG(il), 4) AS il FROM ipa_r1_nodes GROUP BY height ORDER BY height;
+  ROUND(AVG(il), 4) AS il FROM ipa_r1_diagnostics_nodes GROUP BY height ORDER BY height;
 
 -- Tables 9-12: Q1-Q4 per age group (sql/q1.sql, q2.sql, q3_10y.sql, q4_10y.sql): our original, IPA
 -- (mean of the ten runs) and k-anonymity estimates, beside the paper's three columns.

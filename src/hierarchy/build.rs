@@ -146,6 +146,7 @@ impl HierarchyBuilder {
             leaf_by_label,
             leaf_values,
             domain: None,
+            derived_from_data: None,
         };
         match domain {
             Some((lo, hi)) => h.with_domain(lo, hi),

@@ -87,6 +87,10 @@ pub struct Hierarchy {
     leaf_values: Vec<f64>,
     /// Numeric hierarchies: (L, U), the whole domain used by Eq. 1.
     domain: Option<(f64, f64)>,
+    /// `Some(how)` when the leaves or bounds were read from the data the hierarchy is
+    /// attached to (e.g. an interval hierarchy's min and max). Differentially private
+    /// releases refuse such a hierarchy: its domain would reveal the data (docs/dp.md).
+    derived_from_data: Option<String>,
 }
 
 impl Hierarchy {
@@ -194,6 +198,18 @@ impl Hierarchy {
             Some((l, u)) if u > l => ((hi - lo) / (u - l)).clamp(0.0, 1.0),
             _ => 0.0,
         }
+    }
+
+    /// How the hierarchy was derived from the data, when it was (see [`Hierarchy::derived_from`]).
+    pub fn derived_from_data(&self) -> Option<&str> {
+        self.derived_from_data.as_deref()
+    }
+
+    /// Mark the hierarchy as derived from the data (`how`: e.g. "min and max of the column").
+    /// Kept with the hierarchy so that every later DP call can refuse it.
+    pub fn derived_from(mut self, how: &str) -> Self {
+        self.derived_from_data = Some(how.to_string());
+        self
     }
 
     /// Rename the attribute (a hierarchy file read for one column attached to another).

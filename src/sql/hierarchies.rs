@@ -69,21 +69,32 @@ impl TableFunctionImpl for HierarchyFn {
                 let batches = block_on(async { ctx.table(source.as_str()).await?.collect().await })
                     .map_err(|_| AnonError::table(&source, "not found"))?;
                 let rows = hierarchy::rows_from_batches(&batches, &column)?;
-                self.install(&ctx, &table, &column, hierarchy::from_rows(rows, &column, kind)?)?
+                let mut h = hierarchy::from_rows(rows, &column, kind)?;
+                // A hierarchy read from the data table itself has the data's values as leaves.
+                if source.eq_ignore_ascii_case(&table) {
+                    h = h.derived_from(&format!("its rows were read from table '{table}' itself"));
+                }
+                self.install(&ctx, &table, &column, h)?
             }
             Op::Intervals => {
                 let sig = "interval_hierarchy(table, column, 'w1,w2,...,*' [, min, max])";
                 let a = Args::new("interval_hierarchy", sig, e, 3, 5)?;
                 let (table, column) = (a.str(0, "table")?, a.str(1, "column")?);
                 let widths = parse_widths(&a.str(2, "widths")?)?;
-                let (lo, hi) = match (a.opt_i64(3, "min")?, a.opt_i64(4, "max")?) {
-                    (Some(lo), Some(hi)) => (lo, hi),
+                let (lo, hi, derived) = match (a.opt_i64(3, "min")?, a.opt_i64(4, "max")?) {
+                    (Some(lo), Some(hi)) => (lo, hi, false),
                     (lo, hi) => {
                         let (dlo, dhi) = integer_range(&ctx, &table, &column)?;
-                        (lo.unwrap_or(dlo), hi.unwrap_or(dhi))
+                        (lo.unwrap_or(dlo), hi.unwrap_or(dhi), true)
                     }
                 };
-                self.install(&ctx, &table, &column, widths_hierarchy(&column, lo, hi, &widths)?)?
+                let mut h = widths_hierarchy(&column, lo, hi, &widths)?;
+                if derived {
+                    h = h.derived_from(
+                        "its min or max was taken from the data (interval_hierarchy without both bounds)",
+                    );
+                }
+                self.install(&ctx, &table, &column, h)?
             }
             Op::ShowArx | Op::ShowNodes => {
                 let f = if matches!(self.op, Op::ShowArx) { "hierarchy" } else { "hierarchy_nodes" };

@@ -17,6 +17,7 @@
 
 use super::report::Value;
 use super::{Args, Memo, block_on, session_context};
+use crate::dp::ledger::Charge;
 use crate::error::{AnonError, Result};
 use crate::meta::{Registry, TableMeta};
 use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
@@ -54,6 +55,14 @@ pub trait MethodSpec: Debug + Send + Sync + 'static {
     /// The suffixes of the side tables a call may register (`report`, `catalog`, ...); every
     /// name `<output>_<suffix>` is checked before the call runs.
     fn side_tables(&self, params: &Self::Params) -> Vec<&'static str>;
+
+    /// The privacy-budget charge of a differentially private call, and how it splits (for the
+    /// ledger's `parts`). It is reserved in the source's account before `run` draws any noise,
+    /// committed once every output is built and before any is registered, and returned if the
+    /// call fails. `None`: the method promises no differential privacy and charges nothing.
+    fn charge(&self, _params: &Self::Params) -> Result<Option<(Charge, String)>> {
+        Ok(None)
+    }
 
     /// The call's seed, if it has one (tests): the release's row order is drawn from it.
     fn seed(&self, _params: &Self::Params) -> Option<u64> {
@@ -169,6 +178,11 @@ impl<S: MethodSpec> MethodFn<S> {
         let names = output_names(&output, &self.spec.side_tables(&params));
         let releases = self.registry.releases();
         releases.check(&ctx, S::NAME, &source, &names, &self.registry)?;
+        let charge = self.spec.charge(&params)?;
+        let reservation = match &charge {
+            Some((c, _)) => Some(super::ledger_fn::reserve(&self.registry, &ctx, S::NAME, &source, c.clone())?),
+            None => None,
+        };
         let call = Call {
             ctx: &ctx,
             registry: &self.registry,
@@ -191,6 +205,9 @@ impl<S: MethodSpec> MethodFn<S> {
                 ));
             }
             tables.push((name, table));
+        }
+        if let (Some(r), Some((_, parts))) = (reservation, &charge) {
+            r.commit(&output, S::NAME, parts)?;
         }
         releases.publish(&ctx, S::NAME, tables)?;
         if deterministic {

@@ -58,7 +58,8 @@ pub fn register(ctx: &SessionContext, registry: Arc<Registry>) {
     verify_fn::register(ctx, registry.clone());
     query_error_fn::register(ctx, registry.clone());
     artuc_fn::register(ctx, registry.clone());
-    ipa_fn::register(ctx, registry.clone());
+    method::register(ctx, registry.clone(), ipa_fn::Ipa);
+    method::register(ctx, registry.clone(), ipa_fn::Histogram);
     ledger_fn::register(ctx, registry.clone());
     system::register(ctx, registry);
 }

@@ -395,6 +395,19 @@ impl Ledger {
                 ));
             };
             let after = (t.spent.0.saturating_add(charge.epsilon), t.spent.1.saturating_add(charge.delta));
+            if charge.delta > 0 && del == 0 {
+                return Err(AnonError::argument(
+                    function,
+                    "delta",
+                    format!(
+                        "table '{table}' has a budget for epsilon only, and this (epsilon, delta) release needs delta {}: \
+                         allow a delta, e.g. SELECT * FROM set_privacy_budget('{table}', {}, 'delta=1e-6, force'), or \
+                         ask for guarantee=pure",
+                        shown(to_delta(charge.delta)),
+                        shown(to_epsilon(eps)),
+                    ),
+                ));
+            }
             if after.0 > eps || after.1 > del {
                 return Err(AnonError::argument(
                     function,

@@ -15,11 +15,18 @@
 //! `i` of one key ([`crate::dp::StreamKey`]), the node choice from its own stream.
 
 pub mod baseline;
+pub mod call;
+pub mod domain;
+pub mod guarantee;
+pub mod histogram;
 pub mod perturb;
 pub mod release;
 pub mod score;
 pub mod search;
+pub mod select;
+pub mod sound;
 
+pub use guarantee::Guarantee;
 pub use perturb::{Noise, Perturbation, PerturbedClass};
 pub use score::Loss;
 pub use search::NodeScore;
@@ -199,7 +206,7 @@ fn close(a: f64, b: f64) -> bool {
     (a - b).abs() <= SPLIT_TOLERANCE * b.abs().max(1.0)
 }
 
-fn parse_split(value: &str) -> Result<[f64; 4]> {
+pub(crate) fn parse_split(value: &str) -> Result<[f64; 4]> {
     let parts: Vec<Option<f64>> = value.split(':').map(|p| p.trim().parse::<f64>().ok()).collect();
     match parts.as_slice() {
         [Some(a), Some(b), Some(c), Some(d)] => Ok([*a, *b, *c, *d]),
@@ -243,10 +250,12 @@ impl IpaResult {
 
 /// Run IPA on a frequency table (with its informative column).
 pub fn search(ft: &FrequencyTable, config: &IpaConfig, progress: &dyn Progress) -> Result<IpaResult> {
-    Ok(search_with_cache(ft, config, progress)?.0)
+    Ok(search_with_nodes(ft, config, progress)?.0)
 }
 
-fn search_with_cache<'a>(
+/// [`search`], also returning the node cache (the chosen node's classes, whose indices the
+/// perturbation refers to).
+pub fn search_with_nodes<'a>(
     ft: &'a FrequencyTable,
     config: &IpaConfig,
     progress: &dyn Progress,
@@ -295,7 +304,7 @@ pub async fn anonymize(
     let informative = meta.sensitive(table)?;
     let source = ctx.table(table).await.map_err(|_| AnonError::table(table, "not found"))?.schema().inner().clone();
     let ft = frequency_table(ctx, table, meta, Some(informative)).await?;
-    let (res, mut nodes) = search_with_cache(&ft, config, progress)?;
+    let (res, mut nodes) = search_with_nodes(&ft, config, progress)?;
     let cached = nodes.classes(res.node)?;
     let (schema, release) = release::release(&ft, &source, &cached, &res.perturbation)?;
     let dropped = crate::encode::publish::dropped_columns(&source, meta);

@@ -10,7 +10,8 @@
 //! so a counterfeit row is identical to the real rows of its class with the same value, in
 //! content and position.
 
-use super::baseline::DpHistogram;
+use super::guarantee::{Guarantee, METADATA_KEY};
+use super::histogram::DpHistogram;
 use super::perturb::Perturbation;
 use crate::encode::publish::{class_rows, sensitive_values};
 use crate::encode::{Cached, FrequencyTable, node_label};
@@ -19,6 +20,7 @@ use datafusion::arrow::array::{ArrayRef, Float64Array, StringArray};
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::arrow::record_batch::RecordBatch;
+use std::collections::HashMap;
 use std::sync::Arc;
 
 /// The label of a suppressed value.
@@ -117,5 +119,28 @@ fn build(
     fields.push(field);
     let schema = Arc::new(Schema::new(fields));
     let batches = class_rows(&schema, &class_cols, &values, row_class, row_value)?;
+    Ok((schema, batches))
+}
+
+/// The release labelled with its guarantee in the Arrow schema metadata (`anonfusion.guarantee`,
+/// plus `anonfusion.epsilon` and `anonfusion.delta`), so the label travels with the table.
+pub fn labelled(
+    schema: SchemaRef,
+    batches: Vec<RecordBatch>,
+    guarantee: Guarantee,
+    epsilon: f64,
+) -> Result<(SchemaRef, Vec<RecordBatch>)> {
+    let metadata: HashMap<String, String> = [
+        (METADATA_KEY.to_string(), guarantee.statement()),
+        ("anonfusion.epsilon".to_string(), epsilon.to_string()),
+        ("anonfusion.delta".to_string(), guarantee.delta().to_string()),
+    ]
+    .into();
+    let schema = Arc::new(schema.as_ref().clone().with_metadata(metadata));
+    let batches = batches
+        .into_iter()
+        .map(|b| b.with_schema(schema.clone()))
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(|e| AnonError::table("release", e.to_string()))?;
     Ok((schema, batches))
 }

@@ -1,0 +1,260 @@
+//! One `ipa_release` or `dp_histogram` call: its options parsed into a mode, and the
+//! pipeline from the declared table to the labelled release. The SQL glue only adds the
+//! ledger and registers tables.
+//!
+//! `ipa_release` options: `guarantee=pure|approx|paper` (default [`DEFAULT_GUARANTEE`]),
+//! `delta=` (approx), `values=a|b|c` (the informative attribute's declared domain when its
+//! column has no hierarchy), `selection=` (fraction of ε for the node choice),
+//! `noise_weight=`, `max_cells=`, `diagnostics=true`, `seed=` (tests: not private), and for
+//! `paper` only `t=` and `split=`. `dp_histogram`: `guarantee=pure|approx`, `delta=`,
+//! `values=`, `diagnostics=`, `seed=`.
+
+use super::baseline::{HistogramRelease, dp_histogram};
+use super::domain::{check_declared, informative_domain, public_table};
+use super::guarantee::Guarantee;
+use super::sound::{DpConfig, DpRelease};
+use super::{IpaConfig, IpaResult, Published, parse_split, release};
+use crate::encode::frequency_table;
+use crate::error::{AnonError, Result};
+use crate::meta::TableMeta;
+use crate::methods::options;
+use crate::progress::Progress;
+use datafusion::prelude::SessionContext;
+
+/// The default of `ipa_release`: the sound mode with the better measured utility on the
+/// NPS-like table (docs/ipa.md, "Choosing the default").
+pub const DEFAULT_GUARANTEE: Guarantee = Guarantee::Approx { delta: super::guarantee::DEFAULT_DELTA };
+
+/// What an `ipa_release` call runs.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Mode {
+    Paper(IpaConfig),
+    Sound(DpConfig),
+}
+
+/// Parsed options of one call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallOptions {
+    pub mode: Mode,
+    /// The informative attribute's declared values (`values=`), when given.
+    pub values: Option<Vec<String>>,
+    pub diagnostics: bool,
+}
+
+impl CallOptions {
+    pub fn seed(&self) -> Option<u64> {
+        match &self.mode {
+            Mode::Paper(c) => c.seed,
+            Mode::Sound(c) => c.seed,
+        }
+    }
+    pub fn guarantee(&self) -> Guarantee {
+        match &self.mode {
+            Mode::Paper(_) => Guarantee::Paper,
+            Mode::Sound(c) => c.guarantee,
+        }
+    }
+
+    /// `ipa_release`'s options.
+    pub fn ipa(epsilon: f64, text: &str) -> Result<Self> {
+        const F: &str = "ipa_release";
+        let pairs = options::pairs(F, text)?;
+        let get = |k: &str| pairs.iter().rev().find(|(key, _)| key == k).map(|(_, v)| v.as_str());
+        let guarantee =
+            Guarantee::parse(F, get("guarantee"), get("delta"), &["pure", "approx", "paper"], DEFAULT_GUARANTEE)?;
+        let (mut paper, mut sound) = (IpaConfig::new(epsilon), DpConfig::new(epsilon, guarantee));
+        let (mut values, mut diagnostics) = (None, false);
+        let is_paper = guarantee == Guarantee::Paper;
+        let only = |key: &str, paper_key: bool| -> Result<()> {
+            if paper_key != is_paper {
+                let modes = if paper_key { "paper" } else { "pure and approx" };
+                return Err(AnonError::argument(
+                    F,
+                    key,
+                    format!("applies to guarantee={modes} only (this call is guarantee={})", guarantee.name()),
+                ));
+            }
+            Ok(())
+        };
+        for (key, value) in &pairs {
+            match key.as_str() {
+                "guarantee" | "delta" => {}
+                "seed" => {
+                    let s = options::seed(F, value)?;
+                    (paper.seed, sound.seed) = (Some(s), Some(s));
+                }
+                "diagnostics" => diagnostics = flag(F, value)?,
+                "t" => {
+                    only("t", true)?;
+                    paper.t = value
+                        .parse()
+                        .map_err(|_| AnonError::argument(F, "t", format!("'{value}' is not a non-negative integer")))?;
+                }
+                "split" => {
+                    only("split", true)?;
+                    paper.split = parse_split(value)?;
+                }
+                "values" => {
+                    only("values", false)?;
+                    values = Some(value_list(value));
+                }
+                "selection" => {
+                    only("selection", false)?;
+                    sound.selection = number(F, "selection", value)?;
+                }
+                "noise_weight" => {
+                    only("noise_weight", false)?;
+                    sound.noise_weight = number(F, "noise_weight", value)?;
+                }
+                "max_cells" => {
+                    only("max_cells", false)?;
+                    sound.max_cells = value.parse().map_err(|_| {
+                        AnonError::argument(F, "max_cells", format!("'{value}' is not a positive integer"))
+                    })?;
+                }
+                other => {
+                    return Err(AnonError::argument(
+                        F,
+                        "options",
+                        format!(
+                            "unknown option '{other}' (guarantee, delta, values, selection, noise_weight, max_cells, diagnostics, seed, t, split)"
+                        ),
+                    ));
+                }
+            }
+        }
+        let mode = if is_paper {
+            paper.check_parameters()?;
+            Mode::Paper(paper)
+        } else {
+            sound.budget()?;
+            Mode::Sound(sound)
+        };
+        Ok(CallOptions { mode, values, diagnostics })
+    }
+
+    /// `dp_histogram`'s options (the mode is always `Sound`; only its guarantee and seed are used).
+    pub fn histogram(epsilon: f64, text: &str) -> Result<Self> {
+        const F: &str = "dp_histogram";
+        let pairs = options::pairs(F, text)?;
+        let get = |k: &str| pairs.iter().rev().find(|(key, _)| key == k).map(|(_, v)| v.as_str());
+        let guarantee = Guarantee::parse(F, get("guarantee"), get("delta"), &["pure", "approx"], Guarantee::Pure)?;
+        let mut sound = DpConfig::new(epsilon, guarantee);
+        let (mut values, mut diagnostics) = (None, false);
+        for (key, value) in &pairs {
+            match key.as_str() {
+                "guarantee" | "delta" => {}
+                "seed" => sound.seed = Some(options::seed(F, value)?),
+                "values" => values = Some(value_list(value)),
+                "diagnostics" => diagnostics = flag(F, value)?,
+                other => {
+                    return Err(AnonError::argument(
+                        F,
+                        "options",
+                        format!("unknown option '{other}' (guarantee, delta, values, diagnostics, seed)"),
+                    ));
+                }
+            }
+        }
+        Ok(CallOptions { mode: Mode::Sound(sound), values, diagnostics })
+    }
+}
+
+fn flag(function: &str, value: &str) -> Result<bool> {
+    match value.to_ascii_lowercase().as_str() {
+        "true" | "1" | "yes" => Ok(true),
+        "false" | "0" | "no" => Ok(false),
+        _ => Err(AnonError::argument(function, "diagnostics", format!("'{value}' is not true or false"))),
+    }
+}
+
+fn number(function: &str, key: &str, value: &str) -> Result<f64> {
+    value.parse().map_err(|_| AnonError::argument(function, key, format!("'{value}' is not a number")))
+}
+
+fn value_list(value: &str) -> Vec<String> {
+    value.split('|').map(|v| v.trim().to_string()).collect()
+}
+
+/// What a call produced: the labelled release and the result it came from.
+pub enum Outcome {
+    Paper(IpaResult),
+    Sound(DpRelease),
+}
+
+/// Run `ipa_release` on a declared table: one aggregation (the frequency table), then the
+/// paper's algorithm or the sound one, and the release labelled with its guarantee.
+pub async fn ipa_release(
+    ctx: &SessionContext,
+    table: &str,
+    meta: &TableMeta,
+    call: &CallOptions,
+    progress: &dyn Progress,
+) -> Result<(Outcome, Published)> {
+    let guarantee = call.guarantee();
+    match &call.mode {
+        Mode::Paper(config) => {
+            let (res, p) = super::anonymize(ctx, table, meta, config, progress).await?;
+            let (schema, batches) = release::labelled(p.schema, p.release, guarantee, res.spent.total())?;
+            Ok((Outcome::Paper(res), Published { schema, release: batches, dropped: p.dropped }))
+        }
+        Mode::Sound(config) => {
+            let (ft, source) = public_source(ctx, table, meta, "ipa_release", call).await?;
+            let res = super::sound::release(&ft, config, progress)?;
+            let (schema, batches) = release::histogram_release(&ft, &source, &res.histogram)?;
+            let (schema, batches) =
+                release::labelled(schema, batches, guarantee, res.epsilon_selection + res.epsilon_counts)?;
+            let dropped = crate::encode::publish::dropped_columns(&source, meta);
+            Ok((Outcome::Sound(res), Published { schema, release: batches, dropped }))
+        }
+    }
+}
+
+/// Run `dp_histogram` on a declared table at node `levels` (checked against the lattice).
+pub async fn histogram_release(
+    ctx: &SessionContext,
+    table: &str,
+    meta: &TableMeta,
+    levels: &[u8],
+    epsilon: f64,
+    call: &CallOptions,
+) -> Result<(HistogramRelease, Published)> {
+    let (ft, source) = public_source(ctx, table, meta, "dp_histogram", call).await?;
+    let heights = ft.heights();
+    if levels.len() != heights.len() || levels.iter().zip(&heights).any(|(l, h)| l > h) {
+        return Err(AnonError::argument(
+            "dp_histogram",
+            "node",
+            format!(
+                "'{}' is not a node of the lattice (heights {})",
+                crate::lattice::format_levels(levels),
+                crate::lattice::format_levels(&heights)
+            ),
+        ));
+    }
+    let res = dp_histogram(&ft, levels, epsilon, call.guarantee(), call.seed())?;
+    let (schema, batches) = release::histogram_release(&ft, &source, &res.histogram)?;
+    let (schema, batches) = release::labelled(schema, batches, call.guarantee(), res.epsilon)?;
+    let dropped = crate::encode::publish::dropped_columns(&source, meta);
+    Ok((res, Published { schema, release: batches, dropped }))
+}
+
+/// The frequency table over the declared domains and the source's schema.
+async fn public_source(
+    ctx: &SessionContext,
+    table: &str,
+    meta: &TableMeta,
+    function: &str,
+    call: &CallOptions,
+) -> Result<(crate::encode::FrequencyTable, datafusion::arrow::datatypes::SchemaRef)> {
+    let informative = meta.sensitive(table)?;
+    let domain = informative_domain(function, table, meta, informative, call.values.as_deref())?;
+    // Refuse data-derived quasi-identifier hierarchies before the data are read.
+    let qis = meta.quasi_identifiers();
+    let hierarchies =
+        qis.iter().map(|q| meta.hierarchy(table, q).map(|h| (*q, h.as_ref()))).collect::<Result<Vec<_>>>()?;
+    check_declared(function, hierarchies)?;
+    let source = ctx.table(table).await.map_err(|_| AnonError::table(table, "not found"))?.schema().inner().clone();
+    let ft = frequency_table(ctx, table, meta, Some(informative)).await?;
+    Ok((public_table(function, table, &ft, &domain)?, source))
+}

@@ -1,0 +1,86 @@
+//! Public domains: in a differentially private release nothing about the domain may come
+//! from the data. The cells of a node are the cross product of the declared hierarchies'
+//! nodes at its levels with the informative attribute's declared values (its hierarchy's
+//! leaves, or a `values=` list), never the values that happen to occur (`SELECT DISTINCT`).
+//! A hierarchy built from the data (an interval hierarchy whose bounds were read from the
+//! column, a hierarchy read from the table itself) carries that provenance and is refused here.
+
+use crate::encode::{FrequencyTable, SensitiveColumn};
+use crate::error::{AnonError, Result};
+use crate::hierarchy::Hierarchy;
+use crate::meta::TableMeta;
+use std::collections::HashMap;
+
+/// How to declare a domain, appended to every refusal.
+const HOW: &str = "declare it independently of the data: load_hierarchy from a file, \
+                   interval_hierarchy(table, column, widths, min, max) with public bounds, \
+                   or for the informative attribute the option 'values=a|b|c'";
+
+/// The informative attribute's declared values: the `values=` list when given, else the
+/// leaves of the hierarchy declared for the column. Errors when neither exists or the
+/// hierarchy was derived from the data.
+pub fn informative_domain(
+    function: &str,
+    table: &str,
+    meta: &TableMeta,
+    informative: &str,
+    values: Option<&[String]>,
+) -> Result<Vec<String>> {
+    if let Some(v) = values {
+        let mut seen = std::collections::HashSet::new();
+        if v.is_empty() || v.iter().any(|x| x.is_empty() || !seen.insert(x.as_str())) {
+            return Err(AnonError::argument(function, "values", "needs distinct, non-empty values separated by '|'"));
+        }
+        return Ok(v.to_vec());
+    }
+    let h = meta.hierarchies.get(informative).ok_or_else(|| {
+        AnonError::column(table, informative, format!("the informative attribute has no declared domain; {HOW}"))
+    })?;
+    if let Some(how) = h.derived_from_data() {
+        return Err(AnonError::hierarchy(informative, format!("was derived from the data ({how}); {HOW}")));
+    }
+    Ok(h.level(0).labels.clone())
+}
+
+/// Refuse any quasi-identifier hierarchy derived from the data, naming the column.
+pub fn check_declared<'a>(
+    function: &str,
+    hierarchies: impl IntoIterator<Item = (&'a str, &'a Hierarchy)>,
+) -> Result<()> {
+    for (name, h) in hierarchies {
+        if let Some(how) = h.derived_from_data() {
+            return Err(AnonError::hierarchy(
+                name,
+                format!("was derived from the data ({how}), so {function} cannot use it; {HOW}"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The frequency table with the informative attribute re-coded onto `domain` (code i =
+/// `domain[i]`, so empty values are cells too), after checking that no quasi-identifier's
+/// hierarchy was derived from the data. Records outside the domain are an error naming the
+/// column and how many records, never their values.
+pub fn public_table(function: &str, table: &str, ft: &FrequencyTable, domain: &[String]) -> Result<FrequencyTable> {
+    check_declared(function, ft.qis.iter().map(|q| (q.name.as_str(), q.hierarchy.as_ref())))?;
+    let s = ft.sensitive.as_ref().ok_or_else(|| {
+        AnonError::argument(function, "source", "needs an informative attribute: declare one column as sensitive")
+    })?;
+    let index: HashMap<&str, u32> = domain.iter().enumerate().map(|(i, v)| (v.as_str(), i as u32)).collect();
+    let map: Vec<Option<u32>> = s.values.iter().map(|v| index.get(v.as_str()).copied()).collect();
+    let outside: u64 =
+        s.codes.iter().zip(&ft.counts).filter(|(c, _)| map[**c as usize].is_none()).map(|(_, n)| n).sum();
+    if outside > 0 {
+        return Err(AnonError::column(
+            table,
+            &s.name,
+            format!(
+                "{outside} record(s) hold values outside the informative attribute's declared domain; add them to the domain or filter them out"
+            ),
+        ));
+    }
+    let codes = s.codes.iter().map(|&c| map[c as usize].expect("checked above")).collect();
+    let sensitive = SensitiveColumn { name: s.name.clone(), values: domain.to_vec(), codes };
+    FrequencyTable::from_parts(ft.qis.clone(), Some(sensitive), ft.counts.clone())
+}

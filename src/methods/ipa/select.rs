@@ -1,0 +1,156 @@
+//! The private node choice of the sound `ipa_release`: the exponential mechanism over the
+//! lattice with a utility that is a TOTAL over records and cells (as SafePub does in ARX),
+//! computed from the exact data, so only the chosen node is ever perturbed.
+//!
+//! For node L with public cell count C_L (value combinations × declared informative values):
+//!
+//! u(L) = −( Σ_records NCP_L(r) + w · Noise_L )
+//!
+//! - Σ_r NCP_L(r): each record's NCP (Eq. 5 averaged over the dimension attributes) lies in
+//!   [0, 1], so adding or removing one record moves the total by at most 1. It is computed
+//!   exactly in integers per attribute (leaves covered × records), then divided once.
+//! - pure: Noise_L = Σ_cells E|max(0, c + X) − c|, the expected count error of the released
+//!   histogram. With q = e^−ε_counts and A = q/((1 − q)(1 + q)) this is
+//!   A · (C_L + Σ_{c ≥ 1} (1 − q^c)): a data-independent term for the whole domain plus a sum
+//!   over non-empty cells whose terms move by at most q/(1 + q) < 1/2 when a count moves by one.
+//! - approx: Noise_L = Σ_cells min(c, τ), the mass thresholding can lose; 1-Lipschitz in c.
+//!
+//! One record changes one cell by one, so Δu ≤ 1 + w·b with b = q/(1 + q) (pure) or 1
+//! (approx). The mechanism is given Δ = (1 + w·b)(1 + 1e−6): the margin covers the rounding of
+//! the few floating-point operations on exact integer totals (docs/dp.md has the proof).
+//! `w` (`noise_weight`) is a public parameter. Nodes whose cell count exceeds a public limit
+//! are excluded before anything is read (a data-independent rule).
+
+use super::histogram::{CellNoise, cell_count};
+use crate::dp::{DiscreteLaplace, ExponentialMechanism};
+use crate::encode::{Cached, NodeCache};
+use crate::error::{AnonError, Result};
+use crate::hierarchy::Hierarchy;
+use crate::lattice::NodeId;
+use crate::progress::Progress;
+use std::sync::Arc;
+
+/// Relative margin on the sensitivity for floating-point rounding (module doc).
+const ROUNDING_MARGIN: f64 = 1e-6;
+
+/// One node's score. Diagnostic: it is computed from the exact data.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Candidate {
+    pub node: NodeId,
+    pub levels: Vec<u8>,
+    /// Public: cells of the node's domain.
+    pub cells: u64,
+    pub ncp_total: f64,
+    pub noise_total: f64,
+    pub utility: f64,
+}
+
+/// The utility's parameters (all public).
+#[derive(Debug, Clone, Copy)]
+pub struct Utility {
+    pub mode: CellNoise,
+    /// q = e^−ε_counts of the count noise.
+    pub q: f64,
+    pub noise_weight: f64,
+}
+
+impl Utility {
+    pub fn new(mode: CellNoise, noise: &DiscreteLaplace, noise_weight: f64) -> Self {
+        Utility { mode, q: noise.q(), noise_weight }
+    }
+
+    /// The sensitivity passed to the exponential mechanism (module doc).
+    pub fn sensitivity(&self) -> f64 {
+        let b = match self.mode {
+            CellNoise::Pure => self.q / (1.0 + self.q),
+            CellNoise::Threshold(_) => 1.0,
+        };
+        (1.0 + self.noise_weight * b) * (1.0 + ROUNDING_MARGIN)
+    }
+
+    /// Σ_r NCP_L(r) from the node's classes: per attribute, the integer Σ size × leaves
+    /// covered (a leaf covers 0, Eq. 5), divided by the attribute's leaves and their number.
+    pub fn ncp_total(hs: &[Arc<Hierarchy>], cached: &Cached) -> f64 {
+        let g = &cached.g;
+        let q = hs.len().max(1) as f64;
+        hs.iter()
+            .enumerate()
+            .map(|(a, h)| {
+                let level = g.levels[a] as usize;
+                let covered: u128 = (0..g.len())
+                    .map(|c| {
+                        let leaves = h.leaves_under(level, g.codes[a][c]);
+                        if leaves <= 1 { 0 } else { u128::from(g.sizes[c]) * u128::from(leaves) }
+                    })
+                    .sum();
+                covered as f64 / h.leaf_count() as f64
+            })
+            .sum::<f64>()
+            / q
+    }
+
+    /// Noise_L (module doc) from the node's non-empty cells and its public cell count.
+    pub fn noise_total(&self, cached: &Cached, cells: u64) -> f64 {
+        let counts = cached.hist.iter().filter(|&&c| c > 0).map(|&c| u64::from(c));
+        match self.mode {
+            CellNoise::Pure => {
+                let q = self.q;
+                let a = q / ((1.0 - q) * (1.0 + q));
+                let filled: f64 = counts.map(|c| 1.0 - q.powf(c as f64)).sum();
+                a * (cells as f64 + filled)
+            }
+            CellNoise::Threshold(tau) => counts.map(|c| c.min(tau)).sum::<u64>() as f64,
+        }
+    }
+
+    pub fn score(&self, hs: &[Arc<Hierarchy>], cached: &Cached, cells: u64, node: NodeId) -> Candidate {
+        let ncp_total = Self::ncp_total(hs, cached);
+        let noise_total = self.noise_total(cached, cells);
+        Candidate {
+            node,
+            levels: cached.g.levels.clone(),
+            cells,
+            ncp_total,
+            noise_total,
+            utility: -(ncp_total + self.noise_weight * noise_total),
+        }
+    }
+}
+
+/// Score every node of the lattice whose cell count is at most `max_cells`, in node-id order.
+pub fn score_lattice(
+    nodes: &mut NodeCache,
+    utility: &Utility,
+    max_cells: u64,
+    progress: &dyn Progress,
+) -> Result<Vec<Candidate>> {
+    let lattice = nodes.lattice.clone();
+    let hs: Vec<Arc<Hierarchy>> = nodes.hierarchies().to_vec();
+    let width = nodes.width();
+    let allowed = |node: NodeId| cell_count(&hs, &lattice.levels(node), width).filter(|&n| n <= max_cells);
+    let mut out = Vec::new();
+    progress.begin("IPA: scoring the lattice", lattice.size() as u64);
+    for level in lattice.by_height() {
+        let level: Vec<NodeId> = level.into_iter().filter(|&n| allowed(n).is_some()).collect();
+        let scored =
+            nodes.map_batch(&level, |node, c| Ok(utility.score(&hs, c, allowed(node).expect("filtered"), node)))?;
+        progress.advance(scored.len() as u64);
+        out.extend(scored);
+    }
+    progress.finish();
+    if out.is_empty() {
+        return Err(AnonError::argument(
+            "ipa_release",
+            "max_cells",
+            format!("no node of the lattice has at most {max_cells} cells"),
+        ));
+    }
+    out.sort_by_key(|c| c.node);
+    Ok(out)
+}
+
+/// The exponential mechanism over the candidates.
+pub fn mechanism(candidates: &[Candidate], utility: &Utility, epsilon: f64) -> Result<ExponentialMechanism> {
+    let u: Vec<f64> = candidates.iter().map(|c| c.utility).collect();
+    ExponentialMechanism::new(&u, epsilon, utility.sensitivity())
+}

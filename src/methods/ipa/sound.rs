@@ -1,0 +1,140 @@
+//! The sound `ipa_release` (guarantee `pure` or `approx`): choose a node privately with the
+//! exponential mechanism over exact total utilities ([`super::select`]), then release the
+//! generalized DP histogram of that node only ([`super::histogram`]). By sequential
+//! composition the whole output is (ε_selection + ε_counts)-DP, plus δ for `approx`
+//! (docs/dp.md). The data are read once, as the frequency table of cells.
+
+use super::guarantee::{Guarantee, threshold};
+use super::histogram::{CellNoise, DpHistogram, Realized, histogram_loss, noisy_histogram};
+use super::select::{Candidate, Utility, mechanism, score_lattice};
+use crate::dp::{DiscreteLaplace, StreamKey};
+use crate::encode::{FrequencyTable, NodeCache};
+use crate::error::{AnonError, Result};
+use crate::progress::Progress;
+
+const F: &str = "ipa_release";
+
+/// Default share of ε spent choosing the node (the rest noises the counts); measured on the
+/// NPS-like table (docs/results/ipa.md).
+pub const DEFAULT_SELECTION: f64 = 0.1;
+
+/// Default weight of the expected count error against NCP in the utility (docs/ipa.md).
+pub const DEFAULT_NOISE_WEIGHT: f64 = 1.0;
+
+/// Most cells a candidate node may have (a public rule: larger nodes are never scored).
+pub const DEFAULT_MAX_CELLS: u64 = 10_000_000;
+
+/// Stream of the node choice, and of the counts; other streams are not used here.
+const CHOICE_STREAM: u64 = u64::MAX;
+const COUNTS_STREAM: u64 = u64::MAX - 1;
+
+/// The parameters of a sound release (all public).
+#[derive(Debug, Clone, PartialEq)]
+pub struct DpConfig {
+    pub epsilon: f64,
+    /// `Pure` or `Approx`.
+    pub guarantee: Guarantee,
+    /// Fraction of ε for the node choice, in (0, 1).
+    pub selection: f64,
+    pub noise_weight: f64,
+    pub max_cells: u64,
+    pub seed: Option<u64>,
+}
+
+impl DpConfig {
+    pub fn new(epsilon: f64, guarantee: Guarantee) -> Self {
+        DpConfig {
+            epsilon,
+            guarantee,
+            selection: DEFAULT_SELECTION,
+            noise_weight: DEFAULT_NOISE_WEIGHT,
+            max_cells: DEFAULT_MAX_CELLS,
+            seed: None,
+        }
+    }
+
+    /// (ε_selection, ε_counts) as the samplers realize them (each rounded down onto the exact
+    /// grid, so their sum is at most ε).
+    pub fn budget(&self) -> Result<(f64, f64)> {
+        if !self.epsilon.is_finite() || self.epsilon <= 0.0 {
+            return Err(AnonError::argument(
+                F,
+                "epsilon",
+                format!("must be a finite number > 0, got {}", self.epsilon),
+            ));
+        }
+        if !(self.selection > 0.0 && self.selection < 1.0) {
+            return Err(AnonError::argument(F, "selection", format!("must be in (0, 1), got {}", self.selection)));
+        }
+        if !(self.noise_weight.is_finite() && self.noise_weight >= 0.0) {
+            return Err(AnonError::argument(F, "noise_weight", format!("must be >= 0, got {}", self.noise_weight)));
+        }
+        if self.guarantee == Guarantee::Paper {
+            return Err(AnonError::argument(F, "guarantee", "the sound release is pure or approx"));
+        }
+        let part = |e: f64, name: &str| {
+            DiscreteLaplace::for_epsilon(e, 1)
+                .map(|d| d.epsilon(1))
+                .map_err(|_| AnonError::argument(F, name, format!("the {name} budget {e} is too small")))
+        };
+        Ok((part(self.epsilon * self.selection, "selection")?, part(self.epsilon * (1.0 - self.selection), "counts")?))
+    }
+
+    /// The count noise and how cells are published.
+    pub fn counts(&self) -> Result<(DiscreteLaplace, CellNoise)> {
+        let (_, counts) = self.budget()?;
+        let noise = DiscreteLaplace::for_epsilon(counts, 1)?;
+        let mode = match self.guarantee {
+            Guarantee::Approx { delta } => CellNoise::Threshold(threshold(&noise, delta)),
+            _ => CellNoise::Pure,
+        };
+        Ok((noise, mode))
+    }
+}
+
+/// A sound release and, for diagnostics only, how it was chosen and how much it lost.
+#[derive(Debug, Clone)]
+pub struct DpRelease {
+    pub histogram: DpHistogram,
+    pub epsilon_selection: f64,
+    pub epsilon_counts: f64,
+    pub mode: CellNoise,
+    /// Diagnostics (exact data): every scored node, its selection probability, the chosen one.
+    pub candidates: Vec<Candidate>,
+    pub probabilities: Vec<f64>,
+    pub chosen: usize,
+    /// Diagnostics: IL of the release against the original, counterfeit and withheld records.
+    pub realized: Realized,
+}
+
+/// Choose the node and release its histogram. `ft` must be the public table
+/// ([`super::domain::public_table`]): its informative values are the declared domain.
+pub fn release(ft: &FrequencyTable, config: &DpConfig, progress: &dyn Progress) -> Result<DpRelease> {
+    let (epsilon_selection, epsilon_counts) = config.budget()?;
+    let (noise, mode) = config.counts()?;
+    let width = ft.sensitive.as_ref().map_or(0, |s| s.values.len());
+    if width == 0 {
+        return Err(AnonError::argument(F, "source", "needs an informative attribute with a declared domain"));
+    }
+    let key = StreamKey::new(config.seed)?;
+    let mut nodes = NodeCache::new(ft, true)?;
+    let utility = Utility::new(mode, &noise, config.noise_weight);
+    let candidates = score_lattice(&mut nodes, &utility, config.max_cells, progress)?;
+    let m = mechanism(&candidates, &utility, epsilon_selection)?;
+    let chosen = m.sample(&mut key.stream(CHOICE_STREAM));
+    let cached = nodes.classes(candidates[chosen].node)?;
+    let hs = nodes.hierarchies().to_vec();
+    let histogram =
+        noisy_histogram(&hs, &cached, width, &noise, mode, config.max_cells, &mut key.stream(COUNTS_STREAM))?;
+    let realized = histogram_loss(&hs, &cached, width, &histogram);
+    Ok(DpRelease {
+        histogram,
+        epsilon_selection,
+        epsilon_counts,
+        mode,
+        probabilities: m.probabilities(),
+        candidates,
+        chosen,
+        realized,
+    })
+}

@@ -11,6 +11,7 @@
 //! otherwise. A NULL sensitive value is an error.
 
 mod cache;
+mod frequencies;
 mod group;
 pub mod hash;
 mod materialize;
@@ -18,6 +19,7 @@ pub mod publish;
 mod walk;
 
 pub use cache::{Cached, NodeCache};
+pub use frequencies::cached_frequency_table;
 pub use group::{Grouping, class_degrees, generalize_to, group, rollup};
 pub use materialize::{LevelLookup, materialize_node, materialize_suppressed, node_label};
 pub use walk::for_each_node;

@@ -14,7 +14,7 @@ use datafusion::prelude::SessionContext;
 use std::sync::Arc;
 use std::time::Instant;
 
-const SIGNATURE: &str = "kanon_anonymize(source, output, k [, 'metric=lm, suppression=2%, distinct_l=3, entropy_l=2, recursive_cl=3:2, t=0.15'])";
+const SIGNATURE: &str = "kanon_anonymize(source, output, k [, 'metric=lm, suppression=2%, distinct_l=3, entropy_l=2, recursive_cl=3:2, t=0.15, search=auto, max_nodes=100000, time_budget_ms=1000'])";
 
 #[derive(Debug)]
 struct Kanon {
@@ -74,6 +74,10 @@ fn report(source: &str, config: &KanonConfig, res: &KanonResult, ms: f64) -> Res
         ("classes", Int(res.classes as i64)),
         ("nodes_total", Int(res.nodes_total as i64)),
         ("nodes_evaluated", Int(res.nodes_evaluated as i64)),
+        ("search", Text(if res.heuristic { "heuristic" } else { "optimal" }.into())),
+        ("proven_optimal", Int(res.proven_optimal as i64)),
+        ("loss_lower_bound", Float(res.loss_lower_bound)),
+        ("bound_gap", Float(res.loss - res.loss_lower_bound)),
         ("time_ms", Float(ms)),
         ("aggregate_ms", Float(res.passes.aggregate_ms)),
         ("search_ms", Float(res.passes.search_ms)),

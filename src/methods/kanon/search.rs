@@ -411,18 +411,19 @@ impl Search {
             if self.skip(&levels) {
                 continue;
             }
-            if self.exact_bound && self.known_anonymous(&levels) {
-                // Anonymous with loss equal to its bound, and every cheaper node fails: the
-                // optimum. Grouped once, for the release.
+            if self.known_anonymous(&levels) {
+                // Known to pass, but its loss needs its classes. Without suppression the loss
+                // is its bound and every cheaper node fails: the optimum.
                 self.check(ev, node)?;
-                break;
+                if self.exact_bound {
+                    break;
+                }
+                continue;
             }
-            let anonymous = self.check(ev, node)?;
-            if anonymous && self.exact_bound {
+            self.climb(ev, node, false)?;
+            if self.exact_bound && self.known_anonymous(&levels) {
+                // Checked on the way (the first node of its path to pass).
                 break;
-            }
-            if !anonymous {
-                self.climb(ev, node)?;
             }
         }
         Ok(None)
@@ -478,30 +479,41 @@ impl Search {
         }
     }
 
-    /// From a non-anonymous node, binary-search paths upward for their last non-anonymous
-    /// node and move there, until every successor is known to be anonymous: the down-set of
-    /// a maximal non-anonymous node is then ruled out by a few checks per path.
-    fn climb(&mut self, ev: &mut Evaluator, start: NodeId) -> Result<()> {
-        let mut cur = start;
+    /// Binary search on a chain (anonymity is monotone along it) for its first anonymous
+    /// node, given that `path[..lo]` is known to fail: its index, or `path.len()` when no
+    /// node of the path passes. `None` when the time budget ends first.
+    fn first_passing(&mut self, ev: &mut Evaluator, path: &[NodeId], mut lo: usize) -> Result<Option<usize>> {
+        let mut hi = path.len();
+        while lo < hi {
+            if self.out_of_time() {
+                return Ok(None);
+            }
+            let mid = lo + (hi - lo) / 2;
+            if self.anonymous_at(ev, path[mid])? {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        Ok(Some(hi))
+    }
+
+    /// From `start` (known to fail, or unknown), binary-search paths upward for their last
+    /// non-anonymous node and move there, until every successor is known to be anonymous:
+    /// the down-set of a maximal non-anonymous node is then ruled out by a few checks per
+    /// path. An unknown start is decided by the same search (it fails when any node of the
+    /// path fails), which saves its own check whenever it fails.
+    fn climb(&mut self, ev: &mut Evaluator, start: NodeId, start_fails: bool) -> Result<()> {
+        let (mut cur, mut failing) = (start, start_fails as usize);
         loop {
             let path = self.path_up(ev, cur);
-            // path[lo] fails; everything from path[hi] on passes (hi = len: nothing known).
-            let (mut lo, mut hi) = (0, path.len());
-            while hi - lo > 1 {
-                if self.out_of_time() {
-                    return Ok(());
-                }
-                let mid = lo + (hi - lo) / 2;
-                if self.anonymous_at(ev, path[mid])? {
-                    hi = mid;
-                } else {
-                    lo = mid;
-                }
-            }
-            if path.len() == 1 {
+            let Some(first) = self.first_passing(ev, &path, failing)? else { return Ok(()) };
+            if first == 0 || path.len() == 1 {
+                // The start passes, or nothing above it is left to learn.
                 return Ok(());
             }
-            cur = path[lo];
+            cur = path[first - 1];
+            failing = 1;
         }
     }
 
@@ -511,20 +523,8 @@ impl Search {
     /// predecessor passes.
     fn heuristic(&mut self, ev: &mut Evaluator) -> Result<()> {
         let path = self.path_up(ev, self.lattice.bottom());
-        // Before lo nothing passes (lo = 0: nothing known); path[hi] passes once found.
-        let (mut lo, mut hi) = (0, path.len());
-        while lo < hi && !self.out_of_time() {
-            let mid = lo + (hi - lo) / 2;
-            if self.anonymous_at(ev, path[mid])? {
-                hi = mid;
-            } else {
-                lo = mid + 1;
-            }
-        }
-        let Some(&found) = path.get(hi) else { return Ok(()) };
-        if !self.anonymous_at(ev, found)? {
-            return Ok(());
-        }
+        let Some(first) = self.first_passing(ev, &path, 0)? else { return Ok(()) };
+        let Some(&found) = path.get(first) else { return Ok(()) };
         let mut cur = found;
         'down: while !self.out_of_time() {
             let mut preds: Vec<(f64, NodeId)> = self

@@ -9,6 +9,9 @@
 //! - for monotone privacy models, a node below a known non-anonymous node is not anonymous
 //!   and a node above a known anonymous node is anonymous (predictive tagging both ways, as in
 //!   Flash), so neither is grouped to learn that;
+//! - with suppression and non-monotone models (entropy or recursive diversity, t-closeness),
+//!   a node that fails on k-anonymity and distinct l-diversity alone beyond the limit still
+//!   rules out its specializations: those models are monotone even with suppression;
 //! - without suppression the loss of an anonymous LM/NCP node equals its bound, so the first
 //!   anonymous node in bound order is optimal, even when it is only known to be anonymous.
 //!
@@ -31,7 +34,7 @@
 //! [`exhaustive`] evaluates every node and is the reference the tests compare against.
 
 use super::loss::{LossTable, Metric};
-use super::models::{Models, SensitiveContext, class_ok};
+use super::models::{Models, SensitiveContext, class_ok, fails_monotone_part};
 use crate::encode::{Cached, FrequencyTable, Grouping, NodeCache};
 use crate::error::Result;
 use crate::lattice::{Antichain, BoundOrder, Lattice, NodeId, Toward};
@@ -53,6 +56,9 @@ pub struct Evaluation {
     pub classes: usize,
     /// DM without suppression: a lower bound of DM for this node and its generalizations.
     dm_bound: f64,
+    /// Fails on k-anonymity and distinct l-diversity alone, which are monotone even with
+    /// suppression: every specialization fails too.
+    fails_monotone_part: bool,
 }
 
 /// Checks nodes against the models, rolling each up from the cheapest cached specialization.
@@ -157,24 +163,30 @@ impl Scorer<'_> {
         let hist = (!cached.hist.is_empty()).then_some(&cached.hist);
         let width = self.width;
         let mut failing = Vec::new();
-        let mut suppressed = 0u64;
+        let (mut suppressed, mut monotone_suppressed) = (0u64, 0u64);
         for c in 0..g.len() {
             let h = hist.as_ref().map(|h| &h[c * width..(c + 1) * width]);
             if !class_ok(&self.models, g.sizes[c], h, self.sensitive.as_ref()) {
                 failing.push(c as u32);
                 suppressed += g.sizes[c];
+                if fails_monotone_part(&self.models, g.sizes[c], h.map(|v| &v[..])) {
+                    monotone_suppressed += g.sizes[c];
+                }
             }
         }
         let dm_bound: f64 = g.sizes.iter().map(|&s| (s as f64) * (s as f64)).sum();
-        let loss = self.score(g, &failing, suppressed);
+        let anonymous = suppressed <= self.budget;
+        // Only an anonymous node's loss is ever compared.
+        let loss = if anonymous { self.score(g, &failing, suppressed) } else { f64::INFINITY };
         Evaluation {
             node,
-            anonymous: suppressed <= self.budget,
+            anonymous,
             loss,
             suppressed_records: suppressed,
             failing,
             classes: g.len(),
             dm_bound,
+            fails_monotone_part: monotone_suppressed > self.budget,
         }
     }
 
@@ -342,8 +354,10 @@ impl Search {
         self.by_bound && self.best.as_ref().is_some_and(|b| bound > b.loss + EPS * b.loss.abs().max(1.0))
     }
 
+    /// Only nodes whose failure is inherited downward are kept (all failing nodes under
+    /// monotone models; else those failing k or distinct l alone), so no monotonicity test here.
     fn known_not_anonymous(&self, levels: &[u8]) -> bool {
-        self.monotone && self.not_anonymous.covers(levels)
+        self.not_anonymous.covers(levels)
     }
 
     fn known_anonymous(&self, levels: &[u8]) -> bool {
@@ -364,7 +378,7 @@ impl Search {
             if self.best.as_ref().is_none_or(|b| better(&e, b, &self.lattice)) {
                 self.best = Some(e);
             }
-        } else {
+        } else if self.monotone || e.fails_monotone_part {
             self.not_anonymous.insert(&levels);
         }
     }
@@ -429,8 +443,9 @@ impl Search {
         Ok(None)
     }
 
-    /// Without monotone models nothing can be inferred between nodes: evaluate in bound order,
-    /// a batch at a time on all cores, until the bound passes the best loss.
+    /// Without monotone models only failures of the monotone part (k, distinct l) carry down
+    /// to specializations: evaluate in bound order, a batch at a time on all cores, skipping
+    /// what those rule out, until the bound passes the best loss.
     fn scan<F: Fn(&[u8]) -> f64>(&mut self, ev: &mut Evaluator, order: &mut BoundOrder<F>) -> Result<Option<f64>> {
         const BATCH: usize = 32;
         loop {

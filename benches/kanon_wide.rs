@@ -113,6 +113,7 @@ fn bench(c: &mut Criterion) {
         let start = Instant::now();
         let ft = wide_table(qis, 21);
         let aggregate_ms = start.elapsed().as_secs_f64() * 1e3;
+        println!("\n{qis} QIs: {} distinct tuples of {ROWS} records, counted in {aggregate_ms:.0} ms", ft.len());
         for options in ["", "suppression=2"] {
             let config = KanonConfig::new(5).with_options(options).unwrap();
             let start = Instant::now();

@@ -55,16 +55,20 @@ impl Grouping {
     }
 }
 
-/// Strides that pack one code per attribute into a u64 class key.
-fn strides(hs: &[Arc<Hierarchy>], levels: &[u8]) -> Result<Vec<u64>> {
+/// A class key: one code per attribute packed by mixed radix. 128 bits, because 12–15
+/// quasi-identifiers with fine leaves (postcodes, ages) exceed 2^64 combinations.
+type Key = u128;
+
+/// Strides that pack one code per attribute into a class key.
+fn strides(hs: &[Arc<Hierarchy>], levels: &[u8]) -> Result<Vec<Key>> {
     let mut out = Vec::with_capacity(hs.len());
-    let mut acc: u64 = 1;
+    let mut acc: Key = 1;
     for (h, &l) in hs.iter().zip(levels) {
         out.push(acc);
-        acc = acc.checked_mul(h.width(l as usize) as u64).ok_or_else(|| {
+        acc = acc.checked_mul(h.width(l as usize) as Key).ok_or_else(|| {
             AnonError::hierarchy(
                 h.attribute(),
-                "the quasi-identifiers have too many value combinations to encode (over 2^64)",
+                "the quasi-identifiers have too many value combinations to encode (over 2^128)",
             )
         })?;
     }
@@ -75,12 +79,12 @@ fn strides(hs: &[Arc<Hierarchy>], levels: &[u8]) -> Result<Vec<u64>> {
 /// relative to the input (a plain array beats hashing), hashed otherwise.
 enum ClassIndex {
     Dense(Vec<u32>),
-    Hashed(super::hash::FastMap<u64, u32>),
+    Hashed(super::hash::FastMap<Key, u32>),
 }
 
 impl ClassIndex {
-    fn new(key_space: u64, inputs: usize) -> Self {
-        if key_space <= (4 * inputs as u64).max(4096) {
+    fn new(key_space: Key, inputs: usize) -> Self {
+        if key_space <= (4 * inputs as Key).max(4096) {
             ClassIndex::Dense(vec![u32::MAX; key_space as usize])
         } else {
             ClassIndex::Hashed(fast_map(inputs / 2 + 16))
@@ -89,7 +93,7 @@ impl ClassIndex {
 
     /// Class of `key`, and whether it is new (then it gets index `next`).
     #[inline]
-    fn get_or_insert(&mut self, key: u64, next: u32) -> (u32, bool) {
+    fn get_or_insert(&mut self, key: Key, next: u32) -> (u32, bool) {
         match self {
             ClassIndex::Dense(v) => {
                 let slot = &mut v[key as usize];
@@ -112,14 +116,14 @@ impl ClassIndex {
     }
 }
 
-fn key_space(hs: &[Arc<Hierarchy>], levels: &[u8]) -> u64 {
-    hs.iter().zip(levels).fold(1u64, |acc, (h, &l)| acc.saturating_mul(h.width(l as usize) as u64))
+fn key_space(hs: &[Arc<Hierarchy>], levels: &[u8]) -> Key {
+    hs.iter().zip(levels).fold(1, |acc: Key, (h, &l)| acc.saturating_mul(h.width(l as usize) as Key))
 }
 
 /// Builds a grouping class by class; shared by grouping from scratch and rolling up.
 struct Builder<'a> {
     hs: &'a [Arc<Hierarchy>],
-    strides: Vec<u64>,
+    strides: Vec<Key>,
     index: ClassIndex,
     out: Grouping,
 }
@@ -140,7 +144,7 @@ impl<'a> Builder<'a> {
     /// Add `size` records with node codes `codes` and, per numeric attribute, the leaf range.
     #[inline]
     fn add(&mut self, codes: &[u32], size: u64, range: impl Fn(usize) -> (u32, u32)) -> u32 {
-        let key: u64 = codes.iter().zip(&self.strides).map(|(&c, &s)| c as u64 * s).sum();
+        let key: Key = codes.iter().zip(&self.strides).map(|(&c, &s)| c as Key * s).sum();
         let next = self.out.sizes.len() as u32;
         let (class, new) = self.index.get_or_insert(key, next);
         if new {

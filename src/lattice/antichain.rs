@@ -33,6 +33,11 @@ impl Antichain {
         self.levels.is_empty()
     }
 
+    /// The kept nodes' level vectors.
+    pub fn iter(&self) -> impl Iterator<Item = &[u8]> {
+        self.levels.chunks_exact(self.dims.max(1))
+    }
+
     /// Does a kept node `k` cover `x`?
     fn covers_one(&self, k: &[u8], x: &[u8]) -> bool {
         match self.toward {

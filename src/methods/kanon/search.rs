@@ -320,7 +320,10 @@ pub fn run(ev: &mut Evaluator, opts: &SearchOptions) -> Result<Outcome> {
     let lower_bound = match (stopped_at, &s.best) {
         (None, Some(b)) => Some(b.loss),
         (None, None) => None,
-        (Some(lb), best) if by_bound => Some(best.as_ref().map_or(lb, |b| lb.min(b.loss))),
+        (Some(lb), best) if by_bound => {
+            let lb = lb.max(s.escape_bound(ev));
+            Some(best.as_ref().map_or(lb, |b| lb.min(b.loss)))
+        }
         // DM's order has no bound; every kept record is in a class of at least k and a
         // suppressed one costs |D| >= k, so DM >= k |D|.
         (Some(_), _) => Some(ev.dm_floor()),
@@ -346,6 +349,25 @@ struct Search {
 }
 
 impl Search {
+    /// A lower bound of the loss of every anonymous node from the known failing ones: an
+    /// anonymous node lies outside each one's down-set, so it exceeds each in some attribute,
+    /// and its bound is at least that of the bottom raised in that attribute alone.
+    fn escape_bound(&self, ev: &Evaluator) -> f64 {
+        let bottom = vec![0u8; self.lattice.dims()];
+        let heights = self.lattice.heights();
+        let raised = |a: usize, l: u8| {
+            let mut v = bottom.clone();
+            v[a] = l;
+            ev.bound(&v)
+        };
+        self.not_anonymous
+            .iter()
+            .map(|n| {
+                (0..n.len()).filter(|&a| n[a] < heights[a]).map(|a| raised(a, n[a] + 1)).fold(f64::INFINITY, f64::min)
+            })
+            .fold(ev.bound(&bottom), f64::max)
+    }
+
     fn out_of_time(&self) -> bool {
         self.deadline.is_some_and(|d| Instant::now() >= d)
     }
@@ -496,11 +518,11 @@ impl Search {
 
     /// Binary search on a chain (anonymity is monotone along it) for its first anonymous
     /// node, given that `path[..lo]` is known to fail: its index, or `path.len()` when no
-    /// node of the path passes. `None` when the time budget ends first.
-    fn first_passing(&mut self, ev: &mut Evaluator, path: &[NodeId], mut lo: usize) -> Result<Option<usize>> {
+    /// node of the path passes. `None` when `timed` and the time budget ends first.
+    fn first_passing(&mut self, ev: &mut Evaluator, path: &[NodeId], mut lo: usize, timed: bool) -> Result<Option<usize>> {
         let mut hi = path.len();
         while lo < hi {
-            if self.out_of_time() {
+            if timed && self.out_of_time() {
                 return Ok(None);
             }
             let mid = lo + (hi - lo) / 2;
@@ -522,7 +544,7 @@ impl Search {
         let (mut cur, mut failing) = (start, start_fails as usize);
         loop {
             let path = self.path_up(ev, cur);
-            let Some(first) = self.first_passing(ev, &path, failing)? else { return Ok(()) };
+            let Some(first) = self.first_passing(ev, &path, failing, true)? else { return Ok(()) };
             if first == 0 || path.len() == 1 {
                 // The start passes, or nothing above it is left to learn.
                 return Ok(());
@@ -538,7 +560,8 @@ impl Search {
     /// predecessor passes.
     fn heuristic(&mut self, ev: &mut Evaluator) -> Result<()> {
         let path = self.path_up(ev, self.lattice.bottom());
-        let Some(first) = self.first_passing(ev, &path, 0)? else { return Ok(()) };
+        // Not cut by the budget: a handful of checks, and without them there is no result.
+        let Some(first) = self.first_passing(ev, &path, 0, false)? else { return Ok(()) };
         let Some(&found) = path.get(first) else { return Ok(()) };
         let mut cur = found;
         'down: while !self.out_of_time() {

@@ -5,12 +5,13 @@ mod common;
 
 use common::{err, int, rows};
 
-use anonfusion::encode::frequency_table;
-use anonfusion::methods::kanon::search::{Evaluator, exhaustive, optimal};
+use anonfusion::encode::{cached_frequency_table, frequency_table};
+use anonfusion::methods::kanon::search::{Evaluator, SearchOptions, Strategy, exhaustive, optimal};
 use anonfusion::methods::kanon::{KanonConfig, Metric, search};
 use datafusion::arrow::array::AsArray;
 use datafusion::prelude::SessionContext;
 use proptest::prelude::*;
+use std::sync::Arc;
 
 /// Loss of the pruned search's optimum and of exhaustive search (None when nothing qualifies).
 fn both(ft: &anonfusion::encode::FrequencyTable, config: &KanonConfig) -> (Option<f64>, Option<f64>, usize) {
@@ -84,6 +85,97 @@ proptest! {
         let (fast, slow, _) = both(&ft, &config);
         prop_assert!(same(fast, slow), "pruned {:?} vs exhaustive {:?} for {:?}", fast, slow, config);
     }
+
+    /// The heuristic's claims hold whatever its budget: its node passes the models, its loss
+    /// is at least the optimum, and its proven lower bound is at most the optimum. With a
+    /// budget it cannot exhaust on these lattices, it proves the optimum.
+    #[test]
+    fn heuristic_bounds_bracket_the_optimum(
+        shapes in prop::collection::vec((1usize..7, 1usize..4, any::<bool>()), 1..5),
+        cuts in prop::collection::vec(any::<u8>(), 1..12),
+        rows in prop::collection::vec((any::<u32>(), 1u64..4), 2..50),
+        k in 1u64..6,
+        model in 0usize..3,
+        metric in 0usize..3,
+        suppression in prop::sample::select(vec![0.0, 5.0]),
+        budget_ms in prop::sample::select(vec![1u64, 600_000]),
+    ) {
+        let ft = common::random_table(&shapes, &cuts, &rows, 4);
+        prop_assume!(k <= ft.total());
+        let mut config = KanonConfig::new(k);
+        config.metric = [Metric::Lm, Metric::Ncp, Metric::Dm][metric];
+        config.suppression_percent = suppression;
+        config.search = SearchOptions { strategy: Strategy::Heuristic, time_budget_ms: Some(budget_ms), ..SearchOptions::default() };
+        match model {
+            1 => config.models.distinct_l = Some(2),
+            2 => config.models.t = Some(0.4),
+            _ => {}
+        }
+        let mut ev = Evaluator::new(&ft, config.models.clone(), config.metric, config.budget(ft.total())).unwrap();
+        let optimum = exhaustive(&mut ev).unwrap().map(|e| e.loss);
+        match (search(&ft, &config), optimum) {
+            (Ok(Some(res)), Some(opt)) => {
+                let tol = 1e-9 * opt.abs().max(1.0);
+                prop_assert!(res.loss >= opt - tol && res.loss_lower_bound <= opt + tol, "{} <= {} <= {}", res.loss_lower_bound, opt, res.loss);
+                prop_assert!(res.heuristic);
+                if res.proven_optimal {
+                    prop_assert!(same(Some(res.loss), optimum));
+                }
+                if budget_ms == 600_000 {
+                    prop_assert!(res.proven_optimal, "a 10-minute budget proves a lattice this small");
+                }
+            }
+            (Ok(None), opt) => prop_assert!(opt.is_none(), "heuristic found nothing, optimum {:?}", opt),
+            (Err(e), _) => prop_assert!(budget_ms == 1 && e.to_string().contains("time budget"), "{}", e),
+            (Ok(Some(res)), None) => prop_assert!(false, "heuristic found {:?} where nothing passes", res.levels),
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn frequency_tables_are_reused_while_table_and_declarations_stay() {
+    let ctx = SessionContext::new();
+    let registry = anonfusion::register_all(&ctx);
+    rows(&ctx, "SELECT * FROM load_dataset('adult')").await;
+    let meta = registry.require("adult").unwrap();
+    let a = cached_frequency_table(&ctx, "adult", &meta, None).await.unwrap();
+    let b = cached_frequency_table(&ctx, "adult", &meta, None).await.unwrap();
+    assert!(Arc::ptr_eq(&a, &b), "the same source and declarations reuse the aggregation");
+    let s = cached_frequency_table(&ctx, "adult", &meta, Some("occupation")).await.unwrap();
+    assert!(!Arc::ptr_eq(&a, &s) && s.sensitive.is_some());
+    // Another hierarchy object for a quasi-identifier: aggregated again.
+    let mut redeclared = meta.clone();
+    let age = redeclared.hierarchies["age"].as_ref().clone();
+    redeclared.hierarchies.insert("age".into(), Arc::new(age));
+    let c = cached_frequency_table(&ctx, "adult", &redeclared, None).await.unwrap();
+    assert!(!Arc::ptr_eq(&a, &c));
+    assert_eq!(c.counts, a.counts);
+    // A replaced table (same name, new contents) is aggregated again.
+    rows(&ctx, "CREATE OR REPLACE TABLE adult AS SELECT * FROM adult WHERE sex = 'Male'").await;
+    let d = cached_frequency_table(&ctx, "adult", &meta, None).await.unwrap();
+    assert!(d.total() < a.total());
+}
+
+/// The report says how the lattice was searched and how far the result is from the bound.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn report_states_search_mode_and_bound_gap() {
+    let ctx = anonfusion::new_session();
+    rows(&ctx, "SELECT * FROM load_dataset('adult')").await;
+    rows(&ctx, "SELECT COUNT(*) FROM kanon_anonymize('adult', 'opt', 5)").await;
+    rows(&ctx, "SELECT COUNT(*) FROM kanon_anonymize('adult', 'heu', 5, 'search=heuristic, time_budget_ms=600000')")
+        .await;
+    let b = rows(&ctx, "SELECT search, proven_optimal, bound_gap, metric_value FROM opt_report").await;
+    assert_eq!(b[0].column(0).as_string::<i32>().value(0), "optimal");
+    let h = rows(&ctx, "SELECT search, proven_optimal, bound_gap, metric_value FROM heu_report").await;
+    assert_eq!(h[0].column(0).as_string::<i32>().value(0), "heuristic");
+    for r in [&b, &h] {
+        assert_eq!(r[0].column(1).as_primitive::<datafusion::arrow::datatypes::Int64Type>().value(0), 1);
+        assert_eq!(r[0].column(2).as_primitive::<datafusion::arrow::datatypes::Float64Type>().value(0), 0.0);
+    }
+    let loss = |r: &Vec<datafusion::arrow::array::RecordBatch>| {
+        r[0].column(3).as_primitive::<datafusion::arrow::datatypes::Float64Type>().value(0)
+    };
+    assert_eq!(loss(&b), loss(&h), "a proven heuristic result is the optimum");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -145,6 +237,9 @@ async fn bad_arguments_are_clear_errors_and_register_nothing() {
         ("SELECT * FROM kanon_anonymize('adult', 'o', 5, 'suppression=120')", "suppression"),
         ("SELECT * FROM kanon_anonymize('adult', 'o', 5, 'metric=xyz')", "unknown metric"),
         ("SELECT * FROM kanon_anonymize('adult', 'o', 5, 'colour=blue')", "unknown option 'colour'"),
+        ("SELECT * FROM kanon_anonymize('adult', 'o', 5, 'search=fast')", "unknown search 'fast'"),
+        ("SELECT * FROM kanon_anonymize('adult', 'o', 5, 'time_budget_ms=0')", "time_budget_ms"),
+        ("SELECT * FROM kanon_anonymize('adult', 'o', 5, 'max_nodes=-3')", "max_nodes"),
         ("SELECT * FROM kanon_anonymize('nope', 'o', 5)", "'nope'"),
         ("SELECT * FROM kanon_anonymize('adult', 'adult', 5)", "must differ"),
         ("SELECT * FROM kanon_anonymize('adult', 'o', 5, 'distinct_l=20')", "no generalization satisfies"),

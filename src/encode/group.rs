@@ -55,16 +55,20 @@ impl Grouping {
     }
 }
 
-/// Strides that pack one code per attribute into a u64 class key.
-fn strides(hs: &[Arc<Hierarchy>], levels: &[u8]) -> Result<Vec<u64>> {
+/// A class key: one code per attribute packed by mixed radix. 128 bits, because 12–15
+/// quasi-identifiers with fine leaves (postcodes, ages) exceed 2^64 combinations.
+type Key = u128;
+
+/// Strides that pack one code per attribute into a class key.
+fn strides(hs: &[Arc<Hierarchy>], levels: &[u8]) -> Result<Vec<Key>> {
     let mut out = Vec::with_capacity(hs.len());
-    let mut acc: u64 = 1;
+    let mut acc: Key = 1;
     for (h, &l) in hs.iter().zip(levels) {
         out.push(acc);
-        acc = acc.checked_mul(h.width(l as usize) as u64).ok_or_else(|| {
+        acc = acc.checked_mul(h.width(l as usize) as Key).ok_or_else(|| {
             AnonError::hierarchy(
                 h.attribute(),
-                "the quasi-identifiers have too many value combinations to encode (over 2^64)",
+                "the quasi-identifiers have too many value combinations to encode (over 2^128)",
             )
         })?;
     }
@@ -75,12 +79,12 @@ fn strides(hs: &[Arc<Hierarchy>], levels: &[u8]) -> Result<Vec<u64>> {
 /// relative to the input (a plain array beats hashing), hashed otherwise.
 enum ClassIndex {
     Dense(Vec<u32>),
-    Hashed(super::hash::FastMap<u64, u32>),
+    Hashed(super::hash::FastMap<Key, u32>),
 }
 
 impl ClassIndex {
-    fn new(key_space: u64, inputs: usize) -> Self {
-        if key_space <= (4 * inputs as u64).max(4096) {
+    fn new(key_space: Key, inputs: usize) -> Self {
+        if key_space <= (4 * inputs as Key).max(4096) {
             ClassIndex::Dense(vec![u32::MAX; key_space as usize])
         } else {
             ClassIndex::Hashed(fast_map(inputs / 2 + 16))
@@ -89,7 +93,7 @@ impl ClassIndex {
 
     /// Class of `key`, and whether it is new (then it gets index `next`).
     #[inline]
-    fn get_or_insert(&mut self, key: u64, next: u32) -> (u32, bool) {
+    fn get_or_insert(&mut self, key: Key, next: u32) -> (u32, bool) {
         match self {
             ClassIndex::Dense(v) => {
                 let slot = &mut v[key as usize];
@@ -112,14 +116,14 @@ impl ClassIndex {
     }
 }
 
-fn key_space(hs: &[Arc<Hierarchy>], levels: &[u8]) -> u64 {
-    hs.iter().zip(levels).fold(1u64, |acc, (h, &l)| acc.saturating_mul(h.width(l as usize) as u64))
+fn key_space(hs: &[Arc<Hierarchy>], levels: &[u8]) -> Key {
+    hs.iter().zip(levels).fold(1, |acc: Key, (h, &l)| acc.saturating_mul(h.width(l as usize) as Key))
 }
 
 /// Builds a grouping class by class; shared by grouping from scratch and rolling up.
 struct Builder<'a> {
     hs: &'a [Arc<Hierarchy>],
-    strides: Vec<u64>,
+    strides: Vec<Key>,
     index: ClassIndex,
     out: Grouping,
 }
@@ -140,7 +144,7 @@ impl<'a> Builder<'a> {
     /// Add `size` records with node codes `codes` and, per numeric attribute, the leaf range.
     #[inline]
     fn add(&mut self, codes: &[u32], size: u64, range: impl Fn(usize) -> (u32, u32)) -> u32 {
-        let key: u64 = codes.iter().zip(&self.strides).map(|(&c, &s)| c as u64 * s).sum();
+        let key: Key = codes.iter().zip(&self.strides).map(|(&c, &s)| c as Key * s).sum();
         let next = self.out.sizes.len() as u32;
         let (class, new) = self.index.get_or_insert(key, next);
         if new {
@@ -171,6 +175,9 @@ impl<'a> Builder<'a> {
 pub fn group(ft: &FrequencyTable, levels: &[u8]) -> Result<(Grouping, Vec<u32>)> {
     let hs = ft.hierarchies();
     check_levels(&hs, levels)?;
+    if levels.iter().all(|&l| l == 0) {
+        return Ok(group_bottom(ft, &hs, levels));
+    }
     let ups: Vec<&[u32]> = hs.iter().zip(levels).map(|(h, &l)| h.up(l as usize)).collect();
     let mut b = Builder::new(&hs, levels.to_vec(), ft.len())?;
     let mut row_class = Vec::with_capacity(ft.len());
@@ -183,6 +190,35 @@ pub fn group(ft: &FrequencyTable, levels: &[u8]) -> Result<(Grouping, Vec<u32>)>
         row_class.push(b.add(&codes, ft.counts[r], leaf));
     }
     Ok((b.out, row_class))
+}
+
+/// The bottom node's classes are runs of equal leaf codes, because the frequency rows are
+/// sorted by their codes: no hashing, which matters when nearly every one of 10^6 tuples is
+/// unique (12–15 quasi-identifiers). Same classes in the same order as hashing would give.
+fn group_bottom(ft: &FrequencyTable, hs: &[Arc<Hierarchy>], levels: &[u8]) -> (Grouping, Vec<u32>) {
+    let mut out = Grouping {
+        levels: levels.to_vec(),
+        codes: vec![Vec::new(); hs.len()],
+        sizes: Vec::new(),
+        ranges: vec![Vec::new(); hs.len()],
+    };
+    let mut row_class = Vec::with_capacity(ft.len());
+    for r in 0..ft.len() {
+        let same = r > 0 && ft.qis.iter().all(|q| q.codes[r] == q.codes[r - 1]);
+        if same {
+            *out.sizes.last_mut().expect("a class is open") += ft.counts[r];
+        } else {
+            for (a, q) in ft.qis.iter().enumerate() {
+                out.codes[a].push(q.codes[r]);
+                if hs[a].is_numeric() {
+                    out.ranges[a].push((q.codes[r], q.codes[r]));
+                }
+            }
+            out.sizes.push(ft.counts[r]);
+        }
+        row_class.push(out.sizes.len() as u32 - 1);
+    }
+    (out, row_class)
 }
 
 /// Group the node one level above `from` in attribute `attr`, from `from`'s classes. Also

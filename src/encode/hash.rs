@@ -22,7 +22,10 @@ impl Hasher for MulHasher {
     }
     fn write_u128(&mut self, n: u128) {
         self.write_u64(n as u64);
-        self.write_u64((n >> 64) as u64);
+        // Grouping keys are u128 but mostly fit in 64 bits: one round for those.
+        if n >> 64 != 0 {
+            self.write_u64((n >> 64) as u64);
+        }
     }
     fn write_u32(&mut self, n: u32) {
         self.write_u64(n as u64)

@@ -5,6 +5,17 @@
 //! its levels; the bottom is all zeros, the top all attributes at their root. Node ids are the
 //! mixed-radix numbers of the level vectors, so a node and its neighbours are found by
 //! arithmetic, without storing edges.
+//!
+//! The search machinery every lattice method can share lives beside it: [`order::BoundOrder`]
+//! yields nodes cheapest bound first without sorting the lattice, and [`antichain::Antichain`]
+//! holds what monotone models let a search infer (predictive tagging) in memory proportional
+//! to the frontier, not the lattice.
+
+pub mod antichain;
+pub mod order;
+
+pub use antichain::{Antichain, Toward};
+pub use order::BoundOrder;
 
 #[derive(Debug, Clone)]
 pub struct Lattice {
@@ -50,6 +61,11 @@ impl Lattice {
 
     pub fn levels(&self, id: NodeId) -> Vec<u8> {
         self.strides.iter().zip(&self.heights).map(|(&s, &h)| ((id / s) % (h as usize + 1)) as u8).collect()
+    }
+
+    /// How much a node id grows when attribute `attr` is raised one level.
+    pub fn stride(&self, attr: usize) -> usize {
+        self.strides[attr]
     }
 
     pub fn level(&self, id: NodeId, attr: usize) -> u8 {

@@ -18,7 +18,7 @@ pub struct Kanon;
 impl MethodSpec for Kanon {
     type Params = KanonConfig;
     const NAME: &'static str = "kanon_anonymize";
-    const SIGNATURE: &'static str = "kanon_anonymize(source, output, k [, 'metric=lm, suppression=2%, distinct_l=3, entropy_l=2, recursive_cl=3:2, t=0.15, keep_insensitive=false'])";
+    const SIGNATURE: &'static str = "kanon_anonymize(source, output, k [, 'metric=lm, suppression=2%, distinct_l=3, entropy_l=2, recursive_cl=3:2, t=0.15, keep_insensitive=false, search=auto, max_nodes=100000, time_budget_ms=1000'])";
     const ARITY: (usize, usize) = (3, 4);
 
     fn parse(&self, a: &Args) -> Result<KanonConfig> {
@@ -59,6 +59,10 @@ impl MethodSpec for Kanon {
                 ("nodes_total", Int(res.nodes_total as i64)),
                 ("nodes_evaluated", Int(res.nodes_evaluated as i64)),
                 ("dropped_columns", OptText(call.dropped_columns(config.keep_insensitive)?)),
+                ("search", Text(if res.heuristic { "heuristic" } else { "optimal" }.into())),
+                ("proven_optimal", Int(res.proven_optimal as i64)),
+                ("loss_lower_bound", Float(res.loss_lower_bound)),
+                ("bound_gap", Float(res.loss - res.loss_lower_bound)),
                 ("time_ms", Float(call.elapsed_ms())),
                 ("aggregate_ms", Float(res.passes.aggregate_ms)),
                 ("search_ms", Float(res.passes.search_ms)),

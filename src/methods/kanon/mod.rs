@@ -14,13 +14,13 @@ pub mod search;
 pub use loss::Metric;
 pub use models::Models;
 
-use crate::encode::{FrequencyTable, frequency_table, materialize_suppressed, node_label};
+use crate::encode::{FrequencyTable, cached_frequency_table, materialize_suppressed, node_label};
 use crate::error::{AnonError, Result};
 use crate::lattice::format_levels;
 use crate::meta::TableMeta;
 use crate::methods::PassTimes;
 use datafusion::prelude::{DataFrame, SessionContext};
-use search::{Evaluation, Evaluator};
+use search::{Evaluation, Evaluator, SearchOptions, Strategy};
 use std::time::Instant;
 
 /// What to optimize and what to guarantee.
@@ -33,14 +33,23 @@ pub struct KanonConfig {
     /// Publish the columns declared insensitive too (`keep_insensitive=true`); by default a
     /// release holds only the quasi-identifiers and the sensitive attribute.
     pub keep_insensitive: bool,
+    /// Optimal or heuristic search, and the time budget.
+    pub search: SearchOptions,
 }
 
 impl KanonConfig {
     pub fn new(k: u64) -> Self {
-        KanonConfig { models: Models::k_only(k), metric: Metric::Lm, suppression_percent: 0.0, keep_insensitive: false }
+        KanonConfig {
+            models: Models::k_only(k),
+            metric: Metric::Lm,
+            suppression_percent: 0.0,
+            keep_insensitive: false,
+            search: SearchOptions::default(),
+        }
     }
 
-    /// Parse `metric=lm, suppression=2%, distinct_l=3, entropy_l=2, recursive_cl=3:2, t=0.15`.
+    /// Parse `metric=lm, suppression=2%, distinct_l=3, entropy_l=2, recursive_cl=3:2, t=0.15,
+    /// search=auto|optimal|heuristic, max_nodes=100000, time_budget_ms=1000`.
     pub fn with_options(mut self, options: &str) -> Result<Self> {
         let f = "kanon_anonymize";
         for (key, value) in crate::methods::options::pairs(f, options)? {
@@ -76,12 +85,25 @@ impl KanonConfig {
                 "keep_insensitive" => {
                     self.keep_insensitive = crate::methods::options::flag(f, key, value)?;
                 }
+                "search" => {
+                    self.search.strategy = Strategy::parse(value).ok_or_else(|| {
+                        AnonError::argument(f, "search", format!("unknown search '{value}' (auto, optimal, heuristic)"))
+                    })?
+                }
+                "max_nodes" => self.search.max_nodes = int(value)? as usize,
+                "time_budget_ms" => {
+                    let ms = int(value)?;
+                    if ms == 0 {
+                        return Err(AnonError::argument(f, "time_budget_ms", "must be at least 1"));
+                    }
+                    self.search.time_budget_ms = Some(ms);
+                }
                 other => {
                     return Err(AnonError::argument(
                         f,
                         "options",
                         format!(
-                            "unknown option '{other}' (metric, suppression, distinct_l, entropy_l, recursive_cl, t, keep_insensitive)"
+                            "unknown option '{other}' (metric, suppression, distinct_l, entropy_l, recursive_cl, t, keep_insensitive, search, max_nodes, time_budget_ms)"
                         ),
                     ));
                 }
@@ -126,17 +148,42 @@ pub struct KanonResult {
     pub classes: usize,
     pub nodes_total: usize,
     pub nodes_evaluated: usize,
+    /// The heuristic ran first (the lattice is above `max_nodes`, or it was asked for).
+    pub heuristic: bool,
+    /// Proven optimal: no node that could beat it was left unchecked.
+    pub proven_optimal: bool,
+    /// A proven lower bound of the optimal loss; equals `loss` when proven optimal.
+    pub loss_lower_bound: f64,
     /// Filled by [`anonymize`] (aggregation and search; the caller times the materialization).
     pub passes: PassTimes,
 }
 
 /// Search the lattice of a frequency table. `None` when no node satisfies the models within
-/// the suppression limit (possible with l-diversity or t-closeness).
+/// the suppression limit (possible with l-diversity or t-closeness), or, in heuristic mode,
+/// when none was found within the time budget.
 pub fn search(ft: &FrequencyTable, config: &KanonConfig) -> Result<Option<KanonResult>> {
     config.validate(ft.total())?;
     let mut ev = Evaluator::new(ft, config.models.clone(), config.metric, config.budget(ft.total()))?;
-    let best = search::optimal(&mut ev)?;
-    best.map(|e| result(&mut ev, ft, e)).transpose()
+    let out = search::run(&mut ev, &config.search)?;
+    let (heuristic, proven, lower) = (out.heuristic, out.proven, out.lower_bound);
+    let Some(best) = out.best else {
+        if proven {
+            return Ok(None);
+        }
+        return Err(AnonError::argument(
+            "kanon_anonymize",
+            "time_budget_ms",
+            format!(
+                "no generalization satisfying {} was found within the time budget; raise time_budget_ms or use search=optimal",
+                config.models.describe()
+            ),
+        ));
+    };
+    let mut res = result(&mut ev, ft, best)?;
+    res.heuristic = heuristic;
+    res.proven_optimal = proven;
+    res.loss_lower_bound = lower.unwrap_or(res.loss).min(res.loss);
+    Ok(Some(res))
 }
 
 fn result(ev: &mut Evaluator, ft: &FrequencyTable, e: Evaluation) -> Result<KanonResult> {
@@ -161,6 +208,9 @@ fn result(ev: &mut Evaluator, ft: &FrequencyTable, e: Evaluation) -> Result<Kano
         classes: e.classes - e.failing.len(),
         nodes_total: ev.lattice.size(),
         nodes_evaluated: ev.evaluated,
+        heuristic: false,
+        proven_optimal: true,
+        loss_lower_bound: e.loss,
         passes: PassTimes::default(),
     })
 }
@@ -175,7 +225,8 @@ pub async fn anonymize(
 ) -> Result<(KanonResult, DataFrame)> {
     let sensitive = if config.models.need_sensitive() { Some(meta.sensitive(table)?) } else { None };
     let start = Instant::now();
-    let ft = frequency_table(ctx, table, meta, sensitive).await?;
+    // Aggregated once per session and source: repeated calls (another k, model) reuse it.
+    let ft = cached_frequency_table(ctx, table, meta, sensitive).await?;
     let aggregate_ms = PassTimes::since(start);
     let start = Instant::now();
     let mut res = search(&ft, config)?.ok_or_else(|| {

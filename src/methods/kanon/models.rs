@@ -132,6 +132,15 @@ impl SensitiveContext {
     }
 }
 
+/// Does the class fail the models that stay monotone under generalization even with
+/// suppression (k-anonymity, distinct l-diversity)? Records of such classes are suppressed
+/// at every specialization too, so a node whose count of them exceeds the limit rules out
+/// its whole down-set, whatever the other models do.
+pub fn fails_monotone_part(models: &Models, size: u64, hist: Option<&[u32]>) -> bool {
+    size < models.k
+        || models.distinct_l.zip(hist).is_some_and(|(l, h)| (h.iter().filter(|&&c| c > 0).count() as u64) < l)
+}
+
 /// Does a class of `size` records with sensitive histogram `hist` satisfy every model?
 pub fn class_ok(models: &Models, size: u64, hist: Option<&[u32]>, ctx: Option<&SensitiveContext>) -> bool {
     if size < models.k {

@@ -1,23 +1,45 @@
-//! Globally optimal full-domain search with pruning.
+//! Globally optimal full-domain search with pruning, and a heuristic for lattices too large
+//! to prove optimality on.
 //!
 //! Nodes are visited in ascending order of a lower bound of their loss (for LM and NCP the
 //! generalization-only loss, which is separable by attribute and monotone along the lattice;
-//! for DM, bottom-up by height). Three facts prune the rest:
+//! for DM, bottom-up by height), produced lazily by [`BoundOrder`]. Three facts prune the rest:
 //! - once a release with loss `best` is known, any node whose bound is at least `best` cannot
 //!   beat it, and neither can its generalizations (the bound is monotone);
 //! - for monotone privacy models, a node below a known non-anonymous node is not anonymous
-//!   (predictive tagging, as in Flash / OLA), so it is never grouped;
+//!   and a node above a known anonymous node is anonymous (predictive tagging both ways, as in
+//!   Flash), so neither is grouped to learn that;
+//! - with suppression and non-monotone models (entropy or recursive diversity, t-closeness),
+//!   a node that fails on k-anonymity and distinct l-diversity alone beyond the limit still
+//!   rules out its specializations: those models are monotone even with suppression;
 //! - without suppression the loss of an anonymous LM/NCP node equals its bound, so the first
-//!   anonymous node in bound order is optimal.
+//!   anonymous node in bound order is optimal, even when it is only known to be anonymous.
+//!
+//! Which node to check: when the node next in bound order fails, the search does not walk on
+//! node by node. Like Flash (Kohlmayer et al. 2012) it lays a path from that node towards the
+//! top, cheapest bound first, and binary-searches the path for its last failing node, whose
+//! whole down-set is then known to fail; from there it lays the next path, until every
+//! successor is known to pass. A few checks per path rule out the nodes the bound order
+//! would otherwise check one by one, and the passing nodes met on the way bound the optimum
+//! from above. The bound order still decides which nodes are left to check, so the result is
+//! the optimum of exhaustive search.
+//!
+//! Heuristic mode (lattices above `max_nodes`, or asked for): one path from the bottom,
+//! binary-searched for its first passing node, then greedy descent to a minimal passing node
+//! (largest loss saving first); then the optimal search runs from that incumbent until the
+//! time budget ends. Where it ends, the next bound in the order is a proven lower bound of
+//! the optimum, reported beside the result (the bound gap); when the order is exhausted
+//! first, the result is proven optimal.
 //!
 //! [`exhaustive`] evaluates every node and is the reference the tests compare against.
 
 use super::loss::{LossTable, Metric};
-use super::models::{Models, SensitiveContext, class_ok};
+use super::models::{Models, SensitiveContext, class_ok, fails_monotone_part};
 use crate::encode::{Cached, FrequencyTable, Grouping, NodeCache};
 use crate::error::Result;
-use crate::lattice::{Lattice, NodeId};
+use crate::lattice::{Antichain, BoundOrder, Lattice, NodeId, Toward};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// Relative tolerance when comparing losses computed along different paths.
 const EPS: f64 = 1e-9;
@@ -34,6 +56,9 @@ pub struct Evaluation {
     pub classes: usize,
     /// DM without suppression: a lower bound of DM for this node and its generalizations.
     dm_bound: f64,
+    /// Fails on k-anonymity and distinct l-diversity alone, which are monotone even with
+    /// suppression: every specialization fails too.
+    fails_monotone_part: bool,
 }
 
 /// Checks nodes against the models, rolling each up from the cheapest cached specialization.
@@ -117,6 +142,16 @@ impl<'a> Evaluator<'a> {
         self.scorer.budget
     }
 
+    /// The lower bound of the node's loss that orders the search (0 for DM).
+    pub fn bound(&self, levels: &[u8]) -> f64 {
+        self.scorer.loss.lower_bound(levels).unwrap_or(0.0)
+    }
+
+    /// A lower bound of DM for every release: k times the number of records.
+    pub fn dm_floor(&self) -> f64 {
+        self.scorer.models.k as f64 * self.scorer.ft.total() as f64
+    }
+
     pub fn monotone(&self) -> bool {
         self.scorer.budget == 0 || self.scorer.models.monotone_with_suppression()
     }
@@ -128,24 +163,30 @@ impl Scorer<'_> {
         let hist = (!cached.hist.is_empty()).then_some(&cached.hist);
         let width = self.width;
         let mut failing = Vec::new();
-        let mut suppressed = 0u64;
+        let (mut suppressed, mut monotone_suppressed) = (0u64, 0u64);
         for c in 0..g.len() {
             let h = hist.as_ref().map(|h| &h[c * width..(c + 1) * width]);
             if !class_ok(&self.models, g.sizes[c], h, self.sensitive.as_ref()) {
                 failing.push(c as u32);
                 suppressed += g.sizes[c];
+                if fails_monotone_part(&self.models, g.sizes[c], h.map(|v| &v[..])) {
+                    monotone_suppressed += g.sizes[c];
+                }
             }
         }
         let dm_bound: f64 = g.sizes.iter().map(|&s| (s as f64) * (s as f64)).sum();
-        let loss = self.score(g, &failing, suppressed);
+        let anonymous = suppressed <= self.budget;
+        // Only an anonymous node's loss is ever compared.
+        let loss = if anonymous { self.score(g, &failing, suppressed) } else { f64::INFINITY };
         Evaluation {
             node,
-            anonymous: suppressed <= self.budget,
+            anonymous,
             loss,
             suppressed_records: suppressed,
             failing,
             classes: g.len(),
             dm_bound,
+            fails_monotone_part: monotone_suppressed > self.budget,
         }
     }
 
@@ -180,110 +221,270 @@ fn better(a: &Evaluation, b: &Evaluation, lattice: &Lattice) -> bool {
     (lattice.height(a.node), a.node) < (lattice.height(b.node), b.node)
 }
 
+/// How the lattice is searched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Strategy {
+    /// Optimal up to `max_nodes` nodes, heuristic above.
+    Auto,
+    /// Proven optimal, however long it takes (unless a time budget is set).
+    Optimal,
+    /// A good node fast, then as much of the proof as the time budget allows.
+    Heuristic,
+}
+
+impl Strategy {
+    pub fn parse(s: &str) -> Option<Strategy> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "auto" => Some(Strategy::Auto),
+            "optimal" | "exhaustive" => Some(Strategy::Optimal),
+            "heuristic" => Some(Strategy::Heuristic),
+            _ => None,
+        }
+    }
+}
+
+/// ARX switches to its heuristic above 100,000 nodes; so do we by default.
+pub const DEFAULT_MAX_NODES: usize = 100_000;
+/// Time budget of the heuristic mode when none is given.
+pub const DEFAULT_HEURISTIC_BUDGET_MS: u64 = 1_000;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SearchOptions {
+    pub strategy: Strategy,
+    /// `Auto` searches lattices with more nodes than this heuristically.
+    pub max_nodes: usize,
+    /// Stop proving optimality after this long and report the gap. `None`: no limit for the
+    /// optimal search, [`DEFAULT_HEURISTIC_BUDGET_MS`] for the heuristic.
+    pub time_budget_ms: Option<u64>,
+}
+
+impl Default for SearchOptions {
+    fn default() -> Self {
+        SearchOptions { strategy: Strategy::Auto, max_nodes: DEFAULT_MAX_NODES, time_budget_ms: None }
+    }
+}
+
+impl SearchOptions {
+    /// Does this lattice get the heuristic?
+    pub fn heuristic(&self, lattice_size: usize) -> bool {
+        match self.strategy {
+            Strategy::Auto => lattice_size > self.max_nodes,
+            Strategy::Optimal => false,
+            Strategy::Heuristic => true,
+        }
+    }
+}
+
+/// What a search found and how far it got in proving it optimal.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub best: Option<Evaluation>,
+    /// The heuristic ran first.
+    pub heuristic: bool,
+    /// Every node that could beat `best` was ruled out (or checked).
+    pub proven: bool,
+    /// A proven lower bound of the optimal loss: the best loss when proven, else the next
+    /// bound in the order where the budget ended (for DM, k |D|). `None` when nothing passed.
+    pub lower_bound: Option<f64>,
+}
+
 /// The optimal anonymous node, or `None` when no node satisfies the models within budget.
 pub fn optimal(ev: &mut Evaluator) -> Result<Option<Evaluation>> {
-    let lattice = ev.lattice.clone();
-    let bounds: Vec<f64> =
-        (0..lattice.size()).map(|id| ev.loss().lower_bound(&lattice.levels(id)).unwrap_or(0.0)).collect();
-    let mut order: Vec<NodeId> = (0..lattice.size()).collect();
-    order.sort_by(|&a, &b| {
-        bounds[a].total_cmp(&bounds[b]).then(lattice.height(a).cmp(&lattice.height(b))).then(a.cmp(&b))
-    });
+    let opts = SearchOptions { strategy: Strategy::Optimal, ..SearchOptions::default() };
+    Ok(run(ev, &opts)?.best)
+}
+
+/// Search with the given strategy and budget.
+pub fn run(ev: &mut Evaluator, opts: &SearchOptions) -> Result<Outcome> {
+    let heuristic = opts.heuristic(ev.lattice.size());
+    let budget = opts.time_budget_ms.or(heuristic.then_some(DEFAULT_HEURISTIC_BUDGET_MS));
+    let deadline = budget.map(|ms| Instant::now() + Duration::from_millis(ms));
+    let by_bound = ev.loss().metric != Metric::Dm;
+    let dims = ev.lattice.dims();
     let mut s = Search {
-        by_bound: ev.loss().metric != Metric::Dm,
+        by_bound,
         monotone: ev.monotone(),
-        bounds,
-        lattice,
+        exact_bound: by_bound && ev.budget() == 0,
+        lattice: ev.lattice.clone(),
         best: None,
-        not_anonymous: Vec::new(),
-        anonymous: Vec::new(),
-        bounded: Vec::new(),
+        not_anonymous: Antichain::new(Toward::Down, dims),
+        anonymous: Antichain::new(Toward::Up, dims),
+        bounded: Antichain::new(Toward::Up, dims),
+        deadline,
     };
-    if !s.monotone {
-        return s.scan(ev, &order);
+    if heuristic {
+        s.heuristic(ev)?;
     }
-    for node in order {
-        if s.beyond_best(node) {
-            break;
+    let stopped_at = s.prove(ev)?;
+    let proven = stopped_at.is_none();
+    let lower_bound = match (stopped_at, &s.best) {
+        (None, Some(b)) => Some(b.loss),
+        (None, None) => None,
+        (Some(lb), best) if by_bound => {
+            let lb = lb.max(s.escape_bound(ev));
+            Some(best.as_ref().map_or(lb, |b| lb.min(b.loss)))
         }
-        if s.skip(node) {
-            continue;
-        }
-        let e = ev.evaluate(node)?;
-        let anonymous = e.anonymous;
-        s.record(e);
-        if anonymous && s.by_bound && ev.budget() == 0 {
-            // Without suppression an LM/NCP node's loss is its bound: nothing later beats it.
-            break;
-        }
-        if !anonymous && s.monotone {
-            s.climb(ev, node)?;
-        }
-    }
-    Ok(s.best)
+        // DM's order has no bound; every kept record is in a class of at least k and a
+        // suppressed one costs |D| >= k, so DM >= k |D|.
+        (Some(_), _) => Some(ev.dm_floor()),
+    };
+    Ok(Outcome { best: s.best, heuristic, proven, lower_bound })
 }
 
 /// State of one search: the best release so far and what is known about other nodes.
 struct Search {
     by_bound: bool,
     monotone: bool,
-    bounds: Vec<f64>,
+    /// Without suppression an anonymous LM/NCP node's loss is its bound.
+    exact_bound: bool,
     lattice: Lattice,
     best: Option<Evaluation>,
     /// Known non-anonymous nodes: everything below them is not anonymous either.
-    not_anonymous: Vec<NodeId>,
+    not_anonymous: Antichain,
     /// Known anonymous nodes: everything above them is anonymous (monotone models).
-    anonymous: Vec<NodeId>,
+    anonymous: Antichain,
     /// DM: nodes whose generalizations all cost at least the best.
-    bounded: Vec<NodeId>,
+    bounded: Antichain,
+    deadline: Option<Instant>,
 }
 
 impl Search {
-    fn beyond_best(&self, node: NodeId) -> bool {
-        self.by_bound && self.best.as_ref().is_some_and(|b| self.bounds[node] > b.loss + EPS * b.loss.abs().max(1.0))
+    /// A lower bound of the loss of every anonymous node from the known failing ones: an
+    /// anonymous node lies outside each one's down-set, so it exceeds each in some attribute,
+    /// and its bound is at least that of the bottom raised in that attribute alone.
+    fn escape_bound(&self, ev: &Evaluator) -> f64 {
+        let bottom = vec![0u8; self.lattice.dims()];
+        let heights = self.lattice.heights();
+        let raised = |a: usize, l: u8| {
+            let mut v = bottom.clone();
+            v[a] = l;
+            ev.bound(&v)
+        };
+        self.not_anonymous
+            .iter()
+            .map(|n| {
+                (0..n.len()).filter(|&a| n[a] < heights[a]).map(|a| raised(a, n[a] + 1)).fold(f64::INFINITY, f64::min)
+            })
+            .fold(ev.bound(&bottom), f64::max)
     }
 
-    fn known_not_anonymous(&self, node: NodeId) -> bool {
-        self.monotone && self.not_anonymous.iter().any(|&x| self.lattice.generalizes(x, node))
+    fn out_of_time(&self) -> bool {
+        self.deadline.is_some_and(|d| Instant::now() >= d)
     }
 
-    fn known_anonymous(&self, node: NodeId) -> bool {
-        self.monotone && self.anonymous.iter().any(|&x| self.lattice.generalizes(node, x))
+    fn beyond_best(&self, bound: f64) -> bool {
+        self.by_bound && self.best.as_ref().is_some_and(|b| bound > b.loss + EPS * b.loss.abs().max(1.0))
     }
 
-    fn skip(&self, node: NodeId) -> bool {
-        self.bounded.iter().any(|&x| self.lattice.generalizes(node, x)) || self.known_not_anonymous(node)
+    /// Only nodes whose failure is inherited downward are kept (all failing nodes under
+    /// monotone models; else those failing k or distinct l alone), so no monotonicity test here.
+    fn known_not_anonymous(&self, levels: &[u8]) -> bool {
+        self.not_anonymous.covers(levels)
+    }
+
+    fn known_anonymous(&self, levels: &[u8]) -> bool {
+        self.monotone && self.anonymous.covers(levels)
+    }
+
+    fn skip(&self, levels: &[u8]) -> bool {
+        self.bounded.covers(levels) || self.known_not_anonymous(levels)
     }
 
     fn record(&mut self, e: Evaluation) {
+        let levels = self.lattice.levels(e.node);
         if self.best.as_ref().is_some_and(|b| e.dm_bound >= b.loss) && !self.by_bound {
-            self.bounded.push(e.node);
+            self.bounded.insert(&levels);
         }
         if e.anonymous {
-            self.anonymous.push(e.node);
+            self.anonymous.insert(&levels);
             if self.best.as_ref().is_none_or(|b| better(&e, b, &self.lattice)) {
                 self.best = Some(e);
             }
-        } else {
-            self.not_anonymous.push(e.node);
+        } else if self.monotone || e.fails_monotone_part {
+            self.not_anonymous.insert(&levels);
         }
     }
 
-    /// Without monotone models nothing can be inferred between nodes: evaluate in bound order,
-    /// a batch at a time on all cores, until the bound passes the best loss.
-    fn scan(mut self, ev: &mut Evaluator, order: &[NodeId]) -> Result<Option<Evaluation>> {
-        const BATCH: usize = 32;
-        let mut next = 0;
-        while next < order.len() {
-            let mut batch = Vec::with_capacity(BATCH);
-            while next < order.len() && batch.len() < BATCH {
-                let node = order[next];
-                if self.beyond_best(node) {
-                    next = order.len();
+    /// Check a node, record what it shows, and say whether it is anonymous.
+    fn check(&mut self, ev: &mut Evaluator, node: NodeId) -> Result<bool> {
+        let e = ev.evaluate(node)?;
+        let anonymous = e.anonymous;
+        self.record(e);
+        Ok(anonymous)
+    }
+
+    /// Is the node anonymous: known by tagging, else checked.
+    fn anonymous_at(&mut self, ev: &mut Evaluator, node: NodeId) -> Result<bool> {
+        let levels = self.lattice.levels(node);
+        if self.known_not_anonymous(&levels) {
+            return Ok(false);
+        }
+        if self.known_anonymous(&levels) {
+            return Ok(true);
+        }
+        self.check(ev, node)
+    }
+
+    /// Visit nodes in bound order until nothing left can beat the best. Returns `None` when
+    /// that is proven, or the bound where the time budget ended (a lower bound of every
+    /// node not yet ruled out).
+    fn prove(&mut self, ev: &mut Evaluator) -> Result<Option<f64>> {
+        let lattice = self.lattice.clone();
+        let loss = ev.loss().clone();
+        let mut order = BoundOrder::new(&lattice, move |lv| loss.lower_bound(lv).unwrap_or(0.0));
+        if !self.monotone {
+            return self.scan(ev, &mut order);
+        }
+        while let Some(bound) = order.peek_bound() {
+            if self.beyond_best(bound) {
+                break;
+            }
+            if self.out_of_time() {
+                return Ok(Some(bound));
+            }
+            let (node, _) = order.next().expect("peeked");
+            let levels = lattice.levels(node);
+            if self.skip(&levels) {
+                continue;
+            }
+            if self.known_anonymous(&levels) {
+                // Known to pass, but its loss needs its classes. Without suppression the loss
+                // is its bound and every cheaper node fails: the optimum.
+                self.check(ev, node)?;
+                if self.exact_bound {
                     break;
                 }
-                next += 1;
-                if !self.skip(node) {
+                continue;
+            }
+            self.climb(ev, node, false)?;
+            if self.exact_bound && self.known_anonymous(&levels) {
+                // Checked on the way (the first node of its path to pass).
+                break;
+            }
+        }
+        Ok(None)
+    }
+
+    /// Without monotone models only failures of the monotone part (k, distinct l) carry down
+    /// to specializations: evaluate in bound order, a batch at a time on all cores, skipping
+    /// what those rule out, until the bound passes the best loss.
+    fn scan<F: Fn(&[u8]) -> f64>(&mut self, ev: &mut Evaluator, order: &mut BoundOrder<F>) -> Result<Option<f64>> {
+        const BATCH: usize = 32;
+        loop {
+            let Some(bound) = order.peek_bound() else { return Ok(None) };
+            if self.beyond_best(bound) {
+                return Ok(None);
+            }
+            if self.out_of_time() {
+                return Ok(Some(bound));
+            }
+            let mut batch = Vec::with_capacity(BATCH);
+            while let Some(bound) = order.peek_bound()
+                && batch.len() < BATCH
+                && !self.beyond_best(bound)
+            {
+                let (node, _) = order.next().expect("peeked");
+                if !self.skip(&self.lattice.levels(node)) {
                     batch.push(node);
                 }
             }
@@ -291,35 +492,108 @@ impl Search {
                 self.record(e);
             }
         }
-        Ok(self.best)
     }
 
-    /// From a non-anonymous node, walk up while the nodes stay non-anonymous (cheapest
-    /// bound first) and tag everything below the highest one reached: one path of checks
-    /// rules out a whole down-set, as Flash does. Anonymous nodes met on the way are scored.
-    fn climb(&mut self, ev: &mut Evaluator, start: NodeId) -> Result<()> {
-        let mut cur = start;
-        'up: loop {
-            let mut next: Vec<NodeId> = self.lattice.successors(cur).map(|(_, s)| s).collect();
-            next.sort_by(|&a, &b| self.bounds[a].total_cmp(&self.bounds[b]).then(a.cmp(&b)));
-            for s in next {
-                if self.known_not_anonymous(s) {
+    /// A chain from `from` towards the top: each step to the cheapest-bound successor not
+    /// known to be anonymous.
+    fn path_up(&self, ev: &Evaluator, from: NodeId) -> Vec<NodeId> {
+        let mut path = vec![from];
+        let mut cur = from;
+        loop {
+            let next = self
+                .lattice
+                .successors(cur)
+                .map(|(_, s)| (s, self.lattice.levels(s)))
+                .filter(|(_, lv)| !self.known_anonymous(lv))
+                .min_by(|(a, la), (b, lb)| ev.bound(la).total_cmp(&ev.bound(lb)).then(a.cmp(b)));
+            match next {
+                Some((s, _)) => {
+                    path.push(s);
                     cur = s;
-                    continue 'up;
                 }
-                if self.known_anonymous(s) || self.beyond_best(s) {
-                    continue;
+                None => return path,
+            }
+        }
+    }
+
+    /// Binary search on a chain (anonymity is monotone along it) for its first anonymous
+    /// node, given that `path[..lo]` is known to fail: its index, or `path.len()` when no
+    /// node of the path passes. `None` when `timed` and the time budget ends first.
+    fn first_passing(
+        &mut self,
+        ev: &mut Evaluator,
+        path: &[NodeId],
+        mut lo: usize,
+        timed: bool,
+    ) -> Result<Option<usize>> {
+        let mut hi = path.len();
+        while lo < hi {
+            if timed && self.out_of_time() {
+                return Ok(None);
+            }
+            let mid = lo + (hi - lo) / 2;
+            if self.anonymous_at(ev, path[mid])? {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        Ok(Some(hi))
+    }
+
+    /// From `start` (known to fail, or unknown), binary-search paths upward for their last
+    /// non-anonymous node and move there, until every successor is known to be anonymous:
+    /// the down-set of a maximal non-anonymous node is then ruled out by a few checks per
+    /// path. An unknown start is decided by the same search (it fails when any node of the
+    /// path fails), which saves its own check whenever it fails.
+    fn climb(&mut self, ev: &mut Evaluator, start: NodeId, start_fails: bool) -> Result<()> {
+        let (mut cur, mut failing) = (start, start_fails as usize);
+        loop {
+            let path = self.path_up(ev, cur);
+            let Some(first) = self.first_passing(ev, &path, failing, true)? else { return Ok(()) };
+            if first == 0 || path.len() == 1 {
+                // The start passes, or nothing above it is left to learn.
+                return Ok(());
+            }
+            cur = path[first - 1];
+            failing = 1;
+        }
+    }
+
+    /// Heuristic mode: a passing node fast, as the incumbent for [`Search::prove`]. The path
+    /// from the bottom is binary-searched for its first passing node (exact for monotone
+    /// models, a guess otherwise), then lowered one attribute at a time while a cheaper
+    /// predecessor passes.
+    fn heuristic(&mut self, ev: &mut Evaluator) -> Result<()> {
+        let path = self.path_up(ev, self.lattice.bottom());
+        // Not cut by the budget: a handful of checks, and without them there is no result.
+        let Some(first) = self.first_passing(ev, &path, 0, false)? else { return Ok(()) };
+        let Some(&found) = path.get(first) else { return Ok(()) };
+        let mut cur = found;
+        'down: while !self.out_of_time() {
+            let mut preds: Vec<(f64, NodeId)> = self
+                .lattice
+                .predecessors(cur)
+                .map(|(_, p)| (ev.bound(&self.lattice.levels(p)), p))
+                .filter(|&(_, p)| !self.known_not_anonymous(&self.lattice.levels(p)))
+                .collect();
+            preds.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+            for (_, p) in preds {
+                if self.out_of_time() {
+                    break 'down;
                 }
-                let e = ev.evaluate(s)?;
-                let anonymous = e.anonymous;
-                self.record(e);
-                if !anonymous {
-                    cur = s;
-                    continue 'up;
+                if self.check(ev, p)? {
+                    cur = p;
+                    continue 'down;
                 }
             }
-            return Ok(());
+            break;
         }
+        // A node only known to pass has no loss yet.
+        if self.best.as_ref().is_none_or(|b| b.node != cur) {
+            self.check(ev, cur)?;
+        }
+        Ok(())
     }
 }
 

@@ -1,0 +1,89 @@
+//! Frequency tables kept across calls of a session, so that anonymizing the same source again
+//! (another k, model or metric) skips the aggregation, the expensive pass at 10^5–10^6 rows.
+//!
+//! An entry is reused only for the same session, table provider (the registered table
+//! object, held weakly so a dropped or replaced table is never matched), quasi-identifiers
+//! with the very same hierarchy objects (a redeclared hierarchy is a new object), and
+//! sensitive column. Like the table functions' memo, it assumes a registered table is not
+//! modified in place. A few recent entries are kept.
+
+use super::{FrequencyTable, frequency_table};
+use crate::error::{AnonError, Result};
+use crate::hierarchy::Hierarchy;
+use crate::meta::TableMeta;
+use datafusion::catalog::TableProvider;
+use datafusion::prelude::SessionContext;
+use std::sync::{Arc, Mutex, Weak};
+
+/// Most frequency tables kept; the oldest goes first.
+const ENTRIES: usize = 4;
+
+struct Entry {
+    session: String,
+    table: String,
+    provider: Weak<dyn TableProvider>,
+    qis: Vec<(String, Arc<Hierarchy>)>,
+    sensitive: Option<String>,
+    ft: Arc<FrequencyTable>,
+}
+
+impl Entry {
+    fn matches(
+        &self,
+        session: &str,
+        table: &str,
+        provider: &Arc<dyn TableProvider>,
+        qis: &[(String, Arc<Hierarchy>)],
+        sensitive: Option<&str>,
+    ) -> bool {
+        self.session == session
+            && self.table == table
+            && self.sensitive.as_deref() == sensitive
+            && self.provider.strong_count() > 0
+            && std::ptr::addr_eq(self.provider.as_ptr(), Arc::as_ptr(provider))
+            && self.qis.len() == qis.len()
+            && self.qis.iter().zip(qis).all(|((n, h), (m, g))| n == m && Arc::ptr_eq(h, g))
+    }
+}
+
+static CACHE: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
+
+/// The frequency table of `table` ([`frequency_table`]), aggregated once per session while
+/// the table and its declarations stay the same.
+pub async fn cached_frequency_table(
+    ctx: &SessionContext,
+    table: &str,
+    meta: &TableMeta,
+    sensitive: Option<&str>,
+) -> Result<Arc<FrequencyTable>> {
+    let provider = ctx.table_provider(table).await.map_err(|_| AnonError::table(table, "not found"))?;
+    let mut qis = Vec::new();
+    for q in meta.quasi_identifiers() {
+        qis.push((q.to_string(), meta.hierarchy(table, q)?.clone()));
+    }
+    let session = ctx.session_id();
+    {
+        let mut cache = CACHE.lock().expect("frequency cache lock");
+        cache.retain(|e| e.provider.strong_count() > 0);
+        if let Some(i) = cache.iter().position(|e| e.matches(&session, table, &provider, &qis, sensitive)) {
+            let e = cache.remove(i);
+            let ft = e.ft.clone();
+            cache.push(e);
+            return Ok(ft);
+        }
+    }
+    let ft = Arc::new(frequency_table(ctx, table, meta, sensitive).await?);
+    let mut cache = CACHE.lock().expect("frequency cache lock");
+    if cache.len() >= ENTRIES {
+        cache.remove(0);
+    }
+    cache.push(Entry {
+        session,
+        table: table.to_string(),
+        provider: Arc::downgrade(&provider),
+        qis,
+        sensitive: sensitive.map(str::to_string),
+        ft: ft.clone(),
+    });
+    Ok(ft)
+}

@@ -55,7 +55,7 @@ async fn text(ctx: &SessionContext, sql: &str) -> String {
     cast(b[0].column(0), &DataType::Utf8).unwrap().as_string::<i32>().value(0).to_string()
 }
 
-const HISTOGRAM: &str = "SELECT COUNT(*) FROM dp_histogram('t', 'h', 0.6, '1,1')";
+const HISTOGRAM: &str = "SELECT COUNT(*) FROM dp_histogram('t', 'h', 0.6, '1,1', 'values=s0|s1|s2')";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_restart_keeps_what_was_spent() {
@@ -89,27 +89,27 @@ async fn a_copy_or_a_rename_shares_the_budget_and_a_changed_table_does_not() {
     let path = dir.ledger();
     let (ctx, registry) = session(&path);
     rows(&ctx, "SELECT * FROM set_privacy_budget('t', 1.0)").await;
-    rows(&ctx, "SELECT COUNT(*) FROM dp_histogram('t', 'h', 0.6, '1,1')").await;
+    rows(&ctx, "SELECT COUNT(*) FROM dp_histogram('t', 'h', 0.6, '1,1', 'values=s0|s1|s2')").await;
     // A copy in another row order, and a rename: the same rows, the same account.
     rows(&ctx, "CREATE TABLE t_copy AS SELECT * FROM t ORDER BY s DESC, q1, q0").await;
     let meta = registry.get("t").unwrap();
     registry.set("t_copy", meta.clone());
-    rows(&ctx, "SELECT COUNT(*) FROM dp_histogram('t_copy', 'h2', 0.2, '1,1')").await;
-    let e = err(&ctx, "SELECT COUNT(*) FROM dp_histogram('t_copy', 'h2', 0.6, '1,1')").await;
+    rows(&ctx, "SELECT COUNT(*) FROM dp_histogram('t_copy', 'h2', 0.2, '1,1', 'values=s0|s1|s2')").await;
+    let e = err(&ctx, "SELECT COUNT(*) FROM dp_histogram('t_copy', 'h2', 0.6, '1,1', 'values=s0|s1|s2')").await;
     assert!(e.contains("budget of table 't_copy' would be exceeded"), "{e}");
     let provider = ctx.deregister_table("t").unwrap().unwrap();
     ctx.register_table("renamed", provider).unwrap();
     registry.set("renamed", meta.clone());
     let e = err(&ctx, "SELECT * FROM set_privacy_budget('renamed', 5.0)").await;
     assert!(e.contains("'force'"), "a raise through a rename still needs force: {e}");
-    rows(&ctx, "SELECT COUNT(*) FROM dp_histogram('renamed', 'h3', 0.2, '1,1')").await;
+    rows(&ctx, "SELECT COUNT(*) FROM dp_histogram('renamed', 'h3', 0.2, '1,1', 'values=s0|s1|s2')").await;
     let seen = text(&ctx, "SELECT seen_as FROM anon_privacy_ledger WHERE release = 'h3'").await;
     assert_eq!(seen, "renamed, t, t_copy");
     assert_eq!(int(&ctx, "SELECT COUNT(DISTINCT fingerprint) FROM anon_privacy_ledger").await, 1);
     // One row fewer: another account, which has no budget (a documented limitation).
     rows(&ctx, "CREATE TABLE t_less AS SELECT * FROM renamed LIMIT 59").await;
     registry.set("t_less", meta);
-    let e = err(&ctx, "SELECT COUNT(*) FROM dp_histogram('t_less', 'h4', 0.1, '1,1')").await;
+    let e = err(&ctx, "SELECT COUNT(*) FROM dp_histogram('t_less', 'h4', 0.1, '1,1', 'values=s0|s1|s2')").await;
     assert!(e.contains("no privacy budget"), "{e}");
 }
 
@@ -125,7 +125,7 @@ async fn a_release_without_a_budget_is_refused_and_a_seeded_one_is_listed_as_not
     }
     assert!(!path.exists(), "a refusal writes nothing");
     // A seeded call is not private: it needs no budget, spends nothing and says so.
-    rows(&ctx, "SELECT COUNT(*) FROM dp_histogram('t', 'h', 0.6, '1,1', 'seed=4')").await;
+    rows(&ctx, "SELECT COUNT(*) FROM dp_histogram('t', 'h', 0.6, '1,1', 'values=s0|s1|s2, seed=4')").await;
     assert_eq!(
         text(&ctx, "SELECT guarantee FROM anon_privacy_ledger WHERE release = 'h'").await,
         "seeded (not private)"

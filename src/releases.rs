@@ -54,7 +54,34 @@ impl Releases {
         registry: &Registry,
     ) -> Result<()> {
         let owned = self.owned.lock().expect("releases lock");
-        check_names(&owned, ctx, function, source, names, registry)
+        let release = &names[0];
+        let refuse = |name: &str, why: String| {
+            Err(AnonError::argument(
+                function,
+                "output",
+                format!("'{release}' would replace {why}: '{name}' is kept; choose another output name"),
+            ))
+        };
+        for name in names {
+            if *name == normalize(source) {
+                return refuse(name, "the source table".into());
+            }
+            if registry.get(name).is_some() {
+                return refuse(name, "a table with declared roles".into());
+            }
+            let Some(current) = registered(ctx, name) else { continue };
+            match owned.get(name) {
+                Some(o) if o.is(&current) && o.function == function && o.release == *release => {}
+                Some(o) if o.is(&current) && o.release == *name => {
+                    return refuse(name, format!("a release of {}", o.function));
+                }
+                Some(o) if o.is(&current) => {
+                    return refuse(name, format!("a side table of {}'s release '{}'", o.function, o.release));
+                }
+                _ => return refuse(name, "a table this engine did not create (an original, a hierarchy or constraints table, or a system view)".into()),
+            }
+        }
+        Ok(())
     }
 
     /// Register `tables` (the release first) as `function`'s outputs for the release
@@ -96,48 +123,6 @@ impl Releases {
 /// A plain name as DataFusion resolves it unquoted: lower case.
 pub fn normalize(name: &str) -> String {
     name.to_ascii_lowercase()
-}
-
-fn check_names(
-    owned: &BTreeMap<String, Owned>,
-    ctx: &SessionContext,
-    function: &'static str,
-    source: &str,
-    names: &[String],
-    registry: &Registry,
-) -> Result<()> {
-    let release = &names[0];
-    let refuse = |name: &str, why: String| {
-        Err(AnonError::argument(
-            function,
-            "output",
-            format!("'{release}' would replace {why}: '{name}' is kept; choose another output name"),
-        ))
-    };
-    for name in names {
-        if *name == normalize(source) {
-            return refuse(name, "the source table".into());
-        }
-        if registry.get(name).is_some() {
-            return refuse(name, "a table with declared roles".into());
-        }
-        let Some(current) = registered(ctx, name) else { continue };
-        match owned.get(name) {
-            Some(o) if o.is(&current) && o.function == function && o.release == *release => {}
-            Some(o) if o.is(&current) && o.release == *name => {
-                return refuse(name, format!("a release of {}", o.function));
-            }
-            Some(o) if o.is(&current) => {
-                return refuse(name, format!("a side table of {}'s release '{}'", o.function, o.release));
-            }
-            _ => return refuse(
-                name,
-                "a table this engine did not create (an original, a hierarchy or constraints table, or a system view)"
-                    .into(),
-            ),
-        }
-    }
-    Ok(())
 }
 
 /// The table registered as `name` in the session's default schema, if any.

@@ -63,7 +63,7 @@ async fn an_output_never_replaces_a_table_it_does_not_own() {
         ("SELECT * FROM kanon_anonymize('adult', 'ADULT', 5)", "source table"),
         ("SELECT * FROM kanon_anonymize('adult', 'Adult', 5)", "source table"),
         ("SELECT * FROM kanon_anonymize('adult', 'nps', 5)", "declared roles"),
-        ("SELECT * FROM kanon_anonymize('adult', 'informs_uc1', 5)", "did not create"),
+        ("SELECT * FROM kanon_anonymize('adult', 'informs_uc1', 5)", "load_constraints"),
         ("SELECT * FROM kanon_anonymize('adult', 'nps_h', 5)", "a release of hceil_anonymize"),
         ("SELECT * FROM kanon_anonymize('adult', 'nps_h_catalog', 5)", "side table of hceil_anonymize"),
         ("SELECT * FROM generalize('adult', 'nps_h_report', '0,0,0,0,0,0,0')", "side table of hceil_anonymize"),

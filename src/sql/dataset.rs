@@ -39,6 +39,7 @@ impl TableFunctionImpl for LoadDataset {
         }
         check_output_name("load_dataset", &as_table)?;
         let as_table = crate::releases::normalize(&as_table);
+        let ds = datasets::load(&name, rows, seed)?;
         // A repeat of the same call was answered by the memo; anything else under an existing
         // name would silently replace a table (an original, with its declarations).
         if crate::releases::registered(&ctx, &as_table).is_some() {
@@ -49,7 +50,6 @@ impl TableFunctionImpl for LoadDataset {
             )
             .into());
         }
-        let ds = datasets::load(&name, rows, seed)?;
         let (table, summary) = install(&ctx, &self.registry, ds, &as_table)?;
         self.memo.put(key, &as_table, table, summary.clone());
         Ok(summary)

@@ -64,8 +64,7 @@ pub fn release(table: &RtTable, result: &ArtucResult) -> Result<Release> {
     let row_labels =
         |&(c, r): &Row| result.clusters[c].diag.records[r].iter().map(move |&i| labels[c][i as usize].as_str());
     let mut fields = vec![Field::new("class_id", DataType::Int64, false)];
-    let mut cols: Vec<ArrayRef> =
-        vec![Arc::new(Int64Array::from_iter_values(rows.iter().map(|r| r.0 as i64 + 1)))];
+    let mut cols: Vec<ArrayRef> = vec![Arc::new(Int64Array::from_iter_values(rows.iter().map(|r| r.0 as i64 + 1)))];
     for (a, q) in table.demographics.iter().enumerate() {
         let h = &q.hierarchy;
         let cells: Vec<Cell> = rows.iter().map(|r| result.clusters[r.0].hull.0[a]).collect();

@@ -57,7 +57,7 @@ pub fn register(ctx: &SessionContext, registry: Arc<Registry>) {
     metrics_fn::register(ctx, registry.clone());
     verify_fn::register(ctx, registry.clone());
     query_error_fn::register(ctx, registry.clone());
-    artuc_fn::register(ctx, registry.clone());
+    method::register(ctx, registry.clone(), artuc_fn::Artuc);
     method::register(ctx, registry.clone(), ipa_fn::Ipa);
     method::register(ctx, registry.clone(), ipa_fn::Histogram);
     ledger_fn::register(ctx, registry.clone());

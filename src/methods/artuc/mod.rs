@@ -29,6 +29,7 @@ pub mod load;
 pub mod merge;
 pub mod release;
 mod run;
+pub mod variant;
 
 pub use constraints::{CodeElement, ConstraintSet, DemographicElement, Element, Group, UtilityConstraint};
 pub use data::{CodeColumn, RtTable};
@@ -37,6 +38,7 @@ pub use gendiag::{Diag, gendiag};
 pub use hull::Hull;
 pub use load::constraints_from_batches;
 pub use run::{AnonCluster, ArtucResult, Measures, Step, Trajectory, anonymize, anytime, baseline};
+pub use variant::Variant;
 
 use crate::error::{AnonError, Result};
 

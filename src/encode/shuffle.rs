@@ -13,26 +13,14 @@ use datafusion::arrow::datatypes::SchemaRef;
 use rand::Rng;
 use rand::seq::SliceRandom;
 
-/// Rows per batch of a shuffled release.
-const BATCH_ROWS: usize = 8192;
-
-/// `batches` as one uniformly random permutation of their rows, in batches of 8192 rows split
-/// round-robin over `partitions` partitions.
-pub fn shuffle_rows(
-    schema: &SchemaRef,
-    batches: &[RecordBatch],
-    partitions: usize,
-    rng: &mut impl Rng,
-) -> Result<Vec<Vec<RecordBatch>>> {
+/// `batches` as one batch holding a uniformly random permutation of their rows. One batch, so
+/// that reading it back (DataFusion may spread a table's batches over partitions and merge
+/// them in whatever order they finish) shows the same order for the same seed.
+pub fn shuffle_rows(schema: &SchemaRef, batches: &[RecordBatch], rng: &mut impl Rng) -> Result<RecordBatch> {
     let all = concat_batches(schema, batches)?;
     let mut order: Vec<u32> = (0..all.num_rows() as u32).collect();
     order.shuffle(rng);
-    let mut parts: Vec<Vec<RecordBatch>> = vec![Vec::new(); partitions.max(1)];
-    for (i, chunk) in order.chunks(BATCH_ROWS).enumerate() {
-        let n = parts.len();
-        parts[i % n].push(take_record_batch(&all, &UInt32Array::from(chunk.to_vec()))?);
-    }
-    Ok(parts)
+    Ok(take_record_batch(&all, &UInt32Array::from(order))?)
 }
 
 #[cfg(test)]

@@ -192,7 +192,7 @@ impl<S: MethodSpec> MethodFn<S> {
             started: Instant::now(),
         };
         let mut outputs = self.spec.run(&call, &params)?;
-        outputs.release = shuffled(&ctx, outputs.release, self.spec.seed(&params))?;
+        outputs.release = shuffled(outputs.release, self.spec.seed(&params))?;
         let release = outputs.release.clone();
         let mut tables = vec![(output.clone(), outputs.release)];
         for (suffix, table) in outputs.side {
@@ -220,20 +220,23 @@ impl<S: MethodSpec> MethodFn<S> {
 /// An in-memory release with its rows in a uniformly random order drawn from the call's seed
 /// (or the OS), so no row's position links it to its source row; a release written by a plan
 /// (Parquet output) orders its rows by `random()` in that plan.
-fn shuffled(
-    ctx: &SessionContext,
-    release: Arc<dyn TableProvider>,
-    seed: Option<u64>,
-) -> Result<Arc<dyn TableProvider>> {
+fn shuffled(release: Arc<dyn TableProvider>, seed: Option<u64>) -> Result<Arc<dyn TableProvider>> {
     let Some(mem) = release.downcast_ref::<MemTable>() else {
         return Ok(release);
     };
     let schema = mem.schema();
-    let batches = block_on(async { ctx.read_table(release.clone())?.collect().await })?;
+    // The table's own batches in partition order (a scan could interleave partitions).
+    let batches = block_on(async {
+        let mut all = Vec::new();
+        for part in &mem.batches {
+            all.extend(part.read().await.iter().cloned());
+        }
+        all
+    });
     // A stream apart from the method's own draws from the same seed.
     let mut rng = crate::dp::dp_rng(seed.map(|s| s ^ 0x7368_7566_666c_6521))?;
-    let parts = crate::encode::shuffle_rows(&schema, &batches, mem.batches.len(), &mut rng)?;
-    Ok(Arc::new(MemTable::try_new(schema, parts)?))
+    let batch = crate::encode::shuffle_rows(&schema, &batches, &mut rng)?;
+    Ok(Arc::new(MemTable::try_new(schema, vec![vec![batch]])?))
 }
 
 /// The release's name and every side table name a call may register.

@@ -4,7 +4,7 @@
 
 use super::method::{Call, MethodSpec, Outputs};
 use super::report::Value::*;
-use super::{Args, mem_table};
+use super::{Args, block_on, mem_table};
 use crate::error::{AnonError, Result};
 use crate::methods::entropy::{EntropyConfig, anonymize};
 
@@ -40,7 +40,7 @@ impl MethodSpec for Entropy {
 
     fn run(&self, call: &Call<'_>, config: &EntropyConfig) -> Result<Outputs> {
         let progress = call.registry.progress();
-        let (res, published) = call.block_on(anonymize(call.ctx, call.source, call.meta, config, progress.as_ref()))?;
+        let (res, published) = block_on(anonymize(call.ctx, call.source, call.meta, config, progress.as_ref()))?;
         let release = mem_table(published.schema.clone(), published.batches)?;
         let m = &res.measures;
         let records: u64 = res.blocks.iter().map(|b| b.size()).sum();

@@ -4,7 +4,7 @@
 //! and returns it. Insensitive columns are left out unless kept.
 
 use super::method::{Call, MethodSpec, Outputs};
-use super::{Args, output};
+use super::{Args, block_on, output};
 use crate::encode::materialize_node;
 use crate::error::{AnonError, Result};
 use crate::lattice::parse_levels;
@@ -50,7 +50,7 @@ impl MethodSpec for Generalize {
     }
 
     fn run(&self, call: &Call<'_>, (levels, keep): &(Vec<u8>, bool)) -> Result<Outputs> {
-        let release = call.block_on(async {
+        let release = block_on(async {
             let df = materialize_node(call.ctx, call.source, call.meta, levels, *keep).await?;
             output::publish(call.ctx, call.output, df).await
         })?;

@@ -8,7 +8,7 @@
 
 use super::method::{Call, MethodSpec, Outputs};
 use super::report::Value::*;
-use super::{Args, ParquetOutput, mem_table, output};
+use super::{Args, ParquetOutput, block_on, mem_table, output};
 use crate::error::{AnonError, Result};
 use crate::methods::PassTimes;
 use crate::methods::hceil::release::Release;
@@ -49,7 +49,7 @@ impl MethodSpec for Hceil {
 
     fn run(&self, call: &Call<'_>, config: &HceilConfig) -> Result<Outputs> {
         let progress = call.registry.progress();
-        let (res, release, catalog, dropped) = call.block_on(async {
+        let (res, release, catalog, dropped) = block_on(async {
             let (mut res, published) = anonymize(call.ctx, call.source, call.meta, config, progress.as_ref()).await?;
             let start = Instant::now();
             let release = rows(call, &published.release).await?;

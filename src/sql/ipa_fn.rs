@@ -14,7 +14,7 @@
 
 use super::method::{Call, MethodSpec, Outputs};
 use super::report::{Value::*, one_row};
-use super::{Args, mem_table};
+use super::{Args, block_on, mem_table};
 use crate::dp::ledger::{Charge, grid_units};
 use crate::error::{AnonError, Result};
 use crate::lattice::{format_levels, parse_levels};
@@ -126,7 +126,7 @@ impl MethodSpec for Ipa {
 
     fn run(&self, c: &Call<'_>, (_, call): &(f64, CallOptions)) -> Result<Outputs> {
         let progress = c.registry.progress();
-        let (outcome, published) = c.block_on(call::ipa_release(c.ctx, c.source, c.meta, call, progress.as_ref()))?;
+        let (outcome, published) = block_on(call::ipa_release(c.ctx, c.source, c.meta, call, progress.as_ref()))?;
         let ms = c.elapsed_ms();
         let release = mem_table(published.schema.clone(), published.release.clone())?;
         let seeded = call.seed().is_some();
@@ -342,7 +342,7 @@ impl MethodSpec for Histogram {
     }
 
     fn run(&self, c: &Call<'_>, (epsilon, levels, call): &Self::Params) -> Result<Outputs> {
-        let (res, published) = c.block_on(call::histogram_release(c.ctx, c.source, c.meta, levels, *epsilon, call))?;
+        let (res, published) = block_on(call::histogram_release(c.ctx, c.source, c.meta, levels, *epsilon, call))?;
         let ms = c.elapsed_ms();
         let release = mem_table(published.schema.clone(), published.release.clone())?;
         let guarantee = call.guarantee();

@@ -6,7 +6,7 @@
 
 use super::method::{Call, MethodSpec, Outputs};
 use super::report::Value::*;
-use super::{Args, output};
+use super::{Args, block_on, output};
 use crate::error::{AnonError, Result};
 use crate::methods::PassTimes;
 use crate::methods::kanon::{KanonConfig, anonymize, describe_node};
@@ -38,7 +38,7 @@ impl MethodSpec for Kanon {
     }
 
     fn run(&self, call: &Call<'_>, config: &KanonConfig) -> Result<Outputs> {
-        let (res, release) = call.block_on(async {
+        let (res, release) = block_on(async {
             let (mut res, df) = anonymize(call.ctx, call.source, call.meta, config).await?;
             let start = Instant::now();
             let release = output::publish(call.ctx, call.output, df).await?;

@@ -102,15 +102,6 @@ impl Call<'_> {
         let dropped = crate::encode::dropped_columns(self.meta, &columns, keep_insensitive);
         Ok((!dropped.is_empty()).then(|| dropped.join(", ")))
     }
-
-    /// Run a future to completion from the synchronous call.
-    pub fn block_on<F>(&self, fut: F) -> F::Output
-    where
-        F: std::future::Future + Send,
-        F::Output: Send,
-    {
-        block_on(fut)
-    }
 }
 
 /// What a call publishes: the release (also the function's result) and its side tables by

@@ -83,7 +83,7 @@ impl CallOptions {
                     let s = options::seed(F, value)?;
                     (paper.seed, sound.seed) = (Some(s), Some(s));
                 }
-                "diagnostics" => diagnostics = flag(F, value)?,
+                "diagnostics" => diagnostics = options::flag(F, "diagnostics", value)?,
                 "t" => {
                     only("t", true)?;
                     paper.t = value
@@ -146,7 +146,7 @@ impl CallOptions {
                 "guarantee" | "delta" => {}
                 "seed" => sound.seed = Some(options::seed(F, value)?),
                 "values" => values = Some(value_list(value)),
-                "diagnostics" => diagnostics = flag(F, value)?,
+                "diagnostics" => diagnostics = options::flag(F, "diagnostics", value)?,
                 other => {
                     return Err(AnonError::argument(
                         F,
@@ -157,14 +157,6 @@ impl CallOptions {
             }
         }
         Ok(CallOptions { mode: Mode::Sound(sound), values, diagnostics })
-    }
-}
-
-fn flag(function: &str, value: &str) -> Result<bool> {
-    match value.to_ascii_lowercase().as_str() {
-        "true" | "1" | "yes" => Ok(true),
-        "false" | "0" | "no" => Ok(false),
-        _ => Err(AnonError::argument(function, "diagnostics", format!("'{value}' is not true or false"))),
     }
 }
 

@@ -94,9 +94,13 @@ pub async fn int(ctx: &SessionContext, sql: &str) -> i64 {
     c.as_primitive::<Float64Type>().value(0) as i64
 }
 
-/// A file in a per-process temporary folder.
+/// A file in a temporary folder of its own. One folder per call, not per process: the tests of
+/// one binary run on parallel threads, and two writing the same name (`sex.csv`) into a shared
+/// folder let one read the other's file while it was being truncated ("hierarchy is empty").
 pub fn temp_file(name: &str, text: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("anonfusion-test-{}", std::process::id()));
+    static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("anonfusion-test-{}-{call}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let p = dir.join(name);
     std::fs::write(&p, text).unwrap();

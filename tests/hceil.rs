@@ -171,5 +171,8 @@ async fn same_seed_same_release_and_bounded_equals_exhaustive_on_adult() {
     assert!(!verified.contains("false"), "{verified}");
     // No seed: OS entropy, and the report says so.
     rows(&ctx, "SELECT COUNT(*) FROM hceil_anonymize('adult', 'd', 5, 0.3)").await;
-    assert_eq!(int(&ctx, "SELECT COUNT(*) FROM d_report WHERE seed IS NULL").await, 1);
+    assert_eq!(int(&ctx, "SELECT COUNT(*) FROM d_report WHERE NOT seeded").await, 1);
+    // A seeded call says it was seeded, and never publishes the seed itself.
+    assert_eq!(int(&ctx, "SELECT COUNT(*) FROM a_report WHERE seeded").await, 1);
+    assert!(ctx.sql("SELECT seed FROM a_report").await.is_err(), "the seed is not a column of the report");
 }

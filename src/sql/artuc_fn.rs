@@ -108,7 +108,9 @@ impl MethodSpec for Artuc {
                 ("withheld_codes", Int(m.withheld_codes as i64)),
                 ("step", OptInt(step.map(|s| s as i64))),
                 ("gendiag_runs", Int(res.evaluations as i64)),
-                ("seed", OptInt(c.seed.map(|s| s as i64))),
+                // Whether the call was seeded, never the seed: a published seed would let anyone
+                // replay the randomness (which records became counterfeits, which node was drawn).
+                ("seeded", Bool(c.seed.is_some())),
                 ("time_ms", Float(call.elapsed_ms())),
             ],
         )?;

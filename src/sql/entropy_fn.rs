@@ -51,7 +51,9 @@ impl MethodSpec for Entropy {
             vec![
                 ("k", Int(config.k as i64)),
                 ("distance", Text(config.distance.name().into())),
-                ("seed", OptInt(config.seed.map(|s| s as i64))),
+                // Whether the call was seeded, never the seed: a published seed would let anyone
+                // replay the randomness (which records became counterfeits, which node was drawn).
+                ("seeded", Bool(config.seed.is_some())),
                 ("records", Int(records as i64)),
                 ("q_blocks", Int(res.blocks.len() as i64)),
                 ("q_blocks_l1", Int(m.diversity[0] as i64)),

@@ -75,7 +75,9 @@ impl MethodSpec for Hceil {
                 ("rce", Float(res.rce)),
                 ("classes", Int(res.classes as i64)),
                 ("counterfeit_values", Text(config.draw.name().into())),
-                ("seed", OptInt(config.seed.map(|s| s as i64))),
+                // Whether the call was seeded, never the seed: a published seed would let anyone
+                // replay the randomness (which records became counterfeits, which node was drawn).
+                ("seeded", Bool(config.seed.is_some())),
                 ("nodes_total", Int(res.stats.nodes_total as i64)),
                 ("candidate_nodes", Int(res.stats.candidates as i64)),
                 ("nodes_evaluated", Int(res.stats.evaluated as i64)),

@@ -2,7 +2,7 @@
 
 use super::mem_table;
 use crate::error::Result;
-use datafusion::arrow::array::{ArrayRef, Float64Array, Int64Array, RecordBatch, StringArray};
+use datafusion::arrow::array::{ArrayRef, BooleanArray, Float64Array, Int64Array, RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use datafusion::catalog::TableProvider;
 use std::sync::Arc;
@@ -15,6 +15,7 @@ pub enum Value {
     Float(f64),
     Int(i64),
     OptInt(Option<i64>),
+    Bool(bool),
 }
 
 /// A one-row table with one column per (name, value), in order.
@@ -28,6 +29,7 @@ pub fn one_row(cells: Vec<(&str, Value)>) -> Result<Arc<dyn TableProvider>> {
             Value::Float(x) => (DataType::Float64, false, Arc::new(Float64Array::from(vec![x]))),
             Value::Int(x) => (DataType::Int64, false, Arc::new(Int64Array::from(vec![x]))),
             Value::OptInt(x) => (DataType::Int64, true, Arc::new(Int64Array::from(vec![x]))),
+            Value::Bool(x) => (DataType::Boolean, false, Arc::new(BooleanArray::from(vec![x]))),
         };
         fields.push(Field::new(name, ty, nullable));
         cols.push(col);

@@ -372,7 +372,7 @@ fn suppressed_in_release(src: &Source, rel: &RecordBatch) -> u64 {
     let lists = rel.column_by_name("codes").unwrap().as_list::<i32>();
     for r in 0..lists.len() {
         let v = lists.value(r);
-        let v = v.as_string::<i32>();
+        let v = v.as_string_view();
         let mut covered = BTreeSet::new();
         for i in 0..v.len() {
             covered.extend(v.value(i).trim_matches(|c| c == '(' || c == ')').split(',').map(str::to_string));

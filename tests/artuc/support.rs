@@ -152,7 +152,7 @@ pub fn published(table: &RtTable, result: &ArtucResult) -> Vec<(i64, Vec<String>
     let mut out: Vec<_> = (0..b.num_rows())
         .map(|r| {
             let v = codes.value(r);
-            let v = v.as_string::<i32>();
+            let v = v.as_string_view();
             (
                 class.value(r),
                 labels.iter().map(|l| l.value(r).to_string()).collect(),

@@ -123,6 +123,85 @@ async fn table2_goldens() {
     assert!(close(got["F"].1, 3.5) && close(got["M"].1, 3.5) && close(got["M"].0, 4.0), "{got:?}");
 }
 
+/// A release whose ages are all 35-44 (`r_shift`): against Table 1's decades 30 (3 patients)
+/// and 60 (4), it puts 3.5 in group 30, invents group 40 (3.5) and misses group 60.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn summary_separates_the_originals_groups_missing_and_spurious_ones() {
+    let ctx = table2_session().await;
+    run(&ctx, "CREATE TABLE r_shift AS SELECT '35-44' AS age, 35 AS age_lo, 44 AS age_hi, sex, zipcode, zipcode_lo, zipcode_hi, disease FROM r")
+        .await;
+    let q = "SELECT FLOOR(age/10)*10 AS decade, COUNT(*) FROM t GROUP BY FLOOR(age/10)*10";
+    let batches = run(&ctx, &call(q, "r_shift", None)).await;
+    println!("{}", datafusion::arrow::util::pretty::pretty_format_batches(&batches).unwrap());
+    // group_key → (original, estimate, abs_error, rel_error, status, groups, est_records).
+    let mut got = BTreeMap::new();
+    for b in &batches {
+        let f = |i: usize, r: usize| {
+            let c = b.column(i).as_primitive::<Float64Type>();
+            (!c.is_null(r)).then(|| c.value(r))
+        };
+        let groups = b.column(6).as_primitive::<Int64Type>();
+        for r in 0..b.num_rows() {
+            let status = b.column(5).as_string::<i32>().value(r).to_string();
+            let n = (!groups.is_null(r)).then(|| groups.value(r));
+            let row = (f(1, r), f(2, r), f(3, r), f(4, r), status, n, f(7, r));
+            got.insert(b.column(0).as_string::<i32>().value(r).to_string(), row);
+        }
+    }
+    let check = |key: &str, want: [Option<f64>; 4], status: &str, groups: Option<i64>, records: f64| {
+        let (o, e, a, rel, s, n, m) = &got[key];
+        for (x, w) in [o, e, a, rel].into_iter().zip(want) {
+            assert!(
+                x.zip(w).is_some_and(|(x, w)| (x - w).abs() < 1e-9) || (x.is_none() && w.is_none()),
+                "{key}: {got:?}"
+            );
+        }
+        assert!(s == status && *n == groups && close(*m, records), "{key}: {got:?}");
+    };
+    check("30", [Some(3.0), Some(3.5), Some(0.5), Some(0.5 / 3.0)], "both", None, 3.5);
+    check("40", [Some(0.0), Some(3.5), Some(3.5), Some(3.5)], "spurious", None, 3.5);
+    check("60", [Some(4.0), Some(0.0), Some(4.0), Some(1.0)], "missing", None, 0.0);
+    // Headline, over the original's groups 30 and 60: (1/6 + 1) / 2; the estimate there is 3.5.
+    check("SUMMARY", [Some(7.0), Some(3.5), Some(2.25), Some(7.0 / 12.0)], "original", Some(2), 3.5);
+    check("SUMMARY missing", [Some(4.0), Some(0.0), Some(4.0), Some(1.0)], "missing", Some(1), 0.0);
+    check("SUMMARY spurious", [Some(0.0), Some(3.5), Some(3.5), Some(3.5)], "spurious", Some(1), 3.5);
+    // The union of all three groups: (1/6 + 3.5 + 1) / 3, the figure that hid the difference.
+    check("SUMMARY union", [Some(7.0), Some(7.0), Some(8.0 / 3.0), Some(14.0 / 9.0)], "union", Some(3), 7.0);
+
+    // workload_error carries the same parts per query and sums them for the workload.
+    let w = run(&ctx, "SELECT are, union_are, missing_groups, spurious_groups, spurious_records FROM workload_error('t', 'r_shift', 'attribute', 3, 4)").await;
+    let b = &w[0];
+    let last = b.num_rows() - 1;
+    for i in [2, 3] {
+        let c = b.column(i).as_primitive::<Int64Type>();
+        assert_eq!(c.value(last), (0..last).map(|r| c.value(r)).sum::<i64>(), "column {i}");
+    }
+    let records = b.column(4).as_primitive::<Float64Type>();
+    assert!(close(Some(records.value(last)), (0..last).map(|r| records.value(r)).sum::<f64>()));
+    // Every release age is 35-44: a decade query invents group 40 somewhere in the workload.
+    assert!(b.column(3).as_primitive::<Int64Type>().value(last) > 0, "{w:?}");
+}
+
+/// Issue 18: a query naming another table was answered silently from the original.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_query_must_read_the_original() {
+    let ctx = table2_session().await;
+    let e = err(&ctx, &call("SELECT COUNT(*) FROM nosuch WHERE age > 40", "r", None)).await;
+    assert!(e.contains("nosuch") && e.contains("'t'") && e.contains("original"), "{e}");
+    let e = err(&ctx, &call("SELECT COUNT(*) FROM r WHERE age > 40", "r", None)).await;
+    assert!(e.contains("FROM r ") && e.contains("original"), "{e}");
+    // Names resolve as DataFusion resolves them: unquoted T is t, quoted "T" is not.
+    let got = estimate(&ctx, "SELECT COUNT(*) FROM T WHERE age > 40", "r", None).await;
+    assert!(close(got["ALL"].0, 4.0), "{got:?}");
+    let e = err(&ctx, &call("SELECT COUNT(*) FROM \"T\" WHERE age > 40", "r", None)).await;
+    assert!(e.contains("\"T\""), "{e}");
+    // The issue's reproduction: FROM nosuch against adult.
+    run(&ctx, "SELECT * FROM load_dataset('adult', 500)").await;
+    let e =
+        err(&ctx, "SELECT * FROM query_error('SELECT sex, COUNT(*) FROM nosuch GROUP BY sex', 'adult', 'adult')").await;
+    assert!(e.contains("FROM nosuch") && e.contains("'adult'"), "{e}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn catalog_weighted_count() {
     let ctx = table2_session().await;
@@ -206,8 +285,9 @@ async fn nps_q1_to_q4_through_the_harness() {
         assert!(summary.2.is_some_and(|are| are.is_finite() && are >= 0.0), "{name}: {summary:?}");
         if name == "q1" || name == "q2" {
             // Sex, surgery and disease are released as they are: every patient's mass lands
-            // in some age group, so the totals agree.
-            let (o, e) = (summary.0.unwrap(), summary.1.unwrap());
+            // in some age group, so the totals over all groups agree.
+            let union = got["SUMMARY union"];
+            let (o, e) = (union.0.unwrap(), union.1.unwrap());
             assert!((o - e).abs() < 1e-6 * o.max(1.0), "{name}: {o} vs {e}");
             assert!(got.contains_key("60") && got.contains_key("65"), "{name}: {got:?}");
         } else {
@@ -407,8 +487,9 @@ fn cli_evaluate_q1_to_q4_against_the_k10_baseline() {
     assert!(out.status.success(), "{stderr}");
     println!("{stdout}");
     // Counts are estimated with their totals intact: 3,134 male and 2,912 female patients.
-    assert!(stdout.contains("| SUMMARY   | 3134.0"), "{stdout}");
-    assert!(stdout.contains("| SUMMARY   | 2912.0"), "{stdout}");
+    let union = |total: &str| stdout.lines().any(|l| l.starts_with("| SUMMARY union") && l.contains(total));
+    assert!(union("| 3134.0 ") && union("| 2912.0 "), "{stdout}");
+    assert!(stdout.contains("over the original's groups") && stdout.contains("spurious"), "{stdout}");
     for i in 1..=4 {
         let chart = std::fs::read_to_string(dir.join(format!("q_{i}.svg"))).unwrap();
         assert!(chart.starts_with("<svg") && chart.contains(">original</text>"), "chart {i}");

@@ -57,7 +57,7 @@ pub async fn run(
     for statement in &args.load {
         runner.run_script("--load", statement, &mut sink).await?;
     }
-    let mut ares = Vec::new();
+    let mut summaries = Vec::new();
     for (i, file) in args.queries.iter().enumerate() {
         let sql = std::fs::read_to_string(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
         let report = eval::query_error(ctx, registry, &sql, &args.original, &args.release, args.catalog.as_deref())
@@ -73,13 +73,31 @@ pub async fn run(
                 .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
             writeln!(out, "chart: {}", path.display()).map_err(|e| e.to_string())?;
         }
-        ares.extend(report.summary().are);
+        summaries.push(report.summary());
     }
-    if ares.len() > 1 {
-        let mean = ares.iter().sum::<f64>() / ares.len() as f64;
-        writeln!(out, "workload ARE over {} queries: {mean:.6}", ares.len()).map_err(|e| e.to_string())?;
+    if summaries.len() > 1 {
+        writeln!(out, "{}", workload_line(&summaries)).map_err(|e| e.to_string())?;
     }
     Ok(())
+}
+
+/// The workload's ARE over the original's groups (mean of the queries'), the union ARE, and
+/// the groups missing from or spurious in the estimates.
+fn workload_line(summaries: &[eval::Summary]) -> String {
+    let mean = |f: &dyn Fn(&eval::Summary) -> Option<f64>| {
+        let v: Vec<f64> = summaries.iter().filter_map(f).collect();
+        if v.is_empty() { "-".to_string() } else { format!("{:.6}", v.iter().sum::<f64>() / v.len() as f64) }
+    };
+    let missing: usize = summaries.iter().map(|s| s.missing.groups).sum();
+    let spurious: usize = summaries.iter().map(|s| s.spurious.groups).sum();
+    let records: f64 = summaries.iter().map(|s| s.spurious.mass).sum();
+    format!(
+        "workload ARE over {} queries: {} over the original's groups ({} over the union); \
+         {missing} groups missing, {spurious} spurious ({records:.1} estimated records)",
+        summaries.len(),
+        mean(&eval::Summary::are),
+        mean(&|s| s.union.are)
+    )
 }
 
 /// The first non-empty line of a query file, comment marks removed.

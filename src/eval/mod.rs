@@ -29,13 +29,14 @@ mod report;
 pub mod workload;
 
 pub use parse::{Agg, GroupExpr, ParsedQuery, parse_query};
-pub use report::{GroupError, QueryReport, Summary};
+pub use report::{GroupError, Part, Presence, QueryReport, Summary};
 
 use crate::error::{AnonError, Result};
 use crate::meta::Registry;
 use datafusion::arrow::array::{Array, AsArray, RecordBatch};
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Float64Type};
+use datafusion::common::TableReference;
 use datafusion::prelude::SessionContext;
 use dist::Val;
 use estimate::{Groups, ReleaseCache, Scan, group_key};
@@ -44,8 +45,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 /// Compare `sql` on `original` with its estimate from `release` (and, counterfeit-aware,
-/// `catalog`). The query's FROM names the table it was written for; the harness runs it on
-/// `original` and estimates it from `release` whatever that name is.
+/// `catalog`). The query's FROM must name `original` (as DataFusion resolves names): it is run
+/// there and estimated from `release`.
 pub async fn query_error(
     ctx: &SessionContext,
     registry: &Registry,
@@ -86,12 +87,29 @@ pub async fn query_errors(
     let mut reports = Vec::with_capacity(queries.len());
     for sql in queries {
         let q = parse_query(sql)?;
+        check_from(ctx, &q, original)?;
         let plan = Plan::new(&q, &meta, &original_schema, &release_schema, &names)?;
         let estimated = estimate::estimate(ctx, &plan, &scan, &mut cache).await?;
         let answers = original_answers(ctx, &q, original).await?;
         reports.push(merge(sql, &q, answers, estimated));
     }
     Ok(reports)
+}
+
+/// The query must be about the original: a FROM naming another table (or none that exists)
+/// would otherwise be answered silently from `original`.
+fn check_from(ctx: &SessionContext, q: &ParsedQuery, original: &str) -> Result<()> {
+    let state = ctx.state();
+    let defaults = &state.config_options().catalog;
+    let resolve = |name: &str| TableReference::from(name).resolve(&defaults.default_catalog, &defaults.default_schema);
+    if resolve(&q.from) == resolve(original) {
+        return Ok(());
+    }
+    Err(AnonError::argument(
+        "query_error",
+        "query",
+        format!("reads FROM {} but the original is '{original}': write the query against the original table", q.from),
+    ))
 }
 
 /// Group key → (sort key, answer) of the query on the original table.
@@ -149,11 +167,20 @@ fn merge(
     let groups = keys
         .into_iter()
         .map(|(_, key)| {
-            let original = match original.get(&key) {
+            let in_original = original.get(&key);
+            // A query without GROUP BY has its one group on both sides, whatever its answer.
+            let presence = match (in_original.is_some(), estimated.contains_key(&key)) {
+                _ if q.groups.is_empty() => Presence::Both,
+                (true, true) => Presence::Both,
+                (true, false) => Presence::Missing,
+                (false, _) => Presence::Spurious,
+            };
+            let original = match in_original {
                 Some((_, v)) => v.or(zero.then_some(0.0)),
                 None => zero.then_some(0.0),
             };
-            GroupError { estimate: estimate_of(&key), original, key }
+            let mass = estimated.get(&key).map_or(0.0, |g| g.count);
+            GroupError { estimate: estimate_of(&key), original, key, presence, mass }
         })
         .collect();
     QueryReport { query: sql.to_string(), groups, additive: zero }

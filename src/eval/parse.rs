@@ -128,6 +128,8 @@ pub struct ParsedQuery {
     pub groups: Vec<GroupExpr>,
     pub agg: Agg,
     pub pred: Option<Pred>,
+    /// The table the FROM names, as written (quotes kept, so it resolves as DataFusion would).
+    pub from: String,
     group_sql: Vec<String>,
     agg_sql: String,
     where_sql: Option<String>,
@@ -264,10 +266,19 @@ fn lower_select(s: &Select) -> Result<ParsedQuery> {
         groups,
         agg,
         pred,
+        from: from_table(s)?,
         group_sql: group_exprs.iter().map(|e| e.to_string()).collect(),
         agg_sql,
         where_sql: s.selection.as_ref().map(|e| e.to_string()),
     })
+}
+
+/// The name of the one table in FROM (check_query_shape made sure there is one).
+fn from_table(s: &Select) -> Result<String> {
+    match s.from.first().map(|f| &f.relation) {
+        Some(TableFactor::Table { name, .. }) => Ok(name.to_string()),
+        _ => Err(unsupported("a query without a table in FROM")),
+    }
 }
 
 /// `GROUP BY 1` and `GROUP BY alias` refer to SELECT items.

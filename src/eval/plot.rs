@@ -1,7 +1,7 @@
 //! A grouped bar chart of original vs estimated answers per group, as a standalone SVG.
 //! Hand-written: a chart of two series needs a few dozen elements, not a plotting crate.
 
-use super::report::QueryReport;
+use super::report::{Presence, QueryReport};
 use std::fmt::Write;
 
 const HEIGHT: f64 = 440.0;
@@ -11,6 +11,9 @@ const TOP: f64 = 60.0;
 const BOTTOM: f64 = 110.0;
 const ORIGINAL: &str = "#1f77b4";
 const ESTIMATE: &str = "#ff7f0e";
+/// Backgrounds of the groups only one side has.
+const MISSING: &str = "#e8e8e8";
+const SPURIOUS: &str = "#fde0dd";
 
 /// The SVG text of the chart; `title` is shown on top, `y_label` on the value axis.
 pub fn svg(report: &QueryReport, title: &str, y_label: &str) -> String {
@@ -45,6 +48,7 @@ pub fn svg(report: &QueryReport, title: &str, y_label: &str) -> String {
     line(&mut s, (LEFT, base), (width - RIGHT, base), "black");
     for (i, g) in report.groups.iter().enumerate() {
         let x0 = LEFT + slot * i as f64;
+        mark_presence(&mut s, g.presence, x0, slot, plot_h, &g.key);
         let bar = slot * 0.38;
         for (k, (value, color)) in [(g.original, ORIGINAL), (g.estimate, ESTIMATE)].into_iter().enumerate() {
             if let Some(v) = value {
@@ -75,6 +79,24 @@ pub fn svg(report: &QueryReport, title: &str, y_label: &str) -> String {
     legend(&mut s, width);
     s.push_str("</svg>\n");
     s
+}
+
+/// A shaded band behind a group the estimate lacks (missing) or invents (spurious), its
+/// status written down the band: a bar of 0 and an absent bar look alike otherwise.
+fn mark_presence(s: &mut String, presence: Presence, x0: f64, slot: f64, plot_h: f64, key: &str) {
+    let shade = match presence {
+        Presence::Both => return,
+        Presence::Missing => MISSING,
+        Presence::Spurious => SPURIOUS,
+    };
+    let name = presence.name();
+    let _ = writeln!(
+        s,
+        r#"<rect class="{name}" x="{x0:.1}" y="{TOP:.1}" width="{slot:.1}" height="{plot_h:.1}" fill="{shade}"><title>{}: {name}</title></rect>"#,
+        esc(key)
+    );
+    let (tx, ty) = (x0 + slot / 2.0 + 3.0, TOP + 4.0);
+    text(s, tx, ty, "end", &format!(r#" font-size="9" transform="rotate(-90 {tx:.1} {ty:.1})""#), name);
 }
 
 fn line(s: &mut String, (x1, y1): (f64, f64), (x2, y2): (f64, f64), stroke: &str) {
@@ -121,13 +143,30 @@ mod tests {
 
     #[test]
     fn bars_labels_and_legend() {
-        let g = |k: &str, o, e| GroupError { key: k.into(), original: Some(o), estimate: Some(e) };
+        let g = |k: &str, o, e| GroupError::both(k, o, e);
         let r =
             QueryReport { query: String::new(), groups: vec![g("35", 3.0, 2.5), g("40", 7.0, 8.0)], additive: true };
         let s = svg(&r, "Q <1>", "patients");
         assert!(s.starts_with("<svg") && s.trim_end().ends_with("</svg>"));
         assert!(s.contains(">35</text>") && s.contains(">40</text>") && s.contains("Q &lt;1&gt;"));
         assert_eq!(s.matches("<rect x=").count(), 4 + 2);
+        assert!(!s.contains("spurious") && !s.contains("missing"));
         assert_eq!(nice_scale(8.0), (8.0, 2.0));
+    }
+
+    #[test]
+    fn spurious_and_missing_groups_are_marked() {
+        let missing = GroupError { presence: Presence::Missing, mass: 0.0, ..GroupError::both("60", 4.0, 0.0) };
+        let spurious = GroupError { presence: Presence::Spurious, ..GroupError::both("40", 0.0, 3.5) };
+        let r = QueryReport {
+            query: String::new(),
+            groups: vec![GroupError::both("30", 3.0, 3.5), spurious, missing],
+            additive: true,
+        };
+        let s = svg(&r, "Q", "patients");
+        assert_eq!(s.matches(r#"<rect class="spurious""#).count(), 1);
+        assert_eq!(s.matches(r#"<rect class="missing""#).count(), 1);
+        assert!(s.contains("<title>40: spurious</title>") && s.contains("<title>60: missing</title>"));
+        assert!(s.contains(">spurious</text>") && s.contains(">missing</text>"));
     }
 }

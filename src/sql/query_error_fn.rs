@@ -1,15 +1,18 @@
 //! Query-error functions (the logic lives in `crate::eval`):
 //! - `query_error(sql, original, release [, catalog])`: the query's answer on `original` next
-//!   to its estimate from `release` per group, with absolute and relative errors and a final
-//!   `SUMMARY` row (totals, mean absolute error, ARE);
+//!   to its estimate from `release` per group, with absolute and relative errors, and summary
+//!   rows: `SUMMARY` (ARE over the original's groups, the headline), `SUMMARY missing`,
+//!   `SUMMARY spurious` and `SUMMARY union` (docs/query_error.md);
 //! - `workload_queries(table, 'W1'|'W2'|'W3'|'attribute', n [, seed])`: random COUNT queries of
 //!   the papers' workloads as rows (query_id, sql);
 //! - `workload_error(original, release, 'W1'|'W2'|'W3'|'attribute', n [, seed [, catalog]])`: every
-//!   query of such a workload through the harness, one row per query (its ARE over its groups)
-//!   and a final row with query_id NULL: the workload's ARE (ArtUC paper, Def. 7).
+//!   query of such a workload through the harness, one row per query (its ARE over the
+//!   original's groups, the union ARE, missing and spurious groups with the release's records
+//!   in the spurious ones) and a final row with query_id NULL: the workload's ARE (ArtUC paper,
+//!   Def. 7), the mean union ARE and the summed counts.
 
 use super::{Args, block_on, session_context};
-use crate::eval::{QueryReport, query_error, query_errors, workload};
+use crate::eval::{QueryReport, Summary, query_error, query_errors, workload};
 use crate::meta::Registry;
 use datafusion::arrow::array::{Float64Array, Int64Array, RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
@@ -80,25 +83,48 @@ impl TableFunctionImpl for WorkloadError {
         let kind = workload::Workload::parse(&kind)?;
         let ctx = session_context(&args)?;
         let reg = &self.registry;
-        let (queries, ares) = block_on(async {
+        let (queries, summaries) = block_on(async {
             let queries = workload::generate(&ctx, reg, &original, kind, n, seed).await?;
             let reports = query_errors(&ctx, reg, &queries, &original, &release, catalog.as_deref()).await?;
-            let ares: Vec<Option<f64>> = reports.iter().map(|r| r.summary().are).collect();
-            Ok::<_, crate::error::AnonError>((queries, ares))
+            let summaries: Vec<Summary> = reports.iter().map(QueryReport::summary).collect();
+            Ok::<_, crate::error::AnonError>((queries, summaries))
         })?;
-        let answered: Vec<f64> = ares.iter().flatten().copied().collect();
-        let mean = (!answered.is_empty()).then(|| answered.iter().sum::<f64>() / answered.len() as f64);
         let schema = Arc::new(Schema::new(vec![
             Field::new("query_id", DataType::Int64, true),
             Field::new("sql", DataType::Utf8, false),
             Field::new("are", DataType::Float64, true),
+            Field::new("union_are", DataType::Float64, true),
+            Field::new("missing_groups", DataType::Int64, false),
+            Field::new("spurious_groups", DataType::Int64, false),
+            Field::new("spurious_records", DataType::Float64, false),
         ]));
         let ids: Vec<Option<i64>> = (1..=queries.len() as i64).map(Some).chain([None]).collect();
         let sql: Vec<String> = queries.into_iter().chain([format!("SUMMARY: workload {kind:?}")]).collect();
-        let are: Vec<Option<f64>> = ares.into_iter().chain([mean]).collect();
+        // Per query, then the workload: mean AREs (of the queries that have one), summed counts.
+        let ares = |f: &dyn Fn(&Summary) -> Option<f64>| -> Float64Array {
+            let per: Vec<Option<f64>> = summaries.iter().map(f).collect();
+            let answered: Vec<f64> = per.iter().flatten().copied().collect();
+            let mean = (!answered.is_empty()).then(|| answered.iter().sum::<f64>() / answered.len() as f64);
+            per.into_iter().chain([mean]).collect()
+        };
+        let counts = |f: &dyn Fn(&Summary) -> usize| -> Int64Array {
+            let per: Vec<i64> = summaries.iter().map(|s| f(s) as i64).collect();
+            let total = per.iter().sum();
+            per.into_iter().chain([total]).map(Some).collect()
+        };
+        let mass: Vec<f64> = summaries.iter().map(|s| s.spurious.mass).collect();
+        let mass: Float64Array = mass.iter().copied().chain([mass.iter().sum()]).map(Some).collect();
         let batch = RecordBatch::try_new(
             schema.clone(),
-            vec![Arc::new(Int64Array::from(ids)), Arc::new(StringArray::from(sql)), Arc::new(Float64Array::from(are))],
+            vec![
+                Arc::new(Int64Array::from(ids)),
+                Arc::new(StringArray::from(sql)),
+                Arc::new(ares(&Summary::are)),
+                Arc::new(ares(&|s| s.union.are)),
+                Arc::new(counts(&|s| s.missing.groups)),
+                Arc::new(counts(&|s| s.spurious.groups)),
+                Arc::new(mass),
+            ],
         )?;
         Ok(super::mem_table(schema, vec![batch])?)
     }

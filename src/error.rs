@@ -20,6 +20,8 @@ pub enum AnonError {
     Table { table: String, message: String },
     /// An error raised inside DataFusion while running one of our plans.
     DataFusion(Box<DataFusionError>),
+    /// The user stopped the running statement (Ctrl-C in the CLI).
+    Cancelled,
 }
 
 pub type Result<T, E = AnonError> = std::result::Result<T, E>;
@@ -57,6 +59,7 @@ impl fmt::Display for AnonError {
             AnonError::Io { path, message } => write!(f, "cannot read '{path}': {message}"),
             AnonError::Table { table, message } => write!(f, "table '{table}': {message}"),
             AnonError::DataFusion(e) => write!(f, "{e}"),
+            AnonError::Cancelled => write!(f, "cancelled by the user"),
         }
     }
 }

@@ -12,7 +12,7 @@ use std::process::ExitCode;
 /// SQL-queryable anonymization engine for health data.
 ///
 /// Without -f, -c or a subcommand: an interactive session on a terminal, or the statements
-/// read from standard input when it is piped.
+/// read from standard input when it is piped (exit status 1 if any of them failed).
 #[derive(Parser)]
 #[command(name = "anonfusion", version)]
 struct Args {
@@ -74,10 +74,10 @@ async fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     }
-    registry.set_progress(std::sync::Arc::new(cli::progress::Bar::default()));
     let mut runner = Runner::new(ctx, args.format);
+    registry.set_progress(runner.bar.clone());
     match run(&mut runner, &registry, args, &matches).await {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => code,
         Err(e) => {
             eprintln!("Error: {e}");
             ExitCode::FAILURE
@@ -126,16 +126,17 @@ async fn run(
     registry: &std::sync::Arc<anonfusion::Registry>,
     args: Args,
     matches: &ArgMatches,
-) -> Result<(), String> {
+) -> Result<ExitCode, String> {
     let mut out = std::io::stdout();
     match &args.command {
         Some(Command::Demo) => {
             runner.echo = true;
             runner.run_script("sql/demo.sql", cli::DEMO_SQL, &mut out).await?;
-            return Ok(());
+            return Ok(ExitCode::SUCCESS);
         }
         Some(Command::Evaluate(evaluate)) => {
-            return cli::evaluate::run(evaluate, args.format, &runner.ctx, registry, &mut out).await;
+            cli::evaluate::run(evaluate, args.format, &runner.ctx, registry, &mut out).await?;
+            return Ok(ExitCode::SUCCESS);
         }
         None => {}
     }
@@ -150,15 +151,19 @@ async fn run(
                 Source::Command(command) => runner.run_script("-c", &command, &mut out).await?,
             };
             if flow == Flow::Quit {
-                return Ok(());
+                break;
             }
         }
-        return Ok(());
+        return Ok(ExitCode::SUCCESS);
     }
     if std::io::stdin().is_terminal() {
-        cli::repl::run(runner).await
+        cli::repl::run(runner).await?;
+        Ok(ExitCode::SUCCESS)
     } else {
-        runner.run_lines(std::io::stdin().lock(), &mut out, &mut std::io::stderr()).await;
-        Ok(())
+        // Each error is printed where it happened; the status tells a calling script.
+        match runner.run_lines(std::io::stdin().lock(), &mut out, &mut std::io::stderr()).await {
+            0 => Ok(ExitCode::SUCCESS),
+            _ => Ok(ExitCode::FAILURE),
+        }
     }
 }

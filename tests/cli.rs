@@ -34,7 +34,6 @@ fn multi_line_statement() {
 #[test]
 fn an_error_does_not_end_the_session() {
     let out = run(&[], "SELECT * FROM no_such_table;\nSELECT 40 + 2 AS answer;\n");
-    assert!(out.status.success());
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert!(stderr.starts_with("Error: "), "{stderr}");
     assert!(stderr.contains("no_such_table"), "{stderr}");
@@ -106,12 +105,137 @@ fn timing_prints_elapsed_time() {
 }
 
 #[test]
-fn help_lists_commands_and_table_functions() {
+fn help_lists_every_command() {
     let out = run(&[], "\\?\n");
     let stdout = text(&out.stdout);
-    for word in ["\\q", "\\d NAME", "\\timing", "generalize", "load_dataset"] {
+    for word in ["\\q", "\\d NAME", "\\df", "\\x", "\\i FILE", "\\o [FILE]", "\\timing", "\\?", "Ctrl-C"] {
         assert!(stdout.contains(word), "{word} missing from {stdout}");
     }
+}
+
+#[test]
+fn df_lists_each_table_function_with_signature_and_purpose() {
+    let out = run(&[], "\\df\n\\df hceil\n");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    for word in ["load_dataset(name [, rows", "generalize(source, output", "ipa_release", "set_privacy_budget"] {
+        assert!(stdout.contains(word), "{word} missing from {stdout}");
+    }
+    let filtered = &stdout[stdout.rfind("| name").unwrap()..];
+    assert!(filtered.contains("| hceil_anonymize | k-anonymity under an h-ceiling"), "{filtered}");
+    assert!(filtered.contains("hceil_anonymize(source, output, k [, h"), "{filtered}");
+    assert!(!filtered.contains("load_dataset"), "{filtered}");
+}
+
+#[test]
+fn describe_shows_roles_and_hierarchies() {
+    let out = run(&[], "SELECT * FROM load_dataset('adult');\n\\d ADULT\n");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("| column         | type  | nullable | role             | hierarchy "), "{stdout}");
+    assert!(
+        stdout.contains("| age            | Int64 | NO       | quasi_identifier | numeric, height 4, 100 leaves"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("| occupation     | Utf8  | NO       | sensitive        | categorical, height 2, 14 leaves"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn expanded_display_toggles() {
+    let out = run(&[], "\\x\nSELECT 1 AS a, 'two' AS bee;\n\\x\nSELECT 3 AS c;\n");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        "Expanded display is on.\n-[ RECORD 1 ]\na   | 1\nbee | two\nExpanded display is off.\n+---+\n| c |\n+---+\n| 3 |\n+---+\n"
+    );
+}
+
+#[test]
+fn include_runs_a_file_and_output_redirects_results() {
+    let dir = std::env::temp_dir().join(format!("anonfusion-cli-io-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (script, results) = (dir.join("setup.sql"), dir.join("results.txt"));
+    std::fs::write(&script, "CREATE TABLE from_file AS SELECT 'included' AS t;\n\\timing\n").unwrap();
+    let input = format!(
+        "\\i {}\n\\timing\n\\o {}\nSELECT t FROM from_file;\n\\o\nSELECT 'on screen' AS s;\n",
+        script.display(),
+        results.display()
+    );
+    let out = run(&[], &input);
+    let written = std::fs::read_to_string(&results).unwrap_or_default();
+    std::fs::remove_dir_all(&dir).ok();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("Timing is on.") && stdout.contains("Timing is off."), "{stdout}");
+    assert!(stdout.contains("on screen") && !stdout.contains("| included"), "{stdout}");
+    assert_eq!(written, "+----------+\n| t        |\n+----------+\n| included |\n+----------+\n");
+    // A missing file is an error naming it.
+    let out = run(&["-c", "\\i /nonexistent/script.sql"], "");
+    assert!(!out.status.success() && text(&out.stderr).contains("cannot read /nonexistent/script.sql"));
+}
+
+#[test]
+fn a_command_inside_an_open_statement_runs_and_leaves_it_open() {
+    let out = run(&["--format", "csv"], "SELECT 6 * 7\n\\timing\nAS answer;\n");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.starts_with("Timing is on.\nanswer\n42\nTime: "), "{stdout}");
+}
+
+#[test]
+fn piped_errors_exit_non_zero() {
+    let out = run(&[], "SELECT * FROM no_such_table;\nSELECT 40 + 2 AS answer;\n");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stdout).contains("| 42     |"), "the session goes on after the error");
+    assert_eq!(text(&out.stderr).lines().filter(|l| l.starts_with("Error: ")).count(), 1, "{}", text(&out.stderr));
+    assert!(run(&[], "SELECT 1;\n").status.success());
+}
+
+#[test]
+fn scripts_and_commands_print_each_error_once() {
+    let dir = std::env::temp_dir().join(format!("anonfusion-cli-once-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("bad.sql");
+    std::fs::write(&path, "SELECT * FROM missing_table;\n").unwrap();
+    let from_file = run(&["-f", path.to_str().unwrap()], "");
+    std::fs::remove_dir_all(&dir).ok();
+    for out in [from_file, run(&["-c", "SELECT * FROM missing_table"], "")] {
+        assert_eq!(out.status.code(), Some(1));
+        let stderr = text(&out.stderr);
+        assert_eq!(stderr.matches("missing_table").count(), 2, "the error and its statement, once: {stderr}");
+        assert_eq!(stderr.lines().filter(|l| l.starts_with("Error: ")).count(), 1, "{stderr}");
+    }
+}
+
+#[test]
+fn list_columns_print_as_delimited_text() {
+    let sql = "SELECT make_array('250.00', '401.9') AS codes, 1 AS n";
+    let table = run(&["-c", sql], "");
+    assert!(table.status.success(), "{}", text(&table.stderr));
+    assert!(text(&table.stdout).contains("| 250.00;401.9 | 1 |"), "{}", text(&table.stdout));
+    let csv = run(&["--format", "csv", "-c", sql], "");
+    assert_eq!(text(&csv.stdout), "codes,n\n250.00;401.9,1\n");
+    let json = run(&["--format", "json", "-c", sql], "");
+    assert_eq!(text(&json.stdout), "[{\"codes\":[\"250.00\",\"401.9\"],\"n\":1}]\n");
+}
+
+#[test]
+fn no_pager_in_pipes() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_anonfusion"))
+        .env("ANONFUSION_HISTORY", "/nonexistent/dir/history")
+        .env("ANONFUSION_LEDGER", "/nonexistent/dir/ledger.tsv")
+        .env("PAGER", "sed s/^/paged:/")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"SELECT * FROM generate_series(1, 500) AS t(n);\n").unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("| 500 |") && !stdout.contains("paged:"), "{stdout}");
 }
 
 #[test]

@@ -1,30 +1,59 @@
-//! Backslash commands: `\q`, `\d`, `\d NAME`, `\timing`, `\?`.
+//! Backslash commands, psql's where psql has one: `\q`, `\d`, `\d NAME`, `\df`, `\x`, `\i`,
+//! `\o`, `\timing`, `\?`.
 
-use super::{Flow, Runner, format};
-use datafusion::arrow::array::{RecordBatch, StringArray};
+use super::{Action, Flow, Runner};
+use datafusion::arrow::array::{ArrayRef, RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
+use std::collections::HashMap;
 use std::io::Write;
+use std::path::PathBuf;
 use std::sync::Arc;
 
-pub async fn run(runner: &mut Runner, line: &str, out: &mut dyn Write) -> Result<Flow, String> {
+/// Every command with its usage and what it does: the help and the completion both read it.
+pub const COMMANDS: &[(&str, &str)] = &[
+    ("\\q", "quit (also Ctrl-D)"),
+    ("\\d", "list tables"),
+    ("\\d NAME", "show table NAME: columns, declared roles and hierarchies"),
+    ("\\df [PATTERN]", "list table functions (names containing PATTERN): signature and purpose"),
+    ("\\x", "toggle expanded display: one line per column, one block per row"),
+    ("\\i FILE", "run the statements and commands of FILE"),
+    ("\\o [FILE]", "send results to FILE; \\o alone sends them back to the screen"),
+    ("\\timing", "toggle printing the time each statement takes"),
+    ("\\?", "this help"),
+];
+
+pub(super) async fn run(runner: &mut Runner, line: &str, out: &mut dyn Write) -> Result<Action, String> {
     let mut words = line.split_whitespace();
     let command = words.next().unwrap_or_default();
     let arg = words.next();
     if words.next().is_some() {
         return Err(format!("too many arguments to {command} (see \\?)"));
     }
+    let io = |e: std::io::Error| e.to_string();
     match (command, arg) {
-        ("\\q", None) => return Ok(Flow::Quit),
+        ("\\q", None) => return Ok(Action::Flow(Flow::Quit)),
         ("\\d", None) => list_tables(runner, out).await?,
         ("\\d", Some(name)) => describe_table(runner, name, out).await?,
+        ("\\df", pattern) => list_functions(runner, pattern.unwrap_or_default(), out)?,
+        ("\\x", None) => {
+            runner.expanded = !runner.expanded;
+            writeln!(out, "Expanded display is {}.", on_off(runner.expanded)).map_err(io)?;
+        }
+        ("\\i", Some(file)) => return Ok(Action::Include(PathBuf::from(file))),
+        ("\\o", file) => return Ok(Action::Redirect(file.map(PathBuf::from))),
         ("\\timing", None) => {
             runner.timing = !runner.timing;
-            writeln!(out, "Timing is {}.", if runner.timing { "on" } else { "off" }).map_err(|e| e.to_string())?;
+            writeln!(out, "Timing is {}.", on_off(runner.timing)).map_err(io)?;
         }
-        ("\\?", None) => help(runner, out).map_err(|e| e.to_string())?,
+        ("\\?", None) => help(out).map_err(io)?,
+        ("\\i", None) => return Err("\\i needs a file name (see \\?)".into()),
         _ => return Err(format!("unknown command {line} (see \\?)")),
     }
-    Ok(Flow::Continue)
+    Ok(Action::Flow(Flow::Continue))
+}
+
+fn on_off(on: bool) -> &'static str {
+    if on { "on" } else { "off" }
 }
 
 async fn list_tables(runner: &Runner, out: &mut dyn Write) -> Result<(), String> {
@@ -42,39 +71,98 @@ async fn list_tables(runner: &Runner, out: &mut dyn Write) -> Result<(), String>
     runner.sql(&sql, out).await
 }
 
+/// The columns of a table with the role and hierarchy declared for each (from the system
+/// views `anon_roles` and `anon_hierarchies`, so it shows what the functions will use).
 async fn describe_table(runner: &Runner, name: &str, out: &mut dyn Write) -> Result<(), String> {
     let provider = runner.ctx.table_provider(name).await.map_err(super::describe)?;
     let schema = provider.schema();
-    let column = |f: fn(&Field) -> String| StringArray::from_iter_values(schema.fields().iter().map(|x| f(x)));
+    // The registry keys tables by the name DataFusion resolves (`ADULT` is `adult`).
+    let table = datafusion::common::TableReference::from(name).table().replace('\'', "''");
+    let roles =
+        lookup(runner, &format!("SELECT column_name, role FROM anon_roles WHERE table_name = '{table}'")).await?;
+    let hierarchies = lookup(
+        runner,
+        &format!(
+            "SELECT column_name, kind || ', height ' || height || ', ' || leaves || ' leaves' \
+             FROM anon_hierarchies WHERE table_name = '{table}'"
+        ),
+    )
+    .await?;
+    let fields = schema.fields();
+    let strings = |f: &dyn Fn(&Field) -> Option<String>| -> ArrayRef {
+        Arc::new(fields.iter().map(|x| f(x)).collect::<StringArray>())
+    };
     let rows = Arc::new(Schema::new(vec![
         Field::new("column", DataType::Utf8, false),
         Field::new("type", DataType::Utf8, false),
         Field::new("nullable", DataType::Utf8, false),
+        Field::new("role", DataType::Utf8, true),
+        Field::new("hierarchy", DataType::Utf8, true),
     ]));
     let batch = RecordBatch::try_new(
         rows.clone(),
         vec![
-            Arc::new(column(|f| f.name().clone())),
-            Arc::new(column(|f| f.data_type().to_string())),
-            Arc::new(column(|f| if f.is_nullable() { "YES" } else { "NO" }.to_string())),
+            strings(&|f| Some(f.name().clone())),
+            strings(&|f| Some(f.data_type().to_string())),
+            strings(&|f| Some(if f.is_nullable() { "YES" } else { "NO" }.to_string())),
+            strings(&|f| roles.get(f.name()).cloned()),
+            strings(&|f| hierarchies.get(f.name()).cloned()),
         ],
     )
     .map_err(|e| e.to_string())?;
-    format::write(runner.format, &rows, &[batch], out).map_err(|e| e.to_string())
+    runner.write(&rows, &[batch], out)
 }
 
-fn help(runner: &Runner, out: &mut dyn Write) -> std::io::Result<()> {
-    writeln!(out, "Statements end with ';' and may span lines. Commands:")?;
-    writeln!(out, "  \\q          quit (also Ctrl-D)")?;
-    writeln!(out, "  \\d          list tables")?;
-    writeln!(out, "  \\d NAME     show the columns of table NAME")?;
-    writeln!(out, "  \\timing     toggle printing the time each statement takes")?;
-    writeln!(out, "  \\?          this help")?;
-    let mut functions: Vec<String> = runner.ctx.state().table_functions().keys().cloned().collect();
-    functions.sort();
-    writeln!(out, "Table functions (use as SELECT * FROM name(...)):")?;
-    for f in functions {
-        writeln!(out, "  {f}")?;
+/// A two-column query as a map from the first column to the second.
+async fn lookup(runner: &Runner, sql: &str) -> Result<HashMap<String, String>, String> {
+    let batches = runner.ctx.sql(sql).await.map_err(super::describe)?.collect().await.map_err(super::describe)?;
+    let mut map = HashMap::new();
+    for b in &batches {
+        let text = |i: usize| datafusion::arrow::compute::cast(b.column(i), &DataType::Utf8).map_err(|e| e.to_string());
+        let (keys, values) = (text(0)?, text(1)?);
+        let (keys, values) =
+            (keys.as_any().downcast_ref::<StringArray>(), values.as_any().downcast_ref::<StringArray>());
+        if let (Some(keys), Some(values)) = (keys, values) {
+            map.extend(keys.iter().zip(values).filter_map(|(k, v)| Some((k?.to_string(), v?.to_string()))));
+        }
     }
-    Ok(())
+    Ok(map)
+}
+
+/// Each table function of the session with its signature and purpose, as `\df` lists them.
+fn list_functions(runner: &Runner, pattern: &str, out: &mut dyn Write) -> Result<(), String> {
+    let docs = anonfusion::sql::docs::TABLE_FUNCTIONS;
+    let mut names: Vec<String> =
+        runner.ctx.state().table_functions().keys().filter(|n| n.contains(pattern)).cloned().collect();
+    names.sort();
+    let doc = |name: &str| docs.iter().find(|d| d.name == name);
+    let column = |f: &dyn Fn(&str) -> Option<&'static str>| -> ArrayRef {
+        Arc::new(names.iter().map(|n| f(n)).collect::<StringArray>())
+    };
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("name", DataType::Utf8, false),
+        Field::new("purpose", DataType::Utf8, true),
+        Field::new("signature", DataType::Utf8, true),
+    ]));
+    let batch = RecordBatch::try_new(
+        schema.clone(),
+        vec![
+            Arc::new(StringArray::from_iter_values(&names)),
+            column(&|n| doc(n).map(|d| d.purpose)),
+            column(&|n| doc(n).map(|d| d.signature)),
+        ],
+    )
+    .map_err(|e| e.to_string())?;
+    runner.write(&schema, &[batch], out)
+}
+
+fn help(out: &mut dyn Write) -> std::io::Result<()> {
+    writeln!(out, "Statements end with ';' and may span lines; Ctrl-C cancels the running one.")?;
+    writeln!(out, "Commands (also inside an open statement, which stays open):")?;
+    let width = COMMANDS.iter().map(|(usage, _)| usage.len()).max().unwrap_or(0);
+    for (usage, what) in COMMANDS {
+        writeln!(out, "  {usage:width$}  {what}")?;
+    }
+    writeln!(out, "Tab completes keywords, tables, columns, table functions and commands.")?;
+    writeln!(out, "Table functions: \\df (use as SELECT * FROM name(...)).")
 }

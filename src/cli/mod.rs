@@ -2,9 +2,12 @@
 //! statements (`-c`) and the bundled demo. Every mode feeds [`Piece`]s from the splitter to
 //! one [`Runner`], so statement handling and backslash commands behave the same everywhere.
 
+pub mod cancel;
 mod commands;
+pub mod complete;
 pub mod evaluate;
 pub mod format;
+pub mod pager;
 pub mod progress;
 pub mod repl;
 pub mod split;
@@ -14,6 +17,8 @@ use datafusion::prelude::SessionContext;
 use format::Format;
 use split::{Piece, Splitter};
 use std::io::{BufRead, Write};
+use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Instant;
 
 /// The bundled demo script; `demo` runs it with statement echo.
@@ -26,35 +31,91 @@ pub enum Flow {
     Quit,
 }
 
+/// What a backslash command asks of the runner beyond writing its output.
+enum Action {
+    Flow(Flow),
+    /// `\o FILE` (or `\o` alone: `None`, back to the caller's output).
+    Redirect(Option<PathBuf>),
+    /// `\i FILE`.
+    Include(PathBuf),
+}
+
 /// A session plus the display settings the backslash commands change.
 pub struct Runner {
     pub ctx: SessionContext,
     pub format: Format,
     pub timing: bool,
+    /// `\x`: tables print one record per block, one line per column.
+    pub expanded: bool,
     /// Print each statement before its result (the demo).
     pub echo: bool,
+    /// Ctrl-C cancels the running statement (the REPL, which installs [`cancel::install`]).
+    pub cancellable: bool,
+    /// The session's progress bar, cleared when a statement is cancelled mid-search.
+    pub bar: Arc<progress::Bar>,
+    /// `\o FILE`: where results go instead of the caller's output.
+    redirect: Option<(PathBuf, std::fs::File)>,
 }
 
 impl Runner {
     pub fn new(ctx: SessionContext, format: Format) -> Self {
-        Self { ctx, format, timing: false, echo: false }
+        Self {
+            ctx,
+            format,
+            timing: false,
+            expanded: false,
+            echo: false,
+            cancellable: false,
+            bar: Arc::default(),
+            redirect: None,
+        }
     }
 
-    /// Run one statement or command, writing its result to `out`. The error is the message to
-    /// show, without the `Error: ` prefix.
+    /// Run one statement or command, writing its result to `out` (or to the `\o` file). The
+    /// error is the message to show, without the `Error: ` prefix.
     pub async fn run(&mut self, piece: &Piece, out: &mut dyn Write) -> Result<Flow, String> {
+        let mut redirect = self.redirect.take();
+        let action = {
+            let target: &mut dyn Write = match &mut redirect {
+                Some((_, file)) => file,
+                None => &mut *out,
+            };
+            self.dispatch(piece, target).await
+        };
+        self.redirect = redirect;
+        match action? {
+            Action::Flow(flow) => Ok(flow),
+            Action::Redirect(None) => {
+                self.redirect = None;
+                Ok(Flow::Continue)
+            }
+            Action::Redirect(Some(path)) => {
+                let file = std::fs::File::create(&path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+                self.redirect = Some((path, file));
+                Ok(Flow::Continue)
+            }
+            Action::Include(path) => {
+                let script =
+                    std::fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+                // A script may include another: the recursion is boxed.
+                Box::pin(self.run_script(&path.display().to_string(), &script, out)).await
+            }
+        }
+    }
+
+    async fn dispatch(&mut self, piece: &Piece, out: &mut dyn Write) -> Result<Action, String> {
         let started = Instant::now();
-        let flow = match piece {
+        let action = match piece {
             Piece::Command { text, .. } => commands::run(self, text, out).await?,
             Piece::Sql { text, .. } => {
                 if self.echo {
                     writeln!(out, "{text};").map_err(|e| e.to_string())?;
                 }
-                self.sql(text, out).await?;
+                self.sql_cancellable(text, out).await?;
                 if self.echo {
                     writeln!(out).map_err(|e| e.to_string())?;
                 }
-                Flow::Continue
+                Action::Flow(Flow::Continue)
             }
         };
         // A toggle reports its own new state; timing it would be noise.
@@ -63,14 +124,47 @@ impl Runner {
             writeln!(out, "Time: {ms:.3} ms").map_err(|e| e.to_string())?;
         }
         out.flush().map_err(|e| e.to_string())?;
-        Ok(flow)
+        Ok(action)
+    }
+
+    /// A statement that Ctrl-C cancels when the session is [`Runner::cancellable`]: dropping
+    /// its future drops DataFusion's streams, which aborts their tasks.
+    async fn sql_cancellable(&self, text: &str, out: &mut dyn Write) -> Result<(), String> {
+        if !self.cancellable {
+            return self.sql(text, out).await;
+        }
+        cancel::reset();
+        let result = tokio::select! {
+            result = self.sql(text, out) => result,
+            () = cancel::pressed() => Err(anonfusion::AnonError::Cancelled.to_string()),
+        };
+        if cancel::requested() {
+            // A search stopped mid-way leaves its bar drawn.
+            anonfusion::progress::Progress::finish(self.bar.as_ref());
+        }
+        result
     }
 
     async fn sql(&self, text: &str, out: &mut dyn Write) -> Result<(), String> {
         let df = self.ctx.sql(text).await.map_err(describe)?;
         let schema = df.schema().inner().clone();
         let batches = df.collect().await.map_err(describe)?;
-        format::write(self.format, &schema, &batches, out).map_err(|e| e.to_string())
+        self.write(&schema, &batches, out)
+    }
+
+    /// A result in the session's format (`\x` applies to tables).
+    fn write(
+        &self,
+        schema: &datafusion::arrow::datatypes::SchemaRef,
+        batches: &[datafusion::arrow::array::RecordBatch],
+        out: &mut dyn Write,
+    ) -> Result<(), String> {
+        let written = if self.expanded && self.format == Format::Table {
+            format::write_expanded(schema, batches, out)
+        } else {
+            format::write(self.format, schema, batches, out)
+        };
+        written.map_err(|e| e.to_string())
     }
 
     /// Run a script, stopping at the first failure with a message that names `name`, the
@@ -90,34 +184,41 @@ impl Runner {
     }
 
     /// The non-interactive session over piped input: errors go to `err` and the session goes
-    /// on; an unterminated statement at the end of input still runs.
-    pub async fn run_lines(&mut self, input: impl BufRead, out: &mut dyn Write, err: &mut dyn Write) {
+    /// on; an unterminated statement at the end of input still runs. Returns how many pieces
+    /// failed, so the process can exit non-zero.
+    pub async fn run_lines(&mut self, input: impl BufRead, out: &mut dyn Write, err: &mut dyn Write) -> usize {
         let mut splitter = Splitter::new();
+        let mut failed = 0;
         for line in input.lines() {
             let Ok(line) = line else {
                 let _ = writeln!(err, "Error: cannot read input");
-                return;
+                return failed + 1;
             };
             for piece in splitter.push_line(&line) {
-                if self.run_reporting(&piece, out, err).await == Flow::Quit {
-                    return;
+                match self.run_reporting(&piece, out, err).await {
+                    Ok(Flow::Quit) => return failed,
+                    Ok(Flow::Continue) => {}
+                    Err(()) => failed += 1,
                 }
             }
         }
-        if let Some(piece) = splitter.finish() {
-            self.run_reporting(&piece, out, err).await;
+        if let Some(piece) = splitter.finish()
+            && self.run_reporting(&piece, out, err).await.is_err()
+        {
+            failed += 1;
         }
+        failed
     }
 
-    /// Run a piece; a failure is printed to `err` and the session continues.
-    pub async fn run_reporting(&mut self, piece: &Piece, out: &mut dyn Write, err: &mut dyn Write) -> Flow {
+    /// Run a piece; a failure is printed to `err` (once) and the session continues.
+    pub async fn run_reporting(&mut self, piece: &Piece, out: &mut dyn Write, err: &mut dyn Write) -> Result<Flow, ()> {
         match self.run(piece, out).await {
-            Ok(flow) => flow,
+            Ok(flow) => Ok(flow),
             Err(e) => {
                 let _ = out.flush();
                 let _ = writeln!(err, "Error: {e}");
                 let _ = err.flush();
-                Flow::Continue
+                Err(())
             }
         }
     }

@@ -1,6 +1,7 @@
 //! The progress bar long lattice searches draw on stderr. indicatif hides it when stderr is
 //! not a terminal, so scripts, pipes and tests see nothing; the bar is cleared when the
-//! search ends, so results are not interleaved with it.
+//! search ends, so results are not interleaved with it. It also passes the REPL's Ctrl-C to
+//! the searches ([`super::cancel`]).
 
 use anonfusion::progress::Progress;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -33,5 +34,9 @@ impl Progress for Bar {
         if let Some(b) = self.bar.lock().expect("progress lock").take() {
             b.finish_and_clear();
         }
+    }
+
+    fn cancelled(&self) -> bool {
+        super::cancel::requested()
     }
 }

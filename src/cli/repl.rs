@@ -1,10 +1,14 @@
-//! The interactive loop on a terminal, with line editing and a history file.
+//! The interactive loop on a terminal: line editing, tab completion, a history file appended
+//! after every statement, Ctrl-C that cancels the running statement (see [`super::cancel`]),
+//! and a pager for long results.
 
 use super::Flow;
 use super::Runner;
-use super::split::Splitter;
-use rustyline::DefaultEditor;
+use super::complete::{Complete, Names};
+use super::split::{Piece, Splitter};
+use rustyline::Editor;
 use rustyline::error::ReadlineError;
+use rustyline::history::DefaultHistory;
 use std::path::PathBuf;
 
 const PROMPT: &str = "anonfusion> ";
@@ -19,51 +23,69 @@ fn history_path() -> Option<PathBuf> {
 }
 
 pub async fn run(runner: &mut Runner) -> Result<(), String> {
-    let mut editor = DefaultEditor::new().map_err(|e| e.to_string())?;
+    let mut editor: Editor<Complete, DefaultHistory> = Editor::new().map_err(|e| e.to_string())?;
+    let names = Names::default();
+    names.refresh(&runner.ctx).await;
+    editor.set_helper(Some(Complete(names.clone())));
     let history = history_path();
     // A missing or unreadable history must not keep anyone from working.
     if let Some(path) = &history {
         let _ = editor.load_history(path);
     }
+    super::cancel::install()?;
+    runner.cancellable = true;
     println!("anonfusion {}: type \\? for help, \\q to quit.", env!("CARGO_PKG_VERSION"));
     let mut splitter = Splitter::new();
     // The lines of the open statement, so history recalls a multi-line statement whole.
     let mut entry = String::new();
-    let (mut stdout, mut stderr) = (std::io::stdout(), std::io::stderr());
+    let mut stderr = std::io::stderr();
     loop {
         let prompt = if splitter.is_idle() { PROMPT } else { CONTINUATION };
         match editor.readline(prompt) {
             Ok(line) => {
-                if !entry.is_empty() {
-                    entry.push('\n');
-                }
-                entry.push_str(&line);
                 let pieces = splitter.push_line(&line);
-                if splitter.is_idle() && !entry.trim().is_empty() {
-                    let _ = editor.add_history_entry(std::mem::take(&mut entry));
-                } else if splitter.is_idle() {
-                    entry.clear();
+                let command = matches!(pieces.as_slice(), [Piece::Command { .. }]);
+                if command {
+                    // A command inside an open statement is its own history entry.
+                    remember(&mut editor, &history, line);
+                } else {
+                    if !entry.is_empty() {
+                        entry.push('\n');
+                    }
+                    entry.push_str(&line);
+                    if splitter.is_idle() {
+                        remember(&mut editor, &history, std::mem::take(&mut entry));
+                    }
                 }
                 for piece in pieces {
-                    if runner.run_reporting(&piece, &mut stdout, &mut stderr).await == Flow::Quit {
-                        return save(&mut editor, history);
+                    // Results are gathered, then shown (through the pager when long).
+                    let mut out = Vec::new();
+                    let flow = runner.run_reporting(&piece, &mut out, &mut stderr).await;
+                    let _ = super::pager::show(&out);
+                    if flow == Ok(Flow::Quit) {
+                        return Ok(());
                     }
+                    names.refresh(&runner.ctx).await;
                 }
             }
             Err(ReadlineError::Interrupted) => {
                 splitter.clear();
                 entry.clear();
             }
-            Err(ReadlineError::Eof) => break,
+            Err(ReadlineError::Eof) => return Ok(()),
             Err(e) => return Err(e.to_string()),
         }
     }
-    save(&mut editor, history)
 }
 
-fn save(editor: &mut DefaultEditor, history: Option<PathBuf>) -> Result<(), String> {
-    if let Some(path) = history {
-        let _ = editor.save_history(&path);
+/// Add an entry to the history and append it to the file at once, so a crash or a killed
+/// terminal loses nothing typed before.
+fn remember(editor: &mut Editor<Complete, DefaultHistory>, file: &Option<PathBuf>, entry: String) {
+    if entry.trim().is_empty() {
+        return;
     }
-    Ok(())
+    let _ = editor.add_history_entry(entry);
+    if let Some(path) = file {
+        let _ = editor.append_history(path);
+    }
 }

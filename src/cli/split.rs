@@ -72,7 +72,9 @@ impl Splitter {
     pub fn push_line(&mut self, line: &str) -> Vec<Piece> {
         self.line += 1;
         let line = line.trim_end_matches(['\n', '\r']);
-        if self.is_idle() && line.trim_start().starts_with('\\') {
+        // As in psql, a backslash command runs even inside an open statement, which it leaves
+        // open; inside a quote or a block comment the line is data.
+        if self.state == State::Code && line.trim_start().starts_with('\\') {
             return vec![Piece::Command { text: line.trim().to_string(), line: self.line }];
         }
         let chars: Vec<char> = line.chars().collect();
@@ -220,14 +222,17 @@ mod tests {
     }
 
     #[test]
-    fn backslash_commands_only_between_statements() {
-        let s = "\\d\nSELECT\n\\d t\n;\n  \\timing  ";
+    fn backslash_commands_run_inside_an_open_statement() {
+        let s = "\\d\nSELECT\n\\d t\n1;\n  \\timing  \nSELECT 'a\n\\x\n' /*\n\\q\n*/;";
         assert_eq!(
             split_script(s),
             vec![
                 Piece::Command { text: "\\d".into(), line: 1 },
-                sql("SELECT\n\\d t", 2),
+                Piece::Command { text: "\\d t".into(), line: 3 },
+                sql("SELECT\n1", 2),
                 Piece::Command { text: "\\timing".into(), line: 5 },
+                // Inside a quote or a block comment a backslash line is data.
+                sql("SELECT 'a\n\\x\n' /*\n\\q\n*/", 6),
             ]
         );
     }

@@ -13,7 +13,7 @@ use datafusion::datasource::MemTable;
 use datafusion::prelude::SessionContext;
 use std::sync::Arc;
 
-const SIGNATURE: &str = "load_dataset(name [, rows [, seed [, as_table]]])";
+pub(super) const SIGNATURE: &str = "load_dataset(name [, rows [, seed [, as_table]]])";
 
 #[derive(Debug)]
 struct LoadDataset {

@@ -19,13 +19,15 @@ struct LatticeNodes {
     registry: Arc<Registry>,
 }
 
+pub(super) const SIGNATURE: &str = "lattice_nodes(table)";
+
 pub fn register(ctx: &SessionContext, registry: Arc<Registry>) {
     ctx.register_udtf("lattice_nodes", Arc::new(LatticeNodes { registry }));
 }
 
 impl TableFunctionImpl for LatticeNodes {
     fn call_with_args(&self, args: TableFunctionArgs) -> datafusion::error::Result<Arc<dyn TableProvider>> {
-        let a = Args::new("lattice_nodes", "lattice_nodes(table)", args.exprs(), 1, 1)?;
+        let a = Args::new("lattice_nodes", SIGNATURE, args.exprs(), 1, 1)?;
         let table = a.str(0, "table")?;
         let meta = self.registry.require(&table)?;
         meta.check_complete(&table)?;

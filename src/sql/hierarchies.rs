@@ -37,6 +37,12 @@ struct HierarchyFn {
     op: Op,
 }
 
+pub(super) const LOAD_SIG: &str = "load_hierarchy(table, column, path [, kind])";
+pub(super) const FROM_TABLE_SIG: &str = "hierarchy_from_table(table, column, hierarchy_table [, kind])";
+pub(super) const INTERVALS_SIG: &str = "interval_hierarchy(table, column, 'w1,w2,...,*' [, min, max])";
+pub(super) const SHOW_SIG: &str = "hierarchy(table, column)";
+pub(super) const NODES_SIG: &str = "hierarchy_nodes(table, column)";
+
 pub fn register(ctx: &SessionContext, registry: Arc<Registry>) {
     for (name, op) in [
         ("load_hierarchy", Op::LoadFile),
@@ -55,15 +61,14 @@ impl TableFunctionImpl for HierarchyFn {
         let e = args.exprs();
         let h = match self.op {
             Op::LoadFile => {
-                let a = Args::new("load_hierarchy", "load_hierarchy(table, column, path [, kind])", e, 3, 4)?;
+                let a = Args::new("load_hierarchy", LOAD_SIG, e, 3, 4)?;
                 let (table, column) = (a.str(0, "table")?, a.str(1, "column")?);
                 let kind = self.kind(&ctx, &a, 3, &table, &column)?;
                 let h = load_arx_file(&a.str(2, "path")?, &column, kind)?;
                 self.install(&ctx, &table, &column, h)?
             }
             Op::FromTable => {
-                let sig = "hierarchy_from_table(table, column, hierarchy_table [, kind])";
-                let a = Args::new("hierarchy_from_table", sig, e, 3, 4)?;
+                let a = Args::new("hierarchy_from_table", FROM_TABLE_SIG, e, 3, 4)?;
                 let (table, column, source) = (a.str(0, "table")?, a.str(1, "column")?, a.str(2, "hierarchy_table")?);
                 let kind = self.kind(&ctx, &a, 3, &table, &column)?;
                 let batches = block_on(async { ctx.table(source.as_str()).await?.collect().await })
@@ -77,8 +82,7 @@ impl TableFunctionImpl for HierarchyFn {
                 self.install(&ctx, &table, &column, h)?
             }
             Op::Intervals => {
-                let sig = "interval_hierarchy(table, column, 'w1,w2,...,*' [, min, max])";
-                let a = Args::new("interval_hierarchy", sig, e, 3, 5)?;
+                let a = Args::new("interval_hierarchy", INTERVALS_SIG, e, 3, 5)?;
                 let (table, column) = (a.str(0, "table")?, a.str(1, "column")?);
                 let widths = parse_widths(&a.str(2, "widths")?)?;
                 let (lo, hi, derived) = match (a.opt_i64(3, "min")?, a.opt_i64(4, "max")?) {
@@ -97,8 +101,12 @@ impl TableFunctionImpl for HierarchyFn {
                 self.install(&ctx, &table, &column, h)?
             }
             Op::ShowArx | Op::ShowNodes => {
-                let f = if matches!(self.op, Op::ShowArx) { "hierarchy" } else { "hierarchy_nodes" };
-                let a = Args::new(f, "(table, column)", e, 2, 2)?;
+                let (f, sig) = if matches!(self.op, Op::ShowArx) {
+                    ("hierarchy", SHOW_SIG)
+                } else {
+                    ("hierarchy_nodes", NODES_SIG)
+                };
+                let a = Args::new(f, sig, e, 2, 2)?;
                 let (table, column) = (a.str(0, "table")?, a.str(1, "column")?);
                 self.registry.require(&table)?.hierarchy(&table, &column)?.clone()
             }

@@ -21,7 +21,7 @@ use datafusion::prelude::SessionContext;
 use std::sync::Arc;
 
 const F: &str = "set_privacy_budget";
-const SIGNATURE: &str = "set_privacy_budget(table, epsilon [, 'delta=1e-6, force'])";
+pub(super) const SIGNATURE: &str = "set_privacy_budget(table, epsilon [, 'delta=1e-6, force'])";
 
 #[derive(Debug)]
 struct SetBudget {

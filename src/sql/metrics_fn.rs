@@ -23,8 +23,8 @@ use datafusion::prelude::{ident, lit};
 use std::collections::HashMap;
 use std::sync::Arc;
 
-const METRICS_SIG: &str = "anon_metrics(original, release [, catalog [, 'ncp_weights=a:w,...']])";
-const VALUE_SIG: &str = "metric_value(original, release, 'metric' [, catalog])";
+pub(super) const METRICS_SIG: &str = "anon_metrics(original, release [, catalog [, 'ncp_weights=a:w,...']])";
+pub(super) const VALUE_SIG: &str = "metric_value(original, release, 'metric' [, catalog])";
 
 #[derive(Debug)]
 struct AnonMetrics {

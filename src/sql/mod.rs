@@ -10,6 +10,7 @@ mod args;
 mod artuc_fn;
 mod constraints_fn;
 mod dataset;
+pub mod docs;
 mod entropy_fn;
 mod explore;
 mod generalize;

@@ -35,6 +35,11 @@ struct WorkloadError {
     registry: Arc<Registry>,
 }
 
+pub(super) const QUERY_ERROR_SIG: &str = "query_error(sql, original, release [, catalog])";
+pub(super) const WORKLOAD_QUERIES_SIG: &str = "workload_queries(table, 'W1'|'W2'|'W3'|'attribute', n [, seed])";
+pub(super) const WORKLOAD_ERROR_SIG: &str =
+    "workload_error(original, release, 'W1'|'W2'|'W3'|'attribute', n [, seed [, catalog]])";
+
 pub fn register(ctx: &SessionContext, registry: Arc<Registry>) {
     ctx.register_udtf("query_error", Arc::new(QueryError { registry: registry.clone() }));
     ctx.register_udtf("workload_queries", Arc::new(WorkloadQueries { registry: registry.clone() }));
@@ -43,8 +48,7 @@ pub fn register(ctx: &SessionContext, registry: Arc<Registry>) {
 
 impl TableFunctionImpl for QueryError {
     fn call_with_args(&self, args: TableFunctionArgs) -> datafusion::error::Result<Arc<dyn TableProvider>> {
-        let sig = "query_error(sql, original, release [, catalog])";
-        let a = Args::new("query_error", sig, args.exprs(), 3, 4)?;
+        let a = Args::new("query_error", QUERY_ERROR_SIG, args.exprs(), 3, 4)?;
         let (sql, original, release) = (a.str(0, "sql")?, a.str(1, "original")?, a.str(2, "release")?);
         let catalog = a.opt_str(3, "catalog")?;
         let ctx = session_context(&args)?;
@@ -55,8 +59,7 @@ impl TableFunctionImpl for QueryError {
 
 impl TableFunctionImpl for WorkloadQueries {
     fn call_with_args(&self, args: TableFunctionArgs) -> datafusion::error::Result<Arc<dyn TableProvider>> {
-        let sig = "workload_queries(table, 'W1'|'W2'|'W3'|'attribute', n [, seed])";
-        let a = Args::new("workload_queries", sig, args.exprs(), 3, 4)?;
+        let a = Args::new("workload_queries", WORKLOAD_QUERIES_SIG, args.exprs(), 3, 4)?;
         let (table, kind) = (a.str(0, "table")?, a.str(1, "workload")?);
         let n = a.opt_u64(2, "n")?.unwrap_or(100) as usize;
         let seed = a.opt_u64(3, "seed")?;
@@ -75,8 +78,7 @@ impl TableFunctionImpl for WorkloadQueries {
 
 impl TableFunctionImpl for WorkloadError {
     fn call_with_args(&self, args: TableFunctionArgs) -> datafusion::error::Result<Arc<dyn TableProvider>> {
-        let sig = "workload_error(original, release, 'W1'|'W2'|'W3'|'attribute', n [, seed [, catalog]])";
-        let a = Args::new("workload_error", sig, args.exprs(), 4, 6)?;
+        let a = Args::new("workload_error", WORKLOAD_ERROR_SIG, args.exprs(), 4, 6)?;
         let (original, release, kind) = (a.str(0, "original")?, a.str(1, "release")?, a.str(2, "workload")?);
         let n = a.opt_u64(3, "n")?.unwrap_or(100) as usize;
         let (seed, catalog) = (a.opt_u64(4, "seed")?, a.opt_str(5, "catalog")?);

@@ -11,7 +11,7 @@ use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
 use datafusion::prelude::SessionContext;
 use std::sync::Arc;
 
-const SIGNATURE: &str =
+pub(super) const SIGNATURE: &str =
     "declare_roles(table, 'column=role, ...') with roles identifier, qi, sensitive, insensitive, set_valued";
 
 #[derive(Debug)]

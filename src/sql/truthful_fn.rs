@@ -13,7 +13,7 @@ use datafusion::prelude::SessionContext;
 use std::sync::Arc;
 
 const F: &str = "truthful_view";
-const SIGNATURE: &str = "truthful_view(release, catalog [, sensitive_column])";
+pub(super) const SIGNATURE: &str = "truthful_view(release, catalog [, sensitive_column])";
 
 #[derive(Debug)]
 struct Truthful;

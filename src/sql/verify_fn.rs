@@ -14,7 +14,7 @@ use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
 use datafusion::prelude::SessionContext;
 use std::sync::Arc;
 
-const SIGNATURE: &str =
+pub(super) const SIGNATURE: &str =
     "verify_release(original, release, 'k=5, distinct_l=3, t=0.2, h=0.3, catalog, km=2:2' [, catalog])";
 
 #[derive(Debug)]

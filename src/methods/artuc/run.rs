@@ -126,7 +126,7 @@ fn prepare(table: &RtTable, cs: &ConstraintSet, config: &ArtucConfig, progress: 
     let mut clusters = Vec::new();
     for (i, g) in groups.iter().enumerate() {
         clusters.extend(form_group(table, i, &g.records, config.k as usize, &weights, config.pick, &mut rng));
-        progress.advance(1);
+        progress.tick(1)?;
     }
     progress.finish();
     Ok(Prepared { clusters, withheld })
@@ -175,7 +175,7 @@ pub fn anonymize(
     progress.begin("artuc: cluster merging", merger.len() as u64);
     while let Some((a, b)) = merger.select(&|sum| sum / n <= limit) {
         merger.apply(a, b);
-        progress.advance(1);
+        progress.tick(1)?;
     }
     progress.finish();
     let clusters = merger.clusters().into_iter().map(|c| c.1).collect();
@@ -332,7 +332,7 @@ pub fn anytime(
         merger.apply(a, b);
         merges.push((a, b));
         steps.push(state(&merger, Some((a, b))));
-        progress.advance(1);
+        progress.tick(1)?;
     }
     progress.finish();
     Ok(Trajectory { steps, config: config.clone(), initial, merges, offset, withheld: prep.withheld })

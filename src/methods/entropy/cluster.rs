@@ -142,18 +142,19 @@ impl Clusterer {
         self.left.of(row)
     }
 
-    /// Run Algorithm 2 to the end, seeds drawn from `rng`.
-    pub fn run(&mut self, rng: &mut StdRng, progress: &dyn Progress) {
+    /// Run Algorithm 2 to the end, seeds drawn from `rng`; fails only when cancelled.
+    pub fn run(&mut self, rng: &mut StdRng, progress: &dyn Progress) -> Result<()> {
         progress.begin("entropy Q-blocks", self.left.total);
         while self.left.total >= self.k {
             let before = self.left.total;
             let seed = self.left.nth(rng.random_range(0..self.left.total));
             self.form_block(seed);
-            progress.advance(before - self.left.total);
+            progress.tick(before - self.left.total)?;
         }
         self.stats.leftovers = self.left.total;
         attach_leftovers(&mut self.state, &mut self.blocks, &mut self.left);
         progress.finish();
+        Ok(())
     }
 
     /// Form one Q-block around a record of `seed` (which must have one left).

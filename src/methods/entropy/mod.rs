@@ -140,7 +140,7 @@ pub fn cluster(ft: &FrequencyTable, config: &EntropyConfig, progress: &dyn Progr
         None => rand::make_rng::<StdRng>(),
     };
     let mut c = Clusterer::new(ft, config.k, config.distance == Distance::EntropyMi)?;
-    c.run(&mut rng, progress);
+    c.run(&mut rng, progress)?;
     let measures = loss::measure(&c.state, &c.blocks);
     Ok(EntropyResult { objective: c.state.objective(), measures, stats: c.stats, blocks: c.blocks })
 }

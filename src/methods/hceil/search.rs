@@ -83,7 +83,7 @@ pub fn candidates(nodes: &mut NodeCache, p: &Params, progress: &dyn Progress) ->
             let bound = score::rce_bound(&c.g, &score::cell_probabilities(&hs, &c.g), p.k);
             Ok(Candidate { node, max_degree, bound })
         })?;
-        progress.advance(found.len() as u64);
+        progress.tick(found.len() as u64)?;
         for c in found.into_iter().filter(|c| c.max_degree <= p.ceiling + 1e-12) {
             inside[c.node] = true;
             out.push(c);
@@ -157,7 +157,7 @@ pub fn best(
         }
         let scored = nodes.map_batch(&open, |node, c| Ok(evaluate(&hs, width, node, c, p)))?;
         stats.evaluated += scored.len();
-        progress.advance(scored.len() as u64);
+        progress.tick(scored.len() as u64)?;
         for s in scored {
             match s {
                 None => stats.rejected += 1,

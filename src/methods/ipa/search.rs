@@ -68,7 +68,7 @@ pub fn score_all(
                 counterfeit_records: p.counterfeit_records,
             })
         })?;
-        progress.advance(scored.len() as u64);
+        progress.tick(scored.len() as u64)?;
         out.extend(scored);
     }
     progress.finish();

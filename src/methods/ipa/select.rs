@@ -134,7 +134,7 @@ pub fn score_lattice(
         let level: Vec<NodeId> = level.into_iter().filter(|&n| allowed(n).is_some()).collect();
         let scored =
             nodes.map_batch(&level, |node, c| Ok(utility.score(&hs, c, allowed(node).expect("filtered"), node)))?;
-        progress.advance(scored.len() as u64);
+        progress.tick(scored.len() as u64)?;
         out.extend(scored);
     }
     progress.finish();

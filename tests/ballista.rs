@@ -1,7 +1,9 @@
 //! The engine on a Ballista cluster gives what it gives locally: the kanon_anonymize and
 //! hceil_anonymize releases of the NPS-like table (row for row, order aside), the h-ceiling
 //! catalog, and Q1–Q4 through the query-error harness, with releases and catalogs written as
-//! Parquet by the cluster. On a standalone in-process cluster, and on a "remote" one made of
+//! Parquet by the cluster; and the seeded ipa_release (sound default and `approx`) and
+//! dp_histogram, whose one raw-data pass (the frequency table of cells, one aggregation) runs
+//! on the cluster. On a standalone in-process cluster, and on a "remote" one made of
 //! our own scheduler and executor (started in-process on free ports). Built only with
 //! `--features ballista`.
 #![cfg(feature = "ballista")]
@@ -74,6 +76,32 @@ fn q(n: usize, release: &str, catalog: Option<&str>) -> String {
     format!("SELECT * FROM query_error('{}', 'nps', '{release}'{catalog})", sql.replace('\'', "''"))
 }
 
+/// Seeded (so reproducible, and needing no budget) DP releases: the raw pass is one
+/// aggregation, the rest runs on the client from its result.
+const DP_CALLS: [&str; 3] = [
+    "SELECT COUNT(*) FROM ipa_release('nps', 'nps_ipa', 1.0, 'seed=1')",
+    "SELECT COUNT(*) FROM ipa_release('nps', 'nps_ipa_a', 1.0, 'guarantee=approx, seed=2')",
+    "SELECT COUNT(*) FROM dp_histogram('nps', 'nps_dp', 1.0, '3,0,5,0,0', 'seed=3')",
+];
+
+/// The DP releases and their reports are the same on the cluster as locally: the same
+/// frequency table gives the same node choice and the same noise under the same seed.
+async fn compare_dp(local: &SessionContext, cluster: &SessionContext) {
+    for ctx in [local, cluster] {
+        for sql in DP_CALLS {
+            run(ctx, sql).await;
+        }
+    }
+    for table in ["nps_ipa", "nps_ipa_a", "nps_dp"] {
+        let sql = format!("SELECT * FROM {table}");
+        let (a, b) = (sorted_rows(&run(local, &sql).await), sorted_rows(&run(cluster, &sql).await));
+        assert!(!a.is_empty(), "{table} is empty");
+        assert_eq!(a, b, "{table} differs on the cluster");
+        let sql = format!("SELECT node, released_cells, released_records, guarantee FROM {table}_report");
+        assert_eq!(sorted_rows(&run(local, &sql).await), sorted_rows(&run(cluster, &sql).await), "{sql}");
+    }
+}
+
 /// Compare every output of [`setup`] on `cluster` with the local engine's, and check that the
 /// cluster's releases and catalog are Parquet tables under `dir`.
 async fn compare(local: &SessionContext, cluster: &SessionContext, dir: &Path, rows: usize) {
@@ -116,7 +144,9 @@ async fn compare(local: &SessionContext, cluster: &SessionContext, dir: &Path, r
 async fn standalone_cluster_gives_the_local_releases_and_answers() {
     let dir = scratch("standalone");
     let (cluster, _) = session_with_output(&Cluster::Standalone, ParquetOutput::new(&dir)).await.expect("cluster");
-    compare(&anonfusion::new_session(), &cluster, &dir, ROWS).await;
+    let local = anonfusion::new_session();
+    compare(&local, &cluster, &dir, ROWS).await;
+    compare_dp(&local, &cluster).await;
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -148,7 +178,9 @@ async fn our_scheduler_and_executor_run_the_plans() {
     let dir = scratch("remote");
     let url = format!("df://localhost:{port}");
     let (cluster, _) = session_with_output(&Cluster::Remote(url), ParquetOutput::new(&dir)).await.expect("cluster");
-    compare(&anonfusion::new_session(), &cluster, &dir, 7_000).await;
+    let local = anonfusion::new_session();
+    compare(&local, &cluster, &dir, 7_000).await;
+    compare_dp(&local, &cluster).await;
     std::fs::remove_dir_all(&dir).unwrap();
     // Best effort: the executor task still runs until the test's runtime ends.
     let _ = std::fs::remove_dir_all(&work);

@@ -84,7 +84,7 @@ impl MethodSpec for Ipa {
     /// (epsilon, parsed options).
     type Params = (f64, CallOptions);
     const NAME: &'static str = F;
-    const SIGNATURE: &'static str = "ipa_release(source, output, epsilon [, 'guarantee=pure|approx|paper, delta=1e-9, values=a|b, selection=0.1, noise_weight=1, max_cells=N, diagnostics=true, seed=42, t=2, split=0.1:0.3:0.3:0.3'])";
+    const SIGNATURE: &'static str = "ipa_release(source, output, epsilon [, 'guarantee=pure|approx|paper, delta=1e-9, values=a|b, selection=0.2, noise_weight=1, class_weight=1000, max_cells=N, diagnostics=true, seed=42, t=2, split=0.1:0.3:0.3:0.3'])";
     const ARITY: (usize, usize) = (3, 4);
 
     fn parse(&self, a: &Args) -> Result<(f64, CallOptions)> {
@@ -200,6 +200,7 @@ fn sound_report(
         ("node", Text(format_levels(&res.histogram.levels))),
         ("selection", Float(c.selection)),
         ("noise_weight", Float(c.noise_weight)),
+        ("class_weight", Float(c.class_weight)),
         ("max_cells", Int(c.max_cells as i64)),
         ("candidates", Int(res.candidates.len() as i64)),
         ("released_cells", Int(res.histogram.cells.len() as i64)),
@@ -253,6 +254,7 @@ fn sound_diagnostics(res: &crate::methods::ipa::sound::DpRelease, ms: f64) -> Re
             ("cells", c.iter().map(|x| x.cells as f64).collect()),
             ("ncp_total", c.iter().map(|x| x.ncp_total).collect()),
             ("noise_total", c.iter().map(|x| x.noise_total).collect()),
+            ("class_total", c.iter().map(|x| x.class_total).collect()),
             ("utility", c.iter().map(|x| x.utility).collect()),
             ("probability", res.probabilities.clone()),
         ],

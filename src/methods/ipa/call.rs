@@ -5,7 +5,7 @@
 //! `ipa_release` options: `guarantee=pure|approx|paper` (default [`DEFAULT_GUARANTEE`]),
 //! `delta=` (approx), `values=a|b|c` (the informative attribute's declared domain when its
 //! column has no hierarchy), `selection=` (fraction of ε for the node choice),
-//! `noise_weight=`, `max_cells=`, `diagnostics=true`, `seed=` (tests: not private), and for
+//! `noise_weight=`, `class_weight=`, `max_cells=`, `diagnostics=true`, `seed=` (tests: not private), and for
 //! `paper` only `t=` and `split=`. `dp_histogram`: `guarantee=pure|approx`, `delta=`,
 //! `values=`, `diagnostics=`, `seed=`.
 
@@ -23,7 +23,7 @@ use datafusion::prelude::SessionContext;
 
 /// The default of `ipa_release`: the sound mode with the better measured utility on the
 /// NPS-like table (docs/ipa.md, "Choosing the default").
-pub const DEFAULT_GUARANTEE: Guarantee = Guarantee::Approx { delta: super::guarantee::DEFAULT_DELTA };
+pub const DEFAULT_GUARANTEE: Guarantee = Guarantee::Pure;
 
 /// What an `ipa_release` call runs.
 #[derive(Debug, Clone, PartialEq)]
@@ -106,6 +106,10 @@ impl CallOptions {
                     only("noise_weight", false)?;
                     sound.noise_weight = number(F, "noise_weight", value)?;
                 }
+                "class_weight" => {
+                    only("class_weight", false)?;
+                    sound.class_weight = number(F, "class_weight", value)?;
+                }
                 "max_cells" => {
                     only("max_cells", false)?;
                     sound.max_cells = value.parse().map_err(|_| {
@@ -117,7 +121,7 @@ impl CallOptions {
                         F,
                         "options",
                         format!(
-                            "unknown option '{other}' (guarantee, delta, values, selection, noise_weight, max_cells, diagnostics, seed, t, split)"
+                            "unknown option '{other}' (guarantee, delta, values, selection, noise_weight, class_weight, max_cells, diagnostics, seed, t, split)"
                         ),
                     ));
                 }

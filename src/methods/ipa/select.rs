@@ -4,7 +4,7 @@
 //!
 //! For node L with public cell count C_L (value combinations × declared informative values):
 //!
-//! u(L) = −( Σ_records NCP_L(r) + w · Noise_L )
+//! u(L) = −( Σ_records NCP_L(r) + w · Noise_L + λ · Σ_combinations h_L(x) )
 //!
 //! - Σ_r NCP_L(r): each record's NCP (Eq. 5 averaged over the dimension attributes) lies in
 //!   [0, 1], so adding or removing one record moves the total by at most 1. It is computed
@@ -15,10 +15,20 @@
 //!   over non-empty cells whose terms move by at most q/(1 + q) < 1/2 when a count moves by one.
 //! - approx: Noise_L = Σ_cells min(c, τ), the mass thresholding can lose; 1-Lipschitz in c.
 //!
-//! One record changes one cell by one, so Δu ≤ 1 + w·b with b = q/(1 + q) (pure) or 1
-//! (approx). The mechanism is given Δ = (1 + w·b)(1 + 1e−6): the margin covers the rounding of
-//! the few floating-point operations on exact integer totals (docs/dp.md has the proof).
-//! `w` (`noise_weight`) is a public parameter. Nodes whose cell count exceeds a public limit
+//! - Σ_x h_L(x), the class term: IPA's IL averages EMD and Rate per class, so a node with many
+//!   small classes loses much even when its totals are small. Each value combination x of the
+//!   node that can become a released class (pure: all of the domain's, approx: the non-empty
+//!   ones) scores h = min(1, E_x / n_x) ∈ [0, 1]: the expected count error of its cells over
+//!   its real size (an empty combination under pure: 1, it is released as counterfeits only).
+//!   E_x is the pure cells' expected absolute error, or under approx the real records expected
+//!   in cells the threshold drops, Σ c · P(c + X < τ). Each h is quantized down onto a grid of
+//!   2^−32 and summed in integers, so the sum is exact.
+//!
+//! One record changes one cell by one, so Δu ≤ 1 + w·b + λ with b = q/(1 + q) (pure) or 1
+//! (approx): the class term changes only at the record's combination, whose h stays in [0, 1].
+//! The mechanism is given Δ = (1 + w·b + λ)(1 + 1e−6): the margin covers the rounding of the
+//! few floating-point operations on exact integer totals (docs/dp.md has the proof).
+//! `w` (`noise_weight`) and λ (`class_weight`) are public parameters. Nodes whose cell count exceeds a public limit
 //! are excluded before anything is read (a data-independent rule).
 
 use super::histogram::{CellNoise, cell_count};
@@ -42,6 +52,8 @@ pub struct Candidate {
     pub cells: u64,
     pub ncp_total: f64,
     pub noise_total: f64,
+    /// Σ_x h_L(x) (module doc).
+    pub class_total: f64,
     pub utility: f64,
 }
 
@@ -52,11 +64,16 @@ pub struct Utility {
     /// q = e^−ε_counts of the count noise.
     pub q: f64,
     pub noise_weight: f64,
+    /// λ: the weight of the class term.
+    pub class_weight: f64,
 }
 
+/// Grid of the class term's summands (module doc): 2^32 units per class.
+const CLASS_UNITS: f64 = 4_294_967_296.0;
+
 impl Utility {
-    pub fn new(mode: CellNoise, noise: &DiscreteLaplace, noise_weight: f64) -> Self {
-        Utility { mode, q: noise.q(), noise_weight }
+    pub fn new(mode: CellNoise, noise: &DiscreteLaplace, noise_weight: f64, class_weight: f64) -> Self {
+        Utility { mode, q: noise.q(), noise_weight, class_weight }
     }
 
     /// The sensitivity passed to the exponential mechanism (module doc).
@@ -65,7 +82,7 @@ impl Utility {
             CellNoise::Pure => self.q / (1.0 + self.q),
             CellNoise::Threshold(_) => 1.0,
         };
-        (1.0 + self.noise_weight * b) * (1.0 + ROUNDING_MARGIN)
+        (1.0 + self.noise_weight * b + self.class_weight) * (1.0 + ROUNDING_MARGIN)
     }
 
     /// Σ_r NCP_L(r) from the node's classes: per attribute, the integer Σ size × leaves
@@ -103,16 +120,60 @@ impl Utility {
         }
     }
 
-    pub fn score(&self, hs: &[Arc<Hierarchy>], cached: &Cached, cells: u64, node: NodeId) -> Candidate {
+    /// Expected error E of one cell of real count `c` (module doc): pure, E|max(0, c + X) − c|
+    /// = A (2 − q^c) for c ≥ 1 and A for c = 0; approx, c · P(X ≤ τ − c − 1), with
+    /// P(X ≤ −m) = q^m / (1 + q) for m ≥ 0.
+    fn cell_error(&self, c: u32) -> f64 {
+        let q = self.q;
+        match self.mode {
+            CellNoise::Pure => {
+                let a = q / ((1.0 - q) * (1.0 + q));
+                if c == 0 { a } else { a * (2.0 - q.powi(c as i32)) }
+            }
+            CellNoise::Threshold(tau) => {
+                let c = u64::from(c);
+                let below = if c >= tau {
+                    q.powf((c - tau + 1) as f64) / (1.0 + q)
+                } else {
+                    1.0 - q.powf((tau - c) as f64) / (1.0 + q)
+                };
+                c as f64 * below
+            }
+        }
+    }
+
+    /// Σ_x h_L(x) (module doc) over the node's classes and, under pure, its `combos − classes`
+    /// empty combinations (h = 1 each), exactly in units of 2^−32.
+    pub fn class_total(&self, cached: &Cached, width: usize, combos: u64) -> f64 {
+        let g = &cached.g;
+        let units: u64 = (0..g.len())
+            .map(|c| {
+                let hist = cached.class_hist(c, width);
+                let n: u64 = hist.iter().map(|&x| u64::from(x)).sum();
+                let error: f64 = hist.iter().map(|&x| self.cell_error(x)).sum();
+                let h = if n == 0 { 1.0 } else { (error / n as f64).clamp(0.0, 1.0) };
+                (h * CLASS_UNITS) as u64
+            })
+            .sum();
+        let empty = match self.mode {
+            CellNoise::Pure => combos.saturating_sub(g.len() as u64),
+            CellNoise::Threshold(_) => 0,
+        };
+        (units + empty * CLASS_UNITS as u64) as f64 / CLASS_UNITS
+    }
+
+    pub fn score(&self, hs: &[Arc<Hierarchy>], cached: &Cached, cells: u64, width: usize, node: NodeId) -> Candidate {
         let ncp_total = Self::ncp_total(hs, cached);
         let noise_total = self.noise_total(cached, cells);
+        let class_total = self.class_total(cached, width, cells / width.max(1) as u64);
         Candidate {
             node,
             levels: cached.g.levels.clone(),
             cells,
             ncp_total,
             noise_total,
-            utility: -(ncp_total + self.noise_weight * noise_total),
+            class_total,
+            utility: -(ncp_total + self.noise_weight * noise_total + self.class_weight * class_total),
         }
     }
 }
@@ -132,8 +193,8 @@ pub fn score_lattice(
     progress.begin("IPA: scoring the lattice", lattice.size() as u64);
     for level in lattice.by_height() {
         let level: Vec<NodeId> = level.into_iter().filter(|&n| allowed(n).is_some()).collect();
-        let scored =
-            nodes.map_batch(&level, |node, c| Ok(utility.score(&hs, c, allowed(node).expect("filtered"), node)))?;
+        let scored = nodes
+            .map_batch(&level, |node, c| Ok(utility.score(&hs, c, allowed(node).expect("filtered"), width, node)))?;
         progress.tick(scored.len() as u64)?;
         out.extend(scored);
     }

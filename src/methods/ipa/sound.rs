@@ -16,10 +16,14 @@ const F: &str = "ipa_release";
 
 /// Default share of ε spent choosing the node (the rest noises the counts); measured on the
 /// NPS-like table (docs/results/ipa.md).
-pub const DEFAULT_SELECTION: f64 = 0.1;
+pub const DEFAULT_SELECTION: f64 = 0.2;
 
 /// Default weight of the expected count error against NCP in the utility (docs/ipa.md).
 pub const DEFAULT_NOISE_WEIGHT: f64 = 1.0;
+
+/// Default weight λ of the class term (per-class expected loss) against NCP in the utility:
+/// measured on the NPS-like table (docs/results/ipa.md).
+pub const DEFAULT_CLASS_WEIGHT: f64 = 1000.0;
 
 /// Most cells a candidate node may have (a public rule: larger nodes are never scored).
 pub const DEFAULT_MAX_CELLS: u64 = 10_000_000;
@@ -37,6 +41,7 @@ pub struct DpConfig {
     /// Fraction of ε for the node choice, in (0, 1).
     pub selection: f64,
     pub noise_weight: f64,
+    pub class_weight: f64,
     pub max_cells: u64,
     pub seed: Option<u64>,
 }
@@ -48,6 +53,7 @@ impl DpConfig {
             guarantee,
             selection: DEFAULT_SELECTION,
             noise_weight: DEFAULT_NOISE_WEIGHT,
+            class_weight: DEFAULT_CLASS_WEIGHT,
             max_cells: DEFAULT_MAX_CELLS,
             seed: None,
         }
@@ -68,6 +74,9 @@ impl DpConfig {
         }
         if !(self.noise_weight.is_finite() && self.noise_weight >= 0.0) {
             return Err(AnonError::argument(F, "noise_weight", format!("must be >= 0, got {}", self.noise_weight)));
+        }
+        if !(self.class_weight.is_finite() && self.class_weight >= 0.0) {
+            return Err(AnonError::argument(F, "class_weight", format!("must be >= 0, got {}", self.class_weight)));
         }
         if self.guarantee == Guarantee::Paper {
             return Err(AnonError::argument(F, "guarantee", "the sound release is pure or approx"));
@@ -118,7 +127,7 @@ pub fn release(ft: &FrequencyTable, config: &DpConfig, progress: &dyn Progress) 
     }
     let key = StreamKey::new(config.seed)?;
     let mut nodes = NodeCache::new(ft, true)?;
-    let utility = Utility::new(mode, &noise, config.noise_weight);
+    let utility = Utility::new(mode, &noise, config.noise_weight, config.class_weight);
     let candidates = score_lattice(&mut nodes, &utility, config.max_cells, progress)?;
     let m = mechanism(&candidates, &utility, epsilon_selection)?;
     let chosen = m.sample(&mut key.stream(CHOICE_STREAM));

@@ -164,8 +164,12 @@ impl<S: MethodSpec> MethodFn<S> {
         if deterministic && let Some(t) = self.memo.get(&ctx, &key) {
             return Ok(t);
         }
+        super::explain::refuse_when_planning_only(S::NAME)?;
         let meta = self.registry.require(&source)?;
         meta.check_complete(&source)?;
+        for q in meta.quasi_identifiers() {
+            crate::hierarchy::check_publishable_bounds(&source, q, meta.hierarchy(&source, q)?)?;
+        }
         let names = output_names(&output, &self.spec.side_tables(&params));
         let releases = self.registry.releases();
         releases.check(&ctx, S::NAME, &source, &names, &self.registry)?;

@@ -20,7 +20,7 @@ mod shuffle;
 mod walk;
 
 pub use cache::{Cached, NodeCache};
-pub use frequencies::cached_frequency_table;
+pub use frequencies::{cached_frequency_table, content_version};
 pub use group::{Grouping, class_degrees, generalize_to, group, rollup};
 pub use materialize::{LevelLookup, dropped_columns, materialize_node, materialize_suppressed, node_label, released};
 pub use shuffle::shuffle_rows;

@@ -29,8 +29,9 @@ pub fn check_publishable_bounds(table: &str, column: &str, h: &Hierarchy) -> cra
             column,
             format!(
                 "was derived from the data ({how}), so a release would publish the column's exact minimum and \
-                 maximum as the bounds of '*'; declare its public domain instead, e.g. \
-                 interval_hierarchy('{table}', '{column}', widths, 0, 120)"
+                 maximum as the bounds of '*'; declare its public domain instead: \
+                 interval_hierarchy('{table}', '{column}', widths, min, max) with public bounds (e.g. 0 and 120 for \
+                 an age)"
             ),
         )),
         _ => Ok(()),

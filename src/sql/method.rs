@@ -158,7 +158,7 @@ impl<S: MethodSpec> MethodFn<S> {
         let mut key = format!("{output}|{params:?}|g{}", self.registry.generation());
         for (role, name) in std::iter::once(("source", source.clone())).chain(self.spec.inputs(&params)) {
             let table = lookup(&ctx, role, &name)?;
-            key.push_str(&format!("|{:p}", Arc::as_ptr(&table)));
+            key.push_str(&format!("|{:p}:{}", Arc::as_ptr(&table), crate::encode::content_version(&table)));
         }
         let deterministic = self.spec.deterministic(&params);
         if deterministic && let Some(t) = self.memo.get(&ctx, &key) {

@@ -9,7 +9,9 @@
 //!    the spec's own parsing with errors that name the argument;
 //! 2. the memo key, derived from the parsed parameters (their `Debug` form), the identity of
 //!    every table the call reads and the registry's declaration generation;
-//! 3. declarations: the source's roles and hierarchies, complete;
+//! 3. declarations: the source's roles and hierarchies, complete, and no numeric
+//!    hierarchy derived from the data (its bounds would be published); nothing runs under a
+//!    plain `EXPLAIN` ([`super::explain`]);
 //! 4. output names: every table the call will register is checked against [`Releases`] before
 //!    anything runs (an output may only replace an earlier release of the same function);
 //! 5. run, then register every output last, so a failed call leaves the catalog as it was;

@@ -1,7 +1,7 @@
 //! One error type for the whole engine. Every variant names what is at fault (argument,
 //! column, attribute, file) so a user can fix the call without reading code. Messages never
-//! quote patients' records; where a domain value must be named (a value missing from a
-//! hierarchy), at most a few are shown.
+//! quote a value read from a table's records (not even one missing from a hierarchy): they
+//! name the column and counts, so an error cannot serve as a membership oracle.
 
 use datafusion::error::DataFusionError;
 use std::fmt;

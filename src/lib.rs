@@ -69,10 +69,16 @@ pub fn new_session() -> SessionContext {
 }
 
 /// As [`new_session`], also returning the registry (to install a progress reporter, or to
-/// declare tables from Rust). Its privacy ledger is temporary (see [`register_all`]).
+/// declare tables from Rust). Its privacy ledger is temporary (see [`register_all`]). `COPY ...
+/// TO 'file'` replaces the file only when the write succeeds ([`sql::copy`]).
 pub fn session() -> (SessionContext, Arc<Registry>) {
     let config = SessionConfig::new().with_information_schema(true);
-    let ctx = SessionContext::new_with_config(config);
+    let state = datafusion::execution::SessionStateBuilder::new()
+        .with_config(config)
+        .with_default_features()
+        .with_query_planner(Arc::new(sql::copy::SafeCopyPlanner))
+        .build();
+    let ctx = SessionContext::new_with_state(state);
     let registry = register_all(&ctx);
     (ctx, registry)
 }

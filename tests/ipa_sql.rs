@@ -237,8 +237,10 @@ async fn bad_input_is_named_registers_nothing_and_spends_nothing() {
         assert!(!ctx.table_exist("x").unwrap() && !ctx.table_exist("x_report").unwrap(), "{sql}");
     }
     assert_eq!(float(&ctx, "SELECT MAX(spent) FROM anon_privacy_ledger WHERE table_name = 't'").await, 0.0);
-    // The paper's mode reads the data's own domain and may still run on it.
-    rows(&ctx, "SELECT COUNT(*) FROM ipa_release('t', 'x', 1.0, 'guarantee=paper, seed=1')").await;
+    // The paper's mode too: no release publishes bounds taken from the data (issue 18).
+    let e = err(&ctx, "SELECT COUNT(*) FROM ipa_release('t', 'x', 1.0, 'guarantee=paper, seed=1')").await;
+    assert!(e.contains("q0") && e.contains("derived from the data"), "{e}");
+    rows(&ctx, "SELECT * FROM interval_hierarchy('t', 'q0', '2,4', 0, 15)").await;
     // No informative attribute declared.
     rows(&ctx, "SELECT * FROM declare_roles('t', 'q0=qi, q1=qi')").await;
     let e = err(&ctx, "SELECT * FROM ipa_release('t', 'x', 1.0)").await;

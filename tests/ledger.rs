@@ -101,7 +101,7 @@ async fn a_copy_or_a_rename_shares_the_budget_and_a_changed_table_does_not() {
     ctx.register_table("renamed", provider).unwrap();
     registry.set("renamed", meta.clone());
     let e = err(&ctx, "SELECT * FROM set_privacy_budget('renamed', 5.0)").await;
-    assert!(e.contains("'force'"), "a raise through a rename still needs force: {e}");
+    assert!(e.contains("'force=true'"), "a raise through a rename still needs force: {e}");
     rows(&ctx, "SELECT COUNT(*) FROM dp_histogram('renamed', 'h3', 0.2, '1,1', 'values=s0|s1|s2')").await;
     let seen = text(&ctx, "SELECT seen_as FROM anon_privacy_ledger WHERE release = 'h3'").await;
     assert_eq!(seen, "renamed, t, t_copy");
@@ -143,15 +143,15 @@ async fn a_budget_is_raised_only_with_force_and_the_raise_is_recorded() {
     assert!(err(&ctx, "SELECT * FROM set_privacy_budget('t', 0.5)").await.contains("already spent"));
     rows(&ctx, "SELECT * FROM set_privacy_budget('t', 0.75)").await;
     let e = err(&ctx, "SELECT * FROM set_privacy_budget('t', 2.0)").await;
-    assert!(e.contains("SELECT * FROM set_privacy_budget('t', 2, 'force')"), "{e}");
-    let shown = rows(&ctx, "SELECT * FROM set_privacy_budget('t', 2.0, 'delta=1e-6, force')").await;
+    assert!(e.contains("SELECT * FROM set_privacy_budget('t', 2, 'force=true')"), "{e}");
+    let shown = rows(&ctx, "SELECT * FROM set_privacy_budget('t', 2.0, 'delta=1e-6, force=true')").await;
     assert_eq!(shown[0].num_rows(), 4, "the call returns the account's records");
     let events = text(&ctx, "SELECT string_agg(event, '; ' ORDER BY seq) FROM anon_privacy_ledger WHERE seq > 0").await;
     assert_eq!(events, "budget set; release; budget lowered; budget raised (force)");
     let delta = float(&ctx, "SELECT budget_delta FROM anon_privacy_ledger WHERE event LIKE 'budget raised%'").await;
     assert!(delta <= 1e-6 && delta > 1e-6 - 1e-18, "rounded down onto 2^-64: {delta}");
     for (sql, needle) in [
-        ("SELECT * FROM set_privacy_budget('t', 1e308, 'force')", "2^20 (1048576)"),
+        ("SELECT * FROM set_privacy_budget('t', 1e308, 'force=true')", "2^20 (1048576)"),
         ("SELECT * FROM set_privacy_budget('t', 1e-300)", "2^-32"),
         ("SELECT * FROM set_privacy_budget('t', 1.0, 'delta=1')", "delta"),
         ("SELECT * FROM set_privacy_budget('t', 1.0, 'forse')", "forse"),
@@ -277,7 +277,7 @@ fn the_cli_uses_anonfusion_ledger_across_runs() {
     assert!(out.contains("budget set"), "{out}{e}");
     // Another process, the same rows in another order under another name.
     let (out, e) = run("CREATE TABLE b AS VALUES (2, 'y'), (1, 'x'); SELECT * FROM set_privacy_budget('b', 2.0);");
-    assert!(e.contains("'force'"), "{out}{e}");
+    assert!(e.contains("'force=true'"), "{out}{e}");
     let (out, _) = run("SELECT ledger_path, parts FROM anon_privacy_ledger WHERE event = 'ledger';");
     assert!(out.contains(&path.display().to_string()) && out.contains("kept across sessions"), "{out}");
 }
@@ -290,8 +290,69 @@ async fn a_reloaded_dataset_shares_the_budget() {
     rows(&ctx, "SELECT COUNT(*) FROM load_dataset('nps', 8000, 7)").await;
     rows(&ctx, "SELECT COUNT(*) FROM load_dataset('nps', 8000, 7, 'nps_copy')").await;
     rows(&ctx, "SELECT * FROM set_privacy_budget('nps', 1.0)").await;
-    assert!(err(&ctx, "SELECT * FROM set_privacy_budget('nps_copy', 2.0)").await.contains("'force'"));
+    assert!(err(&ctx, "SELECT * FROM set_privacy_budget('nps_copy', 2.0)").await.contains("'force=true'"));
     rows(&ctx, "SELECT * FROM set_privacy_budget('nps_copy', 0.5)").await;
     let seen = text(&ctx, "SELECT seen_as FROM anon_privacy_ledger WHERE event = 'budget lowered'").await;
     assert_eq!(seen, "nps, nps_copy");
+}
+
+/// `EXPLAIN SELECT ... FROM ipa_release(...)` used to perform the release and charge the
+/// budget. Through the session's entry point a plain EXPLAIN runs nothing: no table, no charge,
+/// no ledger record; EXPLAIN ANALYZE runs the release and charges it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plain_explain_of_a_dp_release_charges_nothing() {
+    let dir = TestDir::new("explain");
+    let (ctx, _) = session(&dir.ledger());
+    rows(&ctx, "SELECT * FROM set_privacy_budget('t', 1.0)").await;
+    let records = || async { int(&ctx, "SELECT COUNT(*) FROM anon_privacy_ledger").await };
+    let before = records().await;
+    let explain = |sql: String| {
+        let ctx = ctx.clone();
+        async move { anonfusion::sql::run(&ctx, &sql).await?.collect().await }
+    };
+    for sql in [
+        "EXPLAIN SELECT * FROM ipa_release('t', 'h', 0.5)".to_string(),
+        format!("EXPLAIN {}", HISTOGRAM.replace("COUNT(*)", "*")),
+        "EXPLAIN SELECT * FROM set_privacy_budget('t', 0.9)".to_string(),
+    ] {
+        let e = explain(sql.clone()).await.expect_err(&sql).to_string();
+        assert!(e.contains("EXPLAIN without ANALYZE has no effect"), "{sql}: {e}");
+        assert!(!ctx.table_exist("h").unwrap() && !ctx.table_exist("h_report").unwrap(), "{sql}");
+        assert_eq!(records().await, before, "{sql} wrote to the ledger");
+    }
+    explain(format!("EXPLAIN ANALYZE {HISTOGRAM}")).await.unwrap();
+    assert!(ctx.table_exist("h").unwrap());
+    let spent = float(&ctx, "SELECT spent FROM anon_privacy_ledger WHERE release = 'h'").await;
+    assert!((spent - 0.6).abs() < 1e-9, "0.6 on the grid: {spent}");
+}
+
+/// Epsilons the exact grid cannot hold are errors naming the limits, for a release as for a
+/// budget, seeded or not (1e308 used to be clamped silently); tiny ones print in exponent
+/// form, not 300 digits. set_privacy_budget parses its options like every function.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn epsilons_off_the_grid_are_refused_with_the_limits() {
+    let dir = TestDir::new("grid");
+    let (ctx, _) = session(&dir.ledger());
+    rows(&ctx, "SELECT * FROM set_privacy_budget('t', 1.0)").await;
+    for sql in [
+        "SELECT * FROM ipa_release('t', 'h', 1e308)",
+        "SELECT * FROM ipa_release('t', 'h', 1e308, 'seed=1')",
+        "SELECT * FROM dp_histogram('t', 'h', 1e308, '1,1', 'values=s0|s1|s2, seed=1')",
+        "SELECT * FROM dp_histogram('t', 'h', 1e-300, '1,1', 'values=s0|s1|s2')",
+        "SELECT * FROM ipa_release('t', 'h', 1e-300, 'seed=1')",
+    ] {
+        let e = err(&ctx, sql).await;
+        assert!(e.contains("2^-32") && e.contains("2^20 (1048576)"), "{sql}: {e}");
+        assert!(e.len() < 400 && !e.contains("0000000000"), "{sql}: {e}");
+        assert!(!ctx.table_exist("h").unwrap());
+    }
+    for (sql, needle) in [
+        ("SELECT * FROM set_privacy_budget('t', 2.0, 'force')", "key=value"),
+        ("SELECT * FROM set_privacy_budget('t', 2.0, 'delta=1e-6, delta=1e-7')", "more than once"),
+        ("SELECT * FROM set_privacy_budget('t', 2.0, 'force=maybe')", "true or false"),
+    ] {
+        let e = err(&ctx, sql).await;
+        assert!(e.contains(needle), "{sql}: {e}");
+    }
+    rows(&ctx, "SELECT * FROM set_privacy_budget('t', 2.0, 'force=true')").await;
 }

@@ -29,7 +29,7 @@ pub use laplace::DiscreteLaplace;
 pub use rng::{StreamKey, dp_rng};
 pub use subsample::withhold;
 
-use crate::error::{AnonError, Result};
+use crate::error::Result;
 use rand::Rng;
 
 /// Epsilon is represented as `numerator / 2^EPSILON_GRID_BITS`, rounded down.
@@ -65,20 +65,11 @@ pub(crate) fn uniform_below<R: Rng + ?Sized>(rng: &mut R, n: u128) -> u128 {
 
 /// `floor(epsilon * 2^32)` as the numerator of a dyadic epsilon' <= epsilon. Multiplying by a
 /// power of two is exact in binary floating point and `floor` is exact, so epsilon' never
-/// exceeds epsilon; the cast saturates, which also rounds down.
+/// exceeds epsilon. Outside the grid's range ([`ledger::MIN_EPSILON`] to
+/// [`ledger::MAX_EPSILON`]) it is an error with the limits, never a silent clamp.
 pub(crate) fn epsilon_numerator(function: &str, epsilon: f64) -> Result<u64> {
-    if !epsilon.is_finite() || epsilon <= 0.0 {
-        return Err(AnonError::argument(function, "epsilon", format!("must be a finite number > 0, got {epsilon}")));
-    }
-    let num = (epsilon * (1u64 << EPSILON_GRID_BITS) as f64).floor() as u64;
-    if num == 0 {
-        return Err(AnonError::argument(
-            function,
-            "epsilon",
-            format!("{epsilon} is below the grid of exact epsilons (multiples of 2^-{EPSILON_GRID_BITS})"),
-        ));
-    }
-    Ok(num)
+    ledger::check_epsilon_range(function, epsilon)?;
+    Ok((epsilon * (1u64 << EPSILON_GRID_BITS) as f64).floor() as u64)
 }
 
 /// A finite double as `mantissa * 2^exponent` with an integer mantissa, exactly.
@@ -159,7 +150,7 @@ mod tests {
         assert_eq!(epsilon_numerator("f", 1.0).unwrap(), 1 << 32);
         let n = epsilon_numerator("f", 0.1).unwrap();
         assert!((n as f64) <= 0.1 * 4294967296.0 && (n + 1) as f64 > 0.1 * 4294967296.0);
-        for bad in [0.0, -1.0, f64::NAN, f64::INFINITY, 1e-12] {
+        for bad in [0.0, -1.0, f64::NAN, f64::INFINITY, 1e-12, 2e6, 1e308] {
             assert!(epsilon_numerator("f", bad).is_err(), "{bad}");
         }
     }

@@ -4,8 +4,8 @@
 //! An entry is reused only for the same session, table provider (the registered table
 //! object, held weakly so a dropped or replaced table is never matched), quasi-identifiers
 //! with the very same hierarchy objects (a redeclared hierarchy is a new object), and
-//! sensitive column. Like the table functions' memo, it assumes a registered table is not
-//! modified in place. A few recent entries are kept.
+//! sensitive column, and the same [`content_version`] (an in-memory table grows in place on
+//! `INSERT INTO`). A few recent entries are kept.
 
 use super::{FrequencyTable, frequency_table};
 use crate::error::{AnonError, Result};
@@ -24,7 +24,30 @@ struct Entry {
     provider: Weak<dyn TableProvider>,
     qis: Vec<(String, Arc<Hierarchy>)>,
     sensitive: Option<String>,
+    version: u64,
     ft: Arc<FrequencyTable>,
+}
+
+/// A version of a table's contents where one can be had cheaply: for an in-memory table, a hash
+/// of its batches' identities and sizes (batches are immutable; `INSERT INTO` adds some, a
+/// replaced table has others). Other providers give 0: they are assumed not to change in place.
+pub fn content_version(provider: &Arc<dyn TableProvider>) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let Some(mem) = provider.downcast_ref::<datafusion::datasource::MemTable>() else {
+        return 0;
+    };
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    for part in &mem.batches {
+        // Being written right now: a version no cached entry has.
+        let Ok(batches) = part.try_read() else {
+            return u64::MAX;
+        };
+        batches.len().hash(&mut h);
+        for b in batches.iter() {
+            (b.num_rows(), b.columns().first().map(|c| Arc::as_ptr(c) as *const () as usize)).hash(&mut h);
+        }
+    }
+    h.finish()
 }
 
 impl Entry {
@@ -35,8 +58,10 @@ impl Entry {
         provider: &Arc<dyn TableProvider>,
         qis: &[(String, Arc<Hierarchy>)],
         sensitive: Option<&str>,
+        version: u64,
     ) -> bool {
-        self.session == session
+        self.version == version
+            && self.session == session
             && self.table == table
             && self.sensitive.as_deref() == sensitive
             && self.provider.strong_count() > 0
@@ -62,10 +87,11 @@ pub async fn cached_frequency_table(
         qis.push((q.to_string(), meta.hierarchy(table, q)?.clone()));
     }
     let session = ctx.session_id();
+    let version = content_version(&provider);
     {
         let mut cache = CACHE.lock().expect("frequency cache lock");
         cache.retain(|e| e.provider.strong_count() > 0);
-        if let Some(i) = cache.iter().position(|e| e.matches(&session, table, &provider, &qis, sensitive)) {
+        if let Some(i) = cache.iter().position(|e| e.matches(&session, table, &provider, &qis, sensitive, version)) {
             let e = cache.remove(i);
             let ft = e.ft.clone();
             cache.push(e);
@@ -83,6 +109,7 @@ pub async fn cached_frequency_table(
         provider: Arc::downgrade(&provider),
         qis,
         sensitive: sensitive.map(str::to_string),
+        version,
         ft: ft.clone(),
     });
     Ok(ft)

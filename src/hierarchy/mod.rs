@@ -19,6 +19,25 @@ pub use build::HierarchyBuilder;
 pub use load::{from_rows, load_arx_file, parse_arx_text, rows_from_batches};
 pub use numeric::{parse_interval_label, parse_widths, widths_hierarchy};
 
+/// Refuse to publish a numeric quasi-identifier through a hierarchy derived from the data: its
+/// nodes' bounds are hulls of the data's own values, so a release would print the column's
+/// exact minimum and maximum as the bounds of `*` (`age_lo 18, age_hi 92`). The same
+/// provenance ([`Hierarchy::derived_from_data`]) that the DP functions refuse outright.
+pub fn check_publishable_bounds(table: &str, column: &str, h: &Hierarchy) -> crate::error::Result<()> {
+    match h.derived_from_data() {
+        Some(how) if h.is_numeric() => Err(crate::error::AnonError::hierarchy(
+            column,
+            format!(
+                "was derived from the data ({how}), so a release would publish the column's exact minimum and \
+                 maximum as the bounds of '*'; declare its public domain instead: \
+                 interval_hierarchy('{table}', '{column}', widths, min, max) with public bounds (e.g. 0 and 120 for \
+                 an age)"
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
 use crate::error::{AnonError, Result};
 use std::collections::HashMap;
 

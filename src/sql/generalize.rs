@@ -5,7 +5,7 @@
 
 use super::method::{Call, MethodSpec, Outputs};
 use super::{Args, block_on, output};
-use crate::encode::materialize_node;
+use crate::encode::{check_sensitive_not_null, frequency_table, materialize_node};
 use crate::error::{AnonError, Result};
 use crate::lattice::parse_levels;
 use crate::methods::options;
@@ -51,6 +51,11 @@ impl MethodSpec for Generalize {
 
     fn run(&self, call: &Call<'_>, (levels, keep): &(Vec<u8>, bool)) -> Result<Outputs> {
         let release = block_on(async {
+            // The frequency table encodes every quasi-identifier through its hierarchy: a value
+            // the hierarchy does not cover (data changed since it was loaded) is an error here,
+            // as in every other method, instead of a NULL in the release.
+            frequency_table(call.ctx, call.source, call.meta, None).await?;
+            check_sensitive_not_null(call.ctx, call.source, call.meta, None).await?;
             let df = materialize_node(call.ctx, call.source, call.meta, levels, *keep).await?;
             output::publish(call.ctx, call.output, df).await
         })?;

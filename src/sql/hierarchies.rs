@@ -35,6 +35,7 @@ enum Op {
 struct HierarchyFn {
     registry: Arc<Registry>,
     op: Op,
+    name: &'static str,
 }
 
 pub(super) const LOAD_SIG: &str = "load_hierarchy(table, column, path [, kind])";
@@ -51,7 +52,7 @@ pub fn register(ctx: &SessionContext, registry: Arc<Registry>) {
         ("hierarchy", Op::ShowArx),
         ("hierarchy_nodes", Op::ShowNodes),
     ] {
-        ctx.register_udtf(name, Arc::new(HierarchyFn { registry: registry.clone(), op }));
+        ctx.register_udtf(name, Arc::new(HierarchyFn { registry: registry.clone(), op, name }));
     }
 }
 
@@ -59,6 +60,10 @@ impl TableFunctionImpl for HierarchyFn {
     fn call_with_args(&self, args: TableFunctionArgs) -> datafusion::error::Result<Arc<dyn TableProvider>> {
         let ctx = session_context(&args)?;
         let e = args.exprs();
+        if !matches!(self.op, Op::ShowArx | Op::ShowNodes) {
+            // Loading changes the declarations: not under a plain EXPLAIN.
+            super::explain::refuse_when_planning_only(self.name)?;
+        }
         let h = match self.op {
             Op::LoadFile => {
                 let a = Args::new("load_hierarchy", LOAD_SIG, e, 3, 4)?;

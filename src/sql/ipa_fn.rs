@@ -15,7 +15,7 @@
 use super::method::{Call, MethodSpec, Outputs};
 use super::report::{Value::*, one_row};
 use super::{Args, block_on, mem_table};
-use crate::dp::ledger::{Charge, grid_units};
+use crate::dp::ledger::{Charge, epsilon_units, grid_units};
 use crate::error::{AnonError, Result};
 use crate::lattice::{format_levels, parse_levels};
 use crate::methods::ipa::call::{self, CallOptions, Mode, Outcome};
@@ -89,6 +89,8 @@ impl MethodSpec for Ipa {
 
     fn parse(&self, a: &Args) -> Result<(f64, CallOptions)> {
         let epsilon = a.f64(2, "epsilon")?;
+        // The grid's limits, before the options: 1e308 is an error, not a clamp.
+        epsilon_units(F, epsilon)?;
         Ok((epsilon, CallOptions::ipa(epsilon, &a.opt_str(3, "options")?.unwrap_or_default())?))
     }
 
@@ -316,14 +318,12 @@ impl MethodSpec for Histogram {
 
     fn parse(&self, a: &Args) -> Result<Self::Params> {
         let epsilon = a.f64(2, "epsilon")?;
+        epsilon_units(H, epsilon)?;
         let node = a.str(3, "node")?;
         let call = CallOptions::histogram(epsilon, &a.opt_str(4, "options")?.unwrap_or_default())?;
         let levels = parse_levels(&node).ok_or_else(|| {
             AnonError::argument(H, "node", format!("'{node}' is not a list of levels such as '1,0,2'"))
         })?;
-        if grid_units(epsilon) == 0 {
-            return Err(AnonError::argument(H, "epsilon", format!("must be a finite number > 0, got {epsilon}")));
-        }
         Ok((epsilon, levels, call))
     }
 

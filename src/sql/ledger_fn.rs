@@ -1,4 +1,4 @@
-//! `set_privacy_budget(table, epsilon [, 'delta=1e-6, force'])`: the total epsilon (and delta)
+//! `set_privacy_budget(table, epsilon [, 'delta=1e-6, force=true'])`: the total epsilon (and delta)
 //! differentially private releases of a table's rows may spend. A budget is set once, lowered
 //! freely (not below what is spent) and raised only with `force`, which is recorded. Returns
 //! the account's rows of `anon_privacy_ledger`, the table of every budget and charge, kept in
@@ -21,7 +21,7 @@ use datafusion::prelude::SessionContext;
 use std::sync::Arc;
 
 const F: &str = "set_privacy_budget";
-pub(super) const SIGNATURE: &str = "set_privacy_budget(table, epsilon [, 'delta=1e-6, force'])";
+pub(super) const SIGNATURE: &str = "set_privacy_budget(table, epsilon [, 'delta=1e-6, force=true'])";
 
 #[derive(Debug)]
 struct SetBudget {
@@ -46,20 +46,22 @@ pub fn reserve(
     registry.ledger().reserve(function, &account, charge)
 }
 
-/// `delta=` and `force` from the options argument.
+/// `delta=` and `force=` from the options argument, parsed like every function's options
+/// (a key given twice is an error).
 fn options(opts: &str) -> Result<(f64, bool)> {
     let (mut delta, mut force) = (0.0, false);
-    for part in opts.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        match part.split_once('=').map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim())) {
-            None if part.eq_ignore_ascii_case("force") => force = true,
-            Some((k, v)) if k == "delta" => {
-                delta = v.parse().map_err(|_| AnonError::argument(F, "delta", format!("'{v}' is not a number")))?;
+    for (key, value) in crate::methods::options::pairs(F, opts)? {
+        match key.as_str() {
+            "delta" => {
+                delta =
+                    value.parse().map_err(|_| AnonError::argument(F, "delta", format!("'{value}' is not a number")))?;
             }
-            _ => {
+            "force" => force = crate::methods::options::flag(F, &key, &value)?,
+            other => {
                 return Err(AnonError::argument(
                     F,
                     "options",
-                    format!("unknown option '{part}' (delta=<number>, force)"),
+                    format!("unknown option '{other}' (delta=<number>, force=true)"),
                 ));
             }
         }
@@ -72,6 +74,7 @@ impl TableFunctionImpl for SetBudget {
         let a = Args::new(F, SIGNATURE, args.exprs(), 2, 3)?;
         let (table, epsilon) = (a.str(0, "table")?, a.f64(1, "epsilon")?);
         let (delta, force) = options(&a.opt_str(2, "options")?.unwrap_or_default())?;
+        super::explain::refuse_when_planning_only(F)?;
         let ctx = session_context(&args)?;
         if !ctx.table_exist(table.as_str())? {
             return Err(AnonError::table(&table, "not found").into());

@@ -9,7 +9,9 @@
 //!    the spec's own parsing with errors that name the argument;
 //! 2. the memo key, derived from the parsed parameters (their `Debug` form), the identity of
 //!    every table the call reads and the registry's declaration generation;
-//! 3. declarations: the source's roles and hierarchies, complete;
+//! 3. declarations: the source's roles and hierarchies, complete, and no numeric
+//!    hierarchy derived from the data (its bounds would be published); nothing runs under a
+//!    plain `EXPLAIN` ([`super::explain`]);
 //! 4. output names: every table the call will register is checked against [`Releases`] before
 //!    anything runs (an output may only replace an earlier release of the same function);
 //! 5. run, then register every output last, so a failed call leaves the catalog as it was;
@@ -158,14 +160,18 @@ impl<S: MethodSpec> MethodFn<S> {
         let mut key = format!("{output}|{params:?}|g{}", self.registry.generation());
         for (role, name) in std::iter::once(("source", source.clone())).chain(self.spec.inputs(&params)) {
             let table = lookup(&ctx, role, &name)?;
-            key.push_str(&format!("|{:p}", Arc::as_ptr(&table)));
+            key.push_str(&format!("|{:p}:{}", Arc::as_ptr(&table), crate::encode::content_version(&table)));
         }
         let deterministic = self.spec.deterministic(&params);
         if deterministic && let Some(t) = self.memo.get(&ctx, &key) {
             return Ok(t);
         }
+        super::explain::refuse_when_planning_only(S::NAME)?;
         let meta = self.registry.require(&source)?;
         meta.check_complete(&source)?;
+        for q in meta.quasi_identifiers() {
+            crate::hierarchy::check_publishable_bounds(&source, q, meta.hierarchy(&source, q)?)?;
+        }
         let names = output_names(&output, &self.spec.side_tables(&params));
         let releases = self.registry.releases();
         releases.check(&ctx, S::NAME, &source, &names, &self.registry)?;

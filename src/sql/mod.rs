@@ -9,9 +9,11 @@
 mod args;
 mod artuc_fn;
 mod constraints_fn;
+pub mod copy;
 mod dataset;
 pub mod docs;
 mod entropy_fn;
+pub mod explain;
 mod explore;
 mod generalize;
 mod hceil_fn;
@@ -30,6 +32,7 @@ mod truthful_fn;
 mod verify_fn;
 
 pub use args::Args;
+pub use explain::run;
 pub use output::ParquetOutput;
 
 use crate::error::{AnonError, Result};

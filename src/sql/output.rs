@@ -78,10 +78,32 @@ pub async fn publish(ctx: &SessionContext, name: &str, df: DataFrame) -> Result<
             // the table-function adapter instead (encode::shuffle_rows), so no release keeps
             // its source's row order.
             let df = df.sort(vec![datafusion::functions::math::expr_fn::random().sort(true, true)])?;
-            let written = write_dir(df, &dir).await;
-            removed_on_error(&dir, written)
+            let partial = partial_dir(&dir);
+            let written = write_files(df, &partial).await;
+            let schema = moved_into_place(&partial, &dir, written)?;
+            listing_table(&dir_url(&dir)?, schema)
         }
     }
+}
+
+/// Where a fresh directory is written before it is complete: `<dir>.partial`, renamed to
+/// `<dir>` only once every file is written, so a failed, cancelled or killed write never leaves
+/// a directory that looks like a release.
+fn partial_dir(dir: &Path) -> PathBuf {
+    let mut name = dir.as_os_str().to_owned();
+    name.push(".partial");
+    PathBuf::from(name)
+}
+
+/// `written` (into `partial`), having renamed `partial` to `dir` on success or removed it on
+/// error.
+fn moved_into_place<T>(partial: &Path, dir: &Path, written: Result<T>) -> Result<T> {
+    let written = removed_on_error(partial, written)?;
+    if let Err(e) = std::fs::rename(partial, dir) {
+        let _ = std::fs::remove_dir_all(partial);
+        return Err(AnonError::io(&dir.display().to_string(), e));
+    }
+    Ok(written)
 }
 
 /// `result`, having removed `dir` if it is an error, so a failed write leaves no partial files.
@@ -104,12 +126,18 @@ fn dir_url(dir: &Path) -> Result<String> {
 /// listing table over them. Where the plan runs, the files are written: on a cluster, by the
 /// executors.
 pub async fn write_dir(df: DataFrame, dir: &Path) -> Result<Arc<dyn TableProvider>> {
+    let schema = write_files(df, dir).await?;
+    listing_table(&dir_url(dir)?, schema)
+}
+
+/// Run `df`, writing its rows as Parquet files into `dir` (created if missing); returns the
+/// schema written.
+async fn write_files(df: DataFrame, dir: &Path) -> Result<SchemaRef> {
     let schema = df.schema().inner().clone();
     let shown = dir.display().to_string();
     std::fs::create_dir_all(dir).map_err(|e| AnonError::io(&shown, e))?;
-    let url = dir_url(dir)?;
-    df.write_parquet(&url, DataFrameWriteOptions::new(), None).await?;
-    listing_table(&url, schema)
+    df.write_parquet(&dir_url(dir)?, DataFrameWriteOptions::new(), None).await?;
+    Ok(schema)
 }
 
 /// A Parquet listing table over the files under `url` with `schema` (the written plan's, so
@@ -137,7 +165,8 @@ pub fn publish_batches(
 }
 
 /// Write `batches` as one Parquet file from the client into a fresh directory under `out`;
-/// returns the directory and a listing table over it. A failed write leaves no directory.
+/// returns the directory and a listing table over it. A failed write leaves no directory (it is
+/// written as `<dir>.partial` and renamed when complete).
 pub fn write_from_client(
     out: &ParquetOutput,
     name: &str,
@@ -145,19 +174,21 @@ pub fn write_from_client(
     batches: &[RecordBatch],
 ) -> Result<(PathBuf, Arc<dyn TableProvider>)> {
     let dir = fresh_dir(out, name);
-    let shown = dir.display().to_string();
-    let written = (|| -> Result<Arc<dyn TableProvider>> {
-        std::fs::create_dir_all(&dir).map_err(|e| AnonError::io(&shown, e))?;
-        let file = std::fs::File::create(dir.join("part-0.parquet")).map_err(|e| AnonError::io(&shown, e))?;
+    let partial = partial_dir(&dir);
+    let shown = partial.display().to_string();
+    let written = (|| -> Result<()> {
+        std::fs::create_dir_all(&partial).map_err(|e| AnonError::io(&shown, e))?;
+        let file = std::fs::File::create(partial.join("part-0.parquet")).map_err(|e| AnonError::io(&shown, e))?;
         let parquet = |e: datafusion::parquet::errors::ParquetError| AnonError::io(&shown, e);
         let mut w = ArrowWriter::try_new(file, schema.clone(), None).map_err(parquet)?;
         for b in batches {
             w.write(b).map_err(parquet)?;
         }
         w.close().map_err(parquet)?;
-        listing_table(&dir_url(&dir)?, schema)
+        Ok(())
     })();
-    let table = removed_on_error(&dir, written)?;
+    moved_into_place(&partial, &dir, written)?;
+    let table = listing_table(&dir_url(&dir)?, schema)?;
     Ok((dir, table))
 }
 

@@ -60,25 +60,39 @@ fn to_delta(units: u64) -> f64 {
 }
 
 /// A number for a message: plain in the usual range, in exponent form outside it (a plain
-/// 1e-300 would be 300 digits).
-fn shown(x: f64) -> String {
-    if x == 0.0 || (1e-4..1e7).contains(&x.abs()) { format!("{x}") } else { format!("{x:e}") }
+/// 1e-300 would be 300 digits), with 9 significant digits: an epsilon on the grid (2^-32 apart)
+/// then reads as typed, 0.6 rather than 0.5999999998603016.
+pub(crate) fn shown(x: f64) -> String {
+    fn trimmed(s: String) -> String {
+        if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_string() } else { s }
+    }
+    if x == 0.0 || !x.is_finite() {
+        return format!("{x}");
+    }
+    if (1e-4..1e7).contains(&x.abs()) {
+        let decimals = (8 - x.abs().log10().floor() as i32).max(0) as usize;
+        return trimmed(format!("{x:.decimals$}"));
+    }
+    let s = format!("{x:.8e}");
+    let (mantissa, exponent) = s.split_once('e').unwrap_or((&s, "0"));
+    format!("{}e{exponent}", trimmed(mantissa.to_string()))
 }
 
 fn limits() -> String {
     format!("between 2^-32 ({}) and 2^20 ({})", shown(MIN_EPSILON), shown(MAX_EPSILON))
 }
 
+/// Refuse an epsilon outside the grid's range (NaN and infinities included), naming the limits.
+pub(crate) fn check_epsilon_range(function: &str, epsilon: f64) -> Result<()> {
+    if (MIN_EPSILON..=MAX_EPSILON).contains(&epsilon) {
+        return Ok(());
+    }
+    Err(AnonError::argument(function, "epsilon", format!("must be a number {}, got {}", limits(), shown(epsilon))))
+}
+
 /// A budget or charge's epsilon, checked against the grid's limits and rounded down onto it.
 pub fn epsilon_units(function: &str, epsilon: f64) -> Result<u64> {
-    if !(MIN_EPSILON..=MAX_EPSILON).contains(&epsilon) {
-        return Err(AnonError::argument(
-            function,
-            "epsilon",
-            format!("must be a number {}, got {}", limits(), shown(epsilon)),
-        ));
-    }
-    Ok(grid_units(epsilon))
+    super::epsilon_numerator(function, epsilon)
 }
 
 /// `delta * 2^64`, rounded up (`up`, a charge) or down (a budget); delta must be in [0, 1).
@@ -344,7 +358,7 @@ impl Ledger {
                             "epsilon",
                             format!(
                                 "raising the budget of table '{table}' (epsilon {} to {}, delta {} to {}) needs an \
-                                 explicit force: SELECT * FROM set_privacy_budget('{table}', {}, 'force'); the raise \
+                                 explicit force: SELECT * FROM set_privacy_budget('{table}', {}, 'force=true'); the raise \
                                  is recorded in anon_privacy_ledger",
                                 shown(to_epsilon(e)),
                                 shown(epsilon),
@@ -401,7 +415,7 @@ impl Ledger {
                     "delta",
                     format!(
                         "table '{table}' has a budget for epsilon only, and this (epsilon, delta) release needs delta {}: \
-                         allow a delta, e.g. SELECT * FROM set_privacy_budget('{table}', {}, 'delta=1e-6, force'), or \
+                         allow a delta, e.g. SELECT * FROM set_privacy_budget('{table}', {}, 'delta=1e-6, force=true'), or \
                          ask for guarantee=pure",
                         shown(to_delta(charge.delta)),
                         shown(to_epsilon(eps)),
@@ -415,7 +429,7 @@ impl Ledger {
                     format!(
                         "the privacy budget of table '{table}' would be exceeded: epsilon {} of {} and delta {} of {} \
                          spent, this release needs epsilon {} and delta {} (anon_privacy_ledger lists the releases; \
-                         set_privacy_budget('{table}', epsilon, 'force') raises the budget)",
+                         set_privacy_budget('{table}', epsilon, 'force=true') raises the budget)",
                         shown(to_epsilon(t.spent.0)),
                         shown(to_epsilon(eps)),
                         shown(to_delta(t.spent.1)),
@@ -581,7 +595,7 @@ mod tests {
         let held = l.reserve("f", &t, Charge::epsilon(grid_units(0.8))).unwrap();
         assert!(l.rows().unwrap()[1].event.starts_with("reserved"));
         let e = spend(&l, &t, 0.5).unwrap_err().to_string();
-        assert!(e.contains("budget of table 't' would be exceeded") && e.contains("'force'"), "{e}");
+        assert!(e.contains("budget of table 't' would be exceeded") && e.contains("'force=true'"), "{e}");
         held.commit("r", "m", "").unwrap();
         let rows = l.rows().unwrap();
         assert_eq!((rows.len(), rows[1].event.as_str(), rows[1].seq), (2, "release", 3), "{rows:?}");
@@ -603,7 +617,7 @@ mod tests {
         l.set_budget(&t, 2.0, 0.0, false).unwrap();
         l.set_budget(&t, 1.0, 0.0, false).unwrap();
         let e = l.set_budget(&t, 3.0, 0.0, false).unwrap_err().to_string();
-        assert!(e.contains("set_privacy_budget('t', 3, 'force')"), "{e}");
+        assert!(e.contains("set_privacy_budget('t', 3, 'force=true')"), "{e}");
         assert!(l.set_budget(&t, 1.0, 1e-6, false).is_err(), "a delta raise needs force too");
         l.set_budget(&t, 3.0, 0.0, true).unwrap();
         let events: Vec<String> = l.rows().unwrap().into_iter().map(|r| r.event).collect();
@@ -641,7 +655,7 @@ mod tests {
         let t = account("a", "t");
         for bad in [1e308, 1e-300, 0.0, -1.0, f64::INFINITY, f64::NAN, 2e6] {
             let e = l.set_budget(&t, bad, 0.0, false).unwrap_err().to_string();
-            assert!(e.contains("2^-32 (2.3283064365386963e-10) and 2^20 (1048576)") && e.len() < 300, "{e}");
+            assert!(e.contains("2^-32 (2.32830644e-10) and 2^20 (1048576)") && e.len() < 300, "{e}");
         }
         l.set_budget(&t, MAX_EPSILON, 0.0, false).unwrap();
         for units in [0, grid_units(1e308)] {
@@ -698,5 +712,8 @@ mod tests {
         assert_eq!(shown(1e-300), "1e-300");
         assert_eq!(shown(0.25), "0.25");
         assert_eq!(shown(1048576.0), "1048576");
+        assert_eq!(shown(to_epsilon(grid_units(0.6))), "0.6");
+        assert_eq!(shown(MIN_EPSILON), "2.32830644e-10");
+        assert_eq!(shown(-1.5e-7), "-1.5e-7");
     }
 }

@@ -14,7 +14,9 @@ pub mod search;
 pub use loss::Metric;
 pub use models::Models;
 
-use crate::encode::{FrequencyTable, cached_frequency_table, materialize_suppressed, node_label};
+use crate::encode::{
+    FrequencyTable, cached_frequency_table, check_sensitive_not_null, materialize_suppressed, node_label,
+};
 use crate::error::{AnonError, Result};
 use crate::lattice::format_levels;
 use crate::meta::TableMeta;
@@ -227,6 +229,8 @@ pub async fn anonymize(
     let start = Instant::now();
     // Aggregated once per session and source: repeated calls (another k, model) reuse it.
     let ft = cached_frequency_table(ctx, table, meta, sensitive).await?;
+    // The release carries every sensitive column, read by the models or not.
+    check_sensitive_not_null(ctx, table, meta, sensitive).await?;
     let aggregate_ms = PassTimes::since(start);
     let start = Instant::now();
     let mut res = search(&ft, config)?.ok_or_else(|| {

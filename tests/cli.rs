@@ -255,3 +255,38 @@ fn commands_and_scripts_run_in_the_order_given() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains('7'));
 }
+
+/// The CLI plans every statement through `anonfusion::sql::run`: a plain EXPLAIN of a DP release
+/// is refused and charges nothing (issue 18), where `ctx.sql` would have released and charged.
+#[test]
+fn explain_in_the_cli_neither_publishes_nor_charges() {
+    let dir = std::env::temp_dir().join(format!("anonfusion-cli-explain-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let ledger = dir.join("ledger.tsv");
+    let _ = std::fs::remove_file(&ledger);
+    let out = Command::new(env!("CARGO_BIN_EXE_anonfusion"))
+        .env("ANONFUSION_HISTORY", "/nonexistent/dir/history")
+        .env("ANONFUSION_LEDGER", &ledger)
+        .args(["-c", "SELECT COUNT(*) FROM load_dataset('nps', 2000, 7)"])
+        .args(["-c", "SELECT * FROM set_privacy_budget('nps', 5)"])
+        .args(["-c", "EXPLAIN SELECT COUNT(*) FROM ipa_release('nps', 'nps_dp', 1.0)"])
+        .output()
+        .unwrap();
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("EXPLAIN without ANALYZE has no effect"), "{stderr}");
+    let out = Command::new(env!("CARGO_BIN_EXE_anonfusion"))
+        .env("ANONFUSION_HISTORY", "/nonexistent/dir/history")
+        .env("ANONFUSION_LEDGER", &ledger)
+        .args(["-c", "SELECT COUNT(*) FROM load_dataset('nps', 2000, 7)"])
+        .args(["-c", "SELECT COUNT(*) AS released FROM anon_privacy_ledger WHERE release IS NOT NULL"])
+        // The control: a real release is recorded, so the count above could have been 1.
+        .args(["-c", "SELECT COUNT(*) FROM ipa_release('nps', 'nps_dp', 1.0)"])
+        .args(["-c", "SELECT COUNT(*) AS released FROM anon_privacy_ledger WHERE release IS NOT NULL"])
+        .args(["--format", "csv"])
+        .output()
+        .unwrap();
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(stdout.contains("released\n0\n"), "EXPLAIN recorded nothing: {stdout}");
+    assert!(stdout.contains("released\n1\n"), "the real release is recorded: {stdout}");
+}

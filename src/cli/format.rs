@@ -10,7 +10,7 @@ use std::sync::Arc;
 /// Text outputs (the table printer, CSV, Markdown) show a list (a code set, a catalog's
 /// `class_ids`) as its elements joined by this, the rule `COPY ... TO '.csv'` follows too;
 /// JSON keeps lists as arrays.
-pub const LIST_DELIMITER: &str = ";";
+pub const LIST_DELIMITER: &str = anonfusion::sql::copy::CSV_LIST_DELIMITER;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum Format {

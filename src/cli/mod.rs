@@ -146,7 +146,8 @@ impl Runner {
     }
 
     async fn sql(&self, text: &str, out: &mut dyn Write) -> Result<(), String> {
-        let df = self.ctx.sql(text).await.map_err(describe)?;
+        // Through sql::run, not ctx.sql: a plain EXPLAIN must plan without publishing or charging.
+        let df = anonfusion::sql::run(&self.ctx, text).await.map_err(describe)?;
         let schema = df.schema().inner().clone();
         let batches = df.collect().await.map_err(describe)?;
         self.write(&schema, &batches, out)

@@ -10,7 +10,8 @@
 //! Ballista's executor registry holds only DataFusion's core scalar functions, not the nested
 //! ones (`range`, `array_has`, ...), so an executor rejects the h-ceiling release plan
 //! (`unnest(range(n))`) and set-valued queries; ours registers the client's full set
-//! ([`super::function_registry`]). The scheduler's default session already has them.
+//! ([`super::function_registry`]). The scheduler's default session already has them, and ours adds
+//! the ledger's `anon_fingerprint` aggregate.
 
 use super::MemTableCodec;
 use crate::error::{AnonError, Result};
@@ -29,6 +30,17 @@ fn session_config() -> SessionConfig {
     SessionConfig::new_with_ballista().with_ballista_logical_extension_codec(Arc::new(MemTableCodec::default()))
 }
 
+/// The scheduler's session: Ballista's default plus the engine's own aggregate
+/// `anon_fingerprint` (the privacy ledger's account key: a seeded or DP release fingerprints its
+/// source in a plan the scheduler must decode; without it the scheduler refused the plan with
+/// "LogicalExtensionCodec is not provided for aggregate function anon_fingerprint").
+fn session_builder(config: SessionConfig) -> datafusion::common::Result<datafusion::execution::SessionState> {
+    use datafusion::execution::FunctionRegistry;
+    let mut state = default_session_builder(config)?;
+    state.register_udaf(crate::dp::ledger::fingerprint_udaf())?;
+    Ok(state)
+}
+
 fn failed(what: &str, e: impl std::fmt::Display) -> AnonError {
     AnonError::argument(what, "cluster", e.to_string())
 }
@@ -41,7 +53,7 @@ pub async fn run_scheduler(listener: tokio::net::TcpListener, external_host: &st
     config.override_logical_codec = Some(Arc::new(MemTableCodec::default()));
     let config = config
         .with_override_config_producer(Arc::new(session_config))
-        .with_override_session_builder(Arc::new(default_session_builder));
+        .with_override_session_builder(Arc::new(session_builder));
     config.validate().map_err(|e| failed("anonfusion-scheduler", e))?;
     let cluster = BallistaCluster::new_from_config(&config).await.map_err(|e| failed("anonfusion-scheduler", e))?;
     let scheduler = create_scheduler::<LogicalPlanNode, PhysicalPlanNode>(cluster, Arc::new(config))

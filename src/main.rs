@@ -129,11 +129,7 @@ async fn run(
 ) -> Result<(), String> {
     let mut out = std::io::stdout();
     match &args.command {
-        Some(Command::Demo) => {
-            runner.echo = true;
-            runner.run_script("sql/demo.sql", cli::DEMO_SQL, &mut out).await?;
-            return Ok(());
-        }
+        Some(Command::Demo) => return cli::demo::run(runner, registry, &mut out).await,
         Some(Command::Evaluate(evaluate)) => {
             return cli::evaluate::run(evaluate, args.format, &runner.ctx, registry, &mut out).await;
         }

@@ -3,6 +3,7 @@
 //! one [`Runner`], so statement handling and backslash commands behave the same everywhere.
 
 mod commands;
+pub mod demo;
 pub mod evaluate;
 pub mod format;
 pub mod progress;

@@ -235,7 +235,7 @@ async fn bad_input_is_named_registers_nothing_and_spends_nothing() {
     // The paper's mode reads the data's own domain and may still run on it.
     rows(&ctx, "SELECT COUNT(*) FROM ipa_release('t', 'x', 1.0, 'guarantee=paper, seed=1')").await;
     // No informative attribute declared.
-    rows(&ctx, "SELECT * FROM declare_roles('t', 'q0=qi, q1=qi')").await;
+    rows(&ctx, "SELECT * FROM declare_roles('t', 'q0=qi, q1=qi', 'reset')").await;
     let e = err(&ctx, "SELECT * FROM ipa_release('t', 'x', 1.0)").await;
     assert!(e.contains("sensitive"), "{e}");
 }

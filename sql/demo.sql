@@ -1,60 +1,78 @@
--- The anonfusion demo: bundled data loaded with its hierarchies and roles, the generalization
--- lattice explored from SQL, a release at a chosen node queried like any table, and the
--- papers' evaluation queries on the NPS-like table. It grows as the methods land.
+-- The anonfusion demo: one patient table released three ways (k-anonymity under an h-ceiling
+-- with its counterfeit catalog, differentially private microdata, the k-anonymous baseline),
+-- diagnosis-code sets released with (k,k^m)-anonymity and checked independently, and what
+-- each release costs an analyst on the papers' queries Q1-Q4. Every step is one SQL statement;
+-- the comments are printed as section headers.
 
--- 1. UCI Adult (30,162 rows) with the ARX hierarchies, in one statement.
-SELECT * FROM load_dataset('adult');
+-- 1. Load. The synthetic NPS-like patient table (50,000 rows here; load_dataset('nps') gives the
+-- full 1,375,900), with its hierarchies and attribute roles, in one statement.
+SELECT * FROM load_dataset('nps', 50000, 7);
+SELECT column_name, role, hierarchy, hierarchy_height FROM anon_roles WHERE table_name = 'nps';
 
--- Which columns are quasi-identifiers (generalized) and which is sensitive.
-SELECT * FROM anon_roles WHERE table_name = 'adult';
+-- 2. k-anonymity under an h-ceiling (Kim et al. 2017): no record is generalized beyond degree
+-- h = 0.3; small classes are padded with counterfeit records instead of generalizing further.
+SELECT COUNT(*) AS released_records FROM hceil_anonymize('nps', 'nps_h', 10, 0.3);
+SELECT node, k, h, max_degree, classes, counterfeit_records, catalog_rows FROM nps_h_report;
 
--- The full-domain lattice: 2,160 nodes, each grouped into equivalence classes. The least
--- generalized nodes in which every class holds at least 5 records (5-anonymous, no suppression):
-SELECT node, classes, min_class_size, ROUND(mean_degree, 3) AS mean_degree, ROUND(max_degree, 3) AS max_degree
-FROM lattice_nodes('adult') WHERE min_class_size >= 5 ORDER BY mean_degree LIMIT 5;
+-- The counterfeit catalog is published with the release: per group of classes, how many records
+-- of each disease are counterfeit. It conceals which records those are.
+SELECT * FROM nps_h_catalog ORDER BY class_ids, sensitive_value LIMIT 5;
 
--- Release at the best of them (registered as adult_g; count it rather than print 30,162 rows).
-SELECT COUNT(*) AS released_records FROM generalize('adult', 'adult_g', '4,0,0,1,3,2,2');
+-- An analyst's truthful view, from the release and the catalog alone: in each group the
+-- records that may be counterfeit are suppressed and as many as the catalog counts removed;
+-- what remains is real (Table 9 of the paper).
+SELECT (SELECT COUNT(*) FROM nps_h) AS released_records,
+       (SELECT COUNT(*) FROM truthful_view('nps_h', 'nps_h_catalog')) AS truthful_records,
+       (SELECT COUNT(*) FROM truthful_view('nps_h', 'nps_h_catalog') WHERE class_id IS NULL) AS suppressed_records;
 
--- The release is an ordinary table: numeric quasi-identifiers carry a label and bounds.
-SELECT age, age_lo, age_hi, marital_status, COUNT(*) AS records
-FROM adult_g GROUP BY 1, 2, 3, 4 ORDER BY records DESC LIMIT 5;
+-- Checked by code that shares nothing with the method: 10-anonymity, the h-ceiling, the catalog.
+SELECT * FROM verify_release('nps', 'nps_h', 'k=10, h=0.3, catalog', 'nps_h_catalog');
 
--- The optimal 5-anonymous release found by search instead of by hand (LM, 2 % suppression).
-SELECT COUNT(*) AS released_records FROM kanon_anonymize('adult', 'adult_k5', 5, 'suppression=2');
-SELECT node, ROUND(metric_value, 4) AS lm, suppressed_records, classes, nodes_evaluated, nodes_total
-FROM adult_k5_report;
+-- 3. Differentially private microdata with the disease kept (IPA, sound default: pure
+-- epsilon-DP; 'guarantee=approx' gives (epsilon, delta)-DP). No DP release without a budget; the
+-- budget is charged before any noise is drawn.
+-- The demo's ledger is a scratch one (see its path below), never your own.
+SELECT table_name, budget, budget_delta FROM set_privacy_budget('nps', 2.0, 'delta=1e-6');
+SELECT COUNT(*) AS released_records FROM ipa_release('nps', 'nps_ipa', 1.0);
+SELECT guarantee, node, epsilon, delta, released_cells, released_records FROM nps_ipa_report;
+SELECT seq, event, guarantee, release, epsilon, spent, remaining, ledger_path FROM anon_privacy_ledger;
 
--- 2. The synthetic NPS-like patient table (1,375,900 rows), calibrated to the published
--- answers of the papers' Q1-Q4 on the real NPS.
-SELECT * FROM load_dataset('nps');
-
--- Q1: male stroke patients without surgery per 5-year age group (published: 1, 2, 1, 9, ...).
-SELECT FLOOR(age / 5) * 5 AS age_group, COUNT(*) AS patients
-FROM nps WHERE sex = 'M' AND surgery = 'N' AND disease = 'stroke'
-GROUP BY FLOOR(age / 5) * 5 ORDER BY age_group;
-
--- Q3 per 10-year group as the paper's Table 11 publishes it (ages L-5..L+4).
-SELECT FLOOR((age + 5) / 10) * 10 AS age_group, ROUND(AVG(length_of_stay), 1) AS avg_length_of_stay
-FROM nps WHERE sex = 'M' AND surgery = 'N' AND disease = 'stroke'
-GROUP BY FLOOR((age + 5) / 10) * 10 ORDER BY age_group;
-
--- The 10-anonymous baseline release of the papers' NPS comparisons, and Q1 on it as an analyst
--- would naively run it: the age bands are labels now, so the 5-year groups are gone.
+-- 4. The k-anonymous baseline (optimal full-domain generalization, k = 10) the papers compare with.
 SELECT COUNT(*) AS released_records FROM kanon_anonymize('nps', 'nps_k10', 10);
 SELECT node, ROUND(metric_value, 4) AS lm, classes FROM nps_k10_report;
-SELECT age, COUNT(*) AS patients FROM nps_k10
-WHERE sex = 'M' AND surgery = 'N' AND disease = 'stroke' GROUP BY age ORDER BY MIN(age_lo);
 
--- What an analyst loses: Q1 answered from the release (uniform within each age band) against
--- the original, per group, with the mean relative error in the SUMMARY row.
-SELECT group_key AS age_group, original, ROUND(estimate, 1) AS estimate, ROUND(rel_error, 3) AS rel_error
-FROM query_error('SELECT FLOOR(age/5)*5 AS age_group, COUNT(*) FROM nps WHERE sex = ''M'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR(age/5)*5', 'nps', 'nps_k10');
+-- 5. Demographics plus a set of ICD-9-CM codes per patient (a synthetic INFORMS-like table, 4,000
+-- rows): (k,k^m)-anonymity under the paper's utility constraints UC1 (ArtUC, Poulis et al.).
+SELECT * FROM load_dataset('informs', 4000, 1);
+SELECT COUNT(*) AS constraints FROM load_constraints('informs', 'UC1');
+SELECT COUNT(*) AS released_records FROM artuc('informs', 'informs_a', 'informs_uc1', 10, 2, 0.2, 200000);
+SELECT ROUND(ncp, 3) AS ncp, ROUND(ul, 3) AS ul, clusters, suppressed_codes FROM informs_a_report;
+SELECT * FROM verify_release('informs', 'informs_a', 'km=10:2, constraints=informs_uc1');
 
--- And what the release guarantees, checked from the released table alone.
-SELECT * FROM verify_release('nps', 'nps_k10', 'k=10');
-
--- 3. A synthetic RT-dataset: demographics plus a set of ICD-9-CM codes per patient.
-SELECT * FROM load_dataset('informs');
-SELECT code, COUNT(*) AS patients
-FROM (SELECT unnest(codes) AS code FROM informs) GROUP BY code ORDER BY patients DESC LIMIT 5;
+-- 6. What each release costs an analyst: the papers' Q1-Q4 (stroke patients without surgery per
+-- age group: Q1/Q2 counts of men/women, Q3/Q4 their mean length of stay) answered from each
+-- release (uniform within generalized values, counterfeit-aware with the catalog) next to the
+-- original answer. The ARE row of each query is its mean relative error.
+WITH q AS (
+  SELECT 'Q1' AS query, 'k' AS release, * FROM query_error('SELECT FLOOR(age/5)*5, COUNT(*) FROM nps WHERE sex = ''M'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR(age/5)*5', 'nps', 'nps_k10')
+  UNION ALL SELECT 'Q1', 'h', * FROM query_error('SELECT FLOOR(age/5)*5, COUNT(*) FROM nps WHERE sex = ''M'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR(age/5)*5', 'nps', 'nps_h', 'nps_h_catalog')
+  UNION ALL SELECT 'Q1', 'i', * FROM query_error('SELECT FLOOR(age/5)*5, COUNT(*) FROM nps WHERE sex = ''M'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR(age/5)*5', 'nps', 'nps_ipa')
+  UNION ALL SELECT 'Q2', 'k', * FROM query_error('SELECT FLOOR(age/5)*5, COUNT(*) FROM nps WHERE sex = ''F'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR(age/5)*5', 'nps', 'nps_k10')
+  UNION ALL SELECT 'Q2', 'h', * FROM query_error('SELECT FLOOR(age/5)*5, COUNT(*) FROM nps WHERE sex = ''F'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR(age/5)*5', 'nps', 'nps_h', 'nps_h_catalog')
+  UNION ALL SELECT 'Q2', 'i', * FROM query_error('SELECT FLOOR(age/5)*5, COUNT(*) FROM nps WHERE sex = ''F'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR(age/5)*5', 'nps', 'nps_ipa')
+  UNION ALL SELECT 'Q3', 'k', * FROM query_error('SELECT FLOOR((age + 5)/10)*10, AVG(length_of_stay) FROM nps WHERE sex = ''M'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR((age + 5)/10)*10', 'nps', 'nps_k10')
+  UNION ALL SELECT 'Q3', 'h', * FROM query_error('SELECT FLOOR((age + 5)/10)*10, AVG(length_of_stay) FROM nps WHERE sex = ''M'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR((age + 5)/10)*10', 'nps', 'nps_h', 'nps_h_catalog')
+  UNION ALL SELECT 'Q3', 'i', * FROM query_error('SELECT FLOOR((age + 5)/10)*10, AVG(length_of_stay) FROM nps WHERE sex = ''M'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR((age + 5)/10)*10', 'nps', 'nps_ipa')
+  UNION ALL SELECT 'Q4', 'k', * FROM query_error('SELECT FLOOR((age + 5)/10)*10, AVG(length_of_stay) FROM nps WHERE sex = ''F'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR((age + 5)/10)*10', 'nps', 'nps_k10')
+  UNION ALL SELECT 'Q4', 'h', * FROM query_error('SELECT FLOOR((age + 5)/10)*10, AVG(length_of_stay) FROM nps WHERE sex = ''F'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR((age + 5)/10)*10', 'nps', 'nps_h', 'nps_h_catalog')
+  UNION ALL SELECT 'Q4', 'i', * FROM query_error('SELECT FLOOR((age + 5)/10)*10, AVG(length_of_stay) FROM nps WHERE sex = ''F'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR((age + 5)/10)*10', 'nps', 'nps_ipa')
+)
+SELECT query,
+       CASE WHEN group_key = 'SUMMARY' THEN 'ARE' ELSE group_key END AS age_group,
+       ROUND(MAX(CASE WHEN group_key <> 'SUMMARY' THEN original END), 1) AS original,
+       ROUND(MAX(CASE WHEN release = 'k' THEN CASE WHEN group_key = 'SUMMARY' THEN rel_error ELSE estimate END END), 2) AS k_anonymity,
+       ROUND(MAX(CASE WHEN release = 'h' THEN CASE WHEN group_key = 'SUMMARY' THEN rel_error ELSE estimate END END), 2) AS h_ceiling,
+       ROUND(MAX(CASE WHEN release = 'i' THEN CASE WHEN group_key = 'SUMMARY' THEN rel_error ELSE estimate END END), 2) AS ipa
+FROM q
+GROUP BY query, group_key
+ORDER BY query, group_key = 'SUMMARY', TRY_CAST(group_key AS DOUBLE);

@@ -130,8 +130,7 @@ async fn run(
     let mut out = std::io::stdout();
     match &args.command {
         Some(Command::Demo) => {
-            runner.echo = true;
-            runner.run_script("sql/demo.sql", cli::DEMO_SQL, &mut out).await?;
+            cli::demo::run(runner, registry, &mut out).await?;
             return Ok(ExitCode::SUCCESS);
         }
         Some(Command::Evaluate(evaluate)) => {

@@ -122,7 +122,7 @@ async fn bad_input_is_a_clear_error_and_registers_nothing() {
         assert!(!e.contains("Mary") && !e.contains("Pneumonia"), "no data values in errors: {e}");
     }
     // No sensitive attribute declared.
-    rows(&ctx, "SELECT * FROM declare_roles('t1', 'name=identifier, age=qi, sex=qi, zipcode=qi')").await;
+    rows(&ctx, "SELECT * FROM declare_roles('t1', 'name=identifier, age=qi, sex=qi, zipcode=qi', 'reset')").await;
     let e = err(&ctx, "SELECT * FROM hceil_anonymize('t1', 'o', 2, 0.5)").await;
     assert!(e.contains("no sensitive attribute"), "{e}");
     // A sensitive attribute with one value.

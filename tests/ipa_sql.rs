@@ -242,7 +242,7 @@ async fn bad_input_is_named_registers_nothing_and_spends_nothing() {
     assert!(e.contains("q0") && e.contains("derived from the data"), "{e}");
     rows(&ctx, "SELECT * FROM interval_hierarchy('t', 'q0', '2,4', 0, 15)").await;
     // No informative attribute declared.
-    rows(&ctx, "SELECT * FROM declare_roles('t', 'q0=qi, q1=qi')").await;
+    rows(&ctx, "SELECT * FROM declare_roles('t', 'q0=qi, q1=qi', 'reset')").await;
     let e = err(&ctx, "SELECT * FROM ipa_release('t', 'x', 1.0)").await;
     assert!(e.contains("sensitive"), "{e}");
 }

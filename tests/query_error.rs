@@ -376,7 +376,7 @@ fn cli_evaluate_writes_a_chart() {
     assert!(stdout.contains("SUMMARY") && stdout.contains("workload ARE over 2 queries"), "{stdout}");
     let chart = std::fs::read_to_string(dir.join("q1_1.svg")).unwrap();
     assert!(chart.starts_with("<svg") && chart.contains(">60</text>") && chart.contains(">85</text>"), "{chart}");
-    assert!(chart.contains("Q1: number of male stroke patients") && chart.contains(">estimate</text>"));
+    assert!(chart.contains("Q1: number of male stroke patients") && chart.contains(">estimate (ARE "));
     let chart = std::fs::read_to_string(dir.join("q1_2.svg")).unwrap();
     assert!(chart.contains("AVG(length_of_stay)") && chart.contains(">90</text>"));
     // An unsupported query fails with the construct named and a nonzero exit.

@@ -5,6 +5,7 @@
 pub mod cancel;
 mod commands;
 pub mod complete;
+pub mod demo;
 pub mod evaluate;
 pub mod format;
 pub mod pager;

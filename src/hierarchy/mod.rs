@@ -12,10 +12,14 @@
 //! make generalization ambiguous: ragged rows, a node with two parents, several roots.
 
 mod build;
+mod code_sets;
+mod generated;
 mod load;
 mod numeric;
 
 pub use build::HierarchyBuilder;
+pub use code_sets::{CODE_DELIMITERS, code_lists, split_codes};
+pub use generated::{MaskFrom, date_hierarchy, flat_hierarchy, masking_hierarchy};
 pub use load::{from_rows, load_arx_file, parse_arx_text, rows_from_batches};
 pub use numeric::{parse_interval_label, parse_widths, widths_hierarchy};
 

@@ -1,5 +1,13 @@
 //! Hierarchy functions:
-//! - `load_hierarchy(table, column, path [, kind])`: an ARX-format file;
+//! - `load_hierarchy(table, column, path [, kind | options])`: an ARX-format file, or a bundled
+//!   hierarchy by name (`'bundled:icd9'`, ICD-9-CM with retired codes, for a code column);
+//!   options `kind=...` and, for codes, `unknown_codes=error|parent`: a code outside the
+//!   hierarchy is an error (the default) or becomes a leaf under the category its longest
+//!   prefix names (`'2554'` under `'255'`, a category used as a code like `'585'` under itself);
+//! - `flat_hierarchy(table, column)`: every value of the column directly under `*`;
+//! - `masking_hierarchy(table, column [, 'right'|'left' [, step]])`: `step` more characters
+//!   masked per level (`02139 → 0213* → ... → *****`), for zip codes and similar text codes;
+//! - `date_hierarchy(table, column)`: a DATE column's days → month → year → decade → `*`;
 //! - `hierarchy_from_table(table, column, hierarchy_table [, kind])`: a table of the same shape;
 //! - `interval_hierarchy(table, column, widths [, min, max])`: numeric bands, e.g. `'5,10,20,*'`;
 //! - `hierarchy(table, column)`: the hierarchy in ARX shape (one row per leaf);
@@ -12,7 +20,10 @@ use super::roles::table_columns;
 use super::{Args, block_on, session_context};
 use crate::encode::{check_coverage, format_number};
 use crate::error::{AnonError, Result};
-use crate::hierarchy::{self, Hierarchy, HierarchyKind, load_arx_file, parse_widths, widths_hierarchy};
+use crate::hierarchy::{
+    self, Hierarchy, HierarchyKind, MaskFrom, date_hierarchy, flat_hierarchy, load_arx_file, masking_hierarchy,
+    parse_widths, widths_hierarchy,
+};
 use crate::meta::{Registry, Role};
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, Float64Array, Int64Array, RecordBatch, StringArray};
 use datafusion::arrow::compute::cast;
@@ -26,6 +37,9 @@ use std::sync::Arc;
 enum Op {
     LoadFile,
     FromTable,
+    Flat,
+    Masking,
+    Dates,
     Intervals,
     ShowArx,
     ShowNodes,
@@ -48,6 +62,9 @@ pub fn register(ctx: &SessionContext, registry: Arc<Registry>) {
     for (name, op) in [
         ("load_hierarchy", Op::LoadFile),
         ("hierarchy_from_table", Op::FromTable),
+        ("flat_hierarchy", Op::Flat),
+        ("masking_hierarchy", Op::Masking),
+        ("date_hierarchy", Op::Dates),
         ("interval_hierarchy", Op::Intervals),
         ("hierarchy", Op::ShowArx),
         ("hierarchy_nodes", Op::ShowNodes),
@@ -68,8 +85,17 @@ impl TableFunctionImpl for HierarchyFn {
             Op::LoadFile => {
                 let a = Args::new("load_hierarchy", LOAD_SIG, e, 3, 4)?;
                 let (table, column) = (a.str(0, "table")?, a.str(1, "column")?);
-                let kind = self.kind(&ctx, &a, 3, &table, &column)?;
-                let h = load_arx_file(&a.str(2, "path")?, &column, kind)?;
+                let path = a.str(2, "path")?;
+                let (kind, adopt) = load_options(a.opt_str(3, "options")?.as_deref())?;
+                let mut h = match path.strip_prefix(BUNDLED) {
+                    Some(name) => bundled(name, &column)?,
+                    None => {
+                        load_arx_file(&path, &column, self.kind_named(&ctx, "load_hierarchy", kind, &table, &column)?)?
+                    }
+                };
+                if adopt {
+                    h = adopt_unknown_codes(&ctx, &table, &column, h)?;
+                }
                 self.install(&ctx, &table, &column, h)?
             }
             Op::FromTable => {
@@ -105,6 +131,44 @@ impl TableFunctionImpl for HierarchyFn {
                 }
                 self.install(&ctx, &table, &column, h)?
             }
+            Op::Flat => {
+                let a = Args::new("flat_hierarchy", "flat_hierarchy(table, column)", e, 2, 2)?;
+                let (table, column) = (a.str(0, "table")?, a.str(1, "column")?);
+                let h = flat_hierarchy(&column, &text_values(&ctx, &table, &column)?)?;
+                self.install(&ctx, &table, &column, h)?
+            }
+            Op::Masking => {
+                let sig = "masking_hierarchy(table, column [, 'right'|'left' [, step]])";
+                let a = Args::new("masking_hierarchy", sig, e, 2, 4)?;
+                let (table, column) = (a.str(0, "table")?, a.str(1, "column")?);
+                let from = a.opt_str(2, "from")?.unwrap_or_else(|| "right".into());
+                let from = MaskFrom::parse(&from).ok_or_else(|| {
+                    AnonError::argument("masking_hierarchy", "from", format!("'{from}' is neither 'right' nor 'left'"))
+                })?;
+                let step = a.opt_u64(3, "step")?.unwrap_or(1) as usize;
+                if column_type(&ctx, &table, &column)?.is_integer() {
+                    return Err(
+                        integer_codes(&table, &column, "masking_hierarchy masks the characters of text codes").into()
+                    );
+                }
+                let h = masking_hierarchy(&column, &text_values(&ctx, &table, &column)?, from, step)?;
+                self.install(&ctx, &table, &column, h)?
+            }
+            Op::Dates => {
+                let a = Args::new("date_hierarchy", "date_hierarchy(table, column)", e, 2, 2)?;
+                let (table, column) = (a.str(0, "table")?, a.str(1, "column")?);
+                let ty = column_type(&ctx, &table, &column)?;
+                if !matches!(ty, DataType::Date32 | DataType::Date64) {
+                    return Err(AnonError::column(
+                        &table,
+                        &column,
+                        format!("is {ty}, not a DATE; register it as DATE (or CAST({column} AS DATE)) first"),
+                    )
+                    .into());
+                }
+                let h = date_hierarchy(&column, &text_values(&ctx, &table, &column)?)?;
+                self.install(&ctx, &table, &column, h)?
+            }
             Op::ShowArx | Op::ShowNodes => {
                 let (f, sig) = if matches!(self.op, Op::ShowArx) {
                     ("hierarchy", SHOW_SIG)
@@ -127,15 +191,26 @@ impl HierarchyFn {
     /// The kind argument, or a default from the column: numbers are numeric, lists and
     /// set-valued columns are codes, everything else categorical.
     fn kind(&self, ctx: &SessionContext, a: &Args, i: usize, table: &str, column: &str) -> Result<HierarchyKind> {
+        self.kind_named(ctx, a.function(), a.opt_str(i, "kind")?, table, column)
+    }
+
+    fn kind_named(
+        &self,
+        ctx: &SessionContext,
+        function: &str,
+        given: Option<String>,
+        table: &str,
+        column: &str,
+    ) -> Result<HierarchyKind> {
         let columns = table_columns(ctx, table)?;
         let ty = columns
             .iter()
             .find(|(c, _)| c == column)
             .map(|(_, t)| t.clone())
             .ok_or_else(|| AnonError::column(table, column, "is not a column of the table"))?;
-        if let Some(k) = a.opt_str(i, "kind")? {
+        if let Some(k) = given {
             return HierarchyKind::parse(&k).ok_or_else(|| {
-                AnonError::argument(a.function(), "kind", format!("unknown kind '{k}' (categorical, numeric, codes)"))
+                AnonError::argument(function, "kind", format!("unknown kind '{k}' (categorical, numeric, codes)"))
             });
         }
         let set_valued = self.registry.get(table).and_then(|m| m.role(column)) == Some(Role::SetValued);
@@ -149,6 +224,9 @@ impl HierarchyFn {
 
     /// Check coverage of the column's values, then attach the hierarchy to the column.
     fn install(&self, ctx: &SessionContext, table: &str, column: &str, h: Hierarchy) -> Result<Arc<Hierarchy>> {
+        if column_type(ctx, table, column)?.is_integer() && has_leading_zero_leaf(&h) {
+            return Err(integer_codes(table, column, "the hierarchy's leaves keep leading zeros"));
+        }
         let values = distinct_values(ctx, table, column, h.kind())?;
         check_coverage(table, column, &h, &values)?;
         let h = Arc::new(h);
@@ -157,8 +235,153 @@ impl HierarchyFn {
     }
 }
 
-/// Distinct values of a column; a set-valued column's codes are unnested (lists) or split on
-/// `,;|` and whitespace (delimited strings).
+const LOAD_SIGNATURE: &str = "load_hierarchy(table, column, path | 'bundled:icd9' [, kind | \
+                              'kind=..., unknown_codes=error|parent'])";
+
+/// `load_hierarchy`'s 4th argument: a bare kind, or options. Returns the kind and whether
+/// codes outside the hierarchy are adopted under their parent.
+fn load_options(arg: Option<&str>) -> Result<(Option<String>, bool)> {
+    let Some(arg) = arg else { return Ok((None, false)) };
+    if !arg.contains('=') {
+        return Ok((Some(arg.to_string()), false));
+    }
+    let (mut kind, mut adopt) = (None, false);
+    for part in arg.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let bad = || AnonError::argument("load_hierarchy", "options", format!("'{part}' (usage: {LOAD_SIGNATURE})"));
+        let (key, value) = part.split_once('=').ok_or_else(bad)?;
+        match (key.trim(), value.trim()) {
+            ("kind", v) => kind = Some(v.to_string()),
+            ("unknown_codes", "error") => adopt = false,
+            ("unknown_codes", "parent") => adopt = true,
+            _ => return Err(bad()),
+        }
+    }
+    Ok((kind, adopt))
+}
+
+/// `h` with every code of the column that is not one of its leaves added as a leaf under the
+/// category (level-1 node) its longest prefix names. Codes with no such prefix stay unknown,
+/// and the coverage check names them.
+fn adopt_unknown_codes(ctx: &SessionContext, table: &str, column: &str, h: Hierarchy) -> Result<Hierarchy> {
+    if h.kind() != HierarchyKind::Codes || h.height() < 2 {
+        return Err(AnonError::argument(
+            "load_hierarchy",
+            "unknown_codes",
+            "applies to code hierarchies with categories (kind=codes, height 2 or more)",
+        ));
+    }
+    let categories: std::collections::HashSet<&str> = (0..h.width(1) as u32).map(|c| h.label(1, c)).collect();
+    let mut adopted: Vec<(String, String)> = Vec::new();
+    for part in distinct_values(ctx, table, column, HierarchyKind::Codes)? {
+        let part = cast(&part, &DataType::Utf8)?;
+        for code in part.as_string::<i32>().iter().flatten().filter(|c| h.leaf_of_label(c).is_none()) {
+            let prefix = (1..=code.len()).rev().filter(|&k| code.is_char_boundary(k)).map(|k| &code[..k]);
+            if let Some(category) = prefix.into_iter().find(|p| categories.contains(p)) {
+                adopted.push((code.to_string(), category.to_string()));
+            }
+        }
+    }
+    adopted.sort();
+    adopted.dedup();
+    with_leaves_under(&h, column, &adopted)
+}
+
+/// `h` plus leaves, each under the category (level-1 node) it names.
+fn with_leaves_under(h: &Hierarchy, column: &str, leaves: &[(String, String)]) -> Result<Hierarchy> {
+    let rows = h.arx_rows();
+    let above: std::collections::HashMap<&str, &[&str]> = rows.iter().map(|r| (r[1], &r[1..])).collect();
+    let mut b = hierarchy::HierarchyBuilder::new(column, h.kind());
+    for (i, r) in rows.iter().enumerate() {
+        b.row(i + 1, r.iter().map(|f| f.to_string()).collect());
+    }
+    for (i, (leaf, category)) in leaves.iter().enumerate() {
+        let path = above
+            .get(category.as_str())
+            .ok_or_else(|| AnonError::hierarchy(column, format!("extra leaf {}: no category '{category}'", i + 1)))?;
+        b.row(
+            rows.len() + i + 1,
+            std::iter::once(leaf.as_str()).chain(path.iter().copied()).map(String::from).collect(),
+        );
+    }
+    b.build()
+}
+
+/// The prefix of `load_hierarchy`'s path that names a bundled hierarchy instead of a file.
+const BUNDLED: &str = "bundled:";
+
+/// A hierarchy compiled into the binary, by name, for `column`.
+fn bundled(name: &str, column: &str) -> Result<Hierarchy> {
+    match name.trim().to_ascii_lowercase().as_str() {
+        "icd9" | "icd9cm" | "icd-9-cm" => icd9_with_retired(column),
+        _ => Err(AnonError::argument(
+            "load_hierarchy",
+            "path",
+            format!(
+                "no bundled hierarchy '{name}' (bundled: icd9, ICD-9-CM v32 with the retired codes of earlier versions)"
+            ),
+        )),
+    }
+}
+
+/// Codes of earlier ICD-9-CM versions that v32 no longer has (subdivided since, e.g. 255.4 into
+/// 255.41 and 255.42), each with its v32 category: `code;category;description`. Provenance in
+/// data/icd9/README.md.
+const RETIRED_ICD9: &str = include_str!("../../data/icd9/icd9cm_retired_codes.csv");
+
+/// ICD-9-CM v32 (the RT datasets' hierarchy) plus the retired codes as leaves under their
+/// categories, so real records coded under an earlier version attach as they are.
+fn icd9_with_retired(column: &str) -> Result<Hierarchy> {
+    let retired: Vec<(String, String)> = RETIRED_ICD9
+        .lines()
+        .map(|line| {
+            let mut fields = line.split(';');
+            (fields.next().unwrap_or_default().to_string(), fields.next().unwrap_or_default().to_string())
+        })
+        .collect();
+    let v32 = crate::datasets::rt::icd9_hierarchy()?;
+    with_leaves_under(&v32, column, &retired)
+}
+
+fn column_type(ctx: &SessionContext, table: &str, column: &str) -> Result<DataType> {
+    table_columns(ctx, table)?
+        .into_iter()
+        .find(|(c, _)| c == column)
+        .map(|(_, t)| t)
+        .ok_or_else(|| AnonError::column(table, column, "is not a column of the table"))
+}
+
+/// A leaf such as `02139`: a code whose leading zero an integer column has already lost.
+fn has_leading_zero_leaf(h: &Hierarchy) -> bool {
+    h.arx_rows().iter().any(|r| r[0].len() > 1 && r[0].starts_with('0') && r[0].bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// The error for codes (zip codes, ...) that a CSV schema inference read as integers.
+fn integer_codes(table: &str, column: &str, why: &str) -> AnonError {
+    AnonError::column(
+        table,
+        column,
+        format!(
+            "is an integer column, but {why}: CSV schema inference reads codes such as zip codes as \
+             numbers and drops their leading zeros (02139 becomes 2139). Register the table with the \
+             column as text (CREATE EXTERNAL TABLE {table} ({column} VARCHAR, ...) STORED AS CSV ...), \
+             or restore the digits with lpad(CAST({column} AS VARCHAR), 5, '0') in a table of your own"
+        ),
+    )
+}
+
+/// Distinct values of a column as text (NULL as `None`), for hierarchies built from them.
+fn text_values(ctx: &SessionContext, table: &str, column: &str) -> Result<Vec<Option<String>>> {
+    let parts = distinct_values(ctx, table, column, HierarchyKind::Categorical)?;
+    let mut out = Vec::new();
+    for p in parts {
+        let s = cast(&p, &DataType::Utf8)?;
+        out.extend(s.as_string::<i32>().iter().map(|v| v.map(str::to_string)));
+    }
+    Ok(out)
+}
+
+/// Distinct values of a column; a set-valued column's codes are unnested (lists) or split
+/// (delimited strings, [`hierarchy::split_codes`]).
 fn distinct_values(ctx: &SessionContext, table: &str, column: &str, kind: HierarchyKind) -> Result<Vec<ArrayRef>> {
     let batches = block_on(async {
         let df = ctx.table(table).await?.select(vec![ident(column)])?;
@@ -170,16 +393,7 @@ fn distinct_values(ctx: &SessionContext, table: &str, column: &str, kind: Hierar
         match col.data_type() {
             DataType::List(_) => out.push(col.as_list::<i32>().values().clone()),
             DataType::LargeList(_) => out.push(col.as_list::<i64>().values().clone()),
-            _ if kind == HierarchyKind::Codes => {
-                let s = cast(col, &DataType::Utf8)?;
-                let codes: Vec<&str> = s
-                    .as_string::<i32>()
-                    .iter()
-                    .flatten()
-                    .flat_map(|v| v.split([',', ';', '|', ' ', '\t']).filter(|c| !c.is_empty()))
-                    .collect();
-                out.push(Arc::new(StringArray::from(codes)) as ArrayRef);
-            }
+            _ if kind == HierarchyKind::Codes => out.push(hierarchy::code_lists(table, column, col)?.values().clone()),
             _ => out.push(col.clone()),
         }
     }

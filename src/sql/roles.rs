@@ -1,5 +1,8 @@
-//! `declare_roles(table, 'col=role, ...')`: declare once which columns are identifiers,
-//! quasi-identifiers, sensitive, insensitive or set-valued. Columns left out are insensitive.
+//! `declare_roles(table, 'col=role, ...' [, 'reset'])`: declare which columns are
+//! identifiers, quasi-identifiers, sensitive, insensitive or set-valued. A call merges with the
+//! table's earlier declaration: the columns it names get their new role, the others keep
+//! theirs (insensitive if never declared), so declaring one more column never silently resets
+//! the rest. `'reset'` replaces the whole declaration instead (unnamed columns insensitive).
 //! Returns the table's declarations; `anon_roles` lists every table's.
 
 use super::{Args, block_on, session_context};
@@ -11,8 +14,8 @@ use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
 use datafusion::prelude::SessionContext;
 use std::sync::Arc;
 
-pub(super) const SIGNATURE: &str =
-    "declare_roles(table, 'column=role, ...') with roles identifier, qi, sensitive, insensitive, set_valued";
+pub(super) const SIGNATURE: &str = "declare_roles(table, 'column=role, ...' [, 'reset']) with roles identifier, qi, \
+                                     sensitive, insensitive, set_valued";
 
 #[derive(Debug)]
 struct DeclareRoles {
@@ -23,7 +26,7 @@ pub fn register(ctx: &SessionContext, registry: Arc<Registry>) {
     ctx.register_udtf("declare_roles", Arc::new(DeclareRoles { registry }));
 }
 
-/// Parse `col=role, col=role` against the table's columns.
+/// Parse `col=role, col=role` against the table's columns: the columns named, with their roles.
 pub fn parse_roles(table: &str, spec: &str, columns: &[(String, DataType)]) -> Result<Vec<(String, Role)>> {
     let mut declared: Vec<(String, Role)> = Vec::new();
     for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
@@ -70,25 +73,47 @@ pub fn parse_roles(table: &str, spec: &str, columns: &[(String, DataType)]) -> R
     if declared.is_empty() {
         return Err(AnonError::argument("declare_roles", "roles", format!("no roles given (usage: {SIGNATURE})")));
     }
-    // Every column gets a role, in table order; unmentioned ones are insensitive.
-    Ok(columns
+    Ok(declared)
+}
+
+/// Every column with a role, in table order: the one just declared, else the one `earlier`
+/// gave it, else insensitive.
+pub fn merge_roles(
+    columns: &[(String, DataType)],
+    declared: &[(String, Role)],
+    earlier: &[(String, Role)],
+) -> Vec<(String, Role)> {
+    let find = |list: &[(String, Role)], c: &str| list.iter().find(|(d, _)| d == c).map(|d| d.1);
+    columns
         .iter()
-        .map(|(c, _)| {
-            let role = declared.iter().find(|(d, _)| d == c).map(|d| d.1).unwrap_or(Role::Insensitive);
-            (c.clone(), role)
-        })
-        .collect())
+        .map(|(c, _)| (c.clone(), find(declared, c).or_else(|| find(earlier, c)).unwrap_or(Role::Insensitive)))
+        .collect()
 }
 
 impl TableFunctionImpl for DeclareRoles {
     fn call_with_args(&self, args: TableFunctionArgs) -> datafusion::error::Result<Arc<dyn TableProvider>> {
-        let a = Args::new("declare_roles", SIGNATURE, args.exprs(), 2, 2)?;
+        let a = Args::new("declare_roles", SIGNATURE, args.exprs(), 2, 3)?;
         let table = a.str(0, "table")?;
         let spec = a.str(1, "roles")?;
+        let reset = match a.opt_str(2, "mode")?.map(|m| m.trim().to_ascii_lowercase()) {
+            None => false,
+            Some(m) if m == "reset" => true,
+            Some(m) if m == "merge" => false,
+            Some(m) => {
+                return Err(AnonError::argument(
+                    "declare_roles",
+                    "mode",
+                    format!("unknown mode '{m}': 'merge' (the default) or 'reset'"),
+                )
+                .into());
+            }
+        };
         let ctx = session_context(&args)?;
         let columns = table_columns(&ctx, &table)?;
-        let roles = parse_roles(&table, &spec, &columns)?;
-        self.registry.set_roles(&table, roles);
+        let declared = parse_roles(&table, &spec, &columns)?;
+        let earlier =
+            if reset { Vec::new() } else { self.registry.get(&table).map(|m| m.roles.clone()).unwrap_or_default() };
+        self.registry.set_roles(&table, merge_roles(&columns, &declared, &earlier));
         Ok(roles_table(&self.registry, &table, &columns)?)
     }
 }

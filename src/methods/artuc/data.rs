@@ -8,7 +8,7 @@ use crate::hierarchy::{Hierarchy, HierarchyKind};
 use crate::meta::{Role, TableMeta};
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, RecordBatch};
 use datafusion::arrow::compute::cast;
-use datafusion::arrow::datatypes::{DataType, Field, Float64Type};
+use datafusion::arrow::datatypes::{DataType, Float64Type};
 use std::sync::Arc;
 
 /// The set-valued attribute A_{l+1}: each record's diagnosis codes as leaf codes of `hierarchy`.
@@ -154,13 +154,10 @@ fn leaf_codes(table: &str, col: &str, h: &Hierarchy, parts: &[ArrayRef]) -> Resu
 
 /// Leaf codes of every record's list of diagnosis codes.
 fn code_lists(table: &str, col: &str, h: &Hierarchy, parts: &[ArrayRef]) -> Result<Vec<Vec<u32>>> {
-    let list = DataType::List(Arc::new(Field::new_list_field(DataType::Utf8, true)));
     let (mut out, mut missing) = (Vec::new(), 0usize);
     for a in parts {
-        let l = cast(a, &list).map_err(|_| {
-            AnonError::column(table, col, format!("has type {}, expected a list of codes", a.data_type()))
-        })?;
-        let l = l.as_list::<i32>();
+        // Lists, or delimited strings split as load_hierarchy splits them.
+        let l = crate::hierarchy::code_lists(table, col, a)?;
         for r in 0..l.len() {
             let mut codes = Vec::new();
             if l.is_valid(r) {

@@ -1,0 +1,206 @@
+//! A custodian's own table, without hand-written glue: hierarchies built from the column's
+//! values (flat, masking, dates), the bundled ICD-9-CM hierarchy attached by name (with the
+//! retired codes of earlier versions), integer-typed codes refused with the fix, roles declared
+//! in steps, and the SQL scalar functions one reaches for to mask and pseudonymize.
+
+mod common;
+#[path = "artuc/support.rs"]
+mod support;
+
+use common::{err, int, rows, temp_file};
+
+use anonfusion::new_session;
+use datafusion::arrow::array::AsArray;
+use datafusion::arrow::compute::cast;
+use datafusion::arrow::datatypes::DataType;
+use datafusion::prelude::SessionContext;
+
+/// Every value of the first column, as text, in row order.
+async fn texts(ctx: &SessionContext, sql: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for b in rows(ctx, sql).await {
+        let c = cast(b.column(0), &DataType::Utf8).unwrap();
+        out.extend(c.as_string::<i32>().iter().map(|v| v.unwrap_or("NULL").to_string()));
+    }
+    out
+}
+
+/// The row of `hierarchy(t, col)` whose leaf is `leaf`, level by level.
+async fn path(ctx: &SessionContext, table: &str, column: &str, leaf: &str) -> Vec<String> {
+    let b = rows(ctx, &format!("SELECT * FROM hierarchy('{table}', '{column}') WHERE level_0 = '{leaf}'")).await;
+    let b = b.iter().find(|b| b.num_rows() > 0).unwrap_or_else(|| panic!("no leaf {leaf}"));
+    (0..b.num_columns())
+        .map(|j| cast(b.column(j), &DataType::Utf8).unwrap().as_string::<i32>().value(0).to_string())
+        .collect()
+}
+
+async fn patients(ctx: &SessionContext) {
+    rows(
+        ctx,
+        "CREATE TABLE patients AS SELECT column1 AS zip, column2 AS sex, CAST(column3 AS DATE) AS admitted, \
+                column4 AS zip_number, column5 AS disease \
+         FROM (VALUES ('02139', 'F', '2021-03-05', 2139, 'flu'), ('02138', 'M', '2019-12-31', 2138, 'asthma'), \
+                      ('02141', NULL, '2021-03-20', 2141, 'flu'))",
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn masking_flat_and_date_hierarchies_are_built_from_the_column() {
+    let ctx = new_session();
+    patients(&ctx).await;
+    rows(&ctx, "SELECT * FROM declare_roles('patients', 'zip=qi, sex=qi, admitted=qi, disease=sensitive')").await;
+
+    rows(&ctx, "SELECT * FROM masking_hierarchy('patients', 'zip', 'right', 1)").await;
+    assert_eq!(path(&ctx, "patients", "zip", "02139").await, ["02139", "0213*", "021**", "02***", "0****", "*****"]);
+    rows(&ctx, "SELECT * FROM masking_hierarchy('patients', 'zip', 'left', 2)").await;
+    assert_eq!(path(&ctx, "patients", "zip", "02141").await, ["02141", "**141", "****1", "*****"]);
+
+    // NULL is its own leaf, kept apart up to the root.
+    rows(&ctx, "SELECT * FROM flat_hierarchy('patients', 'sex')").await;
+    assert_eq!(
+        texts(&ctx, "SELECT level_0 FROM hierarchy('patients', 'sex') ORDER BY level_0").await,
+        ["F", "M", "NULL"]
+    );
+    assert_eq!(texts(&ctx, "SELECT DISTINCT level_1 FROM hierarchy('patients', 'sex')").await, ["*"]);
+
+    rows(&ctx, "SELECT * FROM date_hierarchy('patients', 'admitted')").await;
+    assert_eq!(path(&ctx, "patients", "admitted", "2019-12-31").await, ["2019-12-31", "2019-12", "2019", "2010s", "*"]);
+    assert_eq!(
+        texts(&ctx, "SELECT hierarchy FROM anon_roles WHERE table_name = 'patients' AND column_name = 'admitted'")
+            .await,
+        ["categorical"]
+    );
+    // The built hierarchies release like loaded ones.
+    assert_eq!(int(&ctx, "SELECT COUNT(*) FROM generalize('patients', 'patients_g', '3,1,3')").await, 3);
+    assert_eq!(texts(&ctx, "SELECT DISTINCT admitted FROM patients_g ORDER BY 1").await, ["2010s", "2020s"]);
+
+    let e = err(&ctx, "SELECT * FROM date_hierarchy('patients', 'zip')").await;
+    assert!(e.contains("'zip'") && e.contains("not a DATE"), "{e}");
+    let e = err(&ctx, "SELECT * FROM masking_hierarchy('patients', 'zip', 'middle')").await;
+    assert!(e.contains("'middle'") && e.contains("right"), "{e}");
+    let e = err(&ctx, "SELECT * FROM masking_hierarchy('patients', 'zip', 'right', 0)").await;
+    assert!(e.contains("step"), "{e}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn codes_read_as_integers_are_refused_with_the_fix() {
+    let ctx = new_session();
+    patients(&ctx).await;
+    let e = err(&ctx, "SELECT * FROM masking_hierarchy('patients', 'zip_number')").await;
+    assert!(e.contains("'zip_number'") && e.contains("integer") && e.contains("leading zeros"), "{e}");
+    assert!(e.contains("zip_number VARCHAR") && e.contains("lpad"), "{e}");
+    let file = temp_file("zips.csv", "02139;021**;*\n02138;021**;*\n02141;021**;*\n");
+    let e =
+        err(&ctx, &format!("SELECT * FROM load_hierarchy('patients', 'zip_number', '{file}', 'categorical')")).await;
+    assert!(e.contains("integer") && e.contains("leading zeros"), "{e}");
+    // Nothing was attached; the text column takes the same file.
+    assert_eq!(int(&ctx, "SELECT COUNT(*) FROM anon_hierarchies WHERE table_name = 'patients'").await, 0);
+    rows(&ctx, &format!("SELECT * FROM load_hierarchy('patients', 'zip', '{file}')")).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_bundled_icd9_hierarchy_attaches_by_name_with_retired_codes() {
+    let ctx = new_session();
+    // Delimited code strings; 2554, 2765 and 4582 are codes of earlier ICD-9-CM versions.
+    rows(
+        &ctx,
+        "CREATE TABLE visits AS SELECT column1 AS visit, column2 AS codes \
+         FROM (VALUES ('v1', '25000 4019'), ('v2', '2554;2765'), ('v3', '4582,486'))",
+    )
+    .await;
+    rows(&ctx, "SELECT * FROM declare_roles('visits', 'visit=identifier, codes=set_valued')").await;
+    rows(&ctx, "SELECT * FROM load_hierarchy('visits', 'codes', 'bundled:icd9')").await;
+    assert_eq!(path(&ctx, "visits", "codes", "2554").await, ["2554", "255", "249-259", "240-279", "*"]);
+    assert_eq!(path(&ctx, "visits", "codes", "25000").await, ["25000", "250", "249-259", "240-279", "*"]);
+    assert_eq!(int(&ctx, "SELECT COUNT(*) FROM hierarchy('visits', 'codes')").await, 14_567 + 218);
+
+    rows(&ctx, "CREATE TABLE odd AS SELECT column1 AS codes FROM (VALUES ('25000 NOTACODE'))").await;
+    rows(&ctx, "SELECT * FROM declare_roles('odd', 'codes=set_valued')").await;
+    let e = err(&ctx, "SELECT * FROM load_hierarchy('odd', 'codes', 'bundled:icd9')").await;
+    assert!(e.contains("codes") && e.contains("NOTACODE"), "{e}");
+    // unknown_codes=parent: a code outside the hierarchy becomes a leaf under the category its
+    // longest prefix names; a category used as a code sits under itself. A code without such a
+    // prefix is still an error.
+    rows(&ctx, "CREATE TABLE icu AS SELECT column1 AS codes FROM (VALUES ('585 25099'), ('4019'))").await;
+    rows(&ctx, "SELECT * FROM declare_roles('icu', 'codes=set_valued')").await;
+    let e = err(&ctx, "SELECT * FROM load_hierarchy('icu', 'codes', 'bundled:icd9')").await;
+    assert!(e.contains("585") && e.contains("25099"), "{e}");
+    rows(&ctx, "SELECT * FROM load_hierarchy('icu', 'codes', 'bundled:icd9', 'unknown_codes=parent')").await;
+    assert_eq!(path(&ctx, "icu", "codes", "585").await, ["585", "585", "580-589", "580-629", "*"]);
+    assert_eq!(path(&ctx, "icu", "codes", "25099").await, ["25099", "250", "249-259", "240-279", "*"]);
+    let e = err(&ctx, "SELECT * FROM load_hierarchy('odd', 'codes', 'bundled:icd9', 'unknown_codes=parent')").await;
+    assert!(e.contains("NOTACODE"), "{e}");
+    let e = err(&ctx, "SELECT * FROM load_hierarchy('odd', 'codes', 'bundled:icd9', 'unknown_codes=guess')").await;
+    assert!(e.contains("unknown_codes=guess") && e.contains("error|parent"), "{e}");
+    let e = err(&ctx, "SELECT * FROM load_hierarchy('odd', 'codes', 'bundled:icd11')").await;
+    assert!(e.contains("no bundled hierarchy 'icd11'") && e.contains("icd9"), "{e}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn declare_roles_merges_unless_reset() {
+    let ctx = new_session();
+    patients(&ctx).await;
+    let role = |c: &'static str| {
+        let ctx = ctx.clone();
+        async move {
+            texts(&ctx, &format!("SELECT role FROM anon_roles WHERE table_name = 'patients' AND column_name = '{c}'"))
+                .await
+                .join("")
+        }
+    };
+    rows(&ctx, "SELECT * FROM declare_roles('patients', 'zip=qi, disease=sensitive')").await;
+    rows(&ctx, "SELECT * FROM declare_roles('patients', 'sex=qi')").await;
+    // The second call named only sex: zip and disease keep their roles.
+    assert_eq!(role("zip").await, "quasi_identifier");
+    assert_eq!(role("disease").await, "sensitive");
+    assert_eq!(role("sex").await, "quasi_identifier");
+    assert_eq!(role("admitted").await, "insensitive");
+    // A later call changes a named column's role.
+    rows(&ctx, "SELECT * FROM declare_roles('patients', 'zip=identifier', 'merge')").await;
+    assert_eq!((role("zip").await, role("sex").await), ("identifier".into(), "quasi_identifier".into()));
+    // reset: the call's declaration is the whole declaration.
+    rows(&ctx, "SELECT * FROM declare_roles('patients', 'disease=sensitive', 'reset')").await;
+    assert_eq!((role("zip").await, role("sex").await), ("insensitive".into(), "insensitive".into()));
+    assert_eq!(role("disease").await, "sensitive");
+    let e = err(&ctx, "SELECT * FROM declare_roles('patients', 'sex=qi', 'replace')").await;
+    assert!(e.contains("'replace'") && e.contains("reset"), "{e}");
+    assert_eq!(role("sex").await, "insensitive");
+}
+
+/// DataFusion's unicode, crypto, regex and datetime functions are compiled in: masking and
+/// pseudonyms in plain SQL.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn masking_and_pseudonym_functions_work_in_sql() {
+    let ctx = new_session();
+    let one = |sql: &'static str| {
+        let ctx = ctx.clone();
+        async move { texts(&ctx, sql).await.join("") }
+    };
+    assert_eq!(one("SELECT substr('02139', 1, 3)").await, "021");
+    assert_eq!(one("SELECT left('02139', 2)").await, "02");
+    assert_eq!(one("SELECT md5('abc')").await, "900150983cd24fb0d6963f7d28e17f72");
+    assert_eq!(
+        one("SELECT encode(sha256('abc'), 'hex')").await,
+        "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+    );
+    assert_eq!(one("SELECT regexp_replace('02139', '[0-9]{2}$', '**')").await, "021**");
+    assert_eq!(one("SELECT CAST(date_trunc('month', TIMESTAMP '2021-03-05 10:00:00') AS DATE)").await, "2021-03-01");
+}
+
+/// artuc reads a code column given as a delimited string exactly as a list: one splitter.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn artuc_splits_a_delimited_code_string_like_a_list() {
+    let figure = support::figure_1a();
+    let (ctx, registry) = figure.session();
+    ctx.register_batch("u", support::table_4_batch()).unwrap();
+    rows(&ctx, "CREATE TABLE src_s AS SELECT * EXCLUDE (codes), array_to_string(codes, ';') AS codes FROM src").await;
+    assert_eq!(texts(&ctx, "SELECT arrow_typeof(codes) FROM src_s LIMIT 1").await, ["Utf8"]);
+    registry.set("src_s", figure.meta());
+    let report = "SELECT records, clusters, suppressed_codes, ROUND(ncp_sum, 9) FROM";
+    rows(&ctx, "SELECT COUNT(*) FROM artuc('src', 'r', 'u', 2, 2, 0.6, 2, 'pick=first')").await;
+    rows(&ctx, "SELECT COUNT(*) FROM artuc('src_s', 'rs', 'u', 2, 2, 0.6, 2, 'pick=first')").await;
+    let (list, text) =
+        (rows(&ctx, &format!("{report} r_report")).await, rows(&ctx, &format!("{report} rs_report")).await);
+    assert_eq!(format!("{:?}", list[0].columns()), format!("{:?}", text[0].columns()));
+}

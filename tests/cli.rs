@@ -267,7 +267,7 @@ fn explain_in_the_cli_neither_publishes_nor_charges() {
     let out = Command::new(env!("CARGO_BIN_EXE_anonfusion"))
         .env("ANONFUSION_HISTORY", "/nonexistent/dir/history")
         .env("ANONFUSION_LEDGER", &ledger)
-        .args(["-c", "SELECT COUNT(*) FROM load_dataset('nps', 2000, 7)"])
+        .args(["-c", "SELECT COUNT(*) FROM load_dataset('nps', 10000, 7)"])
         .args(["-c", "SELECT * FROM set_privacy_budget('nps', 5)"])
         .args(["-c", "EXPLAIN SELECT COUNT(*) FROM ipa_release('nps', 'nps_dp', 1.0)"])
         .output()
@@ -277,7 +277,7 @@ fn explain_in_the_cli_neither_publishes_nor_charges() {
     let out = Command::new(env!("CARGO_BIN_EXE_anonfusion"))
         .env("ANONFUSION_HISTORY", "/nonexistent/dir/history")
         .env("ANONFUSION_LEDGER", &ledger)
-        .args(["-c", "SELECT COUNT(*) FROM load_dataset('nps', 2000, 7)"])
+        .args(["-c", "SELECT COUNT(*) FROM load_dataset('nps', 10000, 7)"])
         .args(["-c", "SELECT COUNT(*) AS released FROM anon_privacy_ledger WHERE release IS NOT NULL"])
         // The control: a real release is recorded, so the count above could have been 1.
         .args(["-c", "SELECT COUNT(*) FROM ipa_release('nps', 'nps_dp', 1.0)"])

@@ -32,6 +32,13 @@ pub const TABLE_FUNCTIONS: &[FunctionDoc] = &[
     doc("load_hierarchy", hierarchies::LOAD_SIG, "attach a generalization hierarchy from an ARX-format file"),
     doc("hierarchy_from_table", hierarchies::FROM_TABLE_SIG, "attach a generalization hierarchy from a table"),
     doc("interval_hierarchy", hierarchies::INTERVALS_SIG, "attach numeric bands as a column's hierarchy"),
+    doc("flat_hierarchy", hierarchies::FLAT_SIG, "attach a one-level hierarchy: every value under *"),
+    doc(
+        "masking_hierarchy",
+        hierarchies::MASKING_SIG,
+        "attach a character-masking hierarchy (02139 -> 0213* -> ... -> *)",
+    ),
+    doc("date_hierarchy", hierarchies::DATES_SIG, "attach day -> month -> year -> decade -> * to a date column"),
     doc("hierarchy", hierarchies::SHOW_SIG, "a column's hierarchy, one row per leaf (ARX shape)"),
     doc("hierarchy_nodes", hierarchies::NODES_SIG, "a column's hierarchy, one row per node with leaves and degree"),
     doc("lattice_nodes", explore::SIGNATURE, "every node of a table's generalization lattice with its classes"),

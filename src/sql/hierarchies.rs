@@ -52,11 +52,15 @@ struct HierarchyFn {
     name: &'static str,
 }
 
-pub(super) const LOAD_SIG: &str = "load_hierarchy(table, column, path [, kind])";
+pub(super) const LOAD_SIG: &str = "load_hierarchy(table, column, path | 'bundled:icd9' [, kind | \
+                                   'kind=..., unknown_codes=error|parent'])";
 pub(super) const FROM_TABLE_SIG: &str = "hierarchy_from_table(table, column, hierarchy_table [, kind])";
 pub(super) const INTERVALS_SIG: &str = "interval_hierarchy(table, column, 'w1,w2,...,*' [, min, max])";
 pub(super) const SHOW_SIG: &str = "hierarchy(table, column)";
 pub(super) const NODES_SIG: &str = "hierarchy_nodes(table, column)";
+pub(super) const FLAT_SIG: &str = "flat_hierarchy(table, column)";
+pub(super) const MASKING_SIG: &str = "masking_hierarchy(table, column [, 'right'|'left' [, step]])";
+pub(super) const DATES_SIG: &str = "date_hierarchy(table, column)";
 
 pub fn register(ctx: &SessionContext, registry: Arc<Registry>) {
     for (name, op) in [
@@ -132,14 +136,13 @@ impl TableFunctionImpl for HierarchyFn {
                 self.install(&ctx, &table, &column, h)?
             }
             Op::Flat => {
-                let a = Args::new("flat_hierarchy", "flat_hierarchy(table, column)", e, 2, 2)?;
+                let a = Args::new("flat_hierarchy", FLAT_SIG, e, 2, 2)?;
                 let (table, column) = (a.str(0, "table")?, a.str(1, "column")?);
                 let h = flat_hierarchy(&column, &text_values(&ctx, &table, &column)?)?;
                 self.install(&ctx, &table, &column, h)?
             }
             Op::Masking => {
-                let sig = "masking_hierarchy(table, column [, 'right'|'left' [, step]])";
-                let a = Args::new("masking_hierarchy", sig, e, 2, 4)?;
+                let a = Args::new("masking_hierarchy", MASKING_SIG, e, 2, 4)?;
                 let (table, column) = (a.str(0, "table")?, a.str(1, "column")?);
                 let from = a.opt_str(2, "from")?.unwrap_or_else(|| "right".into());
                 let from = MaskFrom::parse(&from).ok_or_else(|| {
@@ -155,7 +158,7 @@ impl TableFunctionImpl for HierarchyFn {
                 self.install(&ctx, &table, &column, h)?
             }
             Op::Dates => {
-                let a = Args::new("date_hierarchy", "date_hierarchy(table, column)", e, 2, 2)?;
+                let a = Args::new("date_hierarchy", DATES_SIG, e, 2, 2)?;
                 let (table, column) = (a.str(0, "table")?, a.str(1, "column")?);
                 let ty = column_type(&ctx, &table, &column)?;
                 if !matches!(ty, DataType::Date32 | DataType::Date64) {
@@ -235,9 +238,6 @@ impl HierarchyFn {
     }
 }
 
-const LOAD_SIGNATURE: &str = "load_hierarchy(table, column, path | 'bundled:icd9' [, kind | \
-                              'kind=..., unknown_codes=error|parent'])";
-
 /// `load_hierarchy`'s 4th argument: a bare kind, or options. Returns the kind and whether
 /// codes outside the hierarchy are adopted under their parent.
 fn load_options(arg: Option<&str>) -> Result<(Option<String>, bool)> {
@@ -247,7 +247,7 @@ fn load_options(arg: Option<&str>) -> Result<(Option<String>, bool)> {
     }
     let (mut kind, mut adopt) = (None, false);
     for part in arg.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let bad = || AnonError::argument("load_hierarchy", "options", format!("'{part}' (usage: {LOAD_SIGNATURE})"));
+        let bad = || AnonError::argument("load_hierarchy", "options", format!("'{part}' (usage: {LOAD_SIG})"));
         let (key, value) = part.split_once('=').ok_or_else(bad)?;
         match (key.trim(), value.trim()) {
             ("kind", v) => kind = Some(v.to_string()),

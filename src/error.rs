@@ -66,6 +66,16 @@ impl fmt::Display for AnonError {
 
 impl std::error::Error for AnonError {}
 
+/// The message a user sees for a failed statement (the CLI, the Python package). Our own errors
+/// reach the user wrapped as DataFusion's `External`; that prefix ("External error: ") says
+/// nothing useful, so the engine's own message (the argument or column at fault) is shown alone.
+pub fn describe(e: &DataFusionError) -> String {
+    match e.find_root() {
+        DataFusionError::External(inner) => inner.to_string(),
+        _ => e.to_string(),
+    }
+}
+
 impl From<DataFusionError> for AnonError {
     fn from(e: DataFusionError) -> Self {
         // Unwrap our own errors that travelled through DataFusion so they keep their variant.

@@ -226,13 +226,9 @@ impl Runner {
     }
 }
 
-/// The message of a DataFusion error. Our own errors reach the user wrapped as `External`;
-/// their prefix ("External error: ") says nothing useful.
+/// The message of a DataFusion error ([`anonfusion::error::describe`]).
 fn describe(e: DataFusionError) -> String {
-    match e.find_root() {
-        DataFusionError::External(inner) => inner.to_string(),
-        _ => e.to_string(),
-    }
+    anonfusion::error::describe(&e)
 }
 
 fn truncate(s: &str, max: usize) -> String {

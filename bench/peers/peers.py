@@ -155,8 +155,8 @@ def run_peer(args, kind, seed, table_path):
 # ---- the engine's releases ----
 
 ENGINE = {
-    "ipa_approx": ("ipa_release, default (approx, δ = 1e-9)", "ipa_release('nps', 'r', 1.0, 'seed={seed}')"),
-    "ipa_pure": ("ipa_release, guarantee=pure", "ipa_release('nps', 'r', 1.0, 'guarantee=pure, seed={seed}')"),
+    "ipa_approx": ("ipa_release, guarantee=approx (δ = 1e-9)", "ipa_release('nps', 'r', 1.0, 'guarantee=approx, seed={seed}')"),
+    "ipa_pure": ("ipa_release, default (pure)", "ipa_release('nps', 'r', 1.0, 'seed={seed}')"),
     "dp_histogram": ("DP histogram at [2, 0, 5, 0, 0] (pure)", "dp_histogram('nps', 'r', 1.0, '2,0,5,0,0', 'seed={seed}')"),
 }
 NOT_DP = {

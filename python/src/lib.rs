@@ -64,8 +64,9 @@ impl Session {
         let ctx = self.ctx.clone();
         let query = query.to_string();
         let _showing = self.bar.show();
-        let (schema, batches) = self.calls.run(py, async move {
-            let df = ctx.sql(&query).await?;
+        let (schema, batches) = self.calls.run(py, &self.bar.cancel, async move {
+            // Through sql::run, as the CLI: a plain EXPLAIN plans without publishing or charging.
+            let df = anonfusion::sql::run(&ctx, &query).await?;
             let schema = df.schema().inner().clone();
             let batches = df.collect().await?;
             Ok((schema, batches))

@@ -17,6 +17,9 @@ pub struct StderrBar {
     enabled: bool,
     /// Only while a call waits for its statement: a search that goes on after Ctrl-C stays quiet.
     showing: AtomicBool,
+    /// Raised by Ctrl-C while a statement runs ([`crate::wait::Calls::run`]); the engine's
+    /// searches stop when they see it.
+    pub cancel: AtomicBool,
     state: Mutex<Option<Task>>,
 }
 
@@ -40,7 +43,7 @@ impl Drop for Showing<'_> {
 
 impl StderrBar {
     pub fn new(enabled: bool) -> Self {
-        StderrBar { enabled, showing: AtomicBool::new(false), state: Mutex::new(None) }
+        StderrBar { enabled, showing: AtomicBool::new(false), cancel: AtomicBool::new(false), state: Mutex::new(None) }
     }
 
     /// Let the bar draw until the returned guard is dropped (the duration of one call).
@@ -96,6 +99,10 @@ impl Progress for StderrBar {
             task.done += n;
             self.draw(task, false);
         }
+    }
+
+    fn cancelled(&self) -> bool {
+        self.cancel.load(Ordering::SeqCst)
     }
 
     /// Clear the line so results are not interleaved with the bar.

@@ -4,15 +4,18 @@
 //! KeyboardInterrupt in the caller at once; the kernel lives on.
 //!
 //! What an interrupt stops: a query is dropped at its next await (scans, joins, sorts stop).
-//! A table function's search runs synchronously inside planning and cannot be stopped from
-//! outside the engine, so it finishes in the background (quietly); the session's next call
-//! waits for it first, so calls never overlap and the catalog is never changed behind a later
-//! call's back.
+//! A table function's search runs synchronously inside planning, where dropping the future
+//! cannot reach it: the interrupt also raises the session's cancel flag, which the engine's
+//! searches read through `Progress::cancelled` at their next batch of nodes and stop with
+//! "cancelled by the user", registering nothing and charging nothing (as Ctrl-C in the CLI).
+//! Until it has stopped the session's next call waits for it, so calls never overlap and the
+//! catalog is never changed behind a later call's back.
 
 use crate::engine_error;
 use anonfusion::datafusion::error::DataFusionError;
 use pyo3::prelude::*;
 use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
@@ -38,13 +41,15 @@ pub struct Calls {
 }
 
 impl Calls {
-    /// Run `fut` to its end, or until Ctrl-C.
-    pub fn run<T, F>(&self, py: Python<'_>, fut: F) -> PyResult<T>
+    /// Run `fut` to its end, or until Ctrl-C, which also raises `cancel` (the flag the session's
+    /// progress reporter answers `cancelled()` from) until the interrupted statement has ended.
+    pub fn run<T, F>(&self, py: Python<'_>, cancel: &AtomicBool, fut: F) -> PyResult<T>
     where
         T: Send + 'static,
         F: Future<Output = Result<T, DataFusionError>> + Send + 'static,
     {
         self.finish_interrupted(py)?;
+        cancel.store(false, Ordering::SeqCst);
         let (tx, mut rx) = mpsc::channel();
         let handle = runtime().spawn(async move {
             let _ = tx.send(fut.await);
@@ -56,6 +61,7 @@ impl Calls {
                 Ok(result) => return result.map_err(engine_error),
                 Err(RecvTimeoutError::Timeout) => {
                     if let Err(interrupt) = py.check_signals() {
+                        cancel.store(true, Ordering::SeqCst);
                         handle.abort();
                         *self.interrupted.lock().expect("calls lock") = Some(handle);
                         return Err(interrupt);

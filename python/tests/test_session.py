@@ -131,11 +131,29 @@ def test_progress_bar_goes_to_python_stderr(tmp_path, capsys):
 def test_ctrl_c_interrupts_a_statement_and_the_session_goes_on(session):
     # A scan of ten billion rows does not end on its own within the test; SIGINT half a
     # second in is what stops it.
-    timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
+    interrupted(session, "SELECT COUNT(*) FROM generate_series(1, 10000000000) WHERE value % 7 = 3", 0.5)
+    assert session.sql("SELECT 41 + 1 AS answer").to_arrow().to_pydict() == {"answer": [42]}
+
+
+def test_ctrl_c_stops_a_search_and_registers_nothing(session):
+    # A table function's search runs inside planning; Ctrl-C raises the session's cancel flag,
+    # which the search reads at its next batch of nodes (the exhaustive h-ceiling search over
+    # Adult takes seconds in a dev build). It must stop without registering its release.
+    session.sql("SELECT COUNT(*) FROM load_dataset('adult')")
+    interrupted(session, "SELECT COUNT(*) FROM hceil_anonymize('adult', 'adult_x', 5, NULL, 'search=exhaustive')", 0.3)
+    # The next call waits for the interrupted search to stop, then finds no release.
+    with pytest.raises(af.Error, match="adult_x"):
+        session.sql("SELECT COUNT(*) FROM adult_x")
+    assert session.sql("SELECT COUNT(*) AS n FROM adult").to_arrow().to_pydict() == {"n": [30162]}
+
+
+def interrupted(session, sql, after):
+    """Run `sql`, sending this process SIGINT (Ctrl-C) `after` seconds in; it must raise
+    KeyboardInterrupt."""
+    timer = threading.Timer(after, os.kill, (os.getpid(), signal.SIGINT))
     timer.start()
     try:
         with pytest.raises(KeyboardInterrupt):
-            session.sql("SELECT COUNT(*) FROM generate_series(1, 10000000000) WHERE value % 7 = 3")
+            session.sql(sql)
     finally:
         timer.cancel()
-    assert session.sql("SELECT 41 + 1 AS answer").to_arrow().to_pydict() == {"answer": [42]}

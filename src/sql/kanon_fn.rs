@@ -39,7 +39,8 @@ impl MethodSpec for Kanon {
 
     fn run(&self, call: &Call<'_>, config: &KanonConfig) -> Result<Outputs> {
         let (res, release) = block_on(async {
-            let (mut res, df) = anonymize(call.ctx, call.source, call.meta, config).await?;
+            let progress = call.registry.progress();
+            let (mut res, df) = anonymize(call.ctx, call.source, call.meta, config, progress.as_ref()).await?;
             let start = Instant::now();
             let release = output::publish(call.ctx, call.output, df).await?;
             res.passes.materialize_ms = PassTimes::since(start);

@@ -21,6 +21,7 @@ use crate::error::{AnonError, Result};
 use crate::lattice::format_levels;
 use crate::meta::TableMeta;
 use crate::methods::PassTimes;
+use crate::progress::{Progress, Silent};
 use datafusion::prelude::{DataFrame, SessionContext};
 use search::{Evaluation, Evaluator, SearchOptions, Strategy};
 use std::time::Instant;
@@ -164,9 +165,18 @@ pub struct KanonResult {
 /// the suppression limit (possible with l-diversity or t-closeness), or, in heuristic mode,
 /// when none was found within the time budget.
 pub fn search(ft: &FrequencyTable, config: &KanonConfig) -> Result<Option<KanonResult>> {
+    search_cancellable(ft, config, &Silent)
+}
+
+/// [`search`], stopped with [`AnonError::Cancelled`] when `progress.cancelled()` (Ctrl-C).
+pub fn search_cancellable(
+    ft: &FrequencyTable,
+    config: &KanonConfig,
+    progress: &dyn Progress,
+) -> Result<Option<KanonResult>> {
     config.validate(ft.total())?;
     let mut ev = Evaluator::new(ft, config.models.clone(), config.metric, config.budget(ft.total()))?;
-    let out = search::run(&mut ev, &config.search)?;
+    let out = search::run_cancellable(&mut ev, &config.search, &|| progress.cancelled())?;
     let (heuristic, proven, lower) = (out.heuristic, out.proven, out.lower_bound);
     let Some(best) = out.best else {
         if proven {
@@ -224,6 +234,7 @@ pub async fn anonymize(
     table: &str,
     meta: &TableMeta,
     config: &KanonConfig,
+    progress: &dyn Progress,
 ) -> Result<(KanonResult, DataFrame)> {
     let sensitive = if config.models.need_sensitive() { Some(meta.sensitive(table)?) } else { None };
     let start = Instant::now();
@@ -233,7 +244,7 @@ pub async fn anonymize(
     check_sensitive_not_null(ctx, table, meta, sensitive).await?;
     let aggregate_ms = PassTimes::since(start);
     let start = Instant::now();
-    let mut res = search(&ft, config)?.ok_or_else(|| {
+    let mut res = search_cancellable(&ft, config, progress)?.ok_or_else(|| {
         AnonError::argument(
             "kanon_anonymize",
             "options",

@@ -36,7 +36,7 @@
 use super::loss::{LossTable, Metric};
 use super::models::{Models, SensitiveContext, class_ok, fails_monotone_part};
 use crate::encode::{Cached, FrequencyTable, Grouping, NodeCache};
-use crate::error::Result;
+use crate::error::{AnonError, Result};
 use crate::lattice::{Antichain, BoundOrder, Lattice, NodeId, Toward};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -296,6 +296,13 @@ pub fn optimal(ev: &mut Evaluator) -> Result<Option<Evaluation>> {
 
 /// Search with the given strategy and budget.
 pub fn run(ev: &mut Evaluator, opts: &SearchOptions) -> Result<Outcome> {
+    run_cancellable(ev, opts, &|| false)
+}
+
+/// [`run`], stopping with [`AnonError::Cancelled`] once `cancelled()` says so (the CLI's and
+/// the Python package's Ctrl-C, through `Progress::cancelled`). It is read wherever the time
+/// budget is, so a search stops within one node's evaluation.
+pub fn run_cancellable(ev: &mut Evaluator, opts: &SearchOptions, cancelled: &dyn Fn() -> bool) -> Result<Outcome> {
     let heuristic = opts.heuristic(ev.lattice.size());
     let budget = opts.time_budget_ms.or(heuristic.then_some(DEFAULT_HEURISTIC_BUDGET_MS));
     let deadline = budget.map(|ms| Instant::now() + Duration::from_millis(ms));
@@ -311,11 +318,15 @@ pub fn run(ev: &mut Evaluator, opts: &SearchOptions) -> Result<Outcome> {
         anonymous: Antichain::new(Toward::Up, dims),
         bounded: Antichain::new(Toward::Up, dims),
         deadline,
+        cancelled,
     };
     if heuristic {
         s.heuristic(ev)?;
     }
     let stopped_at = s.prove(ev)?;
+    if cancelled() {
+        return Err(AnonError::Cancelled);
+    }
     let proven = stopped_at.is_none();
     let lower_bound = match (stopped_at, &s.best) {
         (None, Some(b)) => Some(b.loss),
@@ -332,7 +343,7 @@ pub fn run(ev: &mut Evaluator, opts: &SearchOptions) -> Result<Outcome> {
 }
 
 /// State of one search: the best release so far and what is known about other nodes.
-struct Search {
+struct Search<'a> {
     by_bound: bool,
     monotone: bool,
     /// Without suppression an anonymous LM/NCP node's loss is its bound.
@@ -346,9 +357,10 @@ struct Search {
     /// DM: nodes whose generalizations all cost at least the best.
     bounded: Antichain,
     deadline: Option<Instant>,
+    cancelled: &'a dyn Fn() -> bool,
 }
 
-impl Search {
+impl Search<'_> {
     /// A lower bound of the loss of every anonymous node from the known failing ones: an
     /// anonymous node lies outside each one's down-set, so it exceeds each in some attribute,
     /// and its bound is at least that of the bottom raised in that attribute alone.
@@ -368,8 +380,9 @@ impl Search {
             .fold(ev.bound(&bottom), f64::max)
     }
 
+    /// Past the time budget, or cancelled by the user (then [`run_cancellable`] fails).
     fn out_of_time(&self) -> bool {
-        self.deadline.is_some_and(|d| Instant::now() >= d)
+        self.deadline.is_some_and(|d| Instant::now() >= d) || (self.cancelled)()
     }
 
     fn beyond_best(&self, bound: f64) -> bool {

@@ -126,12 +126,12 @@ async fn the_bundled_icd9_hierarchy_attaches_by_name_with_retired_codes() {
     rows(&ctx, "CREATE TABLE icu AS SELECT column1 AS codes FROM (VALUES ('585 25099'), ('4019'))").await;
     rows(&ctx, "SELECT * FROM declare_roles('icu', 'codes=set_valued')").await;
     let e = err(&ctx, "SELECT * FROM load_hierarchy('icu', 'codes', 'bundled:icd9')").await;
-    assert!(e.contains("585") && e.contains("25099"), "{e}");
+    assert!(e.contains("2 distinct") && !e.contains("25099"), "{e}");
     rows(&ctx, "SELECT * FROM load_hierarchy('icu', 'codes', 'bundled:icd9', 'unknown_codes=parent')").await;
     assert_eq!(path(&ctx, "icu", "codes", "585").await, ["585", "585", "580-589", "580-629", "*"]);
     assert_eq!(path(&ctx, "icu", "codes", "25099").await, ["25099", "250", "249-259", "240-279", "*"]);
     let e = err(&ctx, "SELECT * FROM load_hierarchy('odd', 'codes', 'bundled:icd9', 'unknown_codes=parent')").await;
-    assert!(e.contains("NOTACODE"), "{e}");
+    assert!(e.contains("1 distinct") && !e.contains("NOTACODE"), "{e}");
     let e = err(&ctx, "SELECT * FROM load_hierarchy('odd', 'codes', 'bundled:icd9', 'unknown_codes=guess')").await;
     assert!(e.contains("unknown_codes=guess") && e.contains("error|parent"), "{e}");
     let e = err(&ctx, "SELECT * FROM load_hierarchy('odd', 'codes', 'bundled:icd11')").await;

@@ -79,7 +79,7 @@ def test_register_rejects_what_is_not_a_table(session):
 def anonymize_registered(session, frame):
     session.register("patients", frame)
     session.sql("SELECT * FROM declare_roles('patients', 'age=qi, sex=qi, disease=sensitive')")
-    session.sql("SELECT * FROM interval_hierarchy('patients', 'age', '10,20,*')")
+    session.sql("SELECT * FROM interval_hierarchy('patients', 'age', '10,20,*', 0, 120)")
     session.register("sex_hierarchy", pa.table({"leaf": ["F", "M"], "top": ["*", "*"]}))
     session.sql("SELECT * FROM hierarchy_from_table('patients', 'sex', 'sex_hierarchy')")
     return session.sql("SELECT * FROM kanon_anonymize('patients', 'patients_k5', 5)")

@@ -74,5 +74,6 @@ SELECT query,
        ROUND(MAX(CASE WHEN release = 'h' THEN CASE WHEN group_key = 'SUMMARY' THEN rel_error ELSE estimate END END), 2) AS h_ceiling,
        ROUND(MAX(CASE WHEN release = 'i' THEN CASE WHEN group_key = 'SUMMARY' THEN rel_error ELSE estimate END END), 2) AS ipa
 FROM q
+WHERE group_key NOT LIKE 'SUMMARY %'
 GROUP BY query, group_key
 ORDER BY query, group_key = 'SUMMARY', TRY_CAST(group_key AS DOUBLE);

@@ -118,7 +118,7 @@ fn the_demo_tells_the_story_on_a_scratch_ledger() {
     // The budget was charged to a scratch ledger under the demo's temporary directory, not to
     // $ANONFUSION_LEDGER (which this run points into the same directory: it must stay unwritten).
     assert!(stdout.contains("Privacy ledger of this demo:") && stdout.contains("scratch"));
-    let charge = |l: &&str| l.contains("| release ") && l.contains("| nps_ipa ") && l.contains("(epsilon, delta)-DP");
+    let charge = |l: &&str| l.contains("| release ") && l.contains("| nps_ipa ") && l.contains("| epsilon-DP ");
     assert!(stdout.lines().any(|l| charge(&l)), "the ledger shows no charge:\n{stdout}");
     assert!(!dir.join("ledger.tsv").exists(), "the demo wrote the user's ledger");
     // The side-by-side table: each query's ARE row for the three releases.

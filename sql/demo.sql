@@ -52,7 +52,7 @@ SELECT * FROM verify_release('informs', 'informs_a', 'km=10:2, constraints=infor
 -- 6. What each release costs an analyst: the papers' Q1-Q4 (stroke patients without surgery per
 -- age group: Q1/Q2 counts of men/women, Q3/Q4 their mean length of stay) answered from each
 -- release (uniform within generalized values, counterfeit-aware with the catalog) next to the
--- original answer. The ARE row of each query is its mean relative error.
+-- original answer. The ARE row of each query is its mean relative error over the original's groups.
 WITH q AS (
   SELECT 'Q1' AS query, 'k' AS release, * FROM query_error('SELECT FLOOR(age/5)*5, COUNT(*) FROM nps WHERE sex = ''M'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR(age/5)*5', 'nps', 'nps_k10')
   UNION ALL SELECT 'Q1', 'h', * FROM query_error('SELECT FLOOR(age/5)*5, COUNT(*) FROM nps WHERE sex = ''M'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR(age/5)*5', 'nps', 'nps_h', 'nps_h_catalog')

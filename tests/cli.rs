@@ -1,14 +1,20 @@
 //! The `anonfusion` binary driven through piped stdin and its flags.
 
 use std::io::Write;
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
+/// The binary with no history file and the privacy ledger at `ledger`.
+fn anonfusion(ledger: &Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_anonfusion"));
+    command.env("ANONFUSION_HISTORY", "/nonexistent/dir/history").env("ANONFUSION_LEDGER", ledger);
+    command
+}
+
 fn run(args: &[&str], stdin: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_anonfusion"))
+    // Never the user's privacy ledger: a test that touched it would fail here.
+    let mut child = anonfusion(Path::new("/nonexistent/dir/ledger.tsv"))
         .args(args)
-        .env("ANONFUSION_HISTORY", "/nonexistent/dir/history")
-        // Never the user's privacy ledger: a test that touched it would fail here.
-        .env("ANONFUSION_LEDGER", "/nonexistent/dir/ledger.tsv")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -224,9 +230,7 @@ fn list_columns_print_as_delimited_text() {
 
 #[test]
 fn no_pager_in_pipes() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_anonfusion"))
-        .env("ANONFUSION_HISTORY", "/nonexistent/dir/history")
-        .env("ANONFUSION_LEDGER", "/nonexistent/dir/ledger.tsv")
+    let mut child = anonfusion(Path::new("/nonexistent/dir/ledger.tsv"))
         .env("PAGER", "sed s/^/paged:/")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -264,9 +268,7 @@ fn explain_in_the_cli_neither_publishes_nor_charges() {
     std::fs::create_dir_all(&dir).unwrap();
     let ledger = dir.join("ledger.tsv");
     let _ = std::fs::remove_file(&ledger);
-    let out = Command::new(env!("CARGO_BIN_EXE_anonfusion"))
-        .env("ANONFUSION_HISTORY", "/nonexistent/dir/history")
-        .env("ANONFUSION_LEDGER", &ledger)
+    let out = anonfusion(&ledger)
         .args(["-c", "SELECT COUNT(*) FROM load_dataset('nps', 10000, 7)"])
         .args(["-c", "SELECT * FROM set_privacy_budget('nps', 5)"])
         .args(["-c", "EXPLAIN SELECT COUNT(*) FROM ipa_release('nps', 'nps_dp', 1.0)"])
@@ -274,9 +276,7 @@ fn explain_in_the_cli_neither_publishes_nor_charges() {
         .unwrap();
     let stderr = text(&out.stderr);
     assert!(stderr.contains("EXPLAIN without ANALYZE has no effect"), "{stderr}");
-    let out = Command::new(env!("CARGO_BIN_EXE_anonfusion"))
-        .env("ANONFUSION_HISTORY", "/nonexistent/dir/history")
-        .env("ANONFUSION_LEDGER", &ledger)
+    let out = anonfusion(&ledger)
         .args(["-c", "SELECT COUNT(*) FROM load_dataset('nps', 10000, 7)"])
         .args(["-c", "SELECT COUNT(*) AS released FROM anon_privacy_ledger WHERE release IS NOT NULL"])
         // The control: a real release is recorded, so the count above could have been 1.

@@ -7,23 +7,13 @@ mod common;
 #[path = "artuc/support.rs"]
 mod support;
 
-use common::{err, int, rows, temp_file};
+use common::{err, int, rows, temp_file, texts};
 
 use anonfusion::new_session;
 use datafusion::arrow::array::AsArray;
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::DataType;
 use datafusion::prelude::SessionContext;
-
-/// Every value of the first column, as text, in row order.
-async fn texts(ctx: &SessionContext, sql: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    for b in rows(ctx, sql).await {
-        let c = cast(b.column(0), &DataType::Utf8).unwrap();
-        out.extend(c.as_string::<i32>().iter().map(|v| v.unwrap_or("NULL").to_string()));
-    }
-    out
-}
 
 /// The row of `hierarchy(t, col)` whose leaf is `leaf`, level by level.
 async fn path(ctx: &SessionContext, table: &str, column: &str, leaf: &str) -> Vec<String> {

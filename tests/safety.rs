@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{err, int, rows, temp_file};
+use common::{err, int, rows, temp_file, texts};
 use datafusion::arrow::array::AsArray;
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::DataType;
@@ -42,16 +42,6 @@ impl Drop for TestDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
     }
-}
-
-/// The first column of a result as text, row by row.
-async fn texts(ctx: &SessionContext, sql: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    for b in rows(ctx, sql).await {
-        let c = cast(b.column(0), &DataType::Utf8).unwrap();
-        out.extend(c.as_string::<i32>().iter().map(|v| v.unwrap_or("NULL").to_string()));
-    }
-    out
 }
 
 /// `COPY ... TO 'x.csv'` that fails at execution leaves no file (the issue: a 0-byte one) and

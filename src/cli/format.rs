@@ -80,11 +80,7 @@ pub fn write_expanded(schema: &SchemaRef, batches: &[RecordBatch], out: &mut dyn
     let mut record = 0;
     for batch in batches {
         let batch = lists_as_text(batch)?;
-        let formatters = batch
-            .columns()
-            .iter()
-            .map(|c| ArrayFormatter::try_new(c.as_ref(), &options))
-            .collect::<Result<Vec<_>, _>>()?;
+        let formatters = formatters(&batch, &options)?;
         for row in 0..batch.num_rows() {
             record += 1;
             let values: Vec<String> = formatters.iter().map(|f| f.value(row).to_string()).collect();
@@ -154,17 +150,18 @@ fn joined(list: &ArrayRef) -> Result<ArrayRef, ArrowError> {
     Ok(Arc::new(StringArray::from(out)))
 }
 
+/// One display formatter per column of `batch`.
+fn formatters<'a>(batch: &'a RecordBatch, options: &'a FormatOptions) -> Result<Vec<ArrayFormatter<'a>>, ArrowError> {
+    batch.columns().iter().map(|c| ArrayFormatter::try_new(c.as_ref(), options)).collect()
+}
+
 fn write_markdown(schema: &SchemaRef, batches: &[&RecordBatch], out: &mut dyn Write) -> Result<(), ArrowError> {
     let header: Vec<String> = schema.fields().iter().map(|f| cell(f.name())).collect();
     writeln!(out, "| {} |", header.join(" | "))?;
     writeln!(out, "|{}", "---|".repeat(header.len()))?;
     let options = FormatOptions::default();
     for batch in batches {
-        let formatters = batch
-            .columns()
-            .iter()
-            .map(|c| ArrayFormatter::try_new(c.as_ref(), &options))
-            .collect::<Result<Vec<_>, _>>()?;
+        let formatters = formatters(batch, &options)?;
         for row in 0..batch.num_rows() {
             let cells: Vec<String> = formatters.iter().map(|f| cell(&f.value(row).to_string())).collect();
             writeln!(out, "| {} |", cells.join(" | "))?;

@@ -87,6 +87,16 @@ pub async fn err(ctx: &SessionContext, sql: &str) -> String {
     }
 }
 
+/// The first column of a result as text, row by row (NULL as `NULL`).
+pub async fn texts(ctx: &SessionContext, sql: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for b in rows(ctx, sql).await {
+        let c = cast(b.column(0), &DataType::Utf8).unwrap();
+        out.extend(c.as_string::<i32>().iter().map(|v| v.unwrap_or("NULL").to_string()));
+    }
+    out
+}
+
 /// The first value of a one-row result, as an integer (any numeric type).
 pub async fn int(ctx: &SessionContext, sql: &str) -> i64 {
     let b = rows(ctx, sql).await;

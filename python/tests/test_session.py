@@ -150,6 +150,10 @@ def test_ctrl_c_stops_a_search_and_registers_nothing(session):
 def interrupted(session, sql, after):
     """Run `sql`, sending this process SIGINT (Ctrl-C) `after` seconds in; it must raise
     KeyboardInterrupt."""
+    # A process that a non-interactive shell starts in the background (as a CI runner may start
+    # the tests) inherits SIGINT as ignored, and Python then installs no KeyboardInterrupt
+    # handler; a terminal or a notebook kernel has it. Install it for the test, as they do.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     timer = threading.Timer(after, os.kill, (os.getpid(), signal.SIGINT))
     timer.start()
     try:
@@ -157,3 +161,4 @@ def interrupted(session, sql, after):
             session.sql(sql)
     finally:
         timer.cancel()
+        signal.signal(signal.SIGINT, previous)

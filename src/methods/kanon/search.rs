@@ -123,10 +123,43 @@ impl<'a> Evaluator<'a> {
     }
 
     /// Check a node: group it, find the classes failing the models, and score the release.
+    /// A node whose grouping would relabel many classes is first probed on a sample of them
+    /// ([`NodeCache::sample_class_sizes`]); when the sampled classes smaller than k already
+    /// hold more records than may be suppressed, the node and all below it fail, ungrouped.
     pub fn evaluate(&mut self, node: NodeId) -> Result<Evaluation> {
-        let c = self.nodes.classes(node)?;
         self.evaluated += 1;
+        if let Some(e) = self.probe(node)? {
+            return Ok(e);
+        }
+        let c = self.nodes.classes(node)?;
         Ok(self.scorer.check(node, &c))
+    }
+
+    /// The sampled failure test of [`Evaluator::evaluate`]. Its cost is one pass over the
+    /// source with a few lookups per class; grouping hashes every class.
+    fn probe(&self, node: NodeId) -> Result<Option<Evaluation>> {
+        /// Below this many source classes grouping is cheap enough not to probe.
+        const PROBE_SOURCE: usize = 100_000;
+        let (k, budget) = (self.scorer.models.k, self.scorer.budget);
+        // A small class holds at least one record: more than the limit needs that many.
+        let sample = 64 + 4 * budget as usize;
+        let Some(sizes) = self.nodes.sample_class_sizes(node, sample, PROBE_SOURCE)? else { return Ok(None) };
+        let small: u64 = sizes.iter().filter(|&&s| s < k).sum();
+        if small <= budget {
+            return Ok(None);
+        }
+        // Records in classes smaller than k fail at every specialization (share 1), so this
+        // also rules out the down-set. Only what the search reads of a failing node is set.
+        Ok(Some(Evaluation {
+            node,
+            anonymous: false,
+            loss: f64::INFINITY,
+            suppressed_records: small,
+            failing: Vec::new(),
+            classes: 0,
+            dm_bound: 0.0,
+            rules_out_below: true,
+        }))
     }
 
     /// Evaluate several nodes on all cores (the nodes are independent), then cache their

@@ -4,7 +4,9 @@
 mod common;
 
 use anonfusion::datasets::adult;
-use anonfusion::encode::{FrequencyTable, QiColumn, class_degrees, for_each_node, frequency_table, group};
+use anonfusion::encode::{
+    FrequencyTable, QiColumn, class_degrees, class_sizes_of, for_each_node, frequency_table, group,
+};
 use anonfusion::hierarchy::{HierarchyBuilder, HierarchyKind, widths_hierarchy};
 use anonfusion::lattice::Lattice;
 use datafusion::prelude::SessionContext;
@@ -15,10 +17,29 @@ use std::sync::Arc;
 fn rollups_match_scratch(ft: &FrequencyTable) -> usize {
     let lattice = Lattice::new(&ft.heights());
     let mut seen = 0;
+    let (bottom, bottom_rows) = group(ft, &lattice.levels(lattice.bottom())).unwrap();
+    // A frequency row of every bottom class, and every third class as the probe's sample.
+    let mut row_of = vec![usize::MAX; bottom.len()];
+    for (r, &c) in bottom_rows.iter().enumerate().rev() {
+        row_of[c as usize] = r;
+    }
+    let members: Vec<usize> = (0..bottom.len()).step_by(3).collect();
     for_each_node(ft, &lattice, |id, g| {
         assert_eq!(g.levels, lattice.levels(id));
         let (scratch, rows) = group(ft, &g.levels)?;
         assert_eq!(g.sorted(), scratch.sorted(), "node {:?}", g.levels);
+        // The sampled class sizes (the search's failure probe) are the grouped classes' sizes,
+        // one per class in the order the sample first meets it.
+        let probed = class_sizes_of(&ft.hierarchies(), &bottom, &g.levels, &members)?;
+        let mut want: Vec<u64> = Vec::new();
+        let mut met = vec![false; scratch.len()];
+        for &m in &members {
+            let class = rows[row_of[m]] as usize;
+            if !std::mem::replace(&mut met[class], true) {
+                want.push(scratch.sizes[class]);
+            }
+        }
+        assert_eq!(probed, want, "node {:?}", g.levels);
         assert_eq!(g.total(), ft.total());
         assert_eq!(rows.len(), ft.len());
         seen += 1;

@@ -8,7 +8,7 @@
 //! page faults of memory used once). When full, the least recently used grouping goes; the
 //! bottom always stays, so every node can still be grouped.
 
-use super::{FrequencyTable, Grouping, generalize_to, group};
+use super::{FrequencyTable, Grouping, class_sizes_of, generalize_to, group};
 use crate::error::Result;
 use crate::hierarchy::Hierarchy;
 use crate::lattice::{Lattice, NodeId};
@@ -99,15 +99,11 @@ impl<'a> NodeCache<'a> {
         Ok(c)
     }
 
-    /// Group a node without changing the cache, so several threads can share it.
-    pub fn get(&self, node: NodeId) -> Result<Arc<Cached>> {
-        if let Some(s) = self.cache.get(&node) {
-            return Ok(self.touch(s).clone());
-        }
+    /// The cheapest cached specialization of an uncached node, to group it from.
+    fn source(&self, node: NodeId) -> Arc<Cached> {
         // A cached direct predecessor is almost always the cheapest source; scanning the
         // whole cache for the best specialization is the fallback.
-        let src = self
-            .lattice
+        self.lattice
             .predecessors(node)
             .filter_map(|(_, p)| self.cache.get(&p).map(|s| (p, s)))
             .min_by_key(|(id, s)| (s.c.g.len(), *id))
@@ -119,7 +115,32 @@ impl<'a> NodeCache<'a> {
                     .map(|(id, s)| (*id, s))
             })
             .map(|(_, s)| self.touch(s).clone())
-            .expect("the bottom node is always cached");
+            .expect("the bottom node is always cached")
+    }
+
+    /// Sizes of the classes of an uncached node that `sample` classes of its source, spread
+    /// evenly over it, fall in ([`class_sizes_of`]), when the source has at least
+    /// `min_source` classes and four per sampled one; `None` otherwise (grouping is cheap
+    /// then, or the sample would be most of it).
+    pub fn sample_class_sizes(&self, node: NodeId, sample: usize, min_source: usize) -> Result<Option<Vec<u64>>> {
+        if self.cache.contains_key(&node) {
+            return Ok(None);
+        }
+        let src = self.source(node);
+        let n = src.g.len();
+        if n < min_source || sample.saturating_mul(4) > n {
+            return Ok(None);
+        }
+        let members: Vec<usize> = (0..sample).map(|i| i * n / sample).collect();
+        class_sizes_of(&self.hs, &src.g, &self.lattice.levels(node), &members).map(Some)
+    }
+
+    /// Group a node without changing the cache, so several threads can share it.
+    pub fn get(&self, node: NodeId) -> Result<Arc<Cached>> {
+        if let Some(s) = self.cache.get(&node) {
+            return Ok(self.touch(s).clone());
+        }
+        let src = self.source(node);
         let (g, map) = generalize_to(&self.hs, &src.g, &self.lattice.levels(node))?;
         let width = self.width;
         let mut hist = vec![0u32; if src.hist.is_empty() { 0 } else { g.len() * width }];

@@ -21,7 +21,7 @@ mod walk;
 
 pub use cache::{Cached, NodeCache};
 pub use frequencies::{cached_frequency_table, content_version};
-pub use group::{Grouping, class_degrees, generalize_to, group, rollup};
+pub use group::{Grouping, class_degrees, class_sizes_of, generalize_to, group, rollup};
 pub use materialize::{LevelLookup, dropped_columns, materialize_node, materialize_suppressed, node_label, released};
 pub use shuffle::shuffle_rows;
 pub use walk::for_each_node;

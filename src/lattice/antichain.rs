@@ -48,7 +48,15 @@ impl Antichain {
 
     /// Is the node with these levels in the set?
     pub fn covers(&self, x: &[u8]) -> bool {
-        self.dims > 0 && self.levels.chunks_exact(self.dims).any(|k| self.covers_one(k, x))
+        self.cover(x).is_some()
+    }
+
+    /// A kept node covering `x`, if any.
+    pub fn cover(&self, x: &[u8]) -> Option<&[u8]> {
+        if self.dims == 0 {
+            return None;
+        }
+        self.levels.chunks_exact(self.dims).find(|k| self.covers_one(k, x))
     }
 
     /// Add a node (and its down- or up-set); kept nodes it covers are dropped.

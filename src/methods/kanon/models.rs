@@ -92,6 +92,9 @@ pub struct SensitiveContext {
     pub global: Vec<f64>,
     /// Numeric sensitive attribute: codes in ascending value order (ordered-distance EMD).
     pub order: Option<Vec<usize>>,
+    /// The largest EMD any class can have: the EMD is convex in the class's distribution, so
+    /// its maximum over all distributions is at a single value.
+    pub max_emd: f64,
 }
 
 impl SensitiveContext {
@@ -104,7 +107,38 @@ impl SensitiveContext {
             idx.sort_by(|&a, &b| nums[a].total_cmp(&nums[b]));
             idx
         });
-        SensitiveContext { global, order }
+        let mut ctx = SensitiveContext { global, order, max_emd: 1.0 };
+        ctx.max_emd = ctx.point_mass_max_emd();
+        ctx
+    }
+
+    /// Largest EMD of a class holding one value only. Equal distance: 1 minus the rarest
+    /// value's share. Ordered distance, all of a class at sorted position j: the cumulative
+    /// differences are -Q_i before j and 1 - Q_i from j on (Q the global cumulative shares).
+    fn point_mass_max_emd(&self) -> f64 {
+        match &self.order {
+            None => 1.0 - self.global.iter().copied().fold(1.0, f64::min),
+            Some(order) if order.len() < 2 => 0.0,
+            Some(order) => {
+                let q: Vec<f64> = order
+                    .iter()
+                    .scan(0.0, |c, &i| {
+                        *c += self.global[i];
+                        Some(*c)
+                    })
+                    .collect();
+                // below[j] = sum_{i<j} Q_i, above[j] = sum_{i>=j} (1 - Q_i), both by running sums.
+                let mut above: f64 = q.iter().map(|&x| (1.0 - x).abs()).sum();
+                let mut below = 0.0;
+                let mut best = 0.0f64;
+                for &x in &q {
+                    best = best.max(below + above);
+                    below += x;
+                    above -= (1.0 - x).abs();
+                }
+                best / (order.len() as f64 - 1.0)
+            }
+        }
     }
 
     /// Earth mover's distance between a class histogram and the global distribution.
@@ -132,13 +166,64 @@ impl SensitiveContext {
     }
 }
 
-/// Does the class fail the models that stay monotone under generalization even with
-/// suppression (k-anonymity, distinct l-diversity)? Records of such classes are suppressed
-/// at every specialization too, so a node whose count of them exceeds the limit rules out
-/// its whole down-set, whatever the other models do.
-pub fn fails_monotone_part(models: &Models, size: u64, hist: Option<&[u32]>) -> bool {
-    size < models.k
-        || models.distinct_l.zip(hist).is_some_and(|(l, h)| (h.iter().filter(|&&c| c > 0).count() as u64) < l)
+/// Rounding allowance of the thresholds: a class exactly at entropy ln(l) or at EMD t passes.
+const TOLERANCE: f64 = 1e-12;
+/// Slack against rounding in the share bounds below (they compare sums of logarithms and
+/// cumulative differences computed in another order than the subclasses' would be).
+const SHARE_SLACK: f64 = 1e-9;
+
+fn distinct(hist: &[u32]) -> usize {
+    hist.iter().filter(|&&c| c > 0).count()
+}
+
+fn entropy(hist: &[u32], size: u64) -> f64 {
+    let n = size as f64;
+    hist.iter().filter(|&&c| c > 0).map(|&c| -(c as f64 / n) * (c as f64 / n).ln()).sum()
+}
+
+/// A lower bound of the share of a class's records that fail the models at every
+/// specialization of its node, where the class is split into subclasses judged one by one
+/// (the node itself included). Summed over a node's classes it bounds the records every
+/// specialization must suppress; the sum never decreases towards the bottom, so a node whose
+/// sum exceeds the suppression limit rules out its whole down-set even for models that are not
+/// monotone with suppression (entropy, recursive diversity, t-closeness).
+///
+/// - k-anonymity, distinct l-diversity, and recursive (c,l)-diversity's need for l values:
+///   subclasses are smaller and hold no more values, so all of the class fails (share 1).
+/// - t-closeness: the EMD to the table's distribution is convex, so the class's EMD is at
+///   most the subclasses' mean, where passing ones count at most t and failing ones at most
+///   [`SensitiveContext::max_emd`]: failing share >= (EMD - t) / (max_emd - t).
+/// - entropy l-diversity: entropy is concave, so the class's entropy is at least the
+///   subclasses' mean, where passing ones count at least ln l: share >= 1 - H / ln l.
+///
+/// Both bounds are convex in the class's EMD or entropy, so by Jensen's inequality the
+/// subclasses' shares weighted by size add up to at least the class's: the monotonicity.
+/// 0 for a class that passes.
+pub fn failing_share(models: &Models, size: u64, hist: Option<&[u32]>, ctx: Option<&SensitiveContext>) -> f64 {
+    if size < models.k {
+        return 1.0;
+    }
+    let Some(hist) = hist else { return 0.0 };
+    let values = distinct(hist);
+    if models.distinct_l.is_some_and(|l| (values as u64) < l)
+        || models.recursive_cl.is_some_and(|(_, l)| (values as u64) < l)
+    {
+        return 1.0;
+    }
+    let mut share = 0.0f64;
+    if let Some(l) = models.entropy_l {
+        let floor = l.ln() - TOLERANCE;
+        if floor > 0.0 {
+            share = share.max(1.0 - (entropy(hist, size) + SHARE_SLACK) / floor);
+        }
+    }
+    if let (Some(t), Some(ctx)) = (models.t, ctx) {
+        let (t, top) = (t + TOLERANCE, ctx.max_emd + SHARE_SLACK);
+        if top > t {
+            share = share.max((ctx.emd(hist, size) - SHARE_SLACK - t) / (top - t));
+        }
+    }
+    share.clamp(0.0, 1.0)
 }
 
 /// Does a class of `size` records with sensitive histogram `hist` satisfy every model?
@@ -148,17 +233,14 @@ pub fn class_ok(models: &Models, size: u64, hist: Option<&[u32]>, ctx: Option<&S
     }
     let Some(hist) = hist else { return true };
     if let Some(l) = models.distinct_l
-        && (hist.iter().filter(|&&c| c > 0).count() as u64) < l
+        && (distinct(hist) as u64) < l
     {
         return false;
     }
-    if let Some(l) = models.entropy_l {
-        let n = size as f64;
-        let h: f64 = hist.iter().filter(|&&c| c > 0).map(|&c| -(c as f64 / n) * (c as f64 / n).ln()).sum();
-        // A tolerance so that a class exactly at ln(l) (e.g. l equal values) is not rejected by rounding.
-        if h < l.ln() - 1e-12 {
-            return false;
-        }
+    if let Some(l) = models.entropy_l
+        && entropy(hist, size) < l.ln() - TOLERANCE
+    {
+        return false;
     }
     if let Some((c, l)) = models.recursive_cl {
         let mut counts: Vec<u32> = hist.iter().copied().filter(|&x| x > 0).collect();
@@ -172,7 +254,7 @@ pub fn class_ok(models: &Models, size: u64, hist: Option<&[u32]>, ctx: Option<&S
         }
     }
     if let (Some(t), Some(ctx)) = (models.t, ctx)
-        && ctx.emd(hist, size) > t + 1e-12
+        && ctx.emd(hist, size) > t + TOLERANCE
     {
         return false;
     }
@@ -207,6 +289,56 @@ mod tests {
         assert!(class_ok(&m(|x| x.t = Some(0.0)), 3, Some(&[1, 1, 1]), Some(&ctx)));
     }
 
+    /// The failing-share bound on many random classes split at random: the records failing
+    /// in the split are at least the class's share, and the subclasses' shares add up to at
+    /// least the class's (the monotonicity the search prunes with).
+    #[test]
+    fn failing_share_bounds_every_split() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |m: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % m
+        };
+        let values: Vec<String> = (0..5).map(|v| (v * 10).to_string()).collect();
+        let labels: Vec<String> = (0..5).map(|v| format!("v{v}")).collect();
+        for case in 0..4000 {
+            let counts: Vec<u64> = (0..5).map(|_| 1 + next(20)).collect();
+            let ctx = SensitiveContext::new(if case % 2 == 0 { &values } else { &labels }, &counts);
+            let mut models = Models::k_only(1 + next(4));
+            match case % 4 {
+                0 => models.t = Some(next(60) as f64 / 100.0),
+                1 => models.entropy_l = Some(1.0 + next(30) as f64 / 10.0),
+                2 => models.recursive_cl = Some((2.0, 1 + next(3))),
+                _ => {
+                    models.t = Some(next(60) as f64 / 100.0);
+                    models.entropy_l = Some(1.0 + next(20) as f64 / 10.0);
+                }
+            }
+            let parts = 1 + next(4) as usize;
+            let subs: Vec<Vec<u32>> = (0..parts).map(|_| (0..5).map(|_| next(6) as u32).collect()).collect();
+            let size = |h: &[u32]| h.iter().map(|&c| c as u64).sum::<u64>();
+            let class: Vec<u32> = (0..5).map(|v| subs.iter().map(|h| h[v]).sum()).collect();
+            let n = size(&class);
+            if n == 0 {
+                continue;
+            }
+            let share = |h: &[u32]| failing_share(&models, size(h), Some(h), Some(&ctx)) * size(h) as f64;
+            let failing: u64 = subs
+                .iter()
+                .filter(|h| size(h) > 0 && !class_ok(&models, size(h), Some(h), Some(&ctx)))
+                .map(|h| size(h))
+                .sum();
+            let parts_share: f64 = subs.iter().filter(|h| size(h) > 0).map(|h| share(h)).sum();
+            assert!(failing as f64 >= share(&class) - 1e-9, "{models:?} {subs:?}: {failing} < {}", share(&class));
+            assert!(parts_share >= share(&class) - 1e-9, "{models:?} {subs:?}: {parts_share} < {}", share(&class));
+            if class_ok(&models, n, Some(&class), Some(&ctx)) {
+                assert_eq!(share(&class), 0.0, "{models:?} {class:?} passes");
+            }
+        }
+    }
+
     #[test]
     fn ordered_emd_follows_li_et_al() {
         // Salaries 3k, 4k, 5k uniformly overall; a class holding only 3k: cumulative
@@ -215,5 +347,9 @@ mod tests {
         assert!(ctx.order.is_some());
         assert!((ctx.emd(&[3, 0, 0], 3) - 0.5).abs() < 1e-12);
         assert!((ctx.emd(&[0, 3, 0], 3) - 0.5).abs() < 1e-12);
+        // The farthest class holds only the smallest or the largest salary.
+        assert!((ctx.max_emd - 0.5).abs() < 1e-12);
+        let cat = SensitiveContext::new(&["a".into(), "b".into()], &[1, 3]);
+        assert!((cat.max_emd - 0.75).abs() < 1e-12 && (cat.emd(&[2, 0], 2) - 0.75).abs() < 1e-12);
     }
 }

@@ -3,15 +3,18 @@
 //!
 //! Nodes are visited in ascending order of a lower bound of their loss (for LM and NCP the
 //! generalization-only loss, which is separable by attribute and monotone along the lattice;
-//! for DM, bottom-up by height), produced lazily by [`BoundOrder`]. Three facts prune the rest:
+//! for DM, bottom-up by height), produced lazily by [`BoundOrder`], which jumps over the
+//! regions already ruled out. These facts prune the rest:
 //! - once a release with loss `best` is known, any node whose bound is at least `best` cannot
 //!   beat it, and neither can its generalizations (the bound is monotone);
 //! - for monotone privacy models, a node below a known non-anonymous node is not anonymous
 //!   and a node above a known anonymous node is anonymous (predictive tagging both ways, as in
 //!   Flash), so neither is grouped to learn that;
 //! - with suppression and non-monotone models (entropy or recursive diversity, t-closeness),
-//!   a node that fails on k-anonymity and distinct l-diversity alone beyond the limit still
-//!   rules out its specializations: those models are monotone even with suppression;
+//!   a node whose classes must, split however, suppress more records than the limit allows
+//!   ([`failing_share`]: all of a class failing k or distinct l, a share of one failing
+//!   t-closeness or entropy diversity by convexity) rules out its specializations: that need
+//!   is monotone, so it is tagged both ways like anonymity, though passing it proves nothing;
 //! - without suppression the loss of an anonymous LM/NCP node equals its bound, so the first
 //!   anonymous node in bound order is optimal, even when it is only known to be anonymous.
 //!
@@ -34,10 +37,11 @@
 //! [`exhaustive`] evaluates every node and is the reference the tests compare against.
 
 use super::loss::{LossTable, Metric};
-use super::models::{Models, SensitiveContext, class_ok, fails_monotone_part};
+use super::models::{Models, SensitiveContext, class_ok, failing_share};
 use crate::encode::{Cached, FrequencyTable, Grouping, NodeCache};
 use crate::error::{AnonError, Result};
 use crate::lattice::{Antichain, BoundOrder, Lattice, NodeId, Toward};
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -56,9 +60,9 @@ pub struct Evaluation {
     pub classes: usize,
     /// DM without suppression: a lower bound of DM for this node and its generalizations.
     dm_bound: f64,
-    /// Fails on k-anonymity and distinct l-diversity alone, which are monotone even with
-    /// suppression: every specialization fails too.
-    fails_monotone_part: bool,
+    /// Every specialization (and the node) must suppress more records than the limit allows,
+    /// by [`failing_share`], which is monotone whatever the models: none of them passes.
+    rules_out_below: bool,
 }
 
 /// Checks nodes against the models, rolling each up from the cheapest cached specialization.
@@ -119,10 +123,43 @@ impl<'a> Evaluator<'a> {
     }
 
     /// Check a node: group it, find the classes failing the models, and score the release.
+    /// A node whose grouping would relabel many classes is first probed on a sample of them
+    /// ([`NodeCache::sample_class_sizes`]); when the sampled classes smaller than k already
+    /// hold more records than may be suppressed, the node and all below it fail, ungrouped.
     pub fn evaluate(&mut self, node: NodeId) -> Result<Evaluation> {
-        let c = self.nodes.classes(node)?;
         self.evaluated += 1;
+        if let Some(e) = self.probe(node)? {
+            return Ok(e);
+        }
+        let c = self.nodes.classes(node)?;
         Ok(self.scorer.check(node, &c))
+    }
+
+    /// The sampled failure test of [`Evaluator::evaluate`]. Its cost is one pass over the
+    /// source with a few lookups per class; grouping hashes every class.
+    fn probe(&self, node: NodeId) -> Result<Option<Evaluation>> {
+        /// Below this many source classes grouping is cheap enough not to probe.
+        const PROBE_SOURCE: usize = 100_000;
+        let (k, budget) = (self.scorer.models.k, self.scorer.budget);
+        // A small class holds at least one record: more than the limit needs that many.
+        let sample = 64 + 4 * budget as usize;
+        let Some(sizes) = self.nodes.sample_class_sizes(node, sample, PROBE_SOURCE)? else { return Ok(None) };
+        let small: u64 = sizes.iter().filter(|&&s| s < k).sum();
+        if small <= budget {
+            return Ok(None);
+        }
+        // Records in classes smaller than k fail at every specialization (share 1), so this
+        // also rules out the down-set. Only what the search reads of a failing node is set.
+        Ok(Some(Evaluation {
+            node,
+            anonymous: false,
+            loss: f64::INFINITY,
+            suppressed_records: small,
+            failing: Vec::new(),
+            classes: 0,
+            dm_bound: 0.0,
+            rules_out_below: true,
+        }))
     }
 
     /// Evaluate several nodes on all cores (the nodes are independent), then cache their
@@ -163,17 +200,18 @@ impl Scorer<'_> {
         let hist = (!cached.hist.is_empty()).then_some(&cached.hist);
         let width = self.width;
         let mut failing = Vec::new();
-        let (mut suppressed, mut monotone_suppressed) = (0u64, 0u64);
+        let (mut suppressed, mut must_suppress) = (0u64, 0.0f64);
         for c in 0..g.len() {
             let h = hist.as_ref().map(|h| &h[c * width..(c + 1) * width]);
             if !class_ok(&self.models, g.sizes[c], h, self.sensitive.as_ref()) {
                 failing.push(c as u32);
                 suppressed += g.sizes[c];
-                if fails_monotone_part(&self.models, g.sizes[c], h.map(|v| &v[..])) {
-                    monotone_suppressed += g.sizes[c];
-                }
+                must_suppress +=
+                    g.sizes[c] as f64 * failing_share(&self.models, g.sizes[c], h, self.sensitive.as_ref());
             }
         }
+        // Rounding of the float sum: rule out only beyond a margin of a record per million.
+        let margin = 1e-6 * (1.0 + self.ft.total() as f64);
         let dm_bound: f64 = g.sizes.iter().map(|&s| (s as f64) * (s as f64)).sum();
         let anonymous = suppressed <= self.budget;
         // Only an anonymous node's loss is ever compared.
@@ -186,7 +224,7 @@ impl Scorer<'_> {
             failing,
             classes: g.len(),
             dm_bound,
-            fails_monotone_part: monotone_suppressed > self.budget,
+            rules_out_below: must_suppress > self.budget as f64 + margin,
         }
     }
 
@@ -314,9 +352,10 @@ pub fn run_cancellable(ev: &mut Evaluator, opts: &SearchOptions, cancelled: &dyn
         exact_bound: by_bound && ev.budget() == 0,
         lattice: ev.lattice.clone(),
         best: None,
-        not_anonymous: Antichain::new(Toward::Down, dims),
-        anonymous: Antichain::new(Toward::Up, dims),
+        fails: Antichain::new(Toward::Down, dims),
+        passes: Antichain::new(Toward::Up, dims),
         bounded: Antichain::new(Toward::Up, dims),
+        checked: HashMap::new(),
         deadline,
         cancelled,
     };
@@ -343,6 +382,11 @@ pub fn run_cancellable(ev: &mut Evaluator, opts: &SearchOptions, cancelled: &dyn
 }
 
 /// State of one search: the best release so far and what is known about other nodes.
+///
+/// What is tagged both ways is a property that is monotone along the lattice: anonymity
+/// itself when the models are monotone (always without suppression); otherwise "must
+/// suppress more than the limit" by [`failing_share`], whose failing nodes are not anonymous
+/// and rule out their down-sets, while its passing nodes still have to be checked.
 struct Search<'a> {
     by_bound: bool,
     monotone: bool,
@@ -350,12 +394,15 @@ struct Search<'a> {
     exact_bound: bool,
     lattice: Lattice,
     best: Option<Evaluation>,
-    /// Known non-anonymous nodes: everything below them is not anonymous either.
-    not_anonymous: Antichain,
-    /// Known anonymous nodes: everything above them is anonymous (monotone models).
-    anonymous: Antichain,
+    /// Nodes failing the tagged property: everything below them fails it and is not anonymous.
+    fails: Antichain,
+    /// Nodes passing the tagged property: everything above passes it (and is anonymous when
+    /// the models are monotone).
+    passes: Antichain,
     /// DM: nodes whose generalizations all cost at least the best.
     bounded: Antichain,
+    /// Nodes checked so far and whether each is anonymous, so none is checked twice.
+    checked: HashMap<NodeId, bool>,
     deadline: Option<Instant>,
     cancelled: &'a dyn Fn() -> bool,
 }
@@ -372,7 +419,7 @@ impl Search<'_> {
             v[a] = l;
             ev.bound(&v)
         };
-        self.not_anonymous
+        self.fails
             .iter()
             .map(|n| {
                 (0..n.len()).filter(|&a| n[a] < heights[a]).map(|a| raised(a, n[a] + 1)).fold(f64::INFINITY, f64::min)
@@ -389,18 +436,13 @@ impl Search<'_> {
         self.by_bound && self.best.as_ref().is_some_and(|b| bound > b.loss + EPS * b.loss.abs().max(1.0))
     }
 
-    /// Only nodes whose failure is inherited downward are kept (all failing nodes under
-    /// monotone models; else those failing k or distinct l alone), so no monotonicity test here.
+    /// Only nodes whose failure is inherited downward are kept, so no monotonicity test here.
     fn known_not_anonymous(&self, levels: &[u8]) -> bool {
-        self.not_anonymous.covers(levels)
+        self.fails.covers(levels)
     }
 
     fn known_anonymous(&self, levels: &[u8]) -> bool {
-        self.monotone && self.anonymous.covers(levels)
-    }
-
-    fn skip(&self, levels: &[u8]) -> bool {
-        self.bounded.covers(levels) || self.known_not_anonymous(levels)
+        self.monotone && self.passes.covers(levels)
     }
 
     fn record(&mut self, e: Evaluation) {
@@ -408,20 +450,25 @@ impl Search<'_> {
         if self.best.as_ref().is_some_and(|b| e.dm_bound >= b.loss) && !self.by_bound {
             self.bounded.insert(&levels);
         }
-        if e.anonymous {
-            self.anonymous.insert(&levels);
-            if self.best.as_ref().is_none_or(|b| better(&e, b, &self.lattice)) {
-                self.best = Some(e);
-            }
-        } else if self.monotone || e.fails_monotone_part {
-            self.not_anonymous.insert(&levels);
+        let fails = if self.monotone { !e.anonymous } else { e.rules_out_below };
+        if fails {
+            self.fails.insert(&levels);
+        } else {
+            self.passes.insert(&levels);
+        }
+        if e.anonymous && self.best.as_ref().is_none_or(|b| better(&e, b, &self.lattice)) {
+            self.best = Some(e);
         }
     }
 
-    /// Check a node, record what it shows, and say whether it is anonymous.
+    /// Check a node (once), record what it shows, and say whether it is anonymous.
     fn check(&mut self, ev: &mut Evaluator, node: NodeId) -> Result<bool> {
+        if let Some(&anonymous) = self.checked.get(&node) {
+            return Ok(anonymous);
+        }
         let e = ev.evaluate(node)?;
         let anonymous = e.anonymous;
+        self.checked.insert(node, anonymous);
         self.record(e);
         Ok(anonymous)
     }
@@ -438,9 +485,22 @@ impl Search<'_> {
         self.check(ev, node)
     }
 
-    /// Visit nodes in bound order until nothing left can beat the best. Returns `None` when
-    /// that is proven, or the bound where the time budget ended (a lower bound of every
-    /// node not yet ruled out).
+    /// Does the node pass the tagged property: known by tagging, else checked.
+    fn passes_at(&mut self, ev: &mut Evaluator, node: NodeId) -> Result<bool> {
+        let levels = self.lattice.levels(node);
+        if self.fails.covers(&levels) {
+            return Ok(false);
+        }
+        if self.passes.covers(&levels) {
+            return Ok(true);
+        }
+        self.check(ev, node)?;
+        Ok(!self.fails.covers(&levels))
+    }
+
+    /// Visit nodes in bound order until nothing left can beat the best, jumping over the
+    /// down-sets of failing nodes. Returns `None` when that is proven, or the bound where the
+    /// time budget ended (a lower bound of every node not yet ruled out).
     fn prove(&mut self, ev: &mut Evaluator) -> Result<Option<f64>> {
         let lattice = self.lattice.clone();
         let loss = ev.loss().clone();
@@ -448,43 +508,42 @@ impl Search<'_> {
         if !self.monotone {
             return self.scan(ev, &mut order);
         }
-        while let Some(bound) = order.peek_bound() {
+        loop {
+            let Some((node, bound)) = order.peek_outside(&self.fails, &self.bounded) else { return Ok(None) };
             if self.beyond_best(bound) {
-                break;
+                return Ok(None);
             }
             if self.out_of_time() {
                 return Ok(Some(bound));
             }
-            let (node, _) = order.next().expect("peeked");
+            order.next_outside(&self.fails, &self.bounded);
             let levels = lattice.levels(node);
-            if self.skip(&levels) {
-                continue;
-            }
             if self.known_anonymous(&levels) {
                 // Known to pass, but its loss needs its classes. Without suppression the loss
                 // is its bound and every cheaper node fails: the optimum.
                 self.check(ev, node)?;
                 if self.exact_bound {
-                    break;
+                    return Ok(None);
                 }
                 continue;
             }
             self.climb(ev, node, false)?;
             if self.exact_bound && self.known_anonymous(&levels) {
                 // Checked on the way (the first node of its path to pass).
-                break;
+                return Ok(None);
             }
         }
-        Ok(None)
     }
 
-    /// Without monotone models only failures of the monotone part (k, distinct l) carry down
-    /// to specializations: evaluate in bound order, a batch at a time on all cores, skipping
-    /// what those rule out, until the bound passes the best loss.
+    /// Without monotone models, evaluate in bound order, a batch at a time on all cores,
+    /// skipping what the suppression need rules out, until the bound passes the best loss.
+    /// From every node that rules out its down-set, climb as for monotone models (on the
+    /// need, which is monotone) so that whole regions above the order's front are ruled out
+    /// by a few checks.
     fn scan<F: Fn(&[u8]) -> f64>(&mut self, ev: &mut Evaluator, order: &mut BoundOrder<F>) -> Result<Option<f64>> {
         const BATCH: usize = 32;
         loop {
-            let Some(bound) = order.peek_bound() else { return Ok(None) };
+            let Some((_, bound)) = order.peek_outside(&self.fails, &self.bounded) else { return Ok(None) };
             if self.beyond_best(bound) {
                 return Ok(None);
             }
@@ -492,23 +551,31 @@ impl Search<'_> {
                 return Ok(Some(bound));
             }
             let mut batch = Vec::with_capacity(BATCH);
-            while let Some(bound) = order.peek_bound()
-                && batch.len() < BATCH
+            while batch.len() < BATCH
+                && let Some((node, bound)) = order.peek_outside(&self.fails, &self.bounded)
                 && !self.beyond_best(bound)
             {
-                let (node, _) = order.next().expect("peeked");
-                if !self.skip(&self.lattice.levels(node)) {
+                order.next_outside(&self.fails, &self.bounded);
+                if !self.checked.contains_key(&node) {
                     batch.push(node);
                 }
             }
+            let mut ruled_out = Vec::new();
             for e in ev.evaluate_batch(&batch)? {
+                if e.rules_out_below {
+                    ruled_out.push(e.node);
+                }
+                self.checked.insert(e.node, e.anonymous);
                 self.record(e);
+            }
+            for node in ruled_out {
+                self.climb(ev, node, true)?;
             }
         }
     }
 
     /// A chain from `from` towards the top: each step to the cheapest-bound successor not
-    /// known to be anonymous.
+    /// known to pass the tagged property.
     fn path_up(&self, ev: &Evaluator, from: NodeId) -> Vec<NodeId> {
         let mut path = vec![from];
         let mut cur = from;
@@ -517,7 +584,7 @@ impl Search<'_> {
                 .lattice
                 .successors(cur)
                 .map(|(_, s)| (s, self.lattice.levels(s)))
-                .filter(|(_, lv)| !self.known_anonymous(lv))
+                .filter(|(_, lv)| !self.passes.covers(lv))
                 .min_by(|(a, la), (b, lb)| ev.bound(la).total_cmp(&ev.bound(lb)).then(a.cmp(b)));
             match next {
                 Some((s, _)) => {
@@ -529,15 +596,17 @@ impl Search<'_> {
         }
     }
 
-    /// Binary search on a chain (anonymity is monotone along it) for its first anonymous
-    /// node, given that `path[..lo]` is known to fail: its index, or `path.len()` when no
-    /// node of the path passes. `None` when `timed` and the time budget ends first.
+    /// Binary search on a chain (the property is monotone along it) for its first node that
+    /// passes, given that `path[..lo]` is known to fail: its index, or `path.len()` when no
+    /// node of the path passes. The property is anonymity, or the tagged property when
+    /// `tagged`. `None` when `timed` and the time budget ends first.
     fn first_passing(
         &mut self,
         ev: &mut Evaluator,
         path: &[NodeId],
         mut lo: usize,
         timed: bool,
+        tagged: bool,
     ) -> Result<Option<usize>> {
         let mut hi = path.len();
         while lo < hi {
@@ -545,7 +614,8 @@ impl Search<'_> {
                 return Ok(None);
             }
             let mid = lo + (hi - lo) / 2;
-            if self.anonymous_at(ev, path[mid])? {
+            let passes = if tagged { self.passes_at(ev, path[mid])? } else { self.anonymous_at(ev, path[mid])? };
+            if passes {
                 hi = mid;
             } else {
                 lo = mid + 1;
@@ -555,15 +625,15 @@ impl Search<'_> {
     }
 
     /// From `start` (known to fail, or unknown), binary-search paths upward for their last
-    /// non-anonymous node and move there, until every successor is known to be anonymous:
-    /// the down-set of a maximal non-anonymous node is then ruled out by a few checks per
+    /// node failing the tagged property and move there, until every successor is known to
+    /// pass: the down-set of a maximal failing node is then ruled out by a few checks per
     /// path. An unknown start is decided by the same search (it fails when any node of the
     /// path fails), which saves its own check whenever it fails.
     fn climb(&mut self, ev: &mut Evaluator, start: NodeId, start_fails: bool) -> Result<()> {
         let (mut cur, mut failing) = (start, start_fails as usize);
         loop {
             let path = self.path_up(ev, cur);
-            let Some(first) = self.first_passing(ev, &path, failing, true)? else { return Ok(()) };
+            let Some(first) = self.first_passing(ev, &path, failing, true, true)? else { return Ok(()) };
             if first == 0 || path.len() == 1 {
                 // The start passes, or nothing above it is left to learn.
                 return Ok(());
@@ -574,13 +644,13 @@ impl Search<'_> {
     }
 
     /// Heuristic mode: a passing node fast, as the incumbent for [`Search::prove`]. The path
-    /// from the bottom is binary-searched for its first passing node (exact for monotone
+    /// from the bottom is binary-searched for its first anonymous node (exact for monotone
     /// models, a guess otherwise), then lowered one attribute at a time while a cheaper
     /// predecessor passes.
     fn heuristic(&mut self, ev: &mut Evaluator) -> Result<()> {
         let path = self.path_up(ev, self.lattice.bottom());
         // Not cut by the budget: a handful of checks, and without them there is no result.
-        let Some(first) = self.first_passing(ev, &path, 0, false)? else { return Ok(()) };
+        let Some(first) = self.first_passing(ev, &path, 0, false, false)? else { return Ok(()) };
         let Some(&found) = path.get(first) else { return Ok(()) };
         let mut cur = found;
         'down: while !self.out_of_time() {
@@ -603,9 +673,7 @@ impl Search<'_> {
             break;
         }
         // A node only known to pass has no loss yet.
-        if self.best.as_ref().is_none_or(|b| b.node != cur) {
-            self.check(ev, cur)?;
-        }
+        self.check(ev, cur)?;
         Ok(())
     }
 }

@@ -40,10 +40,12 @@ pub fn cell_probabilities(hs: &[Arc<Hierarchy>], g: &Grouping) -> Vec<f64> {
 pub enum Objective {
     /// Eq. 4 with Fig. 4's weights, as printed (the paper): RCE, plus 1 per suppressed record.
     Rce,
-    /// RCE plus the mass Fig. 4's weights take off the real records: 1 per counterfeit (and 1
-    /// per suppressed record). See docs/hceil.md, "The objective".
+    /// RCE plus 1 per counterfeit and per suppressed record. Not enough: Eq. 4 scores every
+    /// generalized Adult node near N, so it still floods at k = 3 (docs/hceil.md, "The
+    /// objective"); kept, labelled, as the measured counter-example.
     Charged,
-    /// Fewest counterfeits, then [`Objective::Rce`]: the floor of counterfeits within h.
+    /// Fewest counterfeits, then [`Objective::Rce`]: sane without a counterfeit cap, and the
+    /// floor of counterfeits within h.
     Fewest,
 }
 

@@ -51,34 +51,4 @@ SELECT 'p_k10' AS release, check, holds FROM verify_release('adult', 'p_k10', 'k
 SELECT 'p_h25' AS release, check, holds FROM verify_release('adult', 'p_h25', 'k=5, h=0.25, catalog', 'p_h25_catalog');
 SELECT 'p_h35' AS release, check, holds FROM verify_release('adult', 'p_h35', 'k=5, h=0.35, catalog', 'p_h35_catalog');
 
--- Fig. 10: ARE (over the original's groups) of SELECT <first m quasi-identifiers>, COUNT(*)
--- FROM adult WHERE occupation = 'Sales' GROUP BY them, m = 1..7, at k = 5 (h = 0.3).
-SELECT h.attributes, ROUND(h.are, 4) AS hceil_are, ROUND(k.are, 4) AS kanon_are FROM (
-  SELECT 1 AS attributes, MAX(CASE WHEN group_key = 'SUMMARY' THEN rel_error END) AS are FROM query_error('SELECT age, COUNT(*) FROM adult WHERE occupation = ''Sales'' GROUP BY age', 'adult', 'p_k5', 'p_k5_catalog')
-  UNION ALL
-  SELECT 2 AS attributes, MAX(CASE WHEN group_key = 'SUMMARY' THEN rel_error END) AS are FROM query_error('SELECT age, sex, COUNT(*) FROM adult WHERE occupation = ''Sales'' GROUP BY age, sex', 'adult', 'p_k5', 'p_k5_catalog')
-  UNION ALL
-  SELECT 3 AS attributes, MAX(CASE WHEN group_key = 'SUMMARY' THEN rel_error END) AS are FROM query_error('SELECT age, sex, race, COUNT(*) FROM adult WHERE occupation = ''Sales'' GROUP BY age, sex, race', 'adult', 'p_k5', 'p_k5_catalog')
-  UNION ALL
-  SELECT 4 AS attributes, MAX(CASE WHEN group_key = 'SUMMARY' THEN rel_error END) AS are FROM query_error('SELECT age, sex, race, marital_status, COUNT(*) FROM adult WHERE occupation = ''Sales'' GROUP BY age, sex, race, marital_status', 'adult', 'p_k5', 'p_k5_catalog')
-  UNION ALL
-  SELECT 5 AS attributes, MAX(CASE WHEN group_key = 'SUMMARY' THEN rel_error END) AS are FROM query_error('SELECT age, sex, race, marital_status, education, COUNT(*) FROM adult WHERE occupation = ''Sales'' GROUP BY age, sex, race, marital_status, education', 'adult', 'p_k5', 'p_k5_catalog')
-  UNION ALL
-  SELECT 6 AS attributes, MAX(CASE WHEN group_key = 'SUMMARY' THEN rel_error END) AS are FROM query_error('SELECT age, sex, race, marital_status, education, native_country, COUNT(*) FROM adult WHERE occupation = ''Sales'' GROUP BY age, sex, race, marital_status, education, native_country', 'adult', 'p_k5', 'p_k5_catalog')
-  UNION ALL
-  SELECT 7 AS attributes, MAX(CASE WHEN group_key = 'SUMMARY' THEN rel_error END) AS are FROM query_error('SELECT age, sex, race, marital_status, education, native_country, workclass, COUNT(*) FROM adult WHERE occupation = ''Sales'' GROUP BY age, sex, race, marital_status, education, native_country, workclass', 'adult', 'p_k5', 'p_k5_catalog')
-) h JOIN (
-  SELECT 1 AS attributes, MAX(CASE WHEN group_key = 'SUMMARY' THEN rel_error END) AS are FROM query_error('SELECT age, COUNT(*) FROM adult WHERE occupation = ''Sales'' GROUP BY age', 'adult', 'q_k5')
-  UNION ALL
-  SELECT 2 AS attributes, MAX(CASE WHEN group_key = 'SUMMARY' THEN rel_error END) AS are FROM query_error('SELECT age, sex, COUNT(*) FROM adult WHERE occupation = ''Sales'' GROUP BY age, sex', 'adult', 'q_k5')
-  UNION ALL
-  SELECT 3 AS attributes, MAX(CASE WHEN group_key = 'SUMMARY' THEN rel_error END) AS are FROM query_error('SELECT age, sex, race, COUNT(*) FROM adult WHERE occupation = ''Sales'' GROUP BY age, sex, race', 'adult', 'q_k5')
-  UNION ALL
-  SELECT 4 AS attributes, MAX(CASE WHEN group_key = 'SUMMARY' THEN rel_error END) AS are FROM query_error('SELECT age, sex, race, marital_status, COUNT(*) FROM adult WHERE occupation = ''Sales'' GROUP BY age, sex, race, marital_status', 'adult', 'q_k5')
-  UNION ALL
-  SELECT 5 AS attributes, MAX(CASE WHEN group_key = 'SUMMARY' THEN rel_error END) AS are FROM query_error('SELECT age, sex, race, marital_status, education, COUNT(*) FROM adult WHERE occupation = ''Sales'' GROUP BY age, sex, race, marital_status, education', 'adult', 'q_k5')
-  UNION ALL
-  SELECT 6 AS attributes, MAX(CASE WHEN group_key = 'SUMMARY' THEN rel_error END) AS are FROM query_error('SELECT age, sex, race, marital_status, education, native_country, COUNT(*) FROM adult WHERE occupation = ''Sales'' GROUP BY age, sex, race, marital_status, education, native_country', 'adult', 'q_k5')
-  UNION ALL
-  SELECT 7 AS attributes, MAX(CASE WHEN group_key = 'SUMMARY' THEN rel_error END) AS are FROM query_error('SELECT age, sex, race, marital_status, education, native_country, workclass, COUNT(*) FROM adult WHERE occupation = ''Sales'' GROUP BY age, sex, race, marital_status, education, native_country, workclass', 'adult', 'q_k5')
-) k ON h.attributes = k.attributes ORDER BY h.attributes;
+-- Fig. 10 is in sql/experiments/hceil_fig10.sql.

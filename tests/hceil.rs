@@ -115,6 +115,9 @@ async fn bad_input_is_a_clear_error_and_registers_nothing() {
         ("hceil_anonymize('t1', 'o', 4, 0.5, 'counterfeit_values=rare')", "counterfeit_values"),
         ("hceil_anonymize('nope', 'o', 4, 0.5)", "'nope'"),
         ("hceil_anonymize('t1', 'o', 4, 0.001, 'max_counterfeits=0')", "raise"),
+        ("hceil_anonymize('t1', 'o', 4, 0.5, 'suppression=101%')", "'suppression'"),
+        ("hceil_anonymize('t1', 'o', 4, 0.5, 'suppression=lots')", "'suppression'"),
+        ("hceil_anonymize('t1', 'o', 4, 0.5, 'objective=lm')", "'objective'"),
     ];
     for (call, needle) in cases {
         let e = err(&ctx, &format!("SELECT * FROM {call}")).await;
@@ -175,4 +178,39 @@ async fn same_seed_same_release_and_bounded_equals_exhaustive_on_adult() {
     // A seeded call says it was seeded, and never publishes the seed itself.
     assert_eq!(int(&ctx, "SELECT COUNT(*) FROM a_report WHERE seeded").await, 1);
     assert!(ctx.sql("SELECT seed FROM a_report").await.is_err(), "the seed is not a column of the report");
+}
+
+/// Table 1 at k = 4, h = 0.02 with a suppression limit of 3 records (3/7 = 42.9%): class 1 of
+/// Table 6 (three records, one short of k) leaves the release instead of taking a counterfeit.
+/// What is left is Table 6's class 2 alone, numbered 1 (no gap where class 1 sorted), with no
+/// counterfeit and an empty catalog; it passes the verifiers. The report gives the limit, not
+/// the count (the release does not show the source's size); output_diagnostics has the count.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn suppression_removes_the_smallest_classes_instead_of_padding_them() {
+    let ctx = table1().await;
+    rows(&ctx, "SELECT * FROM hceil_anonymize('t1', 'r', 4, 0.02, 'seed=1, max_counterfeits=0, suppression=42.9%, diagnostics=true')").await;
+    let shape = text(
+        &rows(&ctx, "SELECT class_id, age, sex, zipcode, COUNT(*) AS n FROM r GROUP BY class_id, age, sex, zipcode")
+            .await,
+    );
+    assert!(shape.contains("| 1        | [61-66] | M   | [55099-55324] | 4 |"), "{shape}");
+    assert_eq!(int(&ctx, "SELECT COUNT(*) FROM r").await, 4);
+    assert_eq!(int(&ctx, "SELECT COUNT(*) FROM r_catalog").await, 0);
+    assert_eq!(int(&ctx, "SELECT counterfeit_records FROM r_report").await, 0);
+    assert_eq!(int(&ctx, "SELECT suppressed_records FROM r_diagnostics").await, 3);
+    assert!(ctx.sql("SELECT suppressed_records FROM r_report").await.is_err(), "the count is not published");
+    let verified = text(
+        &rows(&ctx, "SELECT check, holds FROM verify_release('t1', 'r', 'k=4, h=0.02, catalog', 'r_catalog')").await,
+    );
+    assert!(!verified.contains("false"), "{verified}");
+    // A limit of 2 records cannot take class 1: it is padded as in Table 5.
+    rows(&ctx, "SELECT * FROM hceil_anonymize('t1', 'p', 4, 0.02, 'seed=1, max_counterfeits=15%, suppression=28.6%, diagnostics=true')").await;
+    assert_eq!(int(&ctx, "SELECT COUNT(*) FROM p").await, 8);
+    assert_eq!(int(&ctx, "SELECT suppressed_records FROM p_diagnostics").await, 0);
+    // Without diagnostics=true nothing beyond the release, catalog and report is registered.
+    assert!(ctx.table("r2_diagnostics").await.is_err());
+    rows(&ctx, "SELECT * FROM hceil_anonymize('t1', 'r2', 4, 0.02, 'seed=1, max_counterfeits=0, suppression=42.9%')")
+        .await;
+    assert!(ctx.table("r2_diagnostics").await.is_err(), "diagnostics are opt-in");
+    assert_eq!(text(&rows(&ctx, "SELECT * FROM r2").await), text(&rows(&ctx, "SELECT * FROM r").await));
 }

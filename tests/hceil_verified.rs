@@ -2,7 +2,9 @@
 //! hierarchies, the release is k-anonymous counting counterfeits, every record has D(r) <= h,
 //! and the catalog satisfies Lemma 1 (src/verify, which shares no code with the method); the
 //! report's RCE is what anon_metrics measures; the same seed gives the same release; and the
-//! bounded search finds the exhaustive optimum.
+//! bounded search finds the exhaustive optimum. With a suppression limit and under every
+//! objective: the suppressed records are within the limit and are exactly the ones missing
+//! from the release (released rows − catalog counts = source rows − suppressed).
 
 mod common;
 
@@ -35,13 +37,17 @@ proptest! {
         h in prop::sample::select(vec![0.2f64, 0.4, 0.7, 1.0]),
         draw in prop::sample::select(vec!["concealable", "domain"]),
         seed in 0u64..1000,
+        suppression in prop::sample::select(vec![0u32, 10, 40]),
+        objective in prop::sample::select(vec!["rce", "charged", "fewest"]),
     ) {
         let ft = common::random_table(&shapes, &cuts, &rows, values);
         prop_assume!(k <= ft.total());
         let ctx = SessionContext::new();
         let registry = anonfusion::register_all(&ctx);
         common::register_random(&ctx, &registry, &ft);
-        let options = format!("seed={seed}, counterfeit_values={draw}, max_counterfeits=none");
+        let options = format!(
+            "seed={seed}, counterfeit_values={draw}, max_counterfeits=none, suppression={suppression}%, objective={objective}, diagnostics=true"
+        );
         let sql = format!("SELECT COUNT(*) FROM hceil_anonymize('t', 'r', {k}, {h}, '{options}')");
         match run(&ctx, &sql) {
             Err(e) => {
@@ -56,6 +62,10 @@ proptest! {
                 let reported = float(&ctx, "SELECT rce FROM r_report");
                 let measured = float(&ctx, "SELECT value FROM anon_metrics('t', 'r', 'r_catalog') WHERE metric = 'rce'");
                 prop_assert!((reported - measured).abs() <= 1e-9 * measured.abs().max(1.0), "rce {} vs {}", reported, measured);
+                let suppressed = float(&ctx, "SELECT CAST(suppressed_records AS DOUBLE) FROM r_diagnostics");
+                prop_assert!(suppressed <= (suppression as f64 / 100.0 * ft.total() as f64).floor());
+                let genuine = float(&ctx, "SELECT CAST((SELECT COUNT(*) FROM r) - (SELECT COALESCE(SUM(count), 0) FROM r_catalog) AS DOUBLE)");
+                prop_assert_eq!(genuine + suppressed, ft.total() as f64);
                 let first = (text(&ctx, "SELECT * FROM r"), text(&ctx, "SELECT * FROM r_catalog"));
                 run(&ctx, &format!("SELECT COUNT(*) FROM hceil_anonymize('t', 'r2', {k}, {h}, '{options}, search=exhaustive')")).unwrap();
                 let again = (text(&ctx, "SELECT * FROM r2"), text(&ctx, "SELECT * FROM r2_catalog"));

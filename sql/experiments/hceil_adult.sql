@@ -21,42 +21,45 @@ SELECT COUNT(*) AS released FROM hceil_anonymize('adult', 'adult_h35_k5', 5, 0.3
 -- No h: the search over every node for the h of least RCE.
 SELECT COUNT(*) AS released FROM hceil_anonymize('adult', 'adult_hsearch_k5', 5, NULL, 'seed=1');
 
--- LM, RCE and counterfeits of every release (Figs. 5-8), measured by anon_metrics on the
--- published tables (the catalog weights RCE, Fig. 4).
-SELECT release, k, ROUND(h, 4) AS h, node, counterfeits, ROUND(lm, 4) AS lm, ROUND(rce, 1) AS rce FROM (
-  SELECT 'kanon' AS release, 3 AS k, CAST(NULL AS DOUBLE) AS h, r.node, 0 AS counterfeits, m.lm, m.rce
+-- LM, RCE and counterfeits of every release (Figs. 5-8). LM is measured the same way for both
+-- methods: hierarchy intervals for age (anon_metrics on the kanon release, which publishes
+-- them; the hceil report's lm_intervals, from its node); lm_minmax is anon_metrics on the hceil
+-- release, over the min-max ranges it publishes. RCE: anon_metrics (the catalog weights it,
+-- Fig. 4).
+SELECT release, k, ROUND(h, 4) AS h, node, counterfeits, ROUND(lm, 4) AS lm, ROUND(lm_minmax, 4) AS lm_minmax, ROUND(rce, 1) AS rce FROM (
+  SELECT 'kanon' AS release, 3 AS k, CAST(NULL AS DOUBLE) AS h, r.node, 0 AS counterfeits, m.lm, CAST(NULL AS DOUBLE) AS lm_minmax, m.rce
   FROM adult_k3_report r CROSS JOIN (SELECT MAX(CASE WHEN metric = 'lm' THEN value END) AS lm,
     MAX(CASE WHEN metric = 'rce' THEN value END) AS rce FROM anon_metrics('adult', 'adult_k3')) m
   UNION ALL
-  SELECT 'kanon' AS release, 5 AS k, CAST(NULL AS DOUBLE) AS h, r.node, 0 AS counterfeits, m.lm, m.rce
+  SELECT 'kanon' AS release, 5 AS k, CAST(NULL AS DOUBLE) AS h, r.node, 0 AS counterfeits, m.lm, CAST(NULL AS DOUBLE) AS lm_minmax, m.rce
   FROM adult_k5_report r CROSS JOIN (SELECT MAX(CASE WHEN metric = 'lm' THEN value END) AS lm,
     MAX(CASE WHEN metric = 'rce' THEN value END) AS rce FROM anon_metrics('adult', 'adult_k5')) m
   UNION ALL
-  SELECT 'kanon' AS release, 10 AS k, CAST(NULL AS DOUBLE) AS h, r.node, 0 AS counterfeits, m.lm, m.rce
+  SELECT 'kanon' AS release, 10 AS k, CAST(NULL AS DOUBLE) AS h, r.node, 0 AS counterfeits, m.lm, CAST(NULL AS DOUBLE) AS lm_minmax, m.rce
   FROM adult_k10_report r CROSS JOIN (SELECT MAX(CASE WHEN metric = 'lm' THEN value END) AS lm,
     MAX(CASE WHEN metric = 'rce' THEN value END) AS rce FROM anon_metrics('adult', 'adult_k10')) m
   UNION ALL
-  SELECT 'hceil' AS release, 3 AS k, r.h AS h, r.node, r.counterfeit_records AS counterfeits, m.lm, m.rce
+  SELECT 'hceil' AS release, 3 AS k, r.h AS h, r.node, r.counterfeit_records AS counterfeits, r.lm_intervals AS lm, m.lm AS lm_minmax, m.rce
   FROM adult_h30_k3_report r CROSS JOIN (SELECT MAX(CASE WHEN metric = 'lm' THEN value END) AS lm,
     MAX(CASE WHEN metric = 'rce' THEN value END) AS rce FROM anon_metrics('adult', 'adult_h30_k3', 'adult_h30_k3_catalog')) m
   UNION ALL
-  SELECT 'hceil' AS release, 5 AS k, r.h AS h, r.node, r.counterfeit_records AS counterfeits, m.lm, m.rce
+  SELECT 'hceil' AS release, 5 AS k, r.h AS h, r.node, r.counterfeit_records AS counterfeits, r.lm_intervals AS lm, m.lm AS lm_minmax, m.rce
   FROM adult_h30_k5_report r CROSS JOIN (SELECT MAX(CASE WHEN metric = 'lm' THEN value END) AS lm,
     MAX(CASE WHEN metric = 'rce' THEN value END) AS rce FROM anon_metrics('adult', 'adult_h30_k5', 'adult_h30_k5_catalog')) m
   UNION ALL
-  SELECT 'hceil' AS release, 10 AS k, r.h AS h, r.node, r.counterfeit_records AS counterfeits, m.lm, m.rce
+  SELECT 'hceil' AS release, 10 AS k, r.h AS h, r.node, r.counterfeit_records AS counterfeits, r.lm_intervals AS lm, m.lm AS lm_minmax, m.rce
   FROM adult_h30_k10_report r CROSS JOIN (SELECT MAX(CASE WHEN metric = 'lm' THEN value END) AS lm,
     MAX(CASE WHEN metric = 'rce' THEN value END) AS rce FROM anon_metrics('adult', 'adult_h30_k10', 'adult_h30_k10_catalog')) m
   UNION ALL
-  SELECT 'hceil' AS release, 5 AS k, r.h AS h, r.node, r.counterfeit_records AS counterfeits, m.lm, m.rce
+  SELECT 'hceil' AS release, 5 AS k, r.h AS h, r.node, r.counterfeit_records AS counterfeits, r.lm_intervals AS lm, m.lm AS lm_minmax, m.rce
   FROM adult_h25_k5_report r CROSS JOIN (SELECT MAX(CASE WHEN metric = 'lm' THEN value END) AS lm,
     MAX(CASE WHEN metric = 'rce' THEN value END) AS rce FROM anon_metrics('adult', 'adult_h25_k5', 'adult_h25_k5_catalog')) m
   UNION ALL
-  SELECT 'hceil' AS release, 5 AS k, r.h AS h, r.node, r.counterfeit_records AS counterfeits, m.lm, m.rce
+  SELECT 'hceil' AS release, 5 AS k, r.h AS h, r.node, r.counterfeit_records AS counterfeits, r.lm_intervals AS lm, m.lm AS lm_minmax, m.rce
   FROM adult_h35_k5_report r CROSS JOIN (SELECT MAX(CASE WHEN metric = 'lm' THEN value END) AS lm,
     MAX(CASE WHEN metric = 'rce' THEN value END) AS rce FROM anon_metrics('adult', 'adult_h35_k5', 'adult_h35_k5_catalog')) m
   UNION ALL
-  SELECT 'hceil' AS release, 5 AS k, r.h AS h, r.node, r.counterfeit_records AS counterfeits, m.lm, m.rce
+  SELECT 'hceil' AS release, 5 AS k, r.h AS h, r.node, r.counterfeit_records AS counterfeits, r.lm_intervals AS lm, m.lm AS lm_minmax, m.rce
   FROM adult_hsearch_k5_report r CROSS JOIN (SELECT MAX(CASE WHEN metric = 'lm' THEN value END) AS lm,
     MAX(CASE WHEN metric = 'rce' THEN value END) AS rce FROM anon_metrics('adult', 'adult_hsearch_k5', 'adult_hsearch_k5_catalog')) m
 ) ORDER BY release, k, h;

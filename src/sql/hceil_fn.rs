@@ -1,13 +1,15 @@
 //! `hceil_anonymize(source, output, k [, h [, options]])`: k-anonymity under an h-ceiling with
 //! counterfeit records (options: `seed=42, counterfeit_values=concealable|domain,
-//! max_counterfeits=10%, search=bounded|exhaustive`). A NULL or missing h searches every node
-//! for the h of least RCE. Registers the release as `output` (with `class_id`), the catalog as
-//! `output_catalog` and the report as `output_report` (with the time of each pass), and
-//! returns the release. With [`ParquetOutput`] the release is Parquet written by the session's
+//! max_counterfeits=10%, suppression=1%, objective=rce|charged|fewest, diagnostics=true,
+//! search=bounded|exhaustive`). A NULL or missing h searches every node for the h of least RCE.
+//! Registers the release as `output` (with `class_id`), the catalog as `output_catalog` and the
+//! report as `output_report` (with the time of each pass), and returns the release. With
+//! `diagnostics=true` only, `output_diagnostics`: numbers the release does not show (suppressed
+//! records, the objective's value), first column `not_for_publication`. With [`ParquetOutput`] the release is Parquet written by the session's
 //! executors and the catalog Parquet written by the client.
 
 use super::method::{Call, MethodSpec, Outputs};
-use super::report::Value::*;
+use super::report::{Value::*, one_row};
 use super::{Args, ParquetOutput, block_on, mem_table, output};
 use crate::error::{AnonError, Result};
 use crate::methods::PassTimes;
@@ -23,7 +25,7 @@ pub struct Hceil;
 impl MethodSpec for Hceil {
     type Params = HceilConfig;
     const NAME: &'static str = "hceil_anonymize";
-    const SIGNATURE: &'static str = "hceil_anonymize(source, output, k [, h [, 'seed=42, counterfeit_values=concealable|domain, max_counterfeits=10%, search=bounded|exhaustive']])";
+    const SIGNATURE: &'static str = "hceil_anonymize(source, output, k [, h [, 'seed=42, counterfeit_values=concealable|domain, max_counterfeits=10%, suppression=0%, objective=rce|charged|fewest, diagnostics=false, search=bounded|exhaustive']])";
     const ARITY: (usize, usize) = (3, 5);
 
     fn parse(&self, a: &Args) -> Result<HceilConfig> {
@@ -39,8 +41,8 @@ impl MethodSpec for Hceil {
         config.seed.is_some()
     }
 
-    fn side_tables(&self, _: &HceilConfig) -> Vec<&'static str> {
-        vec!["catalog", "report"]
+    fn side_tables(&self, config: &HceilConfig) -> Vec<&'static str> {
+        if config.diagnostics { vec!["catalog", "report", "diagnostics"] } else { vec!["catalog", "report"] }
     }
 
     fn seed(&self, config: &HceilConfig) -> Option<u64> {
@@ -60,7 +62,11 @@ impl MethodSpec for Hceil {
             Ok::<_, AnonError>((res, release, catalog, published.release.dropped))
         })?;
         let dropped = (!dropped.is_empty()).then(|| dropped.join(", "));
-        Outputs::new(release).with("catalog", catalog).with_report(
+        let mut out = Outputs::new(release).with("catalog", catalog);
+        if config.diagnostics {
+            out = out.with("diagnostics", diagnostics(&res)?);
+        }
+        out.with_report(
             call,
             Self::NAME,
             vec![
@@ -72,9 +78,14 @@ impl MethodSpec for Hceil {
                 ("counterfeit_records", Int(res.catalog.total as i64)),
                 ("catalog_rows", Int(res.catalog.entries.len() as i64)),
                 ("lm", Float(res.lm)),
+                ("lm_intervals", Float(res.lm_intervals)),
                 ("rce", Float(res.rce)),
                 ("classes", Int(res.classes as i64)),
                 ("counterfeit_values", Text(config.draw.name().into())),
+                ("objective", Text(config.objective.name().into())),
+                // The limit, never the count: how many records were suppressed needs the
+                // source's size, which the release does not show (output_diagnostics has it).
+                ("suppression_limit_percent", Float(config.suppression_percent)),
                 // Whether the call was seeded, never the seed: a published seed would let anyone
                 // replay the randomness (which records became counterfeits, which node was drawn).
                 ("seeded", Bool(config.seed.is_some())),
@@ -90,6 +101,19 @@ impl MethodSpec for Hceil {
             ],
         )
     }
+}
+
+/// Exact numbers of the original the release does not show: opt-in, never for publication.
+fn diagnostics(res: &crate::methods::hceil::HceilResult) -> Result<Arc<dyn TableProvider>> {
+    one_row(vec![
+        ("not_for_publication", Text(super::ipa_fn::NOT_FOR_PUBLICATION.into())),
+        ("suppressed_records", Int(res.suppressed_records as i64)),
+        ("suppressed_classes", Int(res.suppressed.iter().filter(|&&s| s).count() as i64)),
+        ("objective_value", Float(res.objective_value.0)),
+        ("objective_tiebreak", Float(res.objective_value.1)),
+        ("lm_with_suppressed", Float(res.counting_suppressed(res.lm))),
+        ("lm_intervals_with_suppressed", Float(res.counting_suppressed(res.lm_intervals))),
+    ])
 }
 
 /// The release's rows. With Parquet output they are built by the session's executors from the

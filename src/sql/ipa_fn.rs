@@ -31,7 +31,7 @@ const F: &str = "ipa_release";
 const H: &str = "dp_histogram";
 
 /// First column of every diagnostics table.
-const NOT_FOR_PUBLICATION: &str = "NOT FOR PUBLICATION: exact statistics of the original data";
+pub(super) const NOT_FOR_PUBLICATION: &str = "NOT FOR PUBLICATION: exact statistics of the original data";
 
 /// The ledger's description of a charge.
 fn ledger_parts(guarantee: Guarantee, parts: &str, seeded: bool) -> String {

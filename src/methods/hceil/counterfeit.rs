@@ -21,9 +21,11 @@
 //! from the seeded source, among the values its group can conceal, with probability
 //! proportional to the room left, gen_G(s) − n_t(s). With one partner class u that is drawing
 //! from u's genuine records without replacement: counterfeits look like the group's own
-//! records, so the release's sensitive distribution and the catalog's weights (the fraction of
-//! real records, Fig. 4) move least, and fewer nodes are rejected, which is what lowers the
-//! RCE of the chosen node. Privacy is unchanged: every catalog satisfies Lemma 1, checked by
+//! records, and groups stay small, so the catalog is fine-grained (Adult, h = 0.3, seed 1:
+//! 2,172 catalog rows at k = 3, 1,455 at k = 5, against 23 for domain draws in issue 16). It
+//! does not lower Eq. 4: at k = 3 the node's RCE is 29,106.9 against 28,887.7 with domain draws,
+//! since Eq. 4 rewards the big groups domain draws force (docs/hceil.md, "The objective").
+//! Privacy is unchanged: every catalog satisfies Lemma 1, checked by
 //! the independent verifier, and the values it lists are published by either rule.
 
 use rand::{Rng, RngExt};
@@ -75,6 +77,20 @@ impl NodeCatalog {
     /// Counterfeit records of `value` in `class`.
     pub fn counterfeits_of(&self, class: u32, value: u32) -> u32 {
         self.counterfeits.binary_search_by(|x| (x.0, x.1).cmp(&(class, value))).map_or(0, |i| self.counterfeits[i].2)
+    }
+
+    /// The catalog of a subset of a node's classes, renumbered to the node's: class `c` of the
+    /// subset is the node's `ids[c]`. `ids` ascending, so every order is kept.
+    pub fn renumber(mut self, ids: &[u32]) -> Self {
+        for c in &mut self.counterfeits {
+            c.0 = ids[c.0 as usize];
+        }
+        for e in &mut self.entries {
+            for c in &mut e.classes {
+                *c = ids[*c as usize];
+            }
+        }
+        self
     }
 }
 

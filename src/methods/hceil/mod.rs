@@ -8,8 +8,10 @@
 //!   copy its quasi-identifiers and carry a drawn sensitive value ([`counterfeit`]).
 //! - Catalog (Def. 3): per group of classes and sensitive value, how many records are
 //!   counterfeit; groups are built so that Lemma 1 conceals every counterfeit (Algorithm 2).
-//! - Algorithm 1 ([`search`]): the node of the h-ceiled lattice with the least RCE; without h,
-//!   every node is a candidate and the chosen node's largest D(r) is the h reported.
+//! - Algorithm 1 ([`search`]): the node of the h-ceiled lattice with the least RCE (or another
+//!   [`Objective`]); without h, every node is a candidate and the chosen node's largest D(r) is
+//!   the h reported. An optional suppression limit removes the smallest classes below k
+//!   instead of padding them ([`score::suppressed`]).
 //!
 //! The search runs on the frequency table with per-class sensitive histograms; the release is
 //! built from the chosen node's classes ([`release`]).
@@ -21,6 +23,7 @@ pub mod search;
 pub mod truthful;
 
 pub use counterfeit::{NodeCatalog, ValueDraw};
+pub use score::Objective;
 
 use crate::encode::{FrequencyTable, NodeCache, frequency_table};
 use crate::error::{AnonError, Result};
@@ -38,9 +41,10 @@ const F: &str = "hceil_anonymize";
 /// Default limit on counterfeit records, in percent of the table. Eq. 4 with the catalog's
 /// weights (Fig. 4) charges a counterfeit little: left alone, the least-RCE node on Adult
 /// (k = 5, h = 0.3) is the ungeneralized table padded with 36,353 counterfeits for 30,162
-/// real records. The limit plays the part ARX's suppression limit plays for k-anonymity;
-/// 10% is the least that lets every setting of the paper's Adult experiments (k up to 10,
-/// h down to 0.25) be released. `max_counterfeits=none` lifts it.
+/// real records. The limit plays the part ARX's suppression limit plays for k-anonymity, and
+/// its value is arbitrary (9% already releases every setting of the paper's Adult experiments;
+/// Table 1's toy example needs 15%). `objective=charged` needs no limit
+/// (docs/hceil.md, "The objective"); `max_counterfeits=none` lifts it.
 pub const DEFAULT_MAX_COUNTERFEITS_PERCENT: f64 = 10.0;
 
 /// The parameters of one call.
@@ -55,7 +59,13 @@ pub struct HceilConfig {
     /// Most counterfeit records, in percent of the table; `None` for no limit (the paper).
     /// Defaults to [`DEFAULT_MAX_COUNTERFEITS_PERCENT`].
     pub max_counterfeits_percent: Option<f64>,
-    /// Evaluate every candidate instead of stopping at the RCE bound.
+    /// Most suppressed records, in percent of the table (default 0: none).
+    pub suppression_percent: f64,
+    /// What the search minimizes (default [`Objective::Rce`], the paper's).
+    pub objective: Objective,
+    /// Register `output_diagnostics` (exact numbers of the original; not for publication).
+    pub diagnostics: bool,
+    /// Evaluate every candidate instead of stopping at the bound.
     pub exhaustive: bool,
 }
 
@@ -67,6 +77,9 @@ impl HceilConfig {
             draw: ValueDraw::Concealable,
             seed: None,
             max_counterfeits_percent: Some(DEFAULT_MAX_COUNTERFEITS_PERCENT),
+            suppression_percent: 0.0,
+            objective: Objective::Rce,
+            diagnostics: false,
             exhaustive: false,
         }
     }
@@ -77,7 +90,7 @@ impl HceilConfig {
     }
 
     /// Parse `seed=42, counterfeit_values=concealable|domain, max_counterfeits=5%,
-    /// search=bounded|exhaustive`.
+    /// suppression=1%, objective=rce|charged|fewest, diagnostics=true, search=bounded|exhaustive`.
     pub fn with_options(mut self, options: &str) -> Result<Self> {
         for (key, value) in crate::methods::options::pairs(F, options)? {
             let value = value.as_str();
@@ -95,6 +108,18 @@ impl HceilConfig {
                         AnonError::argument(F, "max_counterfeits", format!("'{value}' is not a percentage"))
                     })?)
                 }
+                "suppression" | "suppression_limit" => {
+                    let p = value.trim_end_matches('%').trim().parse::<f64>().ok().filter(|x| x.is_finite());
+                    self.suppression_percent = p.ok_or_else(|| {
+                        AnonError::argument(F, "suppression", format!("'{value}' is not a percentage"))
+                    })?
+                }
+                "objective" => {
+                    self.objective = Objective::parse(value).ok_or_else(|| {
+                        AnonError::argument(F, "objective", format!("'{value}' is not rce, charged or fewest"))
+                    })?
+                }
+                "diagnostics" => self.diagnostics = crate::methods::options::flag(F, "diagnostics", value)?,
                 "search" => {
                     self.exhaustive = match value.to_ascii_lowercase().as_str() {
                         "exhaustive" => true,
@@ -112,7 +137,9 @@ impl HceilConfig {
                     return Err(AnonError::argument(
                         F,
                         "options",
-                        format!("unknown option '{other}' (seed, counterfeit_values, max_counterfeits, search)"),
+                        format!(
+                            "unknown option '{other}' (seed, counterfeit_values, max_counterfeits, suppression, objective, diagnostics, search)"
+                        ),
                     ));
                 }
             }
@@ -152,7 +179,23 @@ impl HceilConfig {
         {
             return Err(AnonError::argument(F, "max_counterfeits", format!("must be a percentage >= 0, got {p}")));
         }
+        if !(0.0..=100.0).contains(&self.suppression_percent) {
+            return Err(AnonError::argument(
+                F,
+                "suppression",
+                format!("must be a percentage in [0, 100], got {}", self.suppression_percent),
+            ));
+        }
         Ok(())
+    }
+
+    /// The suppression limit in records, rounded down as `kanon_anonymize` rounds it.
+    pub fn suppression_budget(&self, records: u64) -> u64 {
+        let kanon = crate::methods::kanon::KanonConfig {
+            suppression_percent: self.suppression_percent,
+            ..crate::methods::kanon::KanonConfig::new(self.k)
+        };
+        kanon.budget(records)
     }
 
     fn params(&self, records: u64, seed: u64) -> Params {
@@ -162,6 +205,8 @@ impl HceilConfig {
             draw: self.draw,
             seed,
             max_counterfeits: self.max_counterfeits_percent.map(|p| (p / 100.0 * records as f64).floor() as u64),
+            suppression: self.suppression_budget(records),
+            objective: self.objective,
             exhaustive: self.exhaustive,
         }
     }
@@ -175,9 +220,22 @@ pub struct HceilResult {
     pub h: f64,
     pub max_degree: f64,
     pub rce: f64,
+    /// Mean D(r) over the published records, min–max ranges.
     pub lm: f64,
+    /// The same with numeric attributes at their hierarchy intervals (as `kanon_anonymize`
+    /// publishes them): computable from the release and the node.
+    pub lm_intervals: f64,
     pub catalog: NodeCatalog,
+    /// Published classes.
     pub classes: usize,
+    /// Which of the node's classes are suppressed, and their records (not publishable: the
+    /// release does not show how many records the source had).
+    pub suppressed: Vec<bool>,
+    pub suppressed_records: u64,
+    /// Rows of the release: genuine records kept plus counterfeits.
+    pub published_records: u64,
+    /// The objective's value (includes the suppressed records: not publishable either).
+    pub objective_value: score::Key,
     pub stats: Stats,
     /// Filled by [`anonymize`] (aggregation and search; the caller times the materialization).
     pub passes: PassTimes,
@@ -186,6 +244,13 @@ pub struct HceilResult {
 impl HceilResult {
     pub fn node(&self) -> String {
         format_levels(&self.levels)
+    }
+
+    /// A mean loss over the published records, with every suppressed record counted as a
+    /// record losing 1 (as `kanon_anonymize` and `anon_metrics` count a suppressed record).
+    pub fn counting_suppressed(&self, lm: f64) -> f64 {
+        let (p, s) = (self.published_records as f64, self.suppressed_records as f64);
+        (lm * p + s) / (p + s).max(1.0)
     }
 }
 
@@ -223,21 +288,30 @@ fn search_with_cache<'a>(
                 stats.candidates,
                 params.ceiling,
                 match config.max_counterfeits_percent {
-                    Some(p) => format!(" with at most {p}% counterfeit records; raise max_counterfeits or"),
+                    Some(p) => format!(
+                        " with at most {p}% counterfeit records{}; raise max_counterfeits or",
+                        if config.suppression_percent > 0.0 { " after suppression" } else { "" }
+                    ),
                     None => ";".into(),
                 }
             ),
         )
     })?;
     let levels = nodes.lattice.levels(best.node);
+    let published_records = ft.total() - best.suppressed_records + best.catalog.total;
     let result = HceilResult {
         levels,
         h: config.h.unwrap_or(best.max_degree),
         max_degree: best.max_degree,
         rce: best.rce,
         lm: best.lm,
+        lm_intervals: best.lm_intervals,
         catalog: best.catalog,
         classes: best.classes,
+        published_records,
+        suppressed: best.suppressed,
+        suppressed_records: best.suppressed_records,
+        objective_value: best.key,
         stats,
         passes: PassTimes::default(),
     };
@@ -275,8 +349,9 @@ pub async fn anonymize(
     res.passes = PassTimes { aggregate_ms, search_ms: PassTimes::since(start), materialize_ms: 0.0 };
     let node = nodes.lattice.id(&res.levels).expect("the chosen node is in the lattice");
     let cached = nodes.classes(node)?;
-    let release = release::release(&ft, meta, table, &source, &cached, &res.catalog)?;
+    let release = release::release(&ft, meta, table, &source, &cached, &res.catalog, &res.suppressed)?;
     let values = &ft.sensitive.as_ref().expect("checked by meta.sensitive").values;
-    let catalog = release::catalog_batch(&res.catalog, &release::class_ids(&cached), values, sensitive)?;
+    let ids = release::class_ids(&cached, &res.suppressed);
+    let catalog = release::catalog_batch(&res.catalog, &ids, values, sensitive)?;
     Ok((res, Published { release, catalog }))
 }

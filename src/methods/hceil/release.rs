@@ -8,7 +8,8 @@
 //! histograms, class by class and value by value, so a counterfeit row is identical to the
 //! genuine rows of its class with the same value and nothing (position included) tells them
 //! apart. For that reason the release carries no other column: a counterfeit has no value to
-//! show for an insensitive column, and a NULL there would mark it.
+//! show for an insensitive column, and a NULL there would mark it. Suppressed classes have no
+//! rows and no class id.
 
 use super::counterfeit::NodeCatalog;
 use crate::encode::publish::{class_rows, dropped_columns, push_bounds, range_label, sensitive_values};
@@ -30,10 +31,12 @@ use std::sync::Arc;
 /// `truthful_view` needs no third argument.
 pub const SENSITIVE_COLUMN_KEY: &str = "anonfusion.sensitive_column";
 
-/// Class ids (1-based) in the order of the classes' generalized values.
-pub fn class_ids(cached: &Cached) -> Vec<i64> {
+/// Class ids (1-based) of the published classes in the order of their generalized values; a
+/// suppressed class gets 0 and no row. Numbering only what is published leaves no gap where a
+/// suppressed class would sort.
+pub fn class_ids(cached: &Cached, suppressed: &[bool]) -> Vec<i64> {
     let g = &cached.g;
-    let mut order: Vec<usize> = (0..g.len()).collect();
+    let mut order: Vec<usize> = (0..g.len()).filter(|&c| !suppressed[c]).collect();
     order.sort_by(|&a, &b| g.codes.iter().map(|c| c[a]).cmp(g.codes.iter().map(|c| c[b])));
     let mut ids = vec![0i64; g.len()];
     for (rank, &c) in order.iter().enumerate() {
@@ -47,7 +50,7 @@ pub fn class_ids(cached: &Cached) -> Vec<i64> {
 /// the client ([`Release::batches`]) or by a plan ([`Release::expand`]); the cells are as many
 /// as the chosen node's (class, value) pairs, so they stay in the client whatever the rows.
 fn cells(cached: &Cached, width: usize, catalog: &NodeCatalog, ids: &[i64]) -> Vec<(u32, u32, u64)> {
-    let mut by_id: Vec<usize> = (0..ids.len()).collect();
+    let mut by_id: Vec<usize> = (0..ids.len()).filter(|&c| ids[c] > 0).collect();
     by_id.sort_by_key(|&c| ids[c]);
     let mut out = Vec::new();
     for c in by_id {
@@ -158,9 +161,10 @@ pub fn release(
     source: &Schema,
     cached: &Cached,
     catalog: &NodeCatalog,
+    suppressed: &[bool],
 ) -> Result<Release> {
     let sens = ft.sensitive.as_ref().ok_or_else(|| AnonError::table(table, "no sensitive attribute declared"))?;
-    let ids = class_ids(cached);
+    let ids = class_ids(cached, suppressed);
     let (mut fields, class_cols) = class_columns(ft, meta, table, source, cached, &ids)?;
     let (field, values) = sensitive_values(table, sens, source)?;
     fields.push(field);

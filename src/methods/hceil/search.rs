@@ -5,12 +5,15 @@
 //! (categorical nodes only gain leaves, numeric classes only merge, so their min–max ranges only
 //! widen), so a node is a candidate only when all of its direct specializations are, and a node
 //! over h prunes every generalization without being grouped. Lines 3–20 then run in ascending
-//! order of the RCE lower bound ([`super::score::rce_bound`]), a batch of nodes at a time on all
-//! cores, until the bound passes the best RCE found: the same node as evaluating all of them
-//! (`exhaustive`), which the tests check.
+//! order of a lower bound of the objective ([`super::score::bound`]), a batch of nodes at a time
+//! on all cores, until the bound passes the best value found: the same node as evaluating all of
+//! them (`exhaustive`), which the tests check.
+//!
+//! With a suppression limit, each node's smallest classes below k leave the release first, as
+//! many as the limit allows ([`super::score::suppressed`]); the remaining ones are padded.
 
 use super::counterfeit::{self, Classes, NodeCatalog, ValueDraw};
-use super::score;
+use super::score::{self, Key, Objective};
 use crate::encode::{Cached, NodeCache, class_degrees};
 use crate::error::Result;
 use crate::hierarchy::Hierarchy;
@@ -33,6 +36,9 @@ pub struct Params {
     pub seed: u64,
     /// Most counterfeit records a node may need.
     pub max_counterfeits: Option<u64>,
+    /// Most records a node may suppress.
+    pub suppression: u64,
+    pub objective: Objective,
     pub exhaustive: bool,
 }
 
@@ -41,18 +47,27 @@ pub struct Params {
 pub struct Candidate {
     pub node: NodeId,
     pub max_degree: f64,
-    pub bound: f64,
+    pub bound: Key,
 }
 
 /// A node with its counterfeits, catalog and costs.
 #[derive(Debug, Clone)]
 pub struct Scored {
     pub node: NodeId,
+    /// The objective's value.
+    pub key: Key,
     pub rce: f64,
+    /// Mean D(r) over the published records (min–max ranges).
     pub lm: f64,
+    /// The same with numeric attributes at their hierarchy intervals.
+    pub lm_intervals: f64,
     pub max_degree: f64,
     pub catalog: NodeCatalog,
+    /// Published classes.
     pub classes: usize,
+    /// Which classes are suppressed (left out of the release).
+    pub suppressed: Vec<bool>,
+    pub suppressed_records: u64,
 }
 
 /// How much of the lattice the search touched.
@@ -80,7 +95,8 @@ pub fn candidates(nodes: &mut NodeCache, p: &Params, progress: &dyn Progress) ->
             level.into_iter().filter(|&n| lattice.predecessors(n).all(|(_, q)| inside[q])).collect();
         let found = nodes.map_batch(&eligible, |node, c| {
             let max_degree = class_degrees(&hs, &c.g).into_iter().fold(0.0, f64::max);
-            let bound = score::rce_bound(&c.g, &score::cell_probabilities(&hs, &c.g), p.k);
+            let suppressed = score::suppressed(&c.g.sizes, p.k, p.suppression);
+            let bound = score::bound(&c.g, &score::cell_probabilities(&hs, &c.g), p.k, &suppressed, p.objective);
             Ok(Candidate { node, max_degree, bound })
         })?;
         progress.tick(found.len() as u64)?;
@@ -93,23 +109,42 @@ pub fn candidates(nodes: &mut NodeCache, p: &Params, progress: &dyn Progress) ->
     Ok(out)
 }
 
-/// Lines 4–15 for one node: counterfeits, catalog, RCE. `None` when the node is rejected.
+/// Lines 4–15 for one node: suppression, counterfeits, catalog, RCE. `None` when the node is
+/// rejected.
 pub fn evaluate(hs: &[Arc<Hierarchy>], width: usize, node: NodeId, cached: &Cached, p: &Params) -> Option<Scored> {
     let g = &cached.g;
-    let deficit: u64 = g.sizes.iter().map(|&n| p.k.saturating_sub(n)).sum();
+    let suppressed = score::suppressed(&g.sizes, p.k, p.suppression);
+    let deficit = score::deficit(&g.sizes, p.k, &suppressed);
     if p.max_counterfeits.is_some_and(|m| deficit > m) {
         return None;
     }
+    let suppressed_records: u64 = g.sizes.iter().zip(&suppressed).filter(|(_, s)| **s).map(|(&n, _)| n).sum();
+    if suppressed_records == g.total() {
+        return None;
+    }
     let mut rng = StdRng::seed_from_u64(node_seed(p.seed, node));
-    let classes = Classes { sizes: &g.sizes, hist: &cached.hist, width };
-    let catalog = counterfeit::build(&classes, p.k, p.draw, &mut rng)?;
+    let catalog = if suppressed_records == 0 {
+        counterfeit::build(&Classes { sizes: &g.sizes, hist: &cached.hist, width }, p.k, p.draw, &mut rng)?
+    } else {
+        // The catalog sees only the kept classes: a suppressed record conceals nothing.
+        let kept: Vec<u32> = (0..g.len() as u32).filter(|&c| !suppressed[c as usize]).collect();
+        let sizes: Vec<u64> = kept.iter().map(|&c| g.sizes[c as usize]).collect();
+        let hist: Vec<u32> = kept.iter().flat_map(|&c| cached.class_hist(c as usize, width).iter().copied()).collect();
+        counterfeit::build(&Classes { sizes: &sizes, hist: &hist, width }, p.k, p.draw, &mut rng)?.renumber(&kept)
+    };
     let probabilities = score::cell_probabilities(hs, g);
     let degrees = class_degrees(hs, g);
-    let published = score::published_sizes(g, &catalog);
+    let mut published = score::published_sizes(g, &catalog);
+    for (n, _) in published.iter_mut().zip(&suppressed).filter(|(_, s)| **s) {
+        *n = 0;
+    }
     let rce = score::rce(&published, &cached.hist, width, &probabilities, &catalog);
     let lm = score::lm(&degrees, &published);
-    let max_degree = degrees.iter().copied().fold(0.0, f64::max);
-    Some(Scored { node, rce, lm, max_degree, catalog, classes: g.len() })
+    let lm_intervals = score::lm(&score::interval_degrees(hs, g), &published);
+    let max_degree = degrees.iter().zip(&published).filter(|(_, n)| **n > 0).map(|(&d, _)| d).fold(0.0, f64::max);
+    let key = p.objective.key(rce, catalog.total, suppressed_records);
+    let classes = published.iter().filter(|&&n| n > 0).count();
+    Some(Scored { node, key, rce, lm, lm_intervals, max_degree, catalog, classes, suppressed, suppressed_records })
 }
 
 /// Each node draws from its own stream of the call's seed, so a node's counterfeits do not
@@ -122,15 +157,25 @@ fn node_seed(seed: u64, node: NodeId) -> u64 {
     z ^ (z >> 31)
 }
 
-fn better(a: &Scored, b: &Scored, height: impl Fn(NodeId) -> usize) -> bool {
-    let tol = EPS * a.rce.abs().max(b.rce.abs()).max(1.0);
-    if (a.rce - b.rce).abs() > tol {
-        return a.rce < b.rce;
+/// `a` against `b`, each part within a relative tolerance: Less, Equal or Greater.
+fn compare(a: Key, b: Key) -> std::cmp::Ordering {
+    for (x, y) in [(a.0, b.0), (a.1, b.1)] {
+        let tol = EPS * x.abs().max(y.abs()).max(1.0);
+        if (x - y).abs() > tol {
+            return x.total_cmp(&y);
+        }
     }
-    (height(a.node), a.node) < (height(b.node), b.node)
+    std::cmp::Ordering::Equal
 }
 
-/// Lines 2–21: the candidate of minimum RCE, or `None` when every candidate is rejected.
+fn better(a: &Scored, b: &Scored, height: impl Fn(NodeId) -> usize) -> bool {
+    match compare(a.key, b.key) {
+        std::cmp::Ordering::Equal => (height(a.node), a.node) < (height(b.node), b.node),
+        o => o.is_lt(),
+    }
+}
+
+/// Lines 2–21: the candidate of least objective, or `None` when every candidate is rejected.
 pub fn best(
     nodes: &mut NodeCache,
     mut cands: Vec<Candidate>,
@@ -140,7 +185,9 @@ pub fn best(
     let lattice = nodes.lattice.clone();
     let mut stats = Stats { nodes_total: lattice.size(), candidates: cands.len(), ..Stats::default() };
     cands.sort_by(|a, b| {
-        a.bound.total_cmp(&b.bound).then(lattice.height(a.node).cmp(&lattice.height(b.node))).then(a.node.cmp(&b.node))
+        (a.bound.0.total_cmp(&b.bound.0).then(a.bound.1.total_cmp(&b.bound.1)))
+            .then(lattice.height(a.node).cmp(&lattice.height(b.node)))
+            .then(a.node.cmp(&b.node))
     });
     let batch = 4 * std::thread::available_parallelism().map_or(1, |n| n.get());
     let (hs, width) = (nodes.hierarchies().to_vec(), nodes.width());
@@ -149,7 +196,7 @@ pub fn best(
     for chunk in cands.chunks(batch) {
         let open: Vec<NodeId> = chunk
             .iter()
-            .filter(|c| p.exhaustive || best.as_ref().is_none_or(|b| c.bound <= b.rce + EPS * b.rce.abs().max(1.0)))
+            .filter(|c| p.exhaustive || best.as_ref().is_none_or(|b| compare(c.bound, b.key).is_le()))
             .map(|c| c.node)
             .collect();
         if open.is_empty() {

@@ -522,7 +522,7 @@ fn dp_histogram_noises_every_cell_of_the_node() {
     let (runs, mut hits, mut il) = (300u64, 0u64, 0.0);
     let empty_cells = 10 * 2 * 10 * 5 - 6; // Table 6 fills six (class, value) cells
     for seed in 0..runs {
-        let r = dp_histogram(&ft, &levels, 1.0, Guarantee::Pure, Some(seed)).unwrap();
+        let r = dp_histogram(&ft, &levels, 1.0, Guarantee::Pure, Some(1), Some(seed)).unwrap();
         let (h, loss) = (&r.histogram, r.realized.loss);
         assert_eq!(h.released_records, h.cells.iter().map(|c| c.count).sum::<u64>());
         assert!([loss.ncp, loss.emd, loss.rate].iter().all(|x| (0.0..=1.0).contains(x)));
@@ -547,9 +547,9 @@ fn dp_histogram_noises_every_cell_of_the_node() {
     // Errors: no informative attribute, bad epsilon, a domain too large to draw.
     let no_inf = random_table(&[(4, 2, false)], &[1, 2], &rows(10), 0);
     let pure = Guarantee::Pure;
-    assert!(dp_histogram(&no_inf, &[0], 1.0, pure, None).unwrap_err().to_string().contains("informative"));
-    assert!(dp_histogram(&ft, &levels, 0.0, pure, None).unwrap_err().to_string().contains("'epsilon'"));
-    assert!(dp_histogram(&ft, &[0, 0, 0], 1.0, pure, None).unwrap_err().to_string().contains("'node'"));
+    assert!(dp_histogram(&no_inf, &[0], 1.0, pure, None, None).unwrap_err().to_string().contains("informative"));
+    assert!(dp_histogram(&ft, &levels, 0.0, pure, None, None).unwrap_err().to_string().contains("'epsilon'"));
+    assert!(dp_histogram(&ft, &[0, 0, 0], 1.0, pure, None, None).unwrap_err().to_string().contains("'node'"));
 }
 
 /// Adult (30,162 records, 2160 nodes): the whole lattice perturbed and scored, and the release

@@ -54,10 +54,10 @@ fn statement(guarantee: Guarantee, seeded: bool) -> String {
     if seeded { format!("{s}; VOID: seeded call (tests only)") } else { s }
 }
 
+/// approx's publication threshold τ, or pure's floor: the least published count of a cell.
 fn threshold(mode: CellNoise) -> Option<i64> {
     match mode {
-        CellNoise::Threshold(t) => Some(t as i64),
-        CellNoise::Pure => None,
+        CellNoise::Threshold(t) | CellNoise::Pure { floor: t } => Some(t as i64),
     }
 }
 
@@ -84,7 +84,7 @@ impl MethodSpec for Ipa {
     /// (epsilon, parsed options).
     type Params = (f64, CallOptions);
     const NAME: &'static str = F;
-    const SIGNATURE: &'static str = "ipa_release(source, output, epsilon [, 'guarantee=pure|approx|paper, delta=1e-9, values=a|b, selection=0.2, noise_weight=1, class_weight=1000, max_cells=N, diagnostics=true, seed=42, t=2, split=0.1:0.3:0.3:0.3'])";
+    const SIGNATURE: &'static str = "ipa_release(source, output, epsilon [, 'guarantee=pure|approx|paper, delta=1e-9, values=a|b, selection=0.2, noise_weight=1, class_weight=1000, floor=4, max_cells=N, diagnostics=true, seed=42, t=2, split=0.1:0.3:0.3:0.3'])";
     const ARITY: (usize, usize) = (3, 4);
 
     fn parse(&self, a: &Args) -> Result<(f64, CallOptions)> {
@@ -313,7 +313,7 @@ impl MethodSpec for Histogram {
     /// (epsilon, node levels, parsed options).
     type Params = (f64, Vec<u8>, CallOptions);
     const NAME: &'static str = H;
-    const SIGNATURE: &'static str = "dp_histogram(source, output, epsilon, node [, 'guarantee=pure|approx, delta=1e-9, values=a|b, diagnostics=true, seed=42'])";
+    const SIGNATURE: &'static str = "dp_histogram(source, output, epsilon, node [, 'guarantee=pure|approx, delta=1e-9, values=a|b, floor=3, diagnostics=true, seed=42'])";
     const ARITY: (usize, usize) = (4, 5);
 
     fn parse(&self, a: &Args) -> Result<Self::Params> {

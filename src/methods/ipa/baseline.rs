@@ -8,7 +8,7 @@
 //! It is scored with IPA's IL so the two can be compared (the paper's Fig. 6); that score
 //! reads the original and is a diagnostic.
 
-use super::guarantee::{Guarantee, threshold};
+use super::guarantee::{DEFAULT_FLOOR_PROBABILITY, Guarantee, floor as default_floor, threshold};
 use super::histogram::{CellNoise, DpHistogram, Realized, histogram_loss, noisy_histogram};
 use crate::dp::{DiscreteLaplace, dp_rng};
 use crate::encode::{Cached, FrequencyTable, group};
@@ -31,12 +31,14 @@ pub struct HistogramRelease {
 }
 
 /// Release the histogram of the public table `ft` (informative values = the declared domain,
-/// [`super::domain::public_table`]) at node `levels`.
+/// [`super::domain::public_table`]) at node `levels`. `floor` is the pure mode's publication
+/// floor (`None`: [`super::guarantee::floor`] at [`DEFAULT_FLOOR_PROBABILITY`]).
 pub fn dp_histogram(
     ft: &FrequencyTable,
     levels: &[u8],
     epsilon: f64,
     guarantee: Guarantee,
+    floor: Option<u64>,
     seed: Option<u64>,
 ) -> Result<HistogramRelease> {
     let width = ft.sensitive.as_ref().map(|s| s.values.len()).filter(|&w| w > 0).ok_or_else(|| {
@@ -47,7 +49,9 @@ pub fn dp_histogram(
         other => other,
     })?;
     let mode = match guarantee {
-        Guarantee::Pure => CellNoise::Pure,
+        Guarantee::Pure => {
+            CellNoise::Pure { floor: floor.unwrap_or_else(|| default_floor(&noise, DEFAULT_FLOOR_PROBABILITY)) }
+        }
         Guarantee::Approx { delta } => CellNoise::Threshold(threshold(&noise, delta)),
         Guarantee::Paper => return Err(AnonError::argument(F, "guarantee", "dp_histogram is pure or approx")),
     };

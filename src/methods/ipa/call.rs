@@ -5,9 +5,9 @@
 //! `ipa_release` options: `guarantee=pure|approx|paper` (default [`DEFAULT_GUARANTEE`]),
 //! `delta=` (approx), `values=a|b|c` (the informative attribute's declared domain when its
 //! column has no hierarchy), `selection=` (fraction of ε for the node choice),
-//! `noise_weight=`, `class_weight=`, `max_cells=`, `diagnostics=true`, `seed=` (tests: not private), and for
+//! `noise_weight=`, `class_weight=`, `floor=` (pure), `max_cells=`, `diagnostics=true`, `seed=` (tests: not private), and for
 //! `paper` only `t=` and `split=`. `dp_histogram`: `guarantee=pure|approx`, `delta=`,
-//! `values=`, `diagnostics=`, `seed=`.
+//! `values=`, `floor=` (pure), `diagnostics=`, `seed=`.
 
 use super::baseline::{HistogramRelease, dp_histogram};
 use super::domain::{check_declared, informative_domain, public_table};
@@ -110,6 +110,10 @@ impl CallOptions {
                     only("class_weight", false)?;
                     sound.class_weight = number(F, "class_weight", value)?;
                 }
+                "floor" => {
+                    only("floor", false)?;
+                    sound.floor = Some(floor(F, value)?);
+                }
                 "max_cells" => {
                     only("max_cells", false)?;
                     sound.max_cells = value.parse().map_err(|_| {
@@ -121,7 +125,7 @@ impl CallOptions {
                         F,
                         "options",
                         format!(
-                            "unknown option '{other}' (guarantee, delta, values, selection, noise_weight, class_weight, max_cells, diagnostics, seed, t, split)"
+                            "unknown option '{other}' (guarantee, delta, values, selection, noise_weight, class_weight, floor, max_cells, diagnostics, seed, t, split)"
                         ),
                     ));
                 }
@@ -132,6 +136,13 @@ impl CallOptions {
             Mode::Paper(paper)
         } else {
             sound.budget()?;
+            if sound.floor.is_some() && guarantee != Guarantee::Pure {
+                return Err(AnonError::argument(
+                    F,
+                    "floor",
+                    "applies to guarantee=pure only (approx has its threshold)",
+                ));
+            }
             Mode::Sound(sound)
         };
         Ok(CallOptions { mode, values, diagnostics })
@@ -150,18 +161,30 @@ impl CallOptions {
                 "guarantee" | "delta" => {}
                 "seed" => sound.seed = Some(options::seed(F, value)?),
                 "values" => values = Some(value_list(value)),
+                "floor" => sound.floor = Some(floor(F, value)?),
                 "diagnostics" => diagnostics = options::flag(F, "diagnostics", value)?,
                 other => {
                     return Err(AnonError::argument(
                         F,
                         "options",
-                        format!("unknown option '{other}' (guarantee, delta, values, diagnostics, seed)"),
+                        format!("unknown option '{other}' (guarantee, delta, values, floor, diagnostics, seed)"),
                     ));
                 }
             }
         }
+        if sound.floor.is_some() && guarantee != Guarantee::Pure {
+            return Err(AnonError::argument(F, "floor", "applies to guarantee=pure only (approx has its threshold)"));
+        }
         Ok(CallOptions { mode: Mode::Sound(sound), values, diagnostics })
     }
+}
+
+/// `floor=`: the pure histogram's publication floor, an integer ≥ 1 (1 publishes every
+/// positive noisy count).
+fn floor(function: &str, value: &str) -> Result<u64> {
+    value.trim().parse().ok().filter(|&t: &u64| (1..=1_000_000).contains(&t)).ok_or_else(|| {
+        AnonError::argument(function, "floor", format!("'{value}' is not an integer between 1 and 1000000"))
+    })
 }
 
 fn number(function: &str, key: &str, value: &str) -> Result<f64> {
@@ -228,7 +251,8 @@ pub async fn histogram_release(
             ),
         ));
     }
-    let res = dp_histogram(&ft, levels, epsilon, call.guarantee(), call.seed())?;
+    let Mode::Sound(config) = &call.mode else { unreachable!("dp_histogram's options are always sound") };
+    let res = dp_histogram(&ft, levels, epsilon, call.guarantee(), config.floor, call.seed())?;
     let (schema, batches) = release::histogram_release(&ft, &source, &res.histogram)?;
     let (schema, batches) = release::labelled(schema, batches, call.guarantee(), res.epsilon)?;
     let dropped = crate::encode::publish::dropped_columns(&source, meta);

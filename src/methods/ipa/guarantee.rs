@@ -112,6 +112,24 @@ pub fn threshold(noise: &DiscreteLaplace, delta: f64) -> u64 {
     k + 1
 }
 
+/// Default of [`floor`]'s probability: an empty cell of a `pure` histogram is published with
+/// probability at most 1/20 (measured on the NPS-like table, docs/results/ipa.md).
+pub const DEFAULT_FLOOR_PROBABILITY: f64 = 0.05;
+
+/// The publication floor of a `pure` histogram: the smallest T ≥ 1 with
+/// P(X ≥ T) = q^T/(1 + q) ≤ `p` for the discrete Laplace X of `noise` (q = e^−ε′), i.e. an
+/// empty cell is published with probability at most `p`. It depends only on the public noise
+/// scale and `p`, never on the data, and it is applied to the noisy counts only: ε-DP is
+/// untouched (post-processing; docs/dp.md). `p` ≥ 1/(1 + q) gives T = 1, plain max(0, c + X).
+pub fn floor(noise: &DiscreteLaplace, p: f64) -> u64 {
+    let q = noise.q();
+    let mut t = 1u64;
+    while t < 1_000_000 && q.powf(t as f64) / (1.0 + q) > p {
+        t += 1;
+    }
+    t
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -125,6 +143,18 @@ mod tests {
             let tail = |k: u64| q.powf(k as f64) / (1.0 + q);
             assert!(tail(tau - 1) <= delta, "{eps} {delta}: tau {tau}");
             assert!(tau == 1 || tail(tau - 2) > delta * (1.0 - 1e-9), "{eps} {delta}: tau {tau} not smallest");
+        }
+    }
+
+    #[test]
+    fn floor_is_the_smallest_with_the_empty_cell_probability_below_p() {
+        for (eps, p, want) in [(0.8, 0.05, 4), (1.0, 0.05, 3), (0.8, 0.5, 1), (0.8, 0.2, 2), (0.1, 0.05, 24)] {
+            let noise = DiscreteLaplace::for_epsilon(eps, 1).unwrap();
+            let q = noise.q();
+            let t = floor(&noise, p);
+            assert_eq!(t, want, "eps {eps} p {p}");
+            assert!(q.powf(t as f64) / (1.0 + q) <= p);
+            assert!(t == 1 || q.powf((t - 1) as f64) / (1.0 + q) > p);
         }
     }
 

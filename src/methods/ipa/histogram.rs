@@ -8,9 +8,12 @@
 //! the rows up to the cell's real count stand for real records, the rest are counterfeits,
 //! so a counterfeit's value needs no draw of its own.
 //!
-//! - **pure**: every cell, empty ones included, gets max(0, c + X), X discrete Laplace with
-//!   scale 1/ε. Adding or removing one record changes one cell by one, so the vector of noisy
-//!   counts is ε-DP (parallel composition; docs/dp.md).
+//! - **pure**: every cell, empty ones included, gets c + X, X discrete Laplace with scale 1/ε,
+//!   and is published iff c + X ≥ its floor T ≥ 1 (T = 1 is max(0, c + X)). Adding or removing
+//!   one record changes one cell by one, so the vector of noisy counts is ε-DP (parallel
+//!   composition; docs/dp.md); the floor reads nothing but the noisy count and the public
+//!   noise scale, so it is post-processing. It removes most counterfeits of empty cells
+//!   ([`super::guarantee::floor`]).
 //! - **approx** (stability-based histogram): only non-empty cells are noised, and a cell is
 //!   published iff c + X ≥ τ ([`super::guarantee::threshold`]); (ε, δ)-DP (docs/dp.md).
 //!
@@ -31,8 +34,9 @@ use std::sync::Arc;
 /// How cell counts are noised.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CellNoise {
-    /// Every cell of the domain, max(0, c + X).
-    Pure,
+    /// Every cell of the domain gets c + X, published iff c + X ≥ `floor` (≥ 1; 1 is
+    /// max(0, c + X)).
+    Pure { floor: u64 },
     /// Non-empty cells only, published iff c + X ≥ τ (the field).
     Threshold(u64),
 }
@@ -110,7 +114,8 @@ pub fn noisy_histogram<R: Rng + ?Sized>(
         cells.push(HistogramCell { codes: decode(hs, &levels, idx), value: value as u32, count });
     };
     match mode {
-        CellNoise::Pure => {
+        CellNoise::Pure { floor } => {
+            let floor = floor.max(1) as i64;
             let total = cell_count(hs, &levels, width).filter(|&n| n <= max_cells).ok_or_else(|| {
                 AnonError::argument(
                     "dp histogram",
@@ -130,9 +135,9 @@ pub fn noisy_histogram<R: Rng + ?Sized>(
                     _ => &empty[..],
                 };
                 for (v, &n) in real.iter().enumerate() {
-                    let noisy = (i64::from(n) + noise.sample(rng)).max(0) as u64;
-                    if noisy > 0 {
-                        emit(idx, v, noisy);
+                    let noisy = i64::from(n) + noise.sample(rng);
+                    if noisy >= floor {
+                        emit(idx, v, noisy as u64);
                     }
                 }
             }

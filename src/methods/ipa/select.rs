@@ -9,23 +9,26 @@
 //! - Σ_r NCP_L(r): each record's NCP (Eq. 5 averaged over the dimension attributes) lies in
 //!   [0, 1], so adding or removing one record moves the total by at most 1. It is computed
 //!   exactly in integers per attribute (leaves covered × records), then divided once.
-//! - pure: Noise_L = Σ_cells E|max(0, c + X) − c|, the expected count error of the released
-//!   histogram. With q = e^−ε_counts and A = q/((1 − q)(1 + q)) this is
-//!   A · (C_L + Σ_{c ≥ 1} (1 − q^c)): a data-independent term for the whole domain plus a sum
-//!   over non-empty cells whose terms move by at most q/(1 + q) < 1/2 when a count moves by one.
+//! - pure with floor T: Noise_L = Σ_cells f_T(c), f_T(c) = E|R(c + X) − c| with R(y) = y for
+//!   y ≥ T and 0 below, the expected count error of the released histogram (closed form in
+//!   [`floored_error`]); computed as C_L · f_T(0) (data-independent) plus the non-empty cells'
+//!   f_T(c) − f_T(0). One record moves one cell's f_T by at most q/(1 + q) < 1/2 (T = 1,
+//!   where f_1(c) = A (2 − q^c), A = q/((1 − q)(1 + q))) or T − 1 (T ≥ 2).
 //! - approx: Noise_L = Σ_cells min(c, τ), the mass thresholding can lose; 1-Lipschitz in c.
 //!
 //! - Σ_x h_L(x), the class term: IPA's IL averages EMD and Rate per class, so a node with many
 //!   small classes loses much even when its totals are small. Each value combination x of the
 //!   node that can become a released class (pure: all of the domain's, approx: the non-empty
 //!   ones) scores h = min(1, E_x / n_x) ∈ [0, 1]: the expected count error of its cells over
-//!   its real size (an empty combination under pure: 1, it is released as counterfeits only).
+//!   its real size (an empty combination under pure: the probability that any of its cells
+//!   reaches the floor, 1 − (1 − q^T/(1 + q))^V over V values: it then becomes a class of
+//!   counterfeits only).
 //!   E_x is the pure cells' expected absolute error, or under approx the real records expected
 //!   in cells the threshold drops, Σ c · P(c + X < τ). Each h is quantized down onto a grid of
 //!   2^−32 and summed in integers, so the sum is exact.
 //!
-//! One record changes one cell by one, so Δu ≤ 1 + w·b + λ with b = q/(1 + q) (pure) or 1
-//! (approx): the class term changes only at the record's combination, whose h stays in [0, 1].
+//! One record changes one cell by one, so Δu ≤ 1 + w·b + λ with b = q/(1 + q) (pure, T = 1),
+//! T − 1 (pure, T ≥ 2) or 1 (approx): the class term changes only at the record's combination, whose h stays in [0, 1].
 //! The mechanism is given Δ = (1 + w·b + λ)(1 + 1e−6): the margin covers the rounding of the
 //! few floating-point operations on exact integer totals (docs/dp.md has the proof).
 //! `w` (`noise_weight`) and λ (`class_weight`) are public parameters. Nodes whose cell count exceeds a public limit
@@ -79,7 +82,8 @@ impl Utility {
     /// The sensitivity passed to the exponential mechanism (module doc).
     pub fn sensitivity(&self) -> f64 {
         let b = match self.mode {
-            CellNoise::Pure => self.q / (1.0 + self.q),
+            CellNoise::Pure { floor } if floor <= 1 => self.q / (1.0 + self.q),
+            CellNoise::Pure { floor } => (floor - 1) as f64,
             CellNoise::Threshold(_) => 1.0,
         };
         (1.0 + self.noise_weight * b + self.class_weight) * (1.0 + ROUNDING_MARGIN)
@@ -110,26 +114,22 @@ impl Utility {
     pub fn noise_total(&self, cached: &Cached, cells: u64) -> f64 {
         let counts = cached.hist.iter().filter(|&&c| c > 0).map(|&c| u64::from(c));
         match self.mode {
-            CellNoise::Pure => {
-                let q = self.q;
-                let a = q / ((1.0 - q) * (1.0 + q));
-                let filled: f64 = counts.map(|c| 1.0 - q.powf(c as f64)).sum();
-                a * (cells as f64 + filled)
+            CellNoise::Pure { floor } => {
+                let empty = floored_error(self.q, floor, 0);
+                let filled: f64 = counts.map(|c| floored_error(self.q, floor, c) - empty).sum();
+                cells as f64 * empty + filled
             }
             CellNoise::Threshold(tau) => counts.map(|c| c.min(tau)).sum::<u64>() as f64,
         }
     }
 
-    /// Expected error E of one cell of real count `c` (module doc): pure, E|max(0, c + X) − c|
-    /// = A (2 − q^c) for c ≥ 1 and A for c = 0; approx, c · P(X ≤ τ − c − 1), with
-    /// P(X ≤ −m) = q^m / (1 + q) for m ≥ 0.
+    /// Expected error E of one cell of real count `c` (module doc): pure, f_T(c)
+    /// ([`floored_error`]); approx, c · P(X ≤ τ − c − 1), with P(X ≤ −m) = q^m / (1 + q) for
+    /// m ≥ 0.
     fn cell_error(&self, c: u32) -> f64 {
         let q = self.q;
         match self.mode {
-            CellNoise::Pure => {
-                let a = q / ((1.0 - q) * (1.0 + q));
-                if c == 0 { a } else { a * (2.0 - q.powi(c as i32)) }
-            }
+            CellNoise::Pure { floor } => floored_error(q, floor, u64::from(c)),
             CellNoise::Threshold(tau) => {
                 let c = u64::from(c);
                 let below = if c >= tau {
@@ -156,10 +156,14 @@ impl Utility {
             })
             .sum();
         let empty = match self.mode {
-            CellNoise::Pure => combos.saturating_sub(g.len() as u64),
+            CellNoise::Pure { floor } => {
+                let published = self.q.powf(floor.max(1) as f64) / (1.0 + self.q);
+                let h = 1.0 - (1.0 - published).powi(width.min(i32::MAX as usize) as i32);
+                combos.saturating_sub(g.len() as u64) * (h.clamp(0.0, 1.0) * CLASS_UNITS) as u64
+            }
             CellNoise::Threshold(_) => 0,
         };
-        (units + empty * CLASS_UNITS as u64) as f64 / CLASS_UNITS
+        (units + empty) as f64 / CLASS_UNITS
     }
 
     pub fn score(&self, hs: &[Arc<Hierarchy>], cached: &Cached, cells: u64, width: usize, node: NodeId) -> Candidate {
@@ -175,6 +179,24 @@ impl Utility {
             class_total,
             utility: -(ncp_total + self.noise_weight * noise_total + self.class_weight * class_total),
         }
+    }
+}
+
+/// f_T(c) = E|R(c + X) − c|, R(y) = y for y ≥ T and 0 below, X discrete Laplace with
+/// q = e^−ε (docs/dp.md derives it): with p₀ = (1 − q)/(1 + q) and k = q/(1 − q)²,
+/// - c ≥ T, s = c − T + 1: E|X| − p₀ q^s ((1 − T)/(1 − q) + k), E|X| = 2q/((1 − q)(1 + q));
+/// - c < T, m = T − c: p₀ q^m (m/(1 − q) + k) + c (1 − q^m/(1 + q)).
+///
+/// T = 1 gives A (2 − q^c) for c ≥ 1 and A for c = 0, A = q/((1 − q)(1 + q)).
+pub fn floored_error(q: f64, floor: u64, c: u64) -> f64 {
+    let t = floor.max(1) as f64;
+    let (p0, k) = ((1.0 - q) / (1.0 + q), q / ((1.0 - q) * (1.0 - q)));
+    if c >= floor.max(1) {
+        let s = (c - floor.max(1) + 1) as f64;
+        2.0 * q / ((1.0 - q) * (1.0 + q)) - p0 * q.powf(s) * ((1.0 - t) / (1.0 - q) + k)
+    } else {
+        let m = t - c as f64;
+        p0 * q.powf(m) * (m / (1.0 - q) + k) + c as f64 * (1.0 - q.powf(m) / (1.0 + q))
     }
 }
 
@@ -214,4 +236,43 @@ pub fn score_lattice(
 pub fn mechanism(candidates: &[Candidate], utility: &Utility, epsilon: f64) -> Result<ExponentialMechanism> {
     let u: Vec<f64> = candidates.iter().map(|c| c.utility).collect();
     ExponentialMechanism::new(&u, epsilon, utility.sensitivity())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// f_T(c) by direct summation of the discrete Laplace pmf over a wide window.
+    fn by_sum(q: f64, t: u64, c: u64) -> f64 {
+        let p0 = (1.0 - q) / (1.0 + q);
+        (-3000i64..3000)
+            .map(|x| {
+                let y = c as i64 + x;
+                let released = if y >= t as i64 { y } else { 0 };
+                p0 * q.powi(x.unsigned_abs() as i32) * (released - c as i64).abs() as f64
+            })
+            .sum()
+    }
+
+    #[test]
+    fn floored_error_closed_form_matches_the_sum_and_moves_within_the_bound() {
+        for eps in [0.1, 0.8, 1.0, 3.0] {
+            let q = (-eps as f64).exp();
+            for t in 1..=7u64 {
+                let bound = if t == 1 { q / (1.0 + q) } else { (t - 1) as f64 };
+                let mut worst = 0.0f64;
+                for c in 0..40u64 {
+                    let (f, s) = (floored_error(q, t, c), by_sum(q, t, c));
+                    assert!((f - s).abs() < 1e-9 * (1.0 + s), "eps {eps} T {t} c {c}: {f} vs {s}");
+                    worst = worst.max((floored_error(q, t, c + 1) - f).abs());
+                }
+                assert!(worst <= bound + 1e-12, "eps {eps} T {t}: moved {worst} > {bound}");
+            }
+        }
+        // T = 1 is the plain max(0, c + X): A (2 − q^c), A for an empty cell.
+        let q = (-0.8f64).exp();
+        let a = q / ((1.0 - q) * (1.0 + q));
+        assert!((floored_error(q, 1, 0) - a).abs() < 1e-15);
+        assert!((floored_error(q, 1, 3) - a * (2.0 - q.powi(3))).abs() < 1e-15);
+    }
 }

@@ -4,7 +4,7 @@
 //! composition the whole output is (ε_selection + ε_counts)-DP, plus δ for `approx`
 //! (docs/dp.md). The data are read once, as the frequency table of cells.
 
-use super::guarantee::{Guarantee, threshold};
+use super::guarantee::{DEFAULT_FLOOR_PROBABILITY, Guarantee, floor as default_floor, threshold};
 use super::histogram::{CellNoise, DpHistogram, Realized, histogram_loss, noisy_histogram};
 use super::select::{Candidate, Utility, mechanism, score_lattice};
 use crate::dp::{DiscreteLaplace, StreamKey};
@@ -43,6 +43,9 @@ pub struct DpConfig {
     pub noise_weight: f64,
     pub class_weight: f64,
     pub max_cells: u64,
+    /// `pure`: the publication floor of the noisy counts (`None`: from the noise scale,
+    /// [`super::guarantee::floor`]).
+    pub floor: Option<u64>,
     pub seed: Option<u64>,
 }
 
@@ -55,6 +58,7 @@ impl DpConfig {
             noise_weight: DEFAULT_NOISE_WEIGHT,
             class_weight: DEFAULT_CLASS_WEIGHT,
             max_cells: DEFAULT_MAX_CELLS,
+            floor: None,
             seed: None,
         }
     }
@@ -95,7 +99,9 @@ impl DpConfig {
         let noise = DiscreteLaplace::for_epsilon(counts, 1)?;
         let mode = match self.guarantee {
             Guarantee::Approx { delta } => CellNoise::Threshold(threshold(&noise, delta)),
-            _ => CellNoise::Pure,
+            _ => CellNoise::Pure {
+                floor: self.floor.unwrap_or_else(|| default_floor(&noise, DEFAULT_FLOOR_PROBABILITY)),
+            },
         };
         Ok((noise, mode))
     }

@@ -2,7 +2,7 @@
 //! cluster formation by demographic tuple, Step 17 by sorted ids, GenDiag's Q by counting.
 
 use super::formation::{Pick, form_group, form_group_reference};
-use super::gendiag::gendiag;
+use super::gendiag::{gendiag, gendiag_within};
 use super::gendiag_reference::{gendiag_reference, gendiag_v1};
 use super::merge::Merger;
 use super::{ArtucConfig, RtTable};
@@ -81,6 +81,24 @@ proptest! {
         let refs: Vec<&[u32]> = recs.iter().map(|r| r.as_slice()).collect();
         prop_assert_eq!(gendiag(&refs, &set_of, k, m), gendiag_v1(&refs, &set_of, k, m));
     }
+
+    /// A run given a suppression limit is given up exactly when the full run suppresses more
+    /// codes than the limit, and otherwise is the full run.
+    #[test]
+    fn gendiag_within_gives_up_exactly_past_the_limit(
+        recs in prop::collection::vec(prop::collection::btree_set(0u32..40, 0..8), 1..40),
+        sets in 1u32..8,
+        k in 1usize..9,
+        m in 1usize..4,
+        limit in 0u64..60,
+    ) {
+        let set_of: Vec<Option<u32>> = (0..40).map(|c| Some(c % sets)).collect();
+        let recs: Vec<Vec<u32>> = recs.into_iter().map(|s| s.into_iter().collect()).collect();
+        let refs: Vec<&[u32]> = recs.iter().map(|r| r.as_slice()).collect();
+        let full = gendiag(&refs, &set_of, k, m);
+        let expected = (full.suppressed_total() <= limit).then_some(full);
+        prop_assert_eq!(gendiag_within(&refs, &set_of, k, m, limit), expected);
+    }
 }
 
 /// UC1's code sets on the synthetic data (the sets the scale runs use).
@@ -121,5 +139,37 @@ fn formation_matches_the_per_record_scan_on_informs() {
         let fast = form_group(&t, 0, &recs, k, &w, pick, &mut StdRng::seed_from_u64(seed));
         let slow = form_group_reference(&t, 0, &recs, k, &w, pick, &mut StdRng::seed_from_u64(seed));
         assert_eq!(fast, slow, "seed {seed}, k {k}");
+    }
+}
+
+/// Step 20 with its shortcuts (partners skipped by a lower bound, runs given up past the best
+/// UL) merges the same pairs, in the same order, as scoring every admissible partner, at m = 2
+/// and m = 3 on UC1's code sets.
+#[test]
+fn merging_with_bounds_matches_scoring_every_partner() {
+    use crate::datasets::rt::RtPreset;
+    let t = ehrd(1500, 7);
+    let sets = uc1(&t, RtPreset::Ehrd);
+    let w = ArtucConfig::new(2, 2, 1.0, 0).weights_for(&t);
+    for (seed, take, k, m, steps) in [(1, 400, 5, 2, 40), (2, 250, 4, 3, 25)] {
+        let recs = records(&t, take, seed);
+        let clusters = form_group(&t, 0, &recs, k, &w, Pick::Random, &mut StdRng::seed_from_u64(seed));
+        let mut fast = Merger::new(&t, &sets, (k, m), &w, clusters.clone());
+        let mut slow = Merger::new(&t, &sets, (k, m), &w, clusters);
+        fast.merge_identical();
+        slow.merge_identical();
+        let n = take as f64;
+        // A delta that stops merging part way, so admissibility prunes partners too.
+        let admissible = |sum: f64| sum / n <= 0.3;
+        for step in 0..steps {
+            let pair = fast.select(&admissible);
+            assert_eq!(pair, slow.select_exhaustive(&admissible), "seed {seed}, m {m}, step {step}");
+            let Some((a, b)) = pair else { break };
+            fast.apply(a, b);
+            slow.apply(a, b);
+        }
+        assert_eq!(fast.clusters(), slow.clusters());
+        assert_eq!((fast.ul_sum(), fast.suppressed()), (slow.ul_sum(), slow.suppressed()));
+        assert!(fast.evaluations < slow.evaluations, "{} vs {}", fast.evaluations, slow.evaluations);
     }
 }

@@ -11,7 +11,7 @@
 
 use super::data::RtTable;
 use super::formation::Cluster;
-use super::gendiag::gendiag;
+use super::gendiag::gendiag_within;
 use std::collections::{BTreeSet, HashMap};
 
 /// UL(C) and the codes GenDiag suppresses from C.
@@ -27,6 +27,79 @@ struct Node {
     ncp: f64,
     /// None until needed: clusters merged away by Step 17 are never scored.
     score: Option<Score>,
+    /// Per code set, the records holding it and its codes' occurrences (for [`forced`]).
+    sets: SetProfile,
+}
+
+/// Per constraint code set (a code without a set is its own), ascending by key: the records of
+/// a cluster holding some code of the set, and the occurrences of the set's codes in them.
+type SetProfile = Vec<(u64, u32, u32)>;
+
+/// The code-set profile of a cluster whose records hold `records` (leaf codes).
+fn profile(records: &[&[u32]], set_of_code: &[Option<u32>]) -> SetProfile {
+    let mut counts: HashMap<u64, (u32, u32)> = HashMap::new();
+    let mut in_record: Vec<u64> = Vec::new();
+    for codes in records {
+        in_record.clear();
+        for &c in *codes {
+            let key = match set_of_code.get(c as usize) {
+                Some(Some(s)) => *s as u64,
+                _ => 1 << 32 | c as u64,
+            };
+            counts.entry(key).or_default().1 += 1;
+            in_record.push(key);
+        }
+        in_record.sort_unstable();
+        in_record.dedup();
+        for key in &in_record {
+            counts.get_mut(key).expect("counted").0 += 1;
+        }
+    }
+    let mut out: SetProfile = counts.into_iter().map(|(key, (n, occ))| (key, n, occ)).collect();
+    out.sort_unstable();
+    out
+}
+
+/// The profiles of two disjoint clusters, set by set: the union's profile.
+fn zip_profiles(a: &SetProfile, b: &SetProfile, mut visit: impl FnMut(u64, u32, u32)) {
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() || j < b.len() {
+        let (x, y) = (a.get(i), b.get(j));
+        match (x, y) {
+            (Some(&(ka, na, oa)), Some(&(kb, nb, ob))) if ka == kb => {
+                visit(ka, na + nb, oa + ob);
+                (i, j) = (i + 1, j + 1);
+            }
+            (Some(&(ka, na, oa)), Some(&(kb, _, _))) if ka < kb => {
+                visit(ka, na, oa);
+                i += 1;
+            }
+            (Some(&(ka, na, oa)), None) => {
+                visit(ka, na, oa);
+                i += 1;
+            }
+            (_, Some(&(kb, nb, ob))) => {
+                visit(kb, nb, ob);
+                j += 1;
+            }
+            (None, None) => unreachable!("loop condition"),
+        }
+    }
+}
+
+/// Codes GenDiag must suppress from the union of two clusters: every code of a code set held
+/// by fewer than k of the union's records. Merging all of the set's codes into one item would
+/// still leave it below k, and no violating set survives GenDiag's pass, so every item of the
+/// set is suppressed, each code from every record holding it. So UL(a ∪ b) ≥ this count (UL
+/// adds s(r) to a non-negative term per record): a sound lower bound for Step 20.
+fn forced(a: &SetProfile, b: &SetProfile, k: usize) -> u64 {
+    let mut sum = 0;
+    zip_profiles(a, b, |_, n, occ| {
+        if (n as usize) < k {
+            sum += occ as u64;
+        }
+    });
+    sum
 }
 
 /// The clusters of a run, by id (a merge retires two ids and creates the next one).
@@ -63,26 +136,28 @@ impl<'a> Merger<'a> {
             evaluations: 0,
         };
         for c in clusters {
-            me.push(c, None);
+            me.push(c, None, None);
         }
         me
     }
 
     /// GenDiag on each set of records, on all cores: the runs are independent and each is
     /// deterministic, so the scores are the ones a sequential loop gives, in the same order.
-    fn score_many(&mut self, jobs: &[Vec<u32>]) -> Vec<Score> {
+    /// A run suppressing more than `limit` codes is given up (None).
+    fn score_many(&mut self, jobs: &[Vec<u32>], limit: u64) -> Vec<Option<Score>> {
         self.evaluations += jobs.len() as u64;
         let (table, sets, k, m) = (self.table, self.set_of_code, self.k, self.m);
         crate::parallel::map(jobs, |records| {
-            let d = gendiag(&table.code_sets(records), sets, k, m);
-            Score { ul: d.ul, suppressed: d.suppressed_total() }
+            let d = gendiag_within(&table.code_sets(records), sets, k, m, limit)?;
+            Some(Score { ul: d.ul, suppressed: d.suppressed_total() })
         })
     }
 
-    fn push(&mut self, cluster: Cluster, score: Option<Score>) -> usize {
+    fn push(&mut self, cluster: Cluster, score: Option<Score>, sets: Option<SetProfile>) -> usize {
         let ncp = cluster.ncp(self.table, self.weights);
         self.ncp_sum += ncp;
-        self.nodes.push(Some(Node { cluster, ncp, score }));
+        let sets = sets.unwrap_or_else(|| profile(&self.table.code_sets(&cluster.records), self.set_of_code));
+        self.nodes.push(Some(Node { cluster, ncp, score, sets }));
         self.nodes.len() - 1
     }
 
@@ -107,8 +182,8 @@ impl<'a> Merger<'a> {
     fn score_all(&mut self) {
         let ids: Vec<usize> = self.alive().filter(|(_, n)| n.score.is_none()).map(|(i, _)| i).collect();
         let jobs: Vec<Vec<u32>> = ids.iter().map(|&i| self.node(i).cluster.records.clone()).collect();
-        for (i, s) in ids.into_iter().zip(self.score_many(&jobs)) {
-            self.nodes[i].as_mut().expect("alive").score = Some(s);
+        for (i, s) in ids.into_iter().zip(self.score_many(&jobs, u64::MAX)) {
+            self.nodes[i].as_mut().expect("alive").score = s;
         }
     }
     pub fn len(&self) -> usize {
@@ -178,18 +253,25 @@ impl<'a> Merger<'a> {
     }
 
     fn pair_score(&mut self, a: usize, b: usize) -> Score {
-        self.pair_scores(a, &[b])[0]
+        self.pair_scores(a, &[b], u64::MAX)[0].expect("no limit")
     }
 
-    /// UL(a ∪ b) for each b, from the cache or by GenDiag (the missing ones in parallel).
-    fn pair_scores(&mut self, a: usize, partners: &[usize]) -> Vec<Score> {
+    /// UL(a ∪ b) for each b, from the cache or by GenDiag (the missing ones in parallel); None
+    /// for a union that suppresses more than `limit` codes (not cached: it was not finished).
+    fn pair_scores(&mut self, a: usize, partners: &[usize], limit: u64) -> Vec<Option<Score>> {
         let key = |b: usize| (a.min(b), a.max(b));
         let missing: Vec<usize> = partners.iter().copied().filter(|&b| !self.pairs.contains_key(&key(b))).collect();
         let jobs: Vec<Vec<u32>> = missing.iter().map(|&b| self.union_records(a, b)).collect();
-        for (b, s) in missing.into_iter().zip(self.score_many(&jobs)) {
-            self.pairs.insert(key(b), s);
+        let mut given_up = Vec::new();
+        for (b, s) in missing.into_iter().zip(self.score_many(&jobs, limit)) {
+            match s {
+                Some(s) => {
+                    self.pairs.insert(key(b), s);
+                }
+                None => given_up.push(b),
+            }
         }
-        partners.iter().map(|&b| self.pairs[&key(b)]).collect()
+        partners.iter().map(|&b| if given_up.contains(&b) { None } else { Some(self.pairs[&key(b)]) }).collect()
     }
 
     fn union_records(&self, a: usize, b: usize) -> Vec<u32> {
@@ -210,7 +292,74 @@ impl<'a> Merger<'a> {
     }
 
     /// Steps 19–20: the next pair (C_UL, C′_UL) whose merge keeps `admissible(Σ NCP)`.
+    ///
+    /// Scoring every admissible partner by a full GenDiag run was nearly all of a call. Two
+    /// exact shortcuts keep the partner that scoring them all chooses (minimum UL, ties to the
+    /// lowest id): partners are scored a few at a time (one per core), skipping any whose lower
+    /// bound on UL(C_UL ∪ C′) (the cached score, else [`forced`] suppression) exceeds the best
+    /// UL found so far; and a run is given up once it has suppressed more codes than that best
+    /// UL (UL ≥ Σ s(r), and suppressions only accumulate). Partners are tried cached scores
+    /// first, then by their own UL, so a low best is found early.
     pub fn select(&mut self, admissible: &dyn Fn(f64) -> bool) -> Option<(usize, usize)> {
+        self.score_all();
+        let mut order: Vec<(f64, usize, usize)> =
+            self.alive().map(|(i, n)| (n.score.map_or(0.0, |s| s.ul), i, n.cluster.group)).collect();
+        order.sort_by(|x, y| x.0.total_cmp(&y.0).then(x.1.cmp(&y.1)));
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        for &(_, a, group) in &order {
+            // (cached first, lower bound, own UL, id)
+            let mut partners: Vec<(bool, f64, f64, usize)> = order
+                .iter()
+                .filter(|o| o.2 == group && o.1 != a && admissible(self.ncp_sum_after(a, o.1)))
+                .map(|o| {
+                    let cached = self.pairs.contains_key(&(a.min(o.1), a.max(o.1)));
+                    (!cached, self.lower_bound(a, o.1), o.0, o.1)
+                })
+                .collect();
+            partners
+                .sort_by(|x, y| x.0.cmp(&y.0).then(x.1.total_cmp(&y.1)).then(x.2.total_cmp(&y.2)).then(x.3.cmp(&y.3)));
+            let mut best: Option<(f64, usize)> = None;
+            let mut next = 0;
+            loop {
+                let mut batch = Vec::new();
+                while next < partners.len() && batch.len() < cores {
+                    let (_, lb, _, b) = partners[next];
+                    next += 1;
+                    if best.is_none_or(|x| lb <= x.0) {
+                        batch.push(b);
+                    }
+                }
+                if batch.is_empty() {
+                    break;
+                }
+                // Σ s(r) > UL_best ⟺ Σ s(r) > ⌊UL_best⌋ for the integer Σ s(r).
+                let limit = best.map_or(u64::MAX, |x| x.0.floor() as u64);
+                for (b, s) in batch.iter().copied().zip(self.pair_scores(a, &batch, limit)) {
+                    let Some(s) = s else { continue };
+                    if best.is_none_or(|x| s.ul < x.0 || (s.ul == x.0 && b < x.1)) {
+                        best = Some((s.ul, b));
+                    }
+                }
+            }
+            if let Some((_, b)) = best {
+                return Some((a, b));
+            }
+        }
+        None
+    }
+
+    /// A lower bound on UL(a ∪ b): its score when cached, else the codes GenDiag must suppress.
+    fn lower_bound(&self, a: usize, b: usize) -> f64 {
+        match self.pairs.get(&(a.min(b), a.max(b))) {
+            Some(s) => s.ul,
+            None => forced(&self.node(a).sets, &self.node(b).sets, self.k) as f64,
+        }
+    }
+
+    /// Steps 19–20 scoring every admissible partner, as first written: the reference for
+    /// [`Merger::select`].
+    #[cfg(test)]
+    pub(crate) fn select_exhaustive(&mut self, admissible: &dyn Fn(f64) -> bool) -> Option<(usize, usize)> {
         self.score_all();
         let mut order: Vec<(f64, usize, usize)> =
             self.alive().map(|(i, n)| (n.score.map_or(0.0, |s| s.ul), i, n.cluster.group)).collect();
@@ -222,7 +371,8 @@ impl<'a> Merger<'a> {
                 .map(|o| o.1)
                 .collect();
             let mut best: Option<(f64, usize)> = None;
-            for (b, s) in partners.iter().copied().zip(self.pair_scores(a, &partners)) {
+            for (b, s) in partners.iter().copied().zip(self.pair_scores(a, &partners, u64::MAX)) {
+                let s = s.expect("no limit");
                 if best.is_none_or(|x| s.ul < x.0 || (s.ul == x.0 && b < x.1)) {
                     best = Some((s.ul, b));
                 }
@@ -249,12 +399,47 @@ impl<'a> Merger<'a> {
         let mut records = x.cluster.records;
         records.extend(y.cluster.records);
         let hull = x.cluster.hull.merge(self.table, &y.cluster.hull);
-        let id = self.push(Cluster { group: x.cluster.group, records, hull }, score);
+        let mut sets = SetProfile::with_capacity(x.sets.len().max(y.sets.len()));
+        zip_profiles(&x.sets, &y.sets, |key, n, occ| sets.push((key, n, occ)));
+        let id = self.push(Cluster { group: x.cluster.group, records, hull }, score, Some(sets));
         if exact {
             self.pairs.retain(|&(p, q), _| p != a && p != b && q != a && q != b);
             // Re-add from the clusters' own NCPs so repeated merges do not accumulate rounding.
             self.ncp_sum = self.alive().map(|(_, n)| n.ncp).sum();
         }
         id
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::methods::artuc::gendiag::gendiag;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(128))]
+
+        /// The forced suppression of two clusters' union never exceeds what GenDiag suppresses
+        /// from it (so it bounds UL from below), and the union's profile is the profiles'.
+        #[test]
+        fn forced_suppression_is_a_lower_bound(
+            recs in prop::collection::vec(prop::collection::btree_set(0u32..40, 0..8), 2..40),
+            split in 1usize..39,
+            sets in 1u32..12,
+            none in 0u32..40,
+            k in 1usize..9,
+            m in 1usize..4,
+        ) {
+            let set_of: Vec<Option<u32>> = (0..40).map(|c| (c != none).then_some(c % sets)).collect();
+            let recs: Vec<Vec<u32>> = recs.into_iter().map(|s| s.into_iter().collect()).collect();
+            let refs: Vec<&[u32]> = recs.iter().map(|r| r.as_slice()).collect();
+            let split = split.min(refs.len() - 1);
+            let (a, b) = (profile(&refs[..split], &set_of), profile(&refs[split..], &set_of));
+            let mut union = SetProfile::new();
+            zip_profiles(&a, &b, |key, n, occ| union.push((key, n, occ)));
+            prop_assert_eq!(&union, &profile(&refs, &set_of));
+            prop_assert!(forced(&a, &b, k) <= gendiag(&refs, &set_of, k, m).suppressed_total());
+        }
     }
 }

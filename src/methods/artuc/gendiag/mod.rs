@@ -52,6 +52,13 @@ impl Diag {
 /// the support of a set's image, so a second Q is always empty (checked in debug builds; the
 /// first version, kept in `gendiag_reference.rs` for the tests, recomputed it).
 pub fn gendiag(records: &[&[u32]], set_of_code: &[Option<u32>], k: usize, m: usize) -> Diag {
+    gendiag_within(records, set_of_code, k, m, u64::MAX).expect("no suppression limit")
+}
+
+/// [`gendiag`], given up (None) as soon as more than `limit` codes are suppressed: suppressions
+/// only accumulate and UL(C) ≥ Σ_r s(r), so such a cluster's UL exceeds `limit`. Step 20 asks
+/// only whether a union beats the best UL found so far.
+pub fn gendiag_within(records: &[&[u32]], set_of_code: &[Option<u32>], k: usize, m: usize, limit: u64) -> Option<Diag> {
     let mut s = State::new(records, set_of_code);
     let mut buf = Vec::new();
     match s.violating_packed(k, m) {
@@ -60,16 +67,22 @@ pub fn gendiag(records: &[&[u32]], set_of_code: &[Option<u32>], k: usize, m: usi
             for key in q {
                 unpack_into(key, &mut p);
                 s.process(&p, k, &mut buf);
+                if s.suppressed_total > limit {
+                    return None;
+                }
             }
         }
         None => {
             for (p, _) in s.violating(k, m) {
                 s.process(&p, k, &mut buf);
+                if s.suppressed_total > limit {
+                    return None;
+                }
             }
         }
     }
     debug_assert!(s.violating(k, m).is_empty(), "GenDiag: a violating set survived the pass");
-    s.finish()
+    Some(s.finish())
 }
 
 /// Step 6's order on candidate pairs: |ũ| (so UL(ũ) = 2^|ũ| − 1), then the larger support of p

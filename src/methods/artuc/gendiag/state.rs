@@ -33,13 +33,12 @@ pub(super) struct State {
     /// Per code set, its alive items (any order) and each item's position there.
     pub set_items: Vec<Vec<usize>>,
     set_pos: Vec<usize>,
-    /// Item → the item it was merged into (None while alive or once suppressed). Chains are
-    /// shortened as they are followed.
-    forward: Vec<Option<usize>>,
     pub alive: Vec<bool>,
     /// True until the first merge or suppression: items are the codes themselves.
     pub fresh: bool,
     pub suppressed: Vec<u32>,
+    /// Σ suppressed: the codes suppressed so far.
+    pub suppressed_total: u64,
 }
 
 impl State {
@@ -85,10 +84,10 @@ impl State {
             item_set,
             set_items,
             set_pos,
-            forward: vec![None; n],
             alive: vec![true; n],
             fresh: true,
             suppressed: vec![0; records.len()],
+            suppressed_total: 0,
         }
     }
 
@@ -193,27 +192,19 @@ impl State {
         self.first[item]
     }
 
-    /// Follow merges: the alive item that `item` became, or None if it was suppressed. The
-    /// chain is pointed at its end so later lookups take one step.
-    pub fn resolve(&mut self, item: usize) -> Option<usize> {
-        let mut end = item;
-        while !self.alive[end] {
-            match self.forward[end] {
-                Some(next) => end = next,
-                None => break,
-            }
-        }
-        let mut i = item;
-        while i != end {
-            let next = self.forward[i].expect("on the chain");
-            self.forward[i] = Some(end);
-            i = next;
-        }
-        self.alive[end].then_some(end)
+    /// Follow merges: the alive item that `item` became, or None if it was suppressed.
+    ///
+    /// Item ids are code ids (item i starts as code i, and a merge keeps the first item's id),
+    /// and an item holds its own code until it is merged away or suppressed, so the item
+    /// `item` became is the one holding code `item`: one lookup, no chain of merges to follow
+    /// (following chains was a quarter of an m = 3 run).
+    #[inline]
+    pub fn resolve(&self, item: usize) -> Option<usize> {
+        self.item_of[item]
     }
 
     /// The alive items `p`'s items became, ascending, into `out`.
-    pub fn resolve_into(&mut self, p: &[usize], out: &mut Vec<usize>) {
+    pub fn resolve_into(&self, p: &[usize], out: &mut Vec<usize>) {
         out.clear();
         for &i in p {
             if let Some(j) = self.resolve(i) {
@@ -237,7 +228,7 @@ impl State {
     /// building the image (most of Q is satisfied by the time it is reached); None when p is
     /// larger or lost an item to suppression (Steps 4–14 decide those).
     #[inline]
-    pub fn satisfied_small(&mut self, p: &[usize], k: usize) -> Option<bool> {
+    pub fn satisfied_small(&self, p: &[usize], k: usize) -> Option<bool> {
         match *p {
             [a] => {
                 let x = self.resolve(a)?;
@@ -291,7 +282,6 @@ impl State {
         self.item_recs[u] = union_sorted(&ur, &vr);
         self.unlist(v);
         self.alive[v] = false;
-        self.forward[v] = Some(u);
     }
 
     /// Steps 11–12: suppress e from every record of the cluster, counting the codes each loses.
@@ -299,6 +289,7 @@ impl State {
         self.fresh = false;
         for &c in &self.items[e] {
             self.item_of[c] = None;
+            self.suppressed_total += self.code_recs[c].len() as u64;
             for &r in &self.code_recs[c] {
                 self.suppressed[r as usize] += 1;
             }
@@ -308,7 +299,6 @@ impl State {
         self.bits[e * w..(e + 1) * w].fill(0);
         self.unlist(e);
         self.alive[e] = false;
-        self.forward[e] = None;
     }
 }
 

@@ -56,6 +56,13 @@ proptest! {
                 let reported = float(&ctx, "SELECT rce FROM r_report");
                 let measured = float(&ctx, "SELECT value FROM anon_metrics('t', 'r', 'r_catalog') WHERE metric = 'rce'");
                 prop_assert!((reported - measured).abs() <= 1e-9 * measured.abs().max(1.0), "rce {} vs {}", reported, measured);
+                // LM and the greatest D(r): the search's values for its node, measured again from
+                // the published ranges (docs/metrics.md, "Metrics a method also reports").
+                for metric in ["lm", "max_degree"] {
+                    let reported = float(&ctx, &format!("SELECT {metric} FROM r_report"));
+                    let measured = float(&ctx, &format!("SELECT value FROM anon_metrics('t', 'r', 'r_catalog') WHERE metric = '{metric}'"));
+                    prop_assert!((reported - measured).abs() <= 1e-9, "{} {} vs {}", metric, reported, measured);
+                }
                 let first = (text(&ctx, "SELECT * FROM r"), text(&ctx, "SELECT * FROM r_catalog"));
                 run(&ctx, &format!("SELECT COUNT(*) FROM hceil_anonymize('t', 'r2', {k}, {h}, '{options}, search=exhaustive')")).unwrap();
                 let again = (text(&ctx, "SELECT * FROM r2"), text(&ctx, "SELECT * FROM r2_catalog"));

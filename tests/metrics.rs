@@ -653,7 +653,7 @@ proptest::proptest! {
         let Ok(r) = anonymize(&t, &cs, &config, &Silent) else { return Ok(()) };
         let (ctx, _registry) = src.session();
         support::register(&ctx, &t, &r, cons);
-        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
         let got = rt.block_on(support::metrics(&ctx));
         let (lo, hi, own) = (got["ul_lo(codes)"], got["ul_hi(codes)"], r.measures.ul);
         proptest::prop_assert!(lo - 1e-9 <= own && own <= hi + 1e-9, "{own} not in [{lo}, {hi}]: {got:?}");
@@ -672,6 +672,7 @@ proptest::proptest! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn informs_ul_brackets_the_artuc_report() {
     let ctx = new_session();
+    rows(&ctx, "SELECT * FROM load_dataset('informs')").await;
     rows(&ctx, "SELECT COUNT(*) FROM load_constraints('informs', 'UC1')").await;
     rows(&ctx, "SELECT COUNT(*) FROM artuc('informs', 'ia', 'informs_uc1', 10, 2, 0.1, 1000000, 'seed=1')").await;
     let report = rows(&ctx, "SELECT ul, ul_gen FROM ia_report").await;

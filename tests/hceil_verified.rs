@@ -66,6 +66,13 @@ proptest! {
                 prop_assert!(suppressed <= (suppression as f64 / 100.0 * ft.total() as f64).floor());
                 let genuine = float(&ctx, "SELECT CAST((SELECT COUNT(*) FROM r) - (SELECT COALESCE(SUM(count), 0) FROM r_catalog) AS DOUBLE)");
                 prop_assert_eq!(genuine + suppressed, ft.total() as f64);
+                // LM and the greatest D(r): the search's values for its node, measured again from
+                // the published ranges (docs/metrics.md, "Metrics a method also reports").
+                for metric in ["lm", "max_degree"] {
+                    let reported = float(&ctx, &format!("SELECT {metric} FROM r_report"));
+                    let measured = float(&ctx, &format!("SELECT value FROM anon_metrics('t', 'r', 'r_catalog') WHERE metric = '{metric}'"));
+                    prop_assert!((reported - measured).abs() <= 1e-9, "{} {} vs {}", metric, reported, measured);
+                }
                 let first = (text(&ctx, "SELECT * FROM r"), text(&ctx, "SELECT * FROM r_catalog"));
                 run(&ctx, &format!("SELECT COUNT(*) FROM hceil_anonymize('t', 'r2', {k}, {h}, '{options}, search=exhaustive')")).unwrap();
                 let again = (text(&ctx, "SELECT * FROM r2"), text(&ctx, "SELECT * FROM r2_catalog"));

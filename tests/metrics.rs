@@ -2,6 +2,8 @@
 //! hand-computed releases through SQL, and bad input.
 
 mod common;
+#[path = "artuc/support.rs"]
+mod support;
 
 use anonfusion::datafusion::arrow::array::{
     ArrayRef, AsArray, Int64Array, ListArray, ListBuilder, RecordBatch, StringArray, StringBuilder,
@@ -9,9 +11,11 @@ use anonfusion::datafusion::arrow::array::{
 use anonfusion::datafusion::arrow::datatypes::Int64Type;
 use anonfusion::datafusion::prelude::SessionContext;
 use anonfusion::hierarchy::{Hierarchy, HierarchyKind, parse_arx_text, widths_hierarchy};
+use anonfusion::methods::artuc::{ArtucConfig, ConstraintSet, anonymize, constraints_from_batches};
 use anonfusion::metrics::catalog::{decode_catalog, real_weights};
 use anonfusion::metrics::emd::{class_emds, equal_emd, ordered_emd};
 use anonfusion::metrics::{decode_release, loss, ncp, rce, ul};
+use anonfusion::progress::Silent;
 use anonfusion::{Role, TableMeta, new_session};
 use std::sync::Arc;
 
@@ -240,15 +244,67 @@ fn artuc_ul_of_record_6_is_0_43() {
         &["494.1", "458.1", "458.21"],
         &["458.1", "494.1"],
     ];
-    let leaves: Vec<Vec<u32>> =
-        fig1a.iter().map(|r| r.iter().map(|c| hier.leaf_of_label(c).unwrap()).collect()).collect();
-    let orig = ul::code_records(leaves.iter().map(|r| r.as_slice()));
-    assert_eq!(ul::suppressed_codes(col, &rel.weights, &orig), 1);
+    // Figure 1a's demographics (age, origin, gender), as leaves of the meta's hierarchies.
+    let demo: [(f64, &str, &str); 8] = [
+        (19.0, "France", "Male"),
+        (22.0, "Greece", "Male"),
+        (28.0, "Italy", "Female"),
+        (30.0, "Spain", "Female"),
+        (51.0, "Algeria", "Male"),
+        (51.0, "Nigeria", "Male"),
+        (47.0, "Ghana", "Female"),
+        (44.0, "Portugal", "Male"),
+    ];
+    let hs = |c: &str| m.hierarchies[c].clone();
+    let original = ul::OriginalRecords {
+        leaves: demo
+            .iter()
+            .map(|(a, o, g)| {
+                let age = hs("age").leaf_of_value(*a).unwrap();
+                vec![age, hs("origin").leaf_of_label(o).unwrap(), hs("gender").leaf_of_label(g).unwrap()]
+            })
+            .collect(),
+        codes: fig1a.iter().map(|r| r.iter().map(|c| hier.leaf_of_label(c).unwrap()).collect()).collect(),
+        weights: vec![1; 8],
+    };
     // Def. 6 applied consistently: 3·(3/15) + 3/7 + 2·(3/7) + 0 + (0 + 1) = 2.886, UL(D) = 0.361.
     // (The paper prints 0.441, dividing records 6 and 7 by 4 where Example 4 divides by 7.)
-    let (ul_d, sum) = ul::ul(col, &rel.weights, &orig);
+    // The release pins the one suppression down: only the two Africans fit the class
+    // (51, Africa, Male), and only record 5 holds a code its items lack.
+    let b = ul::ul_bounds(&rel, 0, &original);
     let by_hand = 0.6 + 3.0 * 3.0 / 7.0 + 1.0;
-    assert!(close(sum, by_hand, 1e-12) && close(ul_d, by_hand / 8.0, 1e-12), "{sum}");
+    assert_eq!(b.suppressed, (1, 1));
+    assert!(close(b.sum().0, by_hand, 1e-12) && close(b.exact().unwrap(), by_hand / 8.0, 1e-12), "{b:?}");
+    assert!(close(b.ul_gen(), (by_hand - 1.0) / 8.0, 1e-12));
+}
+
+/// docs/metrics.md, "UL is bounded, not exact": records {a}, {a}, {a,b}, {b} with one
+/// demographic value; class 1 publishes {a}, {a} and class 2 {(a,b)}, {(a,b)}. Class 1 may hold
+/// the two {a} (nothing suppressed) or {a} and {a,b} (b suppressed, class 2 = {a}, {b}): one
+/// release, two UL sums (2 and 3). The metric gives both ends, and no `ul` row.
+#[test]
+fn ul_is_bounded_where_the_release_does_not_determine_it() {
+    let age = Arc::new(widths_hierarchy("age", 0, 99, &[]).unwrap());
+    let codes = h("a;*\nb;*\n", "codes", HierarchyKind::Codes);
+    let m = meta(&[("age", Role::QuasiIdentifier), ("codes", Role::SetValued)], vec![age.clone(), codes.clone()]);
+    let rel = batch(vec![
+        ("class_id", ints(&[1, 1, 2, 2])),
+        ("age", strs(&["30", "30", "30", "30"])),
+        ("age_lo", ints(&[30, 30, 30, 30])),
+        ("age_hi", ints(&[30, 30, 30, 30])),
+        ("codes", code_lists(&[&["a"], &["a"], &["(a,b)"], &["(a,b)"]])),
+    ]);
+    let rel = decode_release("t", &m, "r", &[rel]).unwrap();
+    let (a, b) = (codes.leaf_of_label("a").unwrap(), codes.leaf_of_label("b").unwrap());
+    let original = ul::OriginalRecords {
+        leaves: vec![vec![age.leaf_of_value(30.0).unwrap()]; 3],
+        codes: vec![vec![a], vec![a, b], vec![b]],
+        weights: vec![2, 1, 1],
+    };
+    let bounds = ul::ul_bounds(&rel, 0, &original);
+    assert_eq!(bounds.suppressed, (0, 1));
+    assert_eq!(bounds.sum(), (2.0, 3.0));
+    assert_eq!(bounds.exact(), None);
 }
 
 #[test]
@@ -534,4 +590,100 @@ async fn anon_metrics_on_artuc_figure3_from_sql() {
     // Local recoding ([19:30] is no node's range) aligns by coverage. Blocks {0,1,2,3}: ages and
     // origins 4 distinct (2 bits each), gender M,M,F,F (1); {6,7}: 1 + 1 + 1; {4,5}: origin 1.
     assert_eq!((m["unmatched_original_records"], m["entropy_loss"]), (0.0, 9.0));
+}
+
+// ---------- UL against ArtUC's own UL ----------
+
+/// An RT source of `records` (age, ward, code bits): ages 0–19, four wards under two wings,
+/// six codes under three categories.
+fn rt_source(records: &[(u8, u8, u8)]) -> support::Source {
+    let wards = ["n", "e", "s", "w"];
+    let ward_rows: Vec<Vec<String>> =
+        wards.iter().enumerate().map(|(i, w)| support::s(&[w, ["wing0", "wing1"][i % 2], "*"])).collect();
+    let code_rows: Vec<Vec<String>> =
+        (0..6).map(|i| support::s(&[&format!("d{i}"), &format!("g{}", i / 2), "*"])).collect();
+    let ages: Vec<Vec<String>> = (0..20).map(|a| support::s(&[&a.to_string(), "*"])).collect();
+    support::Source {
+        ages: records.iter().map(|r| (r.0 % 20) as i64).collect(),
+        age_h: support::hierarchy("age", HierarchyKind::Numeric, &ages),
+        cats: vec![(
+            "ward".into(),
+            support::hierarchy("ward", HierarchyKind::Categorical, &ward_rows),
+            records.iter().map(|r| wards[(r.1 % 4) as usize].to_string()).collect(),
+        )],
+        code_h: support::hierarchy("codes", HierarchyKind::Codes, &code_rows),
+        codes: records
+            .iter()
+            .map(|r| (0..6).filter(|i| r.2 >> i & 1 == 1).map(|i| format!("d{i}")).collect())
+            .collect(),
+    }
+}
+
+/// One demographic box (every age, ward `*`), the codes split into `sets` code sets by `owner`.
+fn rt_constraints(owner: &[u8], sets: u8) -> RecordBatch {
+    let mut code_sets: Vec<Vec<String>> = vec![Vec::new(); sets as usize];
+    for (i, o) in owner.iter().enumerate() {
+        code_sets[(o % sets) as usize].push(format!("d{i}"));
+    }
+    code_sets.retain(|c| !c.is_empty());
+    let rows: Vec<_> = code_sets.into_iter().map(|c| (0, 19, support::s(&["*"]), c)).collect();
+    support::constraints_batch(&["ward"], &rows)
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 64, ..Default::default() })]
+
+    /// anon_metrics' UL, read from the release and the original only, brackets ArtUC's own UL
+    /// (Def. 6 over its clusters), its generalization term is the method's exactly, and where
+    /// the bounds meet (`ul` reported) it is the method's UL.
+    #[test]
+    fn metric_ul_brackets_artucs_own_ul(
+        records in proptest::collection::vec((0u8..20, 0u8..4, 0u8..64), 6..30),
+        owner in proptest::collection::vec(proptest::prelude::any::<u8>(), 6),
+        sets in 1u8..4,
+        k in 2u64..4,
+        m in 1u64..3,
+        seed in proptest::prelude::any::<u64>(),
+    ) {
+        let src = rt_source(&records);
+        let t = src.table();
+        let cons = rt_constraints(&owner, sets);
+        let cs = ConstraintSet::new(&constraints_from_batches("u", &t, &[cons.clone()]).unwrap(), &t).unwrap();
+        let config = ArtucConfig::new(k, m, 1.0, u64::MAX).with_seed(seed);
+        let Ok(r) = anonymize(&t, &cs, &config, &Silent) else { return Ok(()) };
+        let (ctx, _registry) = src.session();
+        support::register(&ctx, &t, &r, cons);
+        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+        let got = rt.block_on(support::metrics(&ctx));
+        let (lo, hi, own) = (got["ul_lo(codes)"], got["ul_hi(codes)"], r.measures.ul);
+        proptest::prop_assert!(lo - 1e-9 <= own && own <= hi + 1e-9, "{own} not in [{lo}, {hi}]: {got:?}");
+        proptest::prop_assert!((got["ul_gen(codes)"] - r.measures.ul_gen()).abs() < 1e-9, "{got:?} {:?}", r.measures);
+        let s = r.measures.suppressed_codes as f64;
+        proptest::prop_assert!(got["suppressed_codes_lo(codes)"] <= s && s <= got["suppressed_codes_hi(codes)"]);
+        if let Some(exact) = got.get("ul(codes)") {
+            proptest::prop_assert!((exact - own).abs() < 1e-9, "{exact} vs {own}");
+        }
+    }
+}
+
+/// Issue 16: on the bundled Informs, artuc's report said UL 4.1640 and metric_value 3.1007 (it
+/// counted a suppressed code only where no released record covered it). The bounds now hold
+/// the method's value, and the generalization term is the same number.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn informs_ul_brackets_the_artuc_report() {
+    let ctx = new_session();
+    rows(&ctx, "SELECT * FROM load_dataset('informs')").await;
+    rows(&ctx, "SELECT COUNT(*) FROM load_constraints('informs', 'UC1')").await;
+    rows(&ctx, "SELECT COUNT(*) FROM artuc('informs', 'ia', 'informs_uc1', 10, 2, 0.1, 1000000, 'seed=1')").await;
+    let report = rows(&ctx, "SELECT ul, ul_gen FROM ia_report").await;
+    let f =
+        |c: usize| report[0].column(c).as_primitive::<anonfusion::datafusion::arrow::datatypes::Float64Type>().value(0);
+    let (ul, ul_gen) = (f(0), f(1));
+    let m = metrics(&ctx, "SELECT metric, value FROM anon_metrics('informs', 'ia')").await;
+    let (lo, hi) = (m["ul_lo(codes)"], m["ul_hi(codes)"]);
+    assert!(lo - 1e-9 <= ul && ul <= hi + 1e-9, "report UL {ul} not in [{lo}, {hi}]");
+    assert!(close(m["ul_gen(codes)"], ul_gen, 1e-9), "{m:?} vs {ul_gen}");
+    // The old reader's 3.1007 was below the method's value; the lower bound is above it.
+    assert!(lo > 3.1007, "{lo}");
+    println!("informs: report UL {ul:.4}, bounds [{lo:.4}, {hi:.4}], ul_gen {ul_gen:.4}");
 }

@@ -195,3 +195,115 @@ async fn artuc_splits_a_delimited_code_string_like_a_list() {
         (rows(&ctx, &format!("{report} r_report")).await, rows(&ctx, &format!("{report} rs_report")).await);
     assert_eq!(format!("{:?}", list[0].columns()), format!("{:?}", text[0].columns()));
 }
+
+/// All of a query's rows as text, for comparing two calls' results cell for cell.
+async fn table_text(ctx: &SessionContext, sql: &str) -> String {
+    rows(ctx, sql).await.iter().map(|b| format!("{:?}", b.columns())).collect()
+}
+
+/// `unknown_codes=suppress`: codes outside the hierarchy are dropped from their records before
+/// the method sees them, wherever the column is read (artuc, the metrics, the verifiers), and
+/// counted in artuc's report: occurrences and distinct codes, never which.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unknown_codes_suppress_drops_and_counts_codes_outside_the_hierarchy() {
+    let ctx = new_session();
+    rows(&ctx, "CREATE TABLE icu AS SELECT column1 AS codes FROM (VALUES ('4019 NOTACODE'), ('25000;99999;NOTACODE'))")
+        .await;
+    rows(&ctx, "SELECT * FROM declare_roles('icu', 'codes=set_valued')").await;
+    rows(&ctx, "SELECT * FROM load_hierarchy('icu', 'codes', 'bundled:icd9', 'unknown_codes=suppress')").await;
+    // Nothing adopted: the hierarchy is the bundled one.
+    assert_eq!(int(&ctx, "SELECT COUNT(*) FROM hierarchy('icu', 'codes')").await, 14_567 + 218);
+    rows(&ctx, "CREATE TABLE people AS SELECT column1 AS sex FROM (VALUES ('F'), ('M'))").await;
+    rows(&ctx, "SELECT * FROM declare_roles('people', 'sex=qi')").await;
+    let sexes = temp_file("sex_hierarchy.csv", "F;*\nM;*\n");
+    let e =
+        err(&ctx, &format!("SELECT * FROM load_hierarchy('people', 'sex', '{sexes}', 'unknown_codes=suppress')")).await;
+    assert!(e.contains("unknown_codes") && e.contains("kind=codes"), "{e}");
+
+    // Figure 1a with two codes outside its hierarchy in every record, as a delimited string.
+    let figure = support::figure_1a();
+    let (ctx, registry) = figure.session();
+    ctx.register_batch("u", support::table_4_batch()).unwrap();
+    rows(
+        &ctx,
+        "CREATE TABLE src_u AS SELECT * EXCLUDE (codes), array_to_string(codes, ';') || ';999.99 NOTACODE' AS codes \
+         FROM src",
+    )
+    .await;
+    let mut meta = figure.meta();
+    registry.set("src_e", meta.clone());
+    rows(&ctx, "CREATE TABLE src_e AS SELECT * FROM src_u").await;
+    let h = meta.hierarchies["codes"].as_ref().clone().suppressing_unknown_codes();
+    meta.hierarchies.insert("codes".into(), std::sync::Arc::new(h));
+    registry.set("src_u", meta);
+
+    // Without the option: an error with the counts, no code named.
+    let e = err(&ctx, "SELECT COUNT(*) FROM artuc('src_e', 're', 'u', 2, 2, 0.6, 2, 'pick=first')").await;
+    assert!(e.contains("16 diagnosis code occurrence(s), 2 distinct") && e.contains("unknown_codes=suppress"), "{e}");
+    assert!(!e.contains("NOTACODE") && !e.contains("999.99"), "{e}");
+
+    // With it: the release, NCP, UL and suppressions of the clean table; the drop counted.
+    rows(&ctx, "SELECT COUNT(*) FROM artuc('src', 'r', 'u', 2, 2, 0.6, 2, 'pick=first')").await;
+    rows(&ctx, "SELECT COUNT(*) FROM artuc('src_u', 'ru', 'u', 2, 2, 0.6, 2, 'pick=first')").await;
+    let report = "SELECT records, clusters, suppressed_codes, ROUND(ncp_sum, 9), ROUND(ul_sum, 9) FROM";
+    assert_eq!(
+        table_text(&ctx, &format!("{report} r_report")).await,
+        table_text(&ctx, &format!("{report} ru_report")).await
+    );
+    let release = |r: &str| {
+        format!("SELECT class_id, age, origin, gender, array_to_string(codes, ';') AS c FROM {r} ORDER BY class_id, c")
+    };
+    assert_eq!(table_text(&ctx, &release("r")).await, table_text(&ctx, &release("ru")).await);
+    let counts = |r: &str| format!("SELECT CONCAT_WS(',', unknown_codes, unknown_codes_distinct) FROM {r}_report");
+    assert_eq!(texts(&ctx, &counts("ru")).await, ["16,2"]);
+    assert_eq!(texts(&ctx, &counts("r")).await, ["0,0"]);
+    // The metrics and the verifier drop the same codes: no suppression is invented.
+    let metrics =
+        |t: &str, r: &str| format!("SELECT metric, ROUND(value, 9) FROM anon_metrics('{t}', '{r}') ORDER BY metric");
+    assert_eq!(table_text(&ctx, &metrics("src", "r")).await, table_text(&ctx, &metrics("src_u", "ru")).await);
+    let verify = |t: &str, r: &str| format!("SELECT * FROM verify_release('{t}', '{r}', 'km=2:2, constraints=u')");
+    assert_eq!(table_text(&ctx, &verify("src", "r")).await, table_text(&ctx, &verify("src_u", "ru")).await);
+}
+
+/// Every reader of a code column reads a delimited string as the list it writes: artuc (above),
+/// the verifiers (release and constraints table), anon_metrics (original and release), and the
+/// query harness's release reader. A release written to CSV keeps `(053.20,053.71)` one element.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_reader_splits_a_delimited_code_string_like_a_list() {
+    let figure = support::figure_1a();
+    let (ctx, registry) = figure.session();
+    ctx.register_batch("u", support::table_4_batch()).unwrap();
+    rows(&ctx, "SELECT COUNT(*) FROM artuc('src', 'r', 'u', 2, 2, 0.6, 2, 'pick=first')").await;
+    // The string-typed twins, joined as COPY ... TO '.csv' joins lists.
+    for (t, from) in [("src_s", "src"), ("r_s", "r"), ("u_s", "u")] {
+        rows(
+            &ctx,
+            &format!("CREATE TABLE {t} AS SELECT * EXCLUDE (codes), array_to_string(codes, ';') AS codes FROM {from}"),
+        )
+        .await;
+    }
+    assert_eq!(texts(&ctx, "SELECT arrow_typeof(codes) FROM r_s LIMIT 1").await, ["Utf8"]);
+    assert!(int(&ctx, "SELECT COUNT(*) FROM r_s WHERE codes LIKE '%(%,%)%'").await > 0, "a generalized code");
+    registry.set("src_s", figure.meta());
+    // The check's name holds the constraints table's name; its verdict and detail must agree.
+    let verify = |t: &str, r: &str, u: &str| {
+        format!("SELECT holds, detail, violations FROM verify_release('{t}', '{r}', 'km=2:2, constraints={u}')")
+    };
+    let list = table_text(&ctx, &verify("src", "r", "u")).await;
+    assert_eq!(list, table_text(&ctx, &verify("src_s", "r_s", "u_s")).await);
+    assert!(!list.contains("false"), "{list}");
+    let metrics =
+        |t: &str, r: &str| format!("SELECT metric, ROUND(value, 9) FROM anon_metrics('{t}', '{r}') ORDER BY metric");
+    assert_eq!(table_text(&ctx, &metrics("src", "r")).await, table_text(&ctx, &metrics("src_s", "r_s")).await);
+    assert_eq!(
+        table_text(&ctx, "SELECT * FROM metric_value('src', 'r', 'ul_gen(codes)')").await,
+        table_text(&ctx, "SELECT * FROM metric_value('src_s', 'r_s', 'ul_gen(codes)')").await
+    );
+    // The query harness estimates a code count from the string-typed release as from the list.
+    let q = |r: &str| {
+        format!(
+            "SELECT * FROM query_error('SELECT COUNT(*) FROM src WHERE array_has(codes, ''053.20'')', 'src', '{r}')"
+        )
+    };
+    assert_eq!(table_text(&ctx, &q("r")).await, table_text(&ctx, &q("r_s")).await);
+}

@@ -169,7 +169,7 @@ fn column(batches: &[RecordBatch], i: usize) -> Vec<ArrayRef> {
 /// Map a column's values to leaf codes of its hierarchy, applying the NULL rule. An error names
 /// the column and counts, never a value: the values are originals, and whoever may run SQL
 /// could otherwise probe which values occur (a membership oracle).
-fn encode_column(table: &str, name: &str, h: &Hierarchy, parts: &[ArrayRef]) -> Result<Vec<u32>> {
+pub fn encode_column(table: &str, name: &str, h: &Hierarchy, parts: &[ArrayRef]) -> Result<Vec<u32>> {
     let mut codes = Vec::new();
     let mut missing_count = 0usize;
     let mut nulls = 0usize;

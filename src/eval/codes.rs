@@ -77,6 +77,11 @@ fn flatten(list: &ArrayRef) -> Result<(ArrayRef, Vec<usize>)> {
             let l = list.as_list::<i64>();
             (l.values().clone(), l.value_offsets().iter().map(|&o| o as usize).collect())
         }
+        // A delimited string (a release read back from CSV), split as every reader splits it.
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => {
+            let l = crate::hierarchy::code_lists("release", "codes", list)?;
+            (l.values().clone(), l.value_offsets().iter().map(|&o| o as usize).collect())
+        }
         other => {
             return Err(AnonError::argument(
                 "query_error",

@@ -194,7 +194,15 @@ fn attr(c: &str, meta: &TableMeta, original: &Schema, names: &Names) -> Result<A
         }
         (_, Some(h)) if h.kind() == HierarchyKind::Codes => {
             if !matches!(ty, DataType::List(_) | DataType::LargeList(_)) {
-                return Err(AnonError::column(names.original, c, "has a code hierarchy but is not a list"));
+                // The workload's queries run array_has on the original itself, which needs a list.
+                return Err(AnonError::column(
+                    names.original,
+                    c,
+                    format!(
+                        "has a code hierarchy but is not a list, which the workload's queries (array_has) need: \
+                         register a copy with string_to_array({c}, ';') as the column"
+                    ),
+                ));
             }
             let idx = Arc::new(LabelIndex::new(&h));
             AttrKind::Codes(h, idx)

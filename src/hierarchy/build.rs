@@ -147,6 +147,7 @@ impl HierarchyBuilder {
             leaf_values,
             domain: None,
             derived_from_data: None,
+            suppress_unknown: false,
         };
         match domain {
             Some((lo, hi)) => h.with_domain(lo, hi),

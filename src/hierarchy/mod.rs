@@ -18,7 +18,7 @@ mod load;
 mod numeric;
 
 pub use build::HierarchyBuilder;
-pub use code_sets::{CODE_DELIMITERS, code_lists, split_codes};
+pub use code_sets::{CODE_DELIMITERS, UnknownCodes, code_lists, leaf_sets, split_codes};
 pub use generated::{MaskFrom, date_hierarchy, flat_hierarchy, masking_hierarchy};
 pub use load::{from_rows, load_arx_file, parse_arx_text, rows_from_batches};
 pub use numeric::{parse_interval_label, parse_widths, widths_hierarchy};
@@ -114,6 +114,11 @@ pub struct Hierarchy {
     /// attached to (e.g. an interval hierarchy's min and max). Differentially private
     /// releases refuse such a hierarchy: its domain would reveal the data (docs/dp.md).
     derived_from_data: Option<String>,
+    /// Code hierarchies: what every reader of a code column does with a code that is not a
+    /// leaf (`load_hierarchy(..., 'unknown_codes=suppress')`): refuse the column (false, the
+    /// default) or drop the code from its record before any method sees it, counted
+    /// ([`leaf_sets`]).
+    suppress_unknown: bool,
 }
 
 impl Hierarchy {
@@ -232,6 +237,18 @@ impl Hierarchy {
     /// Kept with the hierarchy so that every later DP call can refuse it.
     pub fn derived_from(mut self, how: &str) -> Self {
         self.derived_from_data = Some(how.to_string());
+        self
+    }
+
+    /// Whether codes outside this code hierarchy are dropped from their records (counted) rather
+    /// than refused; one setting read by every function that reads the column's code sets.
+    pub fn suppresses_unknown_codes(&self) -> bool {
+        self.suppress_unknown
+    }
+
+    /// Drop (and count) codes outside the hierarchy instead of refusing them.
+    pub fn suppressing_unknown_codes(mut self) -> Self {
+        self.suppress_unknown = true;
         self
     }
 

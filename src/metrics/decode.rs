@@ -13,7 +13,7 @@ use crate::hierarchy::Hierarchy;
 use crate::meta::{Role, TableMeta};
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, RecordBatch};
 use datafusion::arrow::compute::cast;
-use datafusion::arrow::datatypes::{DataType, Field, Float64Type, Int64Type};
+use datafusion::arrow::datatypes::{DataType, Float64Type, Int64Type};
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
@@ -416,15 +416,12 @@ fn classes(
 /// The generalized codes of a set-valued column, as leaf sets.
 fn decode_set(table: &str, s: &str, h: &Hierarchy, batches: &[RecordBatch]) -> Result<SetColumn> {
     let parts = required_column(table, s, batches)?;
-    let list = DataType::List(Arc::new(Field::new_list_field(DataType::Utf8, true)));
     let mut resolver = CodeResolver { h, cache: HashMap::new() };
     let mut rows = Vec::new();
     let mut unknown = 0usize;
     for a in &parts {
-        let l = cast(a, &list).map_err(|_| {
-            AnonError::column(table, s, format!("has type {}, expected a list of codes", a.data_type()))
-        })?;
-        let l = l.as_list::<i32>();
+        // A list, or a delimited string (a release read back from CSV) split as every reader splits.
+        let l = crate::hierarchy::code_lists(table, s, a)?;
         for r in 0..l.len() {
             let mut row = Vec::new();
             if l.is_valid(r) {

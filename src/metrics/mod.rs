@@ -23,7 +23,6 @@ pub use decode::{Cell, Release, decode_release, decode_weighted};
 
 use crate::encode::FrequencyTable;
 use crate::error::Result;
-use std::collections::HashMap;
 
 /// One row of a metrics report.
 #[derive(Debug, Clone, PartialEq)]
@@ -46,9 +45,9 @@ pub struct Inputs<'a> {
     pub original_name: &'a str,
     pub catalog: &'a [CatalogRow],
     pub catalog_name: &'a str,
-    /// Per set-valued column of the release (same order): original records holding each code
-    /// (leaf code → records), from [`ul::code_records`].
-    pub original_codes: &'a [HashMap<u32, u64>],
+    /// Per set-valued column of the release (same order): the original's records (demographic
+    /// leaves and codes), for UL's suppression term.
+    pub original_codes: &'a [ul::OriginalRecords],
     pub ncp_weights: Option<&'a [f64]>,
 }
 
@@ -65,10 +64,8 @@ pub fn compute_all(inp: &Inputs) -> Result<Vec<Metric>> {
     out.push(m("ncp", ncp, "NCP(D) = sum NCP(r) / |D|, ArtUC Defs. 3-4"));
     out.push(m("ncp_sum", ncp_sum, "sum of NCP(r), ArtUC Def. 4 / Example 3"));
     out.push(m("ipa_ncp", ncp::ipa_ncp(rel), "NCP of the IPA paper (Eqs. 5-6): leaves covered, numeric too"));
-    for (col, codes) in rel.sets.iter().zip(inp.original_codes) {
-        let (ul, ul_sum) = ul::ul(col, &rel.weights, codes);
-        out.push(m(&format!("ul({})", col.name), ul, "UL(D) = sum UL(r) / |D|, ArtUC Defs. 5-6"));
-        out.push(m(&format!("ul_sum({})", col.name), ul_sum, "sum of UL(r), ArtUC Def. 6"));
+    for (i, (col, original)) in rel.sets.iter().zip(inp.original_codes).enumerate() {
+        out.extend(ul_metrics(&col.name, &ul::ul_bounds(rel, i, original)));
     }
     let rce_detail = if inp.catalog.is_empty() {
         "reconstruction error, h-ceiling paper Eq. 4: sum over records of (w - w^2 P), w = 1"
@@ -94,6 +91,28 @@ pub fn compute_all(inp: &Inputs) -> Result<Vec<Metric>> {
         out.push(m("unmatched_original_records", al.unmatched as f64, "original records no released record covers"));
     }
     Ok(out)
+}
+
+/// UL of one set-valued column: always its bounds and its exact generalization term; `ul` and
+/// `ul_sum` themselves only when the release and the original determine them (docs/metrics.md).
+fn ul_metrics(name: &str, b: &ul::UlBounds) -> Vec<Metric> {
+    let (lo, hi) = b.ul();
+    let (sum_lo, sum_hi) = b.sum();
+    let mut out = Vec::new();
+    if let Some(exact) = b.exact() {
+        out.push(m(&format!("ul({name})"), exact, "UL(D) = sum UL(r) / |D|, ArtUC Defs. 5-6 (exact: the bounds meet)"));
+        out.push(m(&format!("ul_sum({name})"), sum_lo, "sum of UL(r), ArtUC Def. 6"));
+    }
+    out.extend([
+        m(&format!("ul_lo({name})"), lo, "lower bound on UL(D): suppressions the release and original force"),
+        m(&format!("ul_hi({name})"), hi, "upper bound on UL(D): suppressions the release and original allow"),
+        m(&format!("ul_sum_lo({name})"), sum_lo, "lower bound on sum of UL(r)"),
+        m(&format!("ul_sum_hi({name})"), sum_hi, "upper bound on sum of UL(r)"),
+        m(&format!("ul_gen({name})"), b.ul_gen(), "generalization term of UL(D), exact (ArtUC Fig. 15b's UL_gen)"),
+        m(&format!("suppressed_codes_lo({name})"), b.suppressed.0 as f64, "lower bound on codes suppressed"),
+        m(&format!("suppressed_codes_hi({name})"), b.suppressed.1 as f64, "upper bound on codes suppressed"),
+    ]);
+    out
 }
 
 fn sensitive_metrics(rel: &Release) -> Vec<Metric> {

@@ -1,7 +1,7 @@
 //! Utility Loss of a set-valued attribute (Loukides et al.), as the ArtUC paper defines it
 //! (Defs. 5–6).
 
-use super::decode::SetColumn;
+use super::decode::{Cell, Release, SetColumn};
 use std::collections::{HashMap, HashSet};
 
 /// UL of a generalized diagnosis code ũ that replaced |ũ| codes (ArtUC Def. 5):
@@ -38,24 +38,233 @@ pub fn weighted_code_records<'a>(records: impl IntoIterator<Item = (&'a [u32], u
     out
 }
 
-/// Suppressed code occurrences Σ_r s(r), without record-by-record alignment: a code x held by
-/// o(x) original records and covered (as a code or inside a generalized code) by c(x)
-/// released records lost at least max(0, o(x) − c(x)) occurrences. Exact unless a generalized
-/// code of a record that never held x hides a suppressed x elsewhere.
-/// `weights`: records per decoded row ([`super::decode::Release::weights`]).
-pub fn suppressed_codes(col: &SetColumn, weights: &[u64], original: &HashMap<u32, u64>) -> u64 {
-    let released: Vec<Vec<u32>> = col.rows.iter().map(|r| r.iter().flatten().copied().collect()).collect();
-    let covered = weighted_code_records(released.iter().map(|v| v.as_slice()).zip(weights.iter().copied()));
-    original.iter().map(|(x, &o)| o.saturating_sub(covered.get(x).copied().unwrap_or(0))).sum()
+/// The original table as UL reads it: per distinct record, its demographic leaves (one per
+/// quasi-identifier, in the release's order), its diagnosis codes as leaves, and how many
+/// records it stands for.
+#[derive(Debug, Clone, Default)]
+pub struct OriginalRecords {
+    pub leaves: Vec<Vec<u32>>,
+    pub codes: Vec<Vec<u32>>,
+    pub weights: Vec<u64>,
 }
 
-/// UL(D) = Σ_{r ∈ D} UL(r) / |D| with UL(r) = record_ul(r) + s(r) (Def. 6), the s(r) summed by
-/// [`suppressed_codes`]. Returns (UL(D), Σ UL(r)).
-pub fn ul(col: &SetColumn, weights: &[u64], original: &HashMap<u32, u64>) -> (f64, f64) {
-    let generalized: f64 = (0..col.rows.len()).map(|r| record_ul(&col.sizes(r)) * weights[r] as f64).sum();
-    let sum = generalized + suppressed_codes(col, weights, original) as f64;
-    let n: u64 = weights.iter().sum();
-    (if n == 0 { 0.0 } else { sum / n as f64 }, sum)
+impl OriginalRecords {
+    /// Records holding each code, o(x).
+    pub fn code_records(&self) -> HashMap<u32, u64> {
+        weighted_code_records(self.codes.iter().map(|c| c.as_slice()).zip(self.weights.iter().copied()))
+    }
+    /// Code occurrences Σ_r |r| (each code once per record).
+    pub fn occurrences(&self) -> u64 {
+        self.codes.iter().zip(&self.weights).map(|(c, &w)| c.iter().collect::<HashSet<_>>().len() as u64 * w).sum()
+    }
+    pub fn records(&self) -> u64 {
+        self.weights.iter().sum()
+    }
+}
+
+/// UL of a release against its original (ArtUC Defs. 5–6), as far as the two determine it.
+///
+/// The generalization term Σ_r Σ_ũ UL(ũ)/(2^σ(r) − 1) is read from the release alone, exactly.
+/// The suppression term Σ_r s(r) is not always determined by the release and the original: a
+/// release carries no link from a released record to its original record, and two
+/// anonymizations of one table can publish the same rows with different suppressions
+/// (docs/metrics.md, "UL is bounded, not exact"). So it is reported as bounds, which meet
+/// whenever the release pins it down (the artuc figures, and most real releases).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct UlBounds {
+    /// Σ_r UL(r) without its s(r) term, over released records.
+    pub generalized: f64,
+    /// Least and greatest Σ_r s(r) of any original-to-release assignment the bounds admit.
+    pub suppressed: (u64, u64),
+    /// |D|: released records.
+    pub records: u64,
+}
+
+impl UlBounds {
+    fn per(&self, x: f64) -> f64 {
+        if self.records == 0 { 0.0 } else { x / self.records as f64 }
+    }
+    /// Bounds on Σ_r UL(r).
+    pub fn sum(&self) -> (f64, f64) {
+        (self.generalized + self.suppressed.0 as f64, self.generalized + self.suppressed.1 as f64)
+    }
+    /// Bounds on UL(D) = Σ_r UL(r) / |D|.
+    pub fn ul(&self) -> (f64, f64) {
+        let (lo, hi) = self.sum();
+        (self.per(lo), self.per(hi))
+    }
+    /// UL(D) when the bounds meet.
+    pub fn exact(&self) -> Option<f64> {
+        (self.suppressed.0 == self.suppressed.1).then(|| self.ul().0)
+    }
+    /// UL_gen = the generalization term over |D| (exact).
+    pub fn ul_gen(&self) -> f64 {
+        self.per(self.generalized)
+    }
+}
+
+/// One block of a release (a class, or the suppressed rows) as the suppression bounds read it.
+#[derive(Default)]
+struct Block {
+    /// Leaf → the block's item (generalized code) that covers it: the kept codes K_C.
+    item_of: HashMap<u32, u32>,
+    /// The item sets its rows publish.
+    rows: HashSet<Vec<u32>>,
+    /// Two items of the block share a leaf: not ArtUC's model, so any cost is admitted.
+    overlapping: bool,
+}
+
+impl Block {
+    fn add_row(&mut self, items: &[Vec<u32>], ids: &mut HashMap<Vec<u32>, u32>) {
+        let mut row: Vec<u32> = Vec::with_capacity(items.len());
+        for item in items {
+            let next = ids.len() as u32;
+            let id = *ids.entry(item.clone()).or_insert(next);
+            for &leaf in item {
+                if *self.item_of.entry(leaf).or_insert(id) != id {
+                    self.overlapping = true;
+                }
+            }
+            row.push(id);
+        }
+        row.sort_unstable();
+        row.dedup();
+        self.rows.insert(row);
+    }
+
+    /// s(r) of an original record placed in this block, or None when the block has no row
+    /// that record could have become ({ũ : ũ ∩ r ≠ ∅} must be one of its rows). An overlapping
+    /// block admits every cost from 0 to |r|.
+    fn cost(&self, codes: &[u32]) -> Option<(u64, u64)> {
+        if self.overlapping {
+            return Some((0, codes.len() as u64));
+        }
+        let mut items: Vec<u32> = codes.iter().filter_map(|c| self.item_of.get(c).copied()).collect();
+        let kept = codes.iter().filter(|c| self.item_of.contains_key(c)).count();
+        items.sort_unstable();
+        items.dedup();
+        let s = (codes.len() - kept) as u64;
+        self.rows.contains(&items).then_some((s, s))
+    }
+}
+
+/// A cell as a hashable key.
+fn cell_key(c: &Cell) -> (u8, u64, u64) {
+    match *c {
+        Cell::Node { level, code } => (0, level as u64, code as u64),
+        Cell::Range { lo, hi } => (1, lo.to_bits(), hi.to_bits()),
+        Cell::Suppressed => (2, 0, 0),
+    }
+}
+
+/// Bounds on UL of set-valued column `col` of `rel` against the original records.
+///
+/// s(r) of an original record r in block C (a published class) is |r \ K_C|, K_C the codes
+/// C's items cover. Two bounds are combined, each valid for every assignment of original
+/// records to released ones:
+/// - per record: r can only have gone to a block whose demographics cover r's and that has
+///   the row r would have become; the least and greatest s(r) over those blocks, summed;
+/// - per release (when no record was withheld): kept codes are at most Σ_x min(o(x), c(x))
+///   (c(x): released records covering x) and at most Σ σ(r), and at least one per published
+///   item, so Σ s(r) = Σ|r| − kept lies between.
+pub fn ul_bounds(rel: &Release, col: usize, original: &OriginalRecords) -> UlBounds {
+    let set = &rel.sets[col];
+    let generalized: f64 = (0..set.rows.len()).map(|r| record_ul(&set.sizes(r)) * rel.weights[r] as f64).sum();
+    let records = rel.records();
+    let suppressed = suppressed_bounds(rel, set, original);
+    UlBounds { generalized, suppressed, records }
+}
+
+fn suppressed_bounds(rel: &Release, set: &SetColumn, original: &OriginalRecords) -> (u64, u64) {
+    // Blocks: the classes, then the suppressed rows; each with its cells and kept codes.
+    let sup_block = rel.class_sizes.len();
+    let mut blocks: Vec<Block> = (0..=sup_block).map(|_| Block::default()).collect();
+    let mut cells: Vec<Option<usize>> = vec![None; sup_block + 1];
+    let mut ids: HashMap<Vec<u32>, u32> = HashMap::new();
+    for r in 0..rel.len() {
+        let b = rel.class_of[r].map_or(sup_block, |c| c as usize);
+        blocks[b].add_row(&set.rows[r], &mut ids);
+        cells[b].get_or_insert(r);
+    }
+    // Distinct demographic hulls, and the blocks of each.
+    let mut hull_of: HashMap<Vec<(u8, u64, u64)>, usize> = HashMap::new();
+    let mut hulls: Vec<(usize, Vec<usize>)> = Vec::new();
+    for (b, row) in cells.iter().enumerate() {
+        let Some(row) = *row else { continue };
+        let key: Vec<_> = rel.cells[row].iter().map(cell_key).collect();
+        let next = hulls.len();
+        let h = *hull_of.entry(key).or_insert(next);
+        if h == next {
+            hulls.push((row, Vec::new()));
+        }
+        hulls[h].1.push(b);
+    }
+    // (quasi-identifier, leaf) → bitset of the hulls covering it, built as leaves are met.
+    let words = hulls.len().div_ceil(64);
+    let mut cover: HashMap<(usize, u32), Vec<u64>> = HashMap::new();
+    let mut per_record: Vec<(u64, u64, u64)> = Vec::new(); // (lo, hi, weight) of matched records
+    let mut unmatched = 0u64;
+    for ((leaves, codes), &w) in original.leaves.iter().zip(&original.codes).zip(&original.weights) {
+        let mut codes = codes.clone();
+        codes.sort_unstable();
+        codes.dedup();
+        let mut cand = vec![u64::MAX; words];
+        for (q, &leaf) in leaves.iter().enumerate() {
+            let bits = cover.entry((q, leaf)).or_insert_with(|| {
+                let mut bits = vec![0u64; words];
+                for (i, (row, _)) in hulls.iter().enumerate() {
+                    if rel.cells[*row][q].covers(&rel.hierarchies[q], leaf) {
+                        bits[i / 64] |= 1 << (i % 64);
+                    }
+                }
+                bits
+            });
+            cand.iter_mut().zip(bits.iter()).for_each(|(a, b)| *a &= b);
+        }
+        let mut range: Option<(u64, u64)> = None;
+        for i in (0..hulls.len()).filter(|&i| cand[i / 64] >> (i % 64) & 1 == 1) {
+            for &b in &hulls[i].1 {
+                if let Some((lo, hi)) = blocks[b].cost(&codes) {
+                    range = Some(range.map_or((lo, hi), |(a, z)| (a.min(lo), z.max(hi))));
+                }
+            }
+        }
+        match range {
+            Some((lo, hi)) => per_record.push((lo, hi, w)),
+            None => unmatched += w,
+        }
+    }
+    let hi_sum: u64 = per_record.iter().map(|(_, hi, w)| hi * w).sum();
+    let mut lo_sum: u64 = per_record.iter().map(|(lo, _, w)| lo * w).sum();
+    // Records not released (withheld): the unmatched ones, and as many more as the counts say,
+    // which for the lower bound are the costliest.
+    let excess = original.records().saturating_sub(rel.records()).saturating_sub(unmatched);
+    if excess > 0 {
+        per_record.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+        let mut left = excess;
+        for &(lo, _, w) in &per_record {
+            let take = left.min(w);
+            lo_sum -= lo * take;
+            left -= take;
+            if left == 0 {
+                break;
+            }
+        }
+    }
+    if original.records() != rel.records() {
+        return (lo_sum, hi_sum.max(lo_sum));
+    }
+    // Nothing withheld: the release-wide bounds apply too.
+    let total = original.occurrences();
+    let released: Vec<Vec<u32>> = set.rows.iter().map(|r| r.iter().flatten().copied().collect()).collect();
+    let covered = weighted_code_records(released.iter().map(|v| v.as_slice()).zip(rel.weights.iter().copied()));
+    let by_code: u64 = original.code_records().iter().map(|(x, &o)| o.min(covered.get(x).copied().unwrap_or(0))).sum();
+    let sigma: u64 =
+        set.rows.iter().zip(&rel.weights).map(|(r, &w)| r.iter().map(|u| u.len() as u64).sum::<u64>() * w).sum();
+    let items: u64 = set.rows.iter().zip(&rel.weights).map(|(r, &w)| r.len() as u64 * w).sum();
+    let lo = lo_sum.max(total.saturating_sub(by_code.min(sigma)));
+    let hi = hi_sum.min(total.saturating_sub(items));
+    (lo, hi.max(lo))
 }
 
 #[cfg(test)]

@@ -106,6 +106,10 @@ impl MethodSpec for Artuc {
                 ("suppressed_codes", Int(m.suppressed_codes as i64)),
                 ("withheld_records", Int(m.withheld_records as i64)),
                 ("withheld_codes", Int(m.withheld_codes as i64)),
+                // Codes outside the hierarchy, dropped before the method ran
+                // (load_hierarchy's unknown_codes=suppress): counted, never named.
+                ("unknown_codes", Int(table.codes.unknown.0 as i64)),
+                ("unknown_codes_distinct", Int(table.codes.unknown.1 as i64)),
                 ("step", OptInt(step.map(|s| s as i64))),
                 ("gendiag_runs", Int(res.evaluations as i64)),
                 // Whether the call was seeded, never the seed: a published seed would let anyone

@@ -1,9 +1,13 @@
 //! Hierarchy functions:
 //! - `load_hierarchy(table, column, path [, kind | options])`: an ARX-format file, or a bundled
 //!   hierarchy by name (`'bundled:icd9'`, ICD-9-CM with retired codes, for a code column);
-//!   options `kind=...` and, for codes, `unknown_codes=error|parent`: a code outside the
-//!   hierarchy is an error (the default) or becomes a leaf under the category its longest
-//!   prefix names (`'2554'` under `'255'`, a category used as a code like `'585'` under itself);
+//!   options `kind=...` and, for codes, `unknown_codes=error|parent|suppress`: a code outside
+//!   the hierarchy is an error (the default), becomes a leaf under the category its longest
+//!   prefix names (`'2554'` under `'255'`, a category used as a code like `'585'` under itself),
+//!   or is dropped from its record before any method sees it. `suppress` is kept with the
+//!   hierarchy, so every reader of the column (artuc, the verifiers, the metrics) drops the same
+//!   codes; artuc's report counts them (`unknown_codes`, `unknown_codes_distinct`), never names
+//!   them;
 //! - `flat_hierarchy(table, column)`: every value of the column directly under `*`;
 //! - `masking_hierarchy(table, column [, 'right'|'left' [, step]])`: `step` more characters
 //!   masked per level (`02139 → 0213* → ... → *****`), for zip codes and similar text codes;
@@ -53,7 +57,7 @@ struct HierarchyFn {
 }
 
 pub(super) const LOAD_SIG: &str = "load_hierarchy(table, column, path | 'bundled:icd9' [, kind | \
-                                   'kind=..., unknown_codes=error|parent'])";
+                                   'kind=..., unknown_codes=error|parent|suppress'])";
 pub(super) const FROM_TABLE_SIG: &str = "hierarchy_from_table(table, column, hierarchy_table [, kind])";
 pub(super) const INTERVALS_SIG: &str = "interval_hierarchy(table, column, 'w1,w2,...,*' [, min, max])";
 pub(super) const SHOW_SIG: &str = "hierarchy(table, column)";
@@ -90,15 +94,25 @@ impl TableFunctionImpl for HierarchyFn {
                 let a = Args::new("load_hierarchy", LOAD_SIG, e, 3, 4)?;
                 let (table, column) = (a.str(0, "table")?, a.str(1, "column")?);
                 let path = a.str(2, "path")?;
-                let (kind, adopt) = load_options(a.opt_str(3, "options")?.as_deref())?;
+                let (kind, unknown) = load_options(a.opt_str(3, "options")?.as_deref())?;
                 let mut h = match path.strip_prefix(BUNDLED) {
                     Some(name) => bundled(name, &column)?,
                     None => {
                         load_arx_file(&path, &column, self.kind_named(&ctx, "load_hierarchy", kind, &table, &column)?)?
                     }
                 };
-                if adopt {
-                    h = adopt_unknown_codes(&ctx, &table, &column, h)?;
+                if unknown != Unknown::Error && (h.kind() != HierarchyKind::Codes || h.height() < 2) {
+                    return Err(AnonError::argument(
+                        "load_hierarchy",
+                        "unknown_codes",
+                        "applies to code hierarchies with categories (kind=codes, height 2 or more)",
+                    )
+                    .into());
+                }
+                match unknown {
+                    Unknown::Error => {}
+                    Unknown::Parent => h = adopt_unknown_codes(&ctx, &table, &column, h)?,
+                    Unknown::Suppress => h = h.suppressing_unknown_codes(),
                 }
                 self.install(&ctx, &table, &column, h)?
             }
@@ -230,7 +244,11 @@ impl HierarchyFn {
         if column_type(ctx, table, column)?.is_integer() && has_leading_zero_leaf(&h) {
             return Err(integer_codes(table, column, "the hierarchy's leaves keep leading zeros"));
         }
-        let values = distinct_values(ctx, table, column, h.kind())?;
+        let mut values = distinct_values(ctx, table, column, h.kind())?;
+        if h.suppresses_unknown_codes() {
+            // Codes outside the hierarchy are dropped wherever the column is read.
+            values = values.iter().map(|v| known_codes(&h, v)).collect::<Result<_>>()?;
+        }
         check_coverage(table, column, &h, &values)?;
         let h = Arc::new(h);
         self.registry.set_hierarchy(table, column, h.clone());
@@ -238,38 +256,49 @@ impl HierarchyFn {
     }
 }
 
-/// `load_hierarchy`'s 4th argument: a bare kind, or options. Returns the kind and whether
-/// codes outside the hierarchy are adopted under their parent.
-fn load_options(arg: Option<&str>) -> Result<(Option<String>, bool)> {
-    let Some(arg) = arg else { return Ok((None, false)) };
+/// What `load_hierarchy` does with codes outside a code hierarchy (`unknown_codes=`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Unknown {
+    Error,
+    Parent,
+    Suppress,
+}
+
+/// `load_hierarchy`'s 4th argument: a bare kind, or options. Returns the kind and what to do
+/// with codes outside the hierarchy.
+fn load_options(arg: Option<&str>) -> Result<(Option<String>, Unknown)> {
+    let Some(arg) = arg else { return Ok((None, Unknown::Error)) };
     if !arg.contains('=') {
-        return Ok((Some(arg.to_string()), false));
+        return Ok((Some(arg.to_string()), Unknown::Error));
     }
-    let (mut kind, mut adopt) = (None, false);
+    let (mut kind, mut unknown) = (None, Unknown::Error);
     for part in arg.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let bad = || AnonError::argument("load_hierarchy", "options", format!("'{part}' (usage: {LOAD_SIG})"));
         let (key, value) = part.split_once('=').ok_or_else(bad)?;
         match (key.trim(), value.trim()) {
             ("kind", v) => kind = Some(v.to_string()),
-            ("unknown_codes", "error") => adopt = false,
-            ("unknown_codes", "parent") => adopt = true,
+            ("unknown_codes", "error") => unknown = Unknown::Error,
+            ("unknown_codes", "parent") => unknown = Unknown::Parent,
+            ("unknown_codes", "suppress") => unknown = Unknown::Suppress,
             _ => return Err(bad()),
         }
     }
-    Ok((kind, adopt))
+    Ok((kind, unknown))
+}
+
+/// The codes of `values` (text) that are leaves of `h`: the coverage check of a hierarchy that
+/// drops the others.
+fn known_codes(h: &Hierarchy, values: &ArrayRef) -> Result<ArrayRef> {
+    let v = cast(values, &DataType::Utf8)?;
+    let kept: StringArray =
+        v.as_string::<i32>().iter().filter(|c| c.is_none_or(|c| h.leaf_of_label(c).is_some())).collect();
+    Ok(Arc::new(kept))
 }
 
 /// `h` with every code of the column that is not one of its leaves added as a leaf under the
 /// category (level-1 node) its longest prefix names. Codes with no such prefix stay unknown,
 /// and the coverage check names them.
 fn adopt_unknown_codes(ctx: &SessionContext, table: &str, column: &str, h: Hierarchy) -> Result<Hierarchy> {
-    if h.kind() != HierarchyKind::Codes || h.height() < 2 {
-        return Err(AnonError::argument(
-            "load_hierarchy",
-            "unknown_codes",
-            "applies to code hierarchies with categories (kind=codes, height 2 or more)",
-        ));
-    }
     let categories: std::collections::HashSet<&str> = (0..h.width(1) as u32).map(|c| h.label(1, c)).collect();
     let mut adopted: Vec<(String, String)> = Vec::new();
     for part in distinct_values(ctx, table, column, HierarchyKind::Codes)? {

@@ -7,14 +7,13 @@
 //! weights w_i of ArtUC Def. 4 (default 1/l each). The metrics themselves are in src/metrics/.
 
 use super::{Args, block_on, session_context};
-use crate::encode::frequency_table;
+use crate::encode::{encode_column, frequency_table};
 use crate::error::{AnonError, Result};
 use crate::meta::{Registry, Role, TableMeta};
 use crate::metrics::decode::int_values;
-use crate::metrics::ul::code_records;
+use crate::metrics::ul::OriginalRecords;
 use crate::metrics::{Inputs, Metric, Release, compute_all, decode_catalog, decode_weighted};
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, Float64Array, RecordBatch, StringArray};
-use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
 use datafusion::functions_aggregate::expr_fn::count;
@@ -94,7 +93,7 @@ async fn gather(
     let ft = frequency_table(ctx, original, meta, sensitive).await?;
     let mut codes = Vec::new();
     for s in &rel.sets {
-        codes.push(code_occurrences(ctx, original, &s.name, meta.hierarchy(original, &s.name)?).await?);
+        codes.push(original_records(ctx, original, meta, &s.name).await?);
     }
     let cat_rows = match catalog {
         Some(c) => {
@@ -145,37 +144,67 @@ async fn read_release(ctx: &SessionContext, original: &str, meta: &TableMeta, re
     decode_weighted(original, meta, release, &batches, weights)
 }
 
-/// Original records holding each code of a set-valued column (codes the hierarchy lacks get
-/// ids of their own past its leaves, so they count as suppressed).
-async fn code_occurrences(
+/// The original's records as UL reads them: demographic leaves (the NULL rule of every
+/// method) and the codes of `column`, a list or a delimited string read as every function reads
+/// it. Codes the hierarchy lacks are dropped when it drops them (`unknown_codes=suppress`: no
+/// method saw them); otherwise they get ids of their own past its leaves, so they count as
+/// suppressed.
+async fn original_records(
     ctx: &SessionContext,
     table: &str,
+    meta: &TableMeta,
     column: &str,
-    h: &crate::hierarchy::Hierarchy,
-) -> Result<HashMap<u32, u64>> {
+) -> Result<OriginalRecords> {
+    let qis = meta.quasi_identifiers();
+    let mut cols: Vec<&str> = qis.clone();
+    cols.push(column);
     let df = ctx.table(table).await.map_err(|_| AnonError::table(table, "not found"))?;
-    let batches = df.select_columns(&[column])?.collect().await?;
-    let list = DataType::List(Arc::new(Field::new_list_field(DataType::Utf8, true)));
+    let batches = df.select_columns(&cols)?.collect().await?;
+    let mut per_qi: Vec<Vec<u32>> = Vec::new();
+    for (i, q) in qis.iter().enumerate() {
+        let parts: Vec<ArrayRef> = batches.iter().map(|b| b.column(i).clone()).collect();
+        per_qi.push(encode_column(table, q, meta.hierarchy(table, q)?, &parts)?);
+    }
+    let h = meta.hierarchy(table, column)?;
     let mut extra: HashMap<String, u32> = HashMap::new();
-    let mut records: Vec<Vec<u32>> = Vec::new();
+    let mut codes: Vec<Vec<u32>> = Vec::new();
     for b in &batches {
-        let l = cast(b.column(0), &list)
-            .map_err(|_| AnonError::column(table, column, "is not a list of codes, but is declared set-valued"))?;
-        let l = l.as_list::<i32>();
-        for r in (0..l.len()).filter(|&r| l.is_valid(r)) {
-            let v = l.value(r);
-            let v = v.as_string::<i32>();
-            let codes = (0..v.len()).filter(|&i| v.is_valid(i)).map(|i| {
-                let c = v.value(i).trim();
-                h.leaf_of_label(c).unwrap_or_else(|| {
-                    let next = h.leaf_count() as u32 + extra.len() as u32;
-                    *extra.entry(c.to_string()).or_insert(next)
-                })
-            });
-            records.push(codes.collect());
+        let l = crate::hierarchy::code_lists(table, column, b.column(qis.len()))?;
+        for r in 0..l.len() {
+            let mut row = Vec::new();
+            if l.is_valid(r) {
+                let v = l.value(r);
+                for c in v.as_string::<i32>().iter().flatten().map(str::trim).filter(|c| !c.is_empty()) {
+                    match h.leaf_of_label(c) {
+                        Some(leaf) => row.push(leaf),
+                        None if h.suppresses_unknown_codes() => {}
+                        None => {
+                            let next = h.leaf_count() as u32 + extra.len() as u32;
+                            row.push(*extra.entry(c.to_string()).or_insert(next));
+                        }
+                    }
+                }
+            }
+            row.sort_unstable();
+            row.dedup();
+            codes.push(row);
         }
     }
-    Ok(code_records(records.iter().map(|r| r.as_slice())))
+    let leaves: Vec<Vec<u32>> = (0..codes.len()).map(|r| per_qi.iter().map(|q| q[r]).collect()).collect();
+    // Identical records once, with their count: the bounds work per distinct record.
+    let mut index: HashMap<(Vec<u32>, Vec<u32>), usize> = HashMap::new();
+    let mut out = OriginalRecords::default();
+    for (l, c) in leaves.into_iter().zip(codes) {
+        let next = out.weights.len();
+        let i = *index.entry((l.clone(), c.clone())).or_insert(next);
+        if i == next {
+            out.leaves.push(l);
+            out.codes.push(c);
+            out.weights.push(0);
+        }
+        out.weights[i] += 1;
+    }
+    Ok(out)
 }
 
 /// `ncp_weights=age:0.5,sex:0.25,zip:0.25` → one weight per quasi-identifier, in declaration

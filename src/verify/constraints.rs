@@ -6,20 +6,20 @@
 //!
 //! The constraints table has, per quasi-identifier `q` of the original table, `q_lo` and `q_hi`
 //! (numeric) or `q` (a node label of q's hierarchy); and optionally the set-valued column, a list
-//! of codes (or code-hierarchy node labels). Suppressed records are excluded and counted.
+//! of codes (or code-hierarchy node labels) or a delimited string of them. Suppressed records are
+//! excluded and counted.
 
 use super::Outcome;
 use super::classes::{Layout, texts};
 use super::km::Expander;
 use crate::error::{AnonError, Result};
-use crate::hierarchy::Hierarchy;
+use crate::hierarchy::{Hierarchy, code_lists};
 use datafusion::arrow::array::{Array, AsArray, RecordBatch};
 use datafusion::arrow::compute::cast;
-use datafusion::arrow::datatypes::{DataType, Field, Float64Type};
-use datafusion::logical_expr::{Expr, cast as cast_expr};
+use datafusion::arrow::datatypes::{DataType, Float64Type};
+use datafusion::logical_expr::Expr;
 use datafusion::prelude::{SessionContext, ident};
 use std::collections::{HashMap, HashSet};
-use std::sync::Arc;
 
 /// A generalized demographic value: a range, or a hierarchy node (level, code).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -111,16 +111,13 @@ async fn read_constraints(
     let df = ctx.table(table).await.map_err(|_| AnonError::table(table, "not found (the constraints table)"))?;
     let batches = df.collect().await?;
     let (mut demographics, mut codes) = (Vec::new(), Vec::new());
-    let list_type = DataType::List(Arc::new(Field::new_list_field(DataType::Utf8, true)));
     for b in &batches {
         for row in elements(b, table, layout, hs, true)? {
             demographics.push(row.into_iter().flatten().collect());
         }
         let Some(set_col) = set_col else { continue };
         let i = b.schema().index_of(set_col).map_err(|_| AnonError::column(table, set_col, "is missing"))?;
-        let lists = cast(b.column(i), &list_type)
-            .map_err(|_| AnonError::column(table, set_col, "must be a list of diagnosis codes"))?;
-        let lists = lists.as_list::<i32>();
+        let lists = code_lists(table, set_col, b.column(i))?;
         for r in 0..b.num_rows() {
             let items = if lists.is_valid(r) { texts(&lists.value(r))? } else { vec![] };
             codes.push(items.into_iter().flatten().flat_map(|c| expander.expand(&c)).collect());
@@ -152,9 +149,7 @@ pub async fn verify_constraints(
     let df = ctx.table(layout.release.as_str()).await?;
     let mut select: Vec<Expr> = layout.key_columns().iter().map(ident).collect();
     if let Some((c, _)) = set_col {
-        select.push(
-            cast_expr(ident(c), DataType::List(Arc::new(Field::new_list_field(DataType::Utf8, true)))).alias("__items"),
-        );
+        select.push(ident(c).alias("__items"));
     }
     let (supp, rows) = {
         let all = df.clone().count().await?;
@@ -189,7 +184,7 @@ pub async fn verify_constraints(
             }
         }
         if set_col.is_some() {
-            let lists = b.column(b.num_columns() - 1).as_list::<i32>().clone();
+            let lists = code_lists(&layout.release, "__items", b.column(b.num_columns() - 1))?;
             for r in 0..b.num_rows() {
                 let items = if lists.is_valid(r) { texts(&lists.value(r))? } else { vec![] };
                 for item in items.into_iter().flatten() {

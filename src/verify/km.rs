@@ -19,14 +19,11 @@
 use super::Outcome;
 use super::classes::{Layout, texts};
 use crate::error::{AnonError, Result};
-use crate::hierarchy::Hierarchy;
-use datafusion::arrow::array::{Array, AsArray};
-use datafusion::arrow::compute::cast;
-use datafusion::arrow::datatypes::{DataType, Field};
+use crate::hierarchy::{Hierarchy, code_lists};
+use datafusion::arrow::array::Array;
 use datafusion::logical_expr::Expr;
 use datafusion::prelude::{SessionContext, ident};
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::sync::Arc;
 
 /// Combinations enumerated across the whole release before the check gives up.
 pub const MAX_COMBINATIONS: u64 = 10_000_000;
@@ -210,28 +207,20 @@ pub async fn verify_km(
     m: u64,
 ) -> Result<Outcome> {
     let df = ctx.table(layout.release.as_str()).await?;
-    let field = df.schema().field_with_unqualified_name(column).map_err(|_| {
+    df.schema().field_with_unqualified_name(column).map_err(|_| {
         AnonError::column(&layout.release, column, "is missing: the original table declares it set-valued")
     })?;
-    if !matches!(field.data_type(), DataType::List(_) | DataType::LargeList(_) | DataType::ListView(_)) {
-        return Err(AnonError::column(
-            &layout.release,
-            column,
-            format!("is {}, but must be a list of codes", field.data_type()),
-        ));
-    }
     let mut select: Vec<Expr> = layout.key_exprs();
     select.push(ident(column).alias("__items"));
     let batches = df.filter(!layout.suppressed())?.select(select)?.collect().await?;
     let nkeys = layout.key_columns().len();
-    let list_type = DataType::List(Arc::new(Field::new_list_field(DataType::Utf8, true)));
     let mut expander = Expander::new(hierarchy);
     let (mut names, mut ids): (Vec<String>, HashMap<String, u32>) = (Vec::new(), HashMap::new());
     let mut classes: BTreeMap<Vec<Option<String>>, Vec<Vec<u32>>> = BTreeMap::new();
     for b in &batches {
         let keys: Vec<Vec<Option<String>>> = (0..nkeys).map(|i| texts(b.column(i))).collect::<Result<_>>()?;
-        let items = cast(b.column(nkeys), &list_type)?;
-        let items = items.as_list::<i32>();
+        // A list, or a delimited string split as every function splits code sets (module doc).
+        let items = code_lists(&layout.release, column, b.column(nkeys))?;
         for r in 0..b.num_rows() {
             let mut codes: Vec<u32> = Vec::new();
             if items.is_valid(r) {

@@ -8,6 +8,16 @@
 //!
 //! A suppressed record (every quasi-identifier label `*`, numeric bounds NULL) is excluded from
 //! the class-based checks and counted in their detail.
+//!
+//! One thing IS shared: the splitter of code-set columns ([`crate::hierarchy::code_lists`]), so a
+//! release or constraints table whose codes are a delimited string (`'(053.20,053.71);4019'`, as
+//! `COPY ... TO '.csv'` writes lists) is read element for element as the methods and metrics read
+//! it. It is input parsing, not algorithm: it decides no privacy property, only which text is one
+//! element. Independence guards against a method's logic and its checker sharing a mistake; a
+//! separate splitter would instead let the two disagree about what the data says (the artuc/
+//! load_hierarchy disagreement of issue 19), which no check could notice. The splitter has its own
+//! tests (src/hierarchy/code_sets.rs) and tests/own_data.rs checks string- and list-typed releases
+//! give the same verdicts.
 
 mod catalog;
 mod ceiling;

@@ -18,6 +18,9 @@ pub struct CodeColumn {
     pub hierarchy: Arc<Hierarchy>,
     /// Per record, its distinct leaf codes, ascending.
     pub records: Vec<Vec<u32>>,
+    /// Codes outside the hierarchy dropped before the method saw them (`unknown_codes=suppress`):
+    /// (occurrences, distinct codes).
+    pub unknown: (u64, u64),
 }
 
 /// An encoded RT-dataset.
@@ -90,8 +93,9 @@ impl RtTable {
             demographics.push(QiColumn { name: q.to_string(), codes: leaf_codes(name, q, &h, &parts)?, hierarchy: h });
         }
         let h = meta.hierarchy(name, &set)?.clone();
-        let records = code_lists(name, &set, &h, &column(name, &set, batches)?)?;
-        RtTable::from_parts(name, demographics, types, CodeColumn { name: set, hierarchy: h, records })
+        let (records, unknown) = code_lists(name, &set, &h, &column(name, &set, batches)?)?;
+        let codes = CodeColumn { name: set, hierarchy: h, records, unknown };
+        RtTable::from_parts(name, demographics, types, codes)
     }
 
     /// Number of records |D|.
@@ -152,33 +156,15 @@ fn leaf_codes(table: &str, col: &str, h: &Hierarchy, parts: &[ArrayRef]) -> Resu
     Ok(out)
 }
 
-/// Leaf codes of every record's list of diagnosis codes.
-fn code_lists(table: &str, col: &str, h: &Hierarchy, parts: &[ArrayRef]) -> Result<Vec<Vec<u32>>> {
-    let (mut out, mut missing) = (Vec::new(), 0usize);
+/// Leaf codes of every record's diagnosis codes (a list or a delimited string), read as every
+/// function reads them ([`crate::hierarchy::leaf_sets`]); codes outside the hierarchy are an
+/// error unless it drops them (`unknown_codes=suppress`), then counted: (records, (occurrences,
+/// distinct) dropped).
+fn code_lists(table: &str, col: &str, h: &Hierarchy, parts: &[ArrayRef]) -> Result<(Vec<Vec<u32>>, (u64, u64))> {
+    let (mut out, mut unknown) = (Vec::new(), crate::hierarchy::UnknownCodes::default());
     for a in parts {
-        // Lists, or delimited strings split as load_hierarchy splits them.
-        let l = crate::hierarchy::code_lists(table, col, a)?;
-        for r in 0..l.len() {
-            let mut codes = Vec::new();
-            if l.is_valid(r) {
-                let v = l.value(r);
-                let v = v.as_string::<i32>();
-                for i in (0..v.len()).filter(|&i| v.is_valid(i)) {
-                    match h.leaf_of_label(v.value(i).trim()) {
-                        Some(c) => codes.push(c),
-                        None => missing += 1,
-                    }
-                }
-            }
-            out.push(codes);
-        }
+        out.extend(crate::hierarchy::leaf_sets(table, col, h, a, &mut unknown)?);
     }
-    if missing > 0 {
-        return Err(AnonError::column(
-            table,
-            col,
-            format!("{missing} diagnosis code(s) are not leaves of its code hierarchy"),
-        ));
-    }
-    Ok(out)
+    unknown.check(table, col, h)?;
+    Ok((out, (unknown.occurrences, unknown.distinct())))
 }

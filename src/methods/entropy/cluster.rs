@@ -13,6 +13,7 @@
 //! - A candidate whose lower bound ([`State::pair_bound`]) already exceeds the k−1-th best
 //!   key so far is skipped: its key is larger, so it cannot be chosen.
 
+use super::guarded::Guard;
 use super::pair::SeedView;
 use super::state::{Label, State};
 use crate::encode::FrequencyTable;
@@ -49,10 +50,10 @@ pub struct Stats {
 
 /// A candidate in the selection heap, ordered by (key, row).
 #[derive(Debug, Clone, Copy)]
-struct Cand {
-    key: f64,
-    row: u32,
-    count: u64,
+pub(crate) struct Cand {
+    pub key: f64,
+    pub row: u32,
+    pub count: u64,
 }
 impl PartialEq for Cand {
     fn eq(&self, o: &Self) -> bool {
@@ -116,13 +117,13 @@ impl Remaining {
 /// The clustering in progress.
 pub struct Clusterer {
     pub state: State,
-    k: u64,
+    pub(crate) k: u64,
     pub(crate) left: Remaining,
     /// Rows with remaining records, ascending.
-    active: Vec<u32>,
+    pub(crate) active: Vec<u32>,
     pub blocks: Vec<Block>,
     pub stats: Stats,
-    sv: SeedView,
+    pub(crate) sv: SeedView,
 }
 
 impl Clusterer {
@@ -144,15 +145,27 @@ impl Clusterer {
 
     /// Run Algorithm 2 to the end, seeds drawn from `rng`; fails only when cancelled.
     pub fn run(&mut self, rng: &mut StdRng, progress: &dyn Progress) -> Result<()> {
+        self.run_guarded(rng, progress, None)
+    }
+
+    /// Algorithm 2 with every block held to `guard` too ([`super::guarded`]), or without one.
+    pub fn run_guarded(&mut self, rng: &mut StdRng, progress: &dyn Progress, guard: Option<&Guard>) -> Result<()> {
         progress.begin("entropy Q-blocks", self.left.total);
         while self.left.total >= self.k {
             let before = self.left.total;
             let seed = self.left.nth(rng.random_range(0..self.left.total));
-            self.form_block(seed);
+            match guard {
+                None => self.form_block(seed),
+                Some(g) if !self.form_guarded_block(seed, g) => break,
+                Some(_) => {}
+            }
             progress.tick(before - self.left.total)?;
         }
         self.stats.leftovers = self.left.total;
-        attach_leftovers(&mut self.state, &mut self.blocks, &mut self.left);
+        match guard {
+            None => attach_leftovers(&mut self.state, &mut self.blocks, &mut self.left),
+            Some(g) => self.absorb_leftovers(g),
+        }
         progress.finish();
         Ok(())
     }
@@ -234,12 +247,17 @@ fn take_closest(mut cands: Vec<Cand>, need: u64) -> Vec<(u32, u64)> {
     out
 }
 
+/// The closest common ancestors of the values of some records, per attribute.
+pub(crate) fn block_label(state: &State, members: &[(u32, u64)]) -> Vec<Label> {
+    let first = state.leaf_label(members[0].0 as usize);
+    (0..state.attributes())
+        .map(|a| members.iter().fold(first[a], |y, &(row, _)| state.attrs[a].widen(y, state.leaves(row as usize)[a])))
+        .collect()
+}
+
 /// Generalize a new block's records (all at their leaves) to their closest common ancestors.
 pub(crate) fn commit_block(state: &mut State, members: Vec<(u32, u64)>) -> Block {
-    let first = state.leaf_label(members[0].0 as usize);
-    let label: Vec<Label> = (0..state.attributes())
-        .map(|a| members.iter().fold(first[a], |y, &(row, _)| state.attrs[a].widen(y, state.leaves(row as usize)[a])))
-        .collect();
+    let label = block_label(state, &members);
     for &(row, c) in &members {
         let leaf = state.leaf_label(row as usize);
         state.relabel(row as usize, c, &leaf, &label);

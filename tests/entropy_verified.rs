@@ -163,7 +163,7 @@ proptest! {
         let ft = common::random_table(&shapes, &cuts, &rows, values);
         prop_assume!(k <= ft.total());
         let mut fast = Clusterer::new(&ft, k, with_mi).unwrap();
-        fast.run(&mut StdRng::seed_from_u64(seed), &Silent);
+        fast.run(&mut StdRng::seed_from_u64(seed), &Silent).unwrap();
         check_blocks(&ft, &fast.blocks, k, false)?;
         let plain = plain_blocks(&ft, k, with_mi, &mut StdRng::seed_from_u64(seed)).unwrap();
         prop_assert_eq!(&fast.blocks, &plain, "the optimisations changed the blocks");

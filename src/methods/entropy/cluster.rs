@@ -247,17 +247,12 @@ fn take_closest(mut cands: Vec<Cand>, need: u64) -> Vec<(u32, u64)> {
     out
 }
 
-/// The closest common ancestors of the values of some records, per attribute.
-pub(crate) fn block_label(state: &State, members: &[(u32, u64)]) -> Vec<Label> {
-    let first = state.leaf_label(members[0].0 as usize);
-    (0..state.attributes())
-        .map(|a| members.iter().fold(first[a], |y, &(row, _)| state.attrs[a].widen(y, state.leaves(row as usize)[a])))
-        .collect()
-}
-
 /// Generalize a new block's records (all at their leaves) to their closest common ancestors.
 pub(crate) fn commit_block(state: &mut State, members: Vec<(u32, u64)>) -> Block {
-    let label = block_label(state, &members);
+    let first = state.leaf_label(members[0].0 as usize);
+    let label: Vec<Label> = (0..state.attributes())
+        .map(|a| members.iter().fold(first[a], |y, &(row, _)| state.attrs[a].widen(y, state.leaves(row as usize)[a])))
+        .collect();
     for &(row, c) in &members {
         let leaf = state.leaf_label(row as usize);
         state.relabel(row as usize, c, &leaf, &label);
@@ -278,20 +273,24 @@ pub(crate) fn attach_leftovers(state: &mut State, blocks: &mut [Block], left: &m
             .min_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)))
             .map(|(_, b)| b)
             .unwrap_or(0);
-        let block = &mut blocks[best];
-        let to: Vec<Label> =
-            (0..state.attributes()).map(|a| state.attrs[a].widen(block.label[a], state.leaves(row)[a])).collect();
-        for &(r, c) in &block.members {
-            state.relabel(r as usize, c, &block.label, &to);
-        }
-        let leaf = state.leaf_label(row);
-        state.relabel(row, 1, &leaf, &to);
-        block.label = to;
-        match block.members.binary_search_by_key(&(row as u32), |m| m.0) {
-            Ok(i) => block.members[i].1 += 1,
-            Err(i) => block.members.insert(i, (row as u32, 1)),
-        }
+        join_record(state, &mut blocks[best], row);
         left.add(row, -1);
+    }
+}
+
+/// One record of `row` (at its leaves) joins `block`, which widens to cover it.
+pub(crate) fn join_record(state: &mut State, block: &mut Block, row: usize) {
+    let to: Vec<Label> =
+        (0..state.attributes()).map(|a| state.attrs[a].widen(block.label[a], state.leaves(row)[a])).collect();
+    for &(r, c) in &block.members {
+        state.relabel(r as usize, c, &block.label, &to);
+    }
+    let leaf = state.leaf_label(row);
+    state.relabel(row, 1, &leaf, &to);
+    block.label = to;
+    match block.members.binary_search_by_key(&(row as u32), |m| m.0) {
+        Ok(i) => block.members[i].1 += 1,
+        Err(i) => block.members.insert(i, (row as u32, 1)),
     }
 }
 

@@ -6,22 +6,23 @@
 //! The paper does not say how its baselines built their blocks. Ours is Algorithm 2 with a
 //! privacy guard: a random seed, then records in order of their distance to the seed (the same
 //! key as the unguarded clustering: H(X|Y) for `distance=ce`, d for `distance=d`), skipping a
-//! record whose sensitive value would not bring the block closer to the guard; the block closes
+//! record whose sensitive value would not bring the block closer to the guard (under
+//! t-closeness: that the block does not hold less of than the whole table); the block closes
 //! as soon as it has k records and the guard holds, so it stays at k records whenever the
-//! nearest records allow. When no remaining record can complete a block, the clustering stops
-//! and the records left are merged with the existing block whose union with them satisfies the
-//! guard at the least rise in information loss ([`Clusterer::absorb_leftovers`]). Each model
-//! holds on the union of blocks that hold it (entropy is concave, the EMD convex), and the
-//! whole table is checked first, so the merge always ends with every block satisfying it.
+//! nearest records allow. A block is only taken if the records left after it still satisfy the
+//! guard together (the whole table is checked first), so the clustering can stop at any point
+//! with a valid remainder: when no block can be completed or taken, the records left join
+//! existing blocks one at a time where the guard still holds, and those that stay form the
+//! last block ([`Clusterer::absorb_leftovers`]).
 //!
 //! The models are kanon_anonymize's ([`crate::methods::kanon::models`]): one definition of
 //! entropy l-diversity and of t-closeness (equal-distance EMD for a categorical sensitive
 //! attribute, ordered distance for a numeric one) in the methods; `verify_release` checks the
 //! result with its own code.
 
-use super::cluster::{Block, Cand, Clusterer, block_label, commit_block};
+use super::cluster::{Block, Cand, Clusterer, commit_block, join_record};
 use super::loss::entropy_bits;
-use super::state::{Label, State};
+use super::state::State;
 use crate::methods::kanon::models::{Models, SensitiveContext, class_ok};
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
@@ -67,13 +68,18 @@ impl Guard {
     }
 
     /// Which sensitive values a block may take next: those that keep the models holding (k
-    /// aside) or bring the block strictly closer to them.
+    /// aside) or bring the block strictly closer to them; under t-closeness also any value the
+    /// block holds less of than the whole table (p_z < q_z). A small block often cannot come
+    /// strictly closer in one record (every value overshoots), but filling it with
+    /// under-represented values makes its distribution converge to the table's.
     fn wanted(&self, hist: &mut [u32], size: u64) -> Vec<bool> {
         let before = self.shortfall(hist, size);
         (0..self.values)
             .map(|z| {
+                let under = self.models.t.is_some() && (hist[z] as f64) < self.ctx.global[z] * size as f64;
                 hist[z] += 1;
-                let ok = class_ok(&self.any_size, size + 1, Some(&*hist), Some(&self.ctx))
+                let ok = under
+                    || class_ok(&self.any_size, size + 1, Some(&*hist), Some(&self.ctx))
                     || self.shortfall(hist, size + 1) < before - 1e-12;
                 hist[z] -= 1;
                 ok
@@ -155,8 +161,12 @@ impl Clusterer {
         self.state.seed_view(seed, &mut self.sv);
         let (state, sv) = (&self.state, &self.sv);
         let mut cands = Vec::with_capacity(self.active.len());
+        // The records left, seed included: what must still make valid blocks afterwards.
+        let (mut pool, mut pool_size) = guard.histogram(state, &[]);
         for &row in &self.active {
             let r = row as usize;
+            pool[state.z[r] as usize] += self.left.of(r) as u32;
+            pool_size += self.left.of(r);
             let count = self.left.of(r) - u64::from(r == seed);
             if count > 0 {
                 cands.push(Reverse(Cand { key: state.pair_key(sv, r), row, count }));
@@ -188,6 +198,14 @@ impl Clusterer {
             size += 1;
             taken.push((c.row, 1));
         }
+        // The records left after this block must still satisfy the guard together (or be none),
+        // so that whatever no later block takes can always be a valid block of its own.
+        for (p, &h) in pool.iter_mut().zip(&hist) {
+            *p -= h;
+        }
+        if pool_size > size && !guard.holds(&pool, pool_size - size) {
+            return false;
+        }
         self.stats.seeds += 1;
         let members = merged(taken);
         for &(row, c) in &members {
@@ -200,77 +218,59 @@ impl Clusterer {
         true
     }
 
-    /// The records no block could take join existing blocks: the block whose union with them
-    /// satisfies `guard` at the least rise in N × total information loss (ties: the earliest);
-    /// when no single block will do, the block that brings them closest to the guard joins
-    /// them first (ties: the latest) and the search repeats. The records alone form a block
-    /// when they satisfy the guard themselves.
+    /// The records no block took (they satisfy `guard` together: see
+    /// [`Clusterer::form_guarded_block`]) join existing blocks one at a time, in row order: each
+    /// joins the block that still satisfies the guard with it at the least rise in N × total
+    /// information loss (ties: the earliest), as long as the records staying behind still
+    /// satisfy it too. Those that stay form the last block.
     pub fn absorb_leftovers(&mut self, guard: &Guard) {
+        self.active.clear();
         let rest: Vec<(u32, u64)> =
             (0..self.state.rows()).filter(|&r| self.left.of(r) > 0).map(|r| (r as u32, self.left.of(r))).collect();
         if rest.is_empty() {
             return;
         }
+        // Sensitive histograms of the blocks, so that a union is checked in O(values).
+        let mut hists: Vec<(Vec<u32>, u64)> =
+            self.blocks.iter().map(|b| guard.histogram(&self.state, &b.members)).collect();
+        let (mut pool, mut pool_size) = guard.histogram(&self.state, &rest);
+        let mut stay: Vec<(u32, u64)> = Vec::new();
         for &(row, c) in &rest {
             self.left.add(row as usize, -(c as i64));
+            let z = self.state.z[row as usize] as usize;
+            let leaves = PoolLeaves::new(&self.state, &[(row, 1)]);
+            for _ in 0..c {
+                pool[z] -= 1;
+                pool_size -= 1;
+                let best = if pool_size == 0 || guard.holds(&pool, pool_size) {
+                    (0..self.blocks.len())
+                        .filter(|&i| {
+                            let mut h = hists[i].0.clone();
+                            h[z] += 1;
+                            guard.holds(&h, hists[i].1 + 1)
+                        })
+                        .map(|i| (leaves.rise(&self.state, &self.blocks[i]), i))
+                        .min_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)))
+                } else {
+                    None
+                };
+                match best {
+                    Some((_, i)) => {
+                        join_record(&mut self.state, &mut self.blocks[i], row as usize);
+                        hists[i].0[z] += 1;
+                        hists[i].1 += 1;
+                    }
+                    None => {
+                        pool[z] += 1;
+                        pool_size += 1;
+                        stay.push((row, 1));
+                    }
+                }
+            }
         }
-        self.active.clear();
-        let state = &self.state;
-        // Sensitive histograms of the blocks, so that a union is checked in O(values).
-        let mut hists: Vec<(Vec<u32>, u64)> = self.blocks.iter().map(|b| guard.histogram(state, &b.members)).collect();
-        let (mut pool_hist, mut pool_size) = guard.histogram(state, &rest);
-        let mut pool = rest.clone();
-        let mut absorbed: Vec<Block> = Vec::new();
-        let union = |pool: &[u32], h: &[u32]| -> Vec<u32> { pool.iter().zip(h).map(|(a, b)| a + b).collect() };
-        let target = loop {
-            if self.blocks.is_empty() || guard.holds(&pool_hist, pool_size) {
-                break None;
-            }
-            let leaves = PoolLeaves::new(&self.state, &pool);
-            let best = (0..self.blocks.len())
-                .filter(|&i| guard.holds(&union(&pool_hist, &hists[i].0), pool_size + hists[i].1))
-                .map(|i| (leaves.rise(&self.state, &self.blocks[i]), i))
-                .min_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-            if let Some((_, i)) = best {
-                break Some(i);
-            }
-            let closest = (0..self.blocks.len())
-                .map(|i| (guard.shortfall(&union(&pool_hist, &hists[i].0), pool_size + hists[i].1), i))
-                .min_by(|a, b| a.0.total_cmp(&b.0).then(b.1.cmp(&a.1)))
-                .map_or(0, |x| x.1);
-            let b = self.blocks.remove(closest);
-            let (h, n) = hists.remove(closest);
-            pool_hist = union(&pool_hist, &h);
-            pool_size += n;
-            pool.extend(b.members.iter().copied());
-            absorbed.push(b);
-        };
-        let mut parts: Vec<(Option<Vec<Label>>, Vec<(u32, u64)>)> = vec![(None, rest)];
-        parts.extend(absorbed.into_iter().map(|b| (Some(b.label), b.members)));
-        match target {
-            Some(i) => {
-                let b = self.blocks[i].clone();
-                parts.push((Some(b.label), b.members));
-                self.blocks[i] = merge(&mut self.state, parts);
-            }
-            None => {
-                let block = merge(&mut self.state, parts);
-                self.blocks.push(block);
-            }
+        if !stay.is_empty() {
+            let block = commit_block(&mut self.state, merged(stay));
+            self.blocks.push(block);
         }
     }
-}
-
-/// One block from several groups of records, each at its own labels (`None`: every record at
-/// its leaves), generalized to the closest common ancestors of all their values.
-fn merge(state: &mut State, parts: Vec<(Option<Vec<Label>>, Vec<(u32, u64)>)>) -> Block {
-    let members = merged(parts.iter().flat_map(|p| p.1.iter().copied()));
-    let label = block_label(state, &members);
-    for (from, records) in &parts {
-        for &(row, c) in records {
-            let from = from.clone().unwrap_or_else(|| state.leaf_label(row as usize));
-            state.relabel(row as usize, c, &from, &label);
-        }
-    }
-    Block { label, members }
 }

@@ -1,7 +1,8 @@
 //! entropy_anonymize (issue target, release build, 2-core machine): Adult, all of the ARX
 //! file's attributes (8 quasi-identifiers with salary_class, occupation sensitive), k = 3,
-//! under 30 s. Measured: the clustering with the paper's d and with CE alone, and the whole
-//! SQL call (aggregation, clustering, release).
+//! under 30 s. Measured: the clustering with the paper's d and with CE alone, the paper's two
+//! baselines as guarded Q-blocks (CE with entropy_l=3, CE with t=0.15), and the whole SQL call
+//! (aggregation, clustering, release).
 //!
 //! Run: `cargo bench --bench entropy`
 
@@ -26,7 +27,13 @@ fn adult(c: &mut Criterion) {
     let ft = rt.block_on(frequency_table(&ctx, "adult", &meta, Some("occupation"))).unwrap();
     let mut g = c.benchmark_group("entropy_adult_k3");
     g.sample_size(10).measurement_time(Duration::from_secs(30));
-    for (name, options) in [("d", "seed=1"), ("ce", "seed=1, distance=ce")] {
+    let runs = [
+        ("d", "seed=1"),
+        ("ce", "seed=1, distance=ce"),
+        ("ce_entropy_l3", "seed=1, distance=ce, entropy_l=3"),
+        ("ce_t015", "seed=1, distance=ce, t=0.15"),
+    ];
+    for (name, options) in runs {
         let config = EntropyConfig::new(3).with_options(options).unwrap();
         g.bench_function(name, |b| b.iter(|| cluster(&ft, &config, &Silent).unwrap().measures.total_information_loss));
     }

@@ -237,6 +237,12 @@ async fn bad_input_is_named_and_registers_nothing() {
         ("SELECT * FROM entropy_anonymize('t1', 'x', 3, 'colour=red')", "unknown option"),
         ("SELECT * FROM entropy_anonymize('nope', 'x', 3)", "nope"),
         ("SELECT * FROM entropy_anonymize('t1', 't1', 3)", "output"),
+        ("SELECT * FROM entropy_anonymize('t1', 'x', 3, 'entropy_l=many')", "entropy_l"),
+        ("SELECT * FROM entropy_anonymize('t1', 'x', 3, 'entropy_l=0.5')", "entropy_l"),
+        ("SELECT * FROM entropy_anonymize('t1', 'x', 3, 't=2')", "must be in [0, 1]"),
+        // Table 1 as a whole (4 Heart Disease, 2 Cancer, 3 Flu) has entropy 1.060 < ln 3, and
+        // blocks that hold entropy 3-diversity would make a table that does.
+        ("SELECT * FROM entropy_anonymize('t1', 'x', 3, 'entropy_l=3')", "the whole table does not satisfy"),
     ];
     for (sql, needle) in cases {
         let e = err(&ctx, sql).await;
@@ -257,6 +263,62 @@ async fn bad_input_is_named_and_registers_nothing() {
     let e = err(&ctx, "SELECT * FROM entropy_anonymize('t3', 'x', 3)").await;
     assert!(e.contains("disease"), "{e}");
     assert!(!ctx.table_exist("x").unwrap());
+}
+
+/// The guards: every block entropy 2-diverse or 0.3-close as well, for either distance and any
+/// seed, as `verify_release` (its own code) finds; the report names the guard, and no guard
+/// reports NULL.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn guarded_blocks_pass_the_verifier() {
+    let ctx = table1().await;
+    let text = |b: &[datafusion::arrow::array::RecordBatch]| pretty_format_batches(b).unwrap().to_string();
+    let cases = [("entropy_l=2", "k=3, entropy_l=2"), ("t=0.3", "k=3, t=0.3")];
+    for (i, (guard, checks)) in cases.into_iter().enumerate() {
+        for distance in ["d", "ce"] {
+            for seed in 0..6 {
+                let out = format!("g{i}_{distance}_{seed}");
+                let sql = format!(
+                    "SELECT * FROM entropy_anonymize('t1', '{out}', 3, 'seed={seed}, distance={distance}, {guard}')"
+                );
+                assert_eq!(rows(&ctx, &sql).await.iter().map(|b| b.num_rows()).sum::<usize>(), 9);
+                let verified =
+                    text(&rows(&ctx, &format!("SELECT * FROM verify_release('t1', '{out}', '{checks}')")).await);
+                assert!(!verified.contains("| false"), "{sql}\n{verified}");
+                let privacy = text(&rows(&ctx, &format!("SELECT privacy FROM {out}_report")).await);
+                assert!(privacy.contains(&format!("k=3, {guard}")), "{privacy}");
+            }
+        }
+    }
+    rows(&ctx, "SELECT * FROM entropy_anonymize('t1', 'plain', 3, 'seed=1')").await;
+    assert_eq!(int(&ctx, "SELECT COUNT(*) FROM plain_report WHERE privacy IS NULL").await, 1);
+}
+
+/// The paper's setting on the first 3,000 rows of adult_uci (9 categorical attributes,
+/// relationship included): entropy 3-diverse and 0.15-close Q-blocks of size 3 hold their
+/// guards under verify_release; entropy 3-diversity keeps nearly every block at 3 records
+/// (three distinct occupations), t-closeness needs much larger blocks.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn paper_baselines_on_adult_uci() {
+    let (ctx, _registry) = anonfusion::session();
+    rows(&ctx, "SELECT * FROM load_dataset('adult_uci', 3000, NULL, 'a')").await;
+    let text = |b: &[datafusion::arrow::array::RecordBatch]| pretty_format_batches(b).unwrap().to_string();
+    for (out, guard, checks) in [("al", "entropy_l=3", "k=3, entropy_l=3"), ("at", "t=0.15", "k=3, t=0.15")] {
+        rows(&ctx, &format!("SELECT COUNT(*) FROM entropy_anonymize('a', '{out}', 3, 'seed=1, distance=ce, {guard}')"))
+            .await;
+        let verified = text(&rows(&ctx, &format!("SELECT * FROM verify_release('a', '{out}', '{checks}')")).await);
+        assert!(!verified.contains("| false"), "{verified}");
+        let columns = text(&rows(&ctx, &format!("SELECT * FROM {out} LIMIT 1")).await);
+        assert!(columns.contains("relationship") && !columns.contains("age"), "{columns}");
+    }
+    let blocks = int(&ctx, "SELECT q_blocks FROM al_report").await;
+    let of_three =
+        int(&ctx, "SELECT COUNT(*) FROM (SELECT class_id FROM al GROUP BY class_id HAVING COUNT(*) = 3)").await;
+    assert!(of_three * 100 >= blocks * 95, "{of_three} of {blocks} blocks have 3 records");
+    assert_eq!(int(&ctx, "SELECT q_blocks_l1 + q_blocks_l2 FROM al_report").await, 0);
+    // t = 0.15 needs blocks of many records, but still many blocks, none of them the table.
+    let t_blocks = int(&ctx, "SELECT q_blocks FROM at_report").await;
+    assert!(t_blocks * 5 < blocks && t_blocks >= 30, "{t_blocks} t-close blocks");
+    assert!(int(&ctx, "SELECT MAX(n) FROM (SELECT COUNT(*) AS n FROM at GROUP BY class_id)").await < 300);
 }
 
 /// A memoized call is not reused once the declarations change: the same arguments under other

@@ -93,11 +93,17 @@ fn pair_by_definition(ft: &FrequencyTable, blocks: &[Block], a: usize, b: usize,
 }
 
 /// Block-level facts checked from the records: sizes, coverage, closest common ancestors.
-fn check_blocks(ft: &FrequencyTable, blocks: &[Block], k: u64) -> Result<(), TestCaseError> {
+/// Unguarded blocks stay below 2k (only the fewer than k leftovers join a block); a guard
+/// grows blocks as it needs.
+fn check_blocks(ft: &FrequencyTable, blocks: &[Block], k: u64, guarded: bool) -> Result<(), TestCaseError> {
     let mut seen = vec![0u64; ft.len()];
     for b in blocks {
         prop_assert!(b.size() >= k, "block of {} < k = {}", b.size(), k);
-        prop_assert!(b.size() < 2 * k, "block of {}: only the fewer than k leftovers join a block", b.size());
+        prop_assert!(
+            guarded || b.size() < 2 * k,
+            "block of {}: only the fewer than k leftovers join a block",
+            b.size()
+        );
         for &(row, c) in &b.members {
             seen[row as usize] += c;
         }
@@ -119,6 +125,28 @@ fn entropy(counts: &HashMap<u32, u64>, n: u64) -> f64 {
     counts.values().map(|&c| c as f64 / n as f64).map(|p| -p * p.log2()).sum()
 }
 
+/// Records per sensitive value of some frequency-table rows.
+fn sensitive_counts(ft: &FrequencyTable, members: impl Iterator<Item = (u32, u64)>) -> HashMap<u32, u64> {
+    let mut z: HashMap<u32, u64> = HashMap::new();
+    for (row, c) in members {
+        *z.entry(ft.sensitive.as_ref().unwrap().codes[row as usize]).or_default() += c;
+    }
+    z
+}
+
+/// Half the L1 distance between two histograms' distributions (the equal-distance EMD).
+fn total_variation(p: &HashMap<u32, u64>, q: &HashMap<u32, u64>) -> f64 {
+    let (np, nq) = (p.values().sum::<u64>() as f64, q.values().sum::<u64>() as f64);
+    let at = |h: &HashMap<u32, u64>, z: &u32, n: f64| h.get(z).copied().unwrap_or(0) as f64 / n;
+    0.5 * q
+        .keys()
+        .chain(p.keys())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .map(|z| (at(p, z, np) - at(q, z, nq)).abs())
+        .sum::<f64>()
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 500, failure_persistence: None, .. ProptestConfig::default() })]
 
@@ -135,14 +163,14 @@ proptest! {
         let ft = common::random_table(&shapes, &cuts, &rows, values);
         prop_assume!(k <= ft.total());
         let mut fast = Clusterer::new(&ft, k, with_mi).unwrap();
-        fast.run(&mut StdRng::seed_from_u64(seed), &Silent);
-        check_blocks(&ft, &fast.blocks, k)?;
+        fast.run(&mut StdRng::seed_from_u64(seed), &Silent).unwrap();
+        check_blocks(&ft, &fast.blocks, k, false)?;
         let plain = plain_blocks(&ft, k, with_mi, &mut StdRng::seed_from_u64(seed)).unwrap();
         prop_assert_eq!(&fast.blocks, &plain, "the optimisations changed the blocks");
 
         // The report's measures are the blocks' own.
         let distance = if with_mi { Distance::EntropyMi } else { Distance::ConditionalEntropy };
-        let config = EntropyConfig { k, distance, seed: Some(seed) };
+        let config = EntropyConfig { distance, seed: Some(seed), ..EntropyConfig::new(k) };
         let res = cluster(&ft, &config, &Silent).unwrap();
         prop_assert_eq!(&res.blocks, &fast.blocks);
         let n = ft.total();
@@ -196,6 +224,54 @@ proptest! {
 }
 
 proptest! {
+    #![proptest_config(ProptestConfig { cases: 500, failure_persistence: None, .. ProptestConfig::default() })]
+
+    /// entropy_l= and t=: every block satisfies the guard, computed here from the definitions
+    /// (entropy in nats against ln l; total variation against the whole table), every record
+    /// is in exactly one block at its closest common ancestors, and the call fails exactly when
+    /// the whole table fails the guard (then no partition can hold it).
+    #[test]
+    fn guarded_blocks_hold_their_guard(
+        shapes in prop::collection::vec((1usize..7, 1usize..4, any::<bool>()), 1..4),
+        cuts in prop::collection::vec(any::<u8>(), 1..12),
+        rows in prop::collection::vec((any::<u32>(), 1u64..4), 2..30),
+        values in 1usize..5,
+        k in 2u64..5,
+        seed in 0u64..1000,
+        with_mi in any::<bool>(),
+        entropy_guard in any::<bool>(),
+        level in 0usize..4,
+    ) {
+        let ft = common::random_table(&shapes, &cuts, &rows, values);
+        prop_assume!(k <= ft.total());
+        let (entropy_l, t) =
+            if entropy_guard { (Some([1.0, 1.5, 2.0, 3.0][level]), None) } else { (None, Some([0.0, 0.1, 0.3, 0.6][level])) };
+        let distance = if with_mi { Distance::EntropyMi } else { Distance::ConditionalEntropy };
+        let config = EntropyConfig { distance, seed: Some(seed), entropy_l, t, ..EntropyConfig::new(k) };
+        let whole = sensitive_counts(&ft, ft.counts.iter().enumerate().map(|(r, &c)| (r as u32, c)));
+        let nats = |z: &HashMap<u32, u64>| entropy(z, z.values().sum()) * std::f64::consts::LN_2;
+        let whole_holds = entropy_l.is_none_or(|l| nats(&whole) >= l.ln() - 1e-12);
+        match cluster(&ft, &config, &Silent) {
+            Err(e) => prop_assert!(!whole_holds, "the whole table holds the guard, yet: {}", e),
+            Ok(res) => {
+                prop_assert!(whole_holds, "a partition into blocks that hold the guard, of a table that does not");
+                check_blocks(&ft, &res.blocks, k, true)?;
+                for b in &res.blocks {
+                    let z = sensitive_counts(&ft, b.members.iter().copied());
+                    if let Some(l) = entropy_l {
+                        prop_assert!(nats(&z) >= l.ln() - 1e-12, "block entropy {} < ln {}", nats(&z), l);
+                    }
+                    if let Some(t) = t {
+                        let tv = total_variation(&z, &whole);
+                        prop_assert!(tv <= t + 1e-12, "block EMD {} > t = {}", tv, t);
+                    }
+                }
+            }
+        }
+    }
+}
+
+proptest! {
     #![proptest_config(ProptestConfig { cases: 200, failure_persistence: None, .. ProptestConfig::default() })]
 
     /// Through SQL: verify_release holds k, the diversity counts are anon_metrics', every original
@@ -208,6 +284,7 @@ proptest! {
         values in 1usize..5,
         k in 2u64..5,
         seed in 0u64..1000,
+        guard in 0usize..3,
     ) {
         let ft = common::random_table(&shapes, &cuts, &rows, values);
         prop_assume!(k <= ft.total());
@@ -215,8 +292,18 @@ proptest! {
         let registry = anonfusion::register_all(&ctx);
         common::register_random(&ctx, &registry, &ft);
         let text = |sql: &str| pretty_format_batches(&run(&ctx, sql).unwrap()).unwrap().to_string();
-        let first = text(&format!("SELECT * FROM entropy_anonymize('t', 'r', {k}, 'seed={seed}')"));
-        let verified = text(&format!("SELECT check, holds, detail FROM verify_release('t', 'r', 'k={k}')"));
+        // No guard, entropy 1.5-diversity, or 0.4-closeness: verify_release checks the guard too.
+        let guard = ["", ", entropy_l=1.5", ", t=0.4"][guard];
+        let call = format!("SELECT * FROM entropy_anonymize('t', 'r', {k}, 'seed={seed}{guard}')");
+        let first = match run(&ctx, &call) {
+            Ok(b) => pretty_format_batches(&b).unwrap().to_string(),
+            Err(e) => {
+                // Only a table that fails the guard as a whole is refused.
+                prop_assert!(!guard.is_empty() && e.to_string().contains("whole table"), "{}", e);
+                return Ok(());
+            }
+        };
+        let verified = text(&format!("SELECT check, holds, detail FROM verify_release('t', 'r', 'k={k}{guard}')"));
         prop_assert!(!verified.contains("| false"), "{}", verified);
         let reported = text("SELECT q_blocks, q_blocks_l1, q_blocks_l2, q_blocks_l3plus FROM r_report");
         let measured = text("SELECT CAST(MAX(CASE WHEN metric = 'q_blocks' THEN value END) AS BIGINT) AS q_blocks, \
@@ -229,7 +316,7 @@ proptest! {
         // augmenting paths where the greedy pass strands some).
         let unmatched = text("SELECT value FROM anon_metrics('t', 'r') WHERE metric = 'unmatched_original_records'");
         prop_assert!(unmatched.contains("| 0.0 "), "{}", unmatched);
-        let again = text(&format!("SELECT * FROM entropy_anonymize('t', 'r2', {k}, 'seed={seed}')"));
+        let again = text(&format!("SELECT * FROM entropy_anonymize('t', 'r2', {k}, 'seed={seed}{guard}')"));
         prop_assert_eq!(first, again);
     }
 }

@@ -1,5 +1,6 @@
 //! `entropy_anonymize(source, output, k [, options])`: k-anonymous Q-blocks built with the
-//! distance d = H(X|Y) + I(Y;Z) (options: `distance=d|ce, seed=42`). Registers the release as
+//! distance d = H(X|Y) + I(Y;Z) (options: `distance=d|ce, seed=42`, and the guards
+//! `entropy_l=3`, `t=0.15` that every block must also satisfy). Registers the release as
 //! `output` (with `class_id`) and the report as `output_report`, and returns the release.
 
 use super::method::{Call, MethodSpec, Outputs};
@@ -14,7 +15,8 @@ pub struct Entropy;
 impl MethodSpec for Entropy {
     type Params = EntropyConfig;
     const NAME: &'static str = "entropy_anonymize";
-    const SIGNATURE: &'static str = "entropy_anonymize(source, output, k [, 'distance=d|ce, seed=42'])";
+    const SIGNATURE: &'static str =
+        "entropy_anonymize(source, output, k [, 'distance=d|ce, entropy_l=3, t=0.15, seed=42'])";
     const ARITY: (usize, usize) = (3, 4);
 
     fn parse(&self, a: &Args) -> Result<EntropyConfig> {
@@ -51,6 +53,7 @@ impl MethodSpec for Entropy {
             vec![
                 ("k", Int(config.k as i64)),
                 ("distance", Text(config.distance.name().into())),
+                ("privacy", OptText(config.models().map(|m| m.describe()))),
                 // Whether the call was seeded, never the seed: a published seed would let anyone
                 // replay the randomness (which records became counterfeits, which node was drawn).
                 ("seeded", Bool(config.seed.is_some())),

@@ -13,6 +13,7 @@
 //! - A candidate whose lower bound ([`State::pair_bound`]) already exceeds the k−1-th best
 //!   key so far is skipped: its key is larger, so it cannot be chosen.
 
+use super::guarded::Guard;
 use super::pair::SeedView;
 use super::state::{Label, State};
 use crate::encode::FrequencyTable;
@@ -49,10 +50,10 @@ pub struct Stats {
 
 /// A candidate in the selection heap, ordered by (key, row).
 #[derive(Debug, Clone, Copy)]
-struct Cand {
-    key: f64,
-    row: u32,
-    count: u64,
+pub(crate) struct Cand {
+    pub key: f64,
+    pub row: u32,
+    pub count: u64,
 }
 impl PartialEq for Cand {
     fn eq(&self, o: &Self) -> bool {
@@ -116,13 +117,13 @@ impl Remaining {
 /// The clustering in progress.
 pub struct Clusterer {
     pub state: State,
-    k: u64,
+    pub(crate) k: u64,
     pub(crate) left: Remaining,
     /// Rows with remaining records, ascending.
-    active: Vec<u32>,
+    pub(crate) active: Vec<u32>,
     pub blocks: Vec<Block>,
     pub stats: Stats,
-    sv: SeedView,
+    pub(crate) sv: SeedView,
 }
 
 impl Clusterer {
@@ -144,15 +145,27 @@ impl Clusterer {
 
     /// Run Algorithm 2 to the end, seeds drawn from `rng`; fails only when cancelled.
     pub fn run(&mut self, rng: &mut StdRng, progress: &dyn Progress) -> Result<()> {
+        self.run_guarded(rng, progress, None)
+    }
+
+    /// Algorithm 2 with every block held to `guard` too ([`super::guarded`]), or without one.
+    pub fn run_guarded(&mut self, rng: &mut StdRng, progress: &dyn Progress, guard: Option<&Guard>) -> Result<()> {
         progress.begin("entropy Q-blocks", self.left.total);
         while self.left.total >= self.k {
             let before = self.left.total;
             let seed = self.left.nth(rng.random_range(0..self.left.total));
-            self.form_block(seed);
+            match guard {
+                None => self.form_block(seed),
+                Some(g) if !self.form_guarded_block(seed, g) => break,
+                Some(_) => {}
+            }
             progress.tick(before - self.left.total)?;
         }
         self.stats.leftovers = self.left.total;
-        attach_leftovers(&mut self.state, &mut self.blocks, &mut self.left);
+        match guard {
+            None => attach_leftovers(&mut self.state, &mut self.blocks, &mut self.left),
+            Some(g) => self.absorb_leftovers(g),
+        }
         progress.finish();
         Ok(())
     }
@@ -260,20 +273,24 @@ pub(crate) fn attach_leftovers(state: &mut State, blocks: &mut [Block], left: &m
             .min_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)))
             .map(|(_, b)| b)
             .unwrap_or(0);
-        let block = &mut blocks[best];
-        let to: Vec<Label> =
-            (0..state.attributes()).map(|a| state.attrs[a].widen(block.label[a], state.leaves(row)[a])).collect();
-        for &(r, c) in &block.members {
-            state.relabel(r as usize, c, &block.label, &to);
-        }
-        let leaf = state.leaf_label(row);
-        state.relabel(row, 1, &leaf, &to);
-        block.label = to;
-        match block.members.binary_search_by_key(&(row as u32), |m| m.0) {
-            Ok(i) => block.members[i].1 += 1,
-            Err(i) => block.members.insert(i, (row as u32, 1)),
-        }
+        join_record(state, &mut blocks[best], row);
         left.add(row, -1);
+    }
+}
+
+/// One record of `row` (at its leaves) joins `block`, which widens to cover it.
+pub(crate) fn join_record(state: &mut State, block: &mut Block, row: usize) {
+    let to: Vec<Label> =
+        (0..state.attributes()).map(|a| state.attrs[a].widen(block.label[a], state.leaves(row)[a])).collect();
+    for &(r, c) in &block.members {
+        state.relabel(r as usize, c, &block.label, &to);
+    }
+    let leaf = state.leaf_label(row);
+    state.relabel(row, 1, &leaf, &to);
+    block.label = to;
+    match block.members.binary_search_by_key(&(row as u32), |m| m.0) {
+        Ok(i) => block.members[i].1 += 1,
+        Err(i) => block.members.insert(i, (row as u32, 1)),
     }
 }
 

@@ -24,8 +24,8 @@ pub struct Measures {
 }
 
 /// −Σ (c/n) log₂(c/n) of a histogram.
-fn entropy<'a>(counts: impl Iterator<Item = &'a u64>, n: u64) -> f64 {
-    counts.filter(|&&c| c > 0).map(|&c| c as f64 / n as f64).map(|p| -p * p.log2()).sum()
+pub(crate) fn entropy_bits(counts: impl Iterator<Item = u64>, n: u64) -> f64 {
+    counts.filter(|&c| c > 0).map(|c| c as f64 / n as f64).map(|p| -p * p.log2()).sum()
 }
 
 pub fn measure(state: &State, blocks: &[Block]) -> Measures {
@@ -42,7 +42,7 @@ pub fn measure(state: &State, blocks: &[Block]) -> Measures {
             for &(row, c) in &b.members {
                 *x.entry(state.leaves(row as usize)[a]).or_default() += c;
             }
-            loss += entropy(x.values(), size);
+            loss += entropy_bits(x.values().copied(), size);
         }
         for &(row, c) in &b.members {
             *z.entry(state.z[row as usize]).or_default() += c;
@@ -50,9 +50,9 @@ pub fn measure(state: &State, blocks: &[Block]) -> Measures {
         }
         out.block_entropy_sum += loss;
         out.total_information_loss += size as f64 / n as f64 * loss;
-        hz_given_q += size as f64 / n as f64 * entropy(z.values(), size);
+        hz_given_q += size as f64 / n as f64 * entropy_bits(z.values().copied(), size);
         out.diversity[(z.len() - 1).min(2)] += 1;
     }
-    out.mutual_information = entropy(z_all.values(), n) - hz_given_q;
+    out.mutual_information = entropy_bits(z_all.values().copied(), n) - hz_given_q;
     out
 }

@@ -10,9 +10,13 @@
 //! - Q-blocks (Algorithm 2; [`cluster`]): a random seed record and the k−1 records closest to
 //!   it, generalized to the closest common ancestors of their values in each hierarchy.
 //!
+//! - Guards (`entropy_l=`, `t=`; [`guarded`]): blocks that must also satisfy entropy
+//!   l-diversity or t-closeness, the paper's baselines with `distance=ce`.
+//!
 //! Everything runs on the frequency table; the release is built from the blocks ([`release`]).
 
 pub mod cluster;
+pub mod guarded;
 pub mod loss;
 pub mod pair;
 pub mod reference;
@@ -20,12 +24,14 @@ pub mod release;
 pub mod state;
 
 pub use cluster::{Block, Clusterer, Stats};
+pub use guarded::Guard;
 pub use loss::Measures;
 pub use state::State;
 
 use crate::encode::{FrequencyTable, frequency_table};
 use crate::error::{AnonError, Result};
 use crate::meta::TableMeta;
+use crate::methods::kanon::Models;
 use crate::progress::Progress;
 use datafusion::prelude::SessionContext;
 use rand::SeedableRng;
@@ -66,11 +72,15 @@ pub struct EntropyConfig {
     pub distance: Distance,
     /// `None` draws the seeds from OS entropy.
     pub seed: Option<u64>,
+    /// Every block entropy l-diverse too (`entropy_l=`).
+    pub entropy_l: Option<f64>,
+    /// Every block t-close too (`t=`).
+    pub t: Option<f64>,
 }
 
 impl EntropyConfig {
     pub fn new(k: u64) -> Self {
-        EntropyConfig { k, distance: Distance::EntropyMi, seed: None }
+        EntropyConfig { k, distance: Distance::EntropyMi, seed: None, entropy_l: None, t: None }
     }
 
     pub fn with_seed(mut self, seed: u64) -> Self {
@@ -78,10 +88,28 @@ impl EntropyConfig {
         self
     }
 
-    /// Parse `distance=d|ce, seed=42`.
+    /// The privacy models a guarded call holds every block to, k included.
+    pub fn models(&self) -> Option<Models> {
+        (self.entropy_l.is_some() || self.t.is_some()).then(|| Models {
+            entropy_l: self.entropy_l,
+            t: self.t,
+            ..Models::k_only(self.k)
+        })
+    }
+
+    /// Parse `distance=d|ce, seed=42, entropy_l=3, t=0.15`.
     pub fn with_options(mut self, options: &str) -> Result<Self> {
         for (key, value) in crate::methods::options::pairs(F, options)? {
+            let num = || {
+                value
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|x| x.is_finite())
+                    .ok_or_else(|| AnonError::argument(F, &key, format!("'{value}' is not a number")))
+            };
             match key.as_str() {
+                "entropy_l" => self.entropy_l = Some(num()?),
+                "t" => self.t = Some(num()?),
                 "seed" => self.seed = Some(crate::methods::options::seed(F, &value)?),
                 "distance" => {
                     self.distance = Distance::parse(&value)
@@ -91,7 +119,7 @@ impl EntropyConfig {
                     return Err(AnonError::argument(
                         F,
                         "options",
-                        format!("unknown option '{other}' (distance, seed)"),
+                        format!("unknown option '{other}' (distance, seed, entropy_l, t)"),
                     ));
                 }
             }
@@ -114,7 +142,7 @@ impl EntropyConfig {
         if sensitive_values == 0 {
             return Err(AnonError::argument(F, "source", "the sensitive attribute has no values"));
         }
-        Ok(())
+        self.models().map_or(Ok(()), |m| m.validate(F))
     }
 }
 
@@ -140,9 +168,30 @@ pub fn cluster(ft: &FrequencyTable, config: &EntropyConfig, progress: &dyn Progr
         None => rand::make_rng::<StdRng>(),
     };
     let mut c = Clusterer::new(ft, config.k, config.distance == Distance::EntropyMi)?;
-    c.run(&mut rng, progress)?;
+    let guard = match config.models() {
+        Some(models) => Some(whole_table_guard(ft, &c.state, models)?),
+        None => None,
+    };
+    c.run_guarded(&mut rng, progress, guard.as_ref())?;
     let measures = loss::measure(&c.state, &c.blocks);
     Ok(EntropyResult { objective: c.state.objective(), measures, stats: c.stats, blocks: c.blocks })
+}
+
+/// The guard of a call, once the whole table is known to satisfy it: blocks that satisfy a
+/// model make a table that does, so a table that does not can have no such blocks.
+fn whole_table_guard(ft: &FrequencyTable, state: &State, models: Models) -> Result<Guard> {
+    let values = ft.sensitive.as_ref().map_or(&[][..], |s| &s.values[..]);
+    let guard = Guard::new(models, state, values);
+    let all: Vec<(u32, u64)> = (0..state.rows() as u32).map(|r| (r, state.counts[r as usize])).collect();
+    let (hist, size) = guard.histogram(state, &all);
+    if !guard.holds(&hist, size) {
+        return Err(AnonError::argument(
+            F,
+            "options",
+            format!("the whole table does not satisfy {}, so no Q-blocks can", guard.describe()),
+        ));
+    }
+    Ok(guard)
 }
 
 /// Anonymize `table`: its frequency table, the Q-blocks, and the release built from them.

@@ -6,9 +6,6 @@
 mod common;
 
 use common::{err, int, rows, temp_file, texts};
-use datafusion::arrow::array::AsArray;
-use datafusion::arrow::compute::cast;
-use datafusion::arrow::datatypes::DataType;
 use datafusion::prelude::SessionContext;
 use std::path::PathBuf;
 

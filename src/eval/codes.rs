@@ -8,7 +8,6 @@ use super::dist::{self, LabelIndex};
 use crate::error::{AnonError, Result};
 use crate::hierarchy::Hierarchy;
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, RecordBatch};
-use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::DataType;
 use std::collections::HashMap;
 
@@ -68,20 +67,8 @@ impl CodeRows {
 
 /// A list column's values as text, and where each row's list starts and ends.
 fn flatten(list: &ArrayRef) -> Result<(ArrayRef, Vec<usize>)> {
-    let (values, bounds) = match list.data_type() {
-        DataType::List(_) => {
-            let l = list.as_list::<i32>();
-            (l.values().clone(), l.value_offsets().iter().map(|&o| o as usize).collect())
-        }
-        DataType::LargeList(_) => {
-            let l = list.as_list::<i64>();
-            (l.values().clone(), l.value_offsets().iter().map(|&o| o as usize).collect())
-        }
-        // A delimited string (a release read back from CSV), split as every reader splits it.
-        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => {
-            let l = crate::hierarchy::code_lists("release", "codes", list)?;
-            (l.values().clone(), l.value_offsets().iter().map(|&o| o as usize).collect())
-        }
+    match list.data_type() {
+        DataType::List(_) | DataType::LargeList(_) | DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => {}
         other => {
             return Err(AnonError::argument(
                 "query_error",
@@ -89,6 +76,9 @@ fn flatten(list: &ArrayRef) -> Result<(ArrayRef, Vec<usize>)> {
                 format!("a set-valued column is {other}, not a list"),
             ));
         }
-    };
-    Ok((cast(&values, &DataType::Utf8)?, bounds))
+    }
+    // Lists as lists of text, delimited strings (a release read back from CSV) split: as every
+    // reader reads a code column.
+    let l = crate::hierarchy::code_lists("release", "codes", list)?;
+    Ok((l.values().clone(), l.value_offsets().iter().map(|&o| o as usize).collect()))
 }

@@ -87,6 +87,21 @@ pub fn leaf_sets(
     a: &ArrayRef,
     unknown: &mut UnknownCodes,
 ) -> Result<Vec<Vec<u32>>> {
+    leaf_sets_with(table, column, h, a, |c| {
+        unknown.add(c);
+        None
+    })
+}
+
+/// [`leaf_sets`], with `outside` deciding what a code outside `h` becomes: an id of the
+/// caller's, or nothing (left out of the record).
+pub fn leaf_sets_with(
+    table: &str,
+    column: &str,
+    h: &Hierarchy,
+    a: &ArrayRef,
+    mut outside: impl FnMut(&str) -> Option<u32>,
+) -> Result<Vec<Vec<u32>>> {
     let l = code_lists(table, column, a)?;
     let mut out = Vec::with_capacity(l.len());
     for r in 0..l.len() {
@@ -95,10 +110,7 @@ pub fn leaf_sets(
             let v = l.value(r);
             let v = v.as_string::<i32>();
             for c in v.iter().flatten().map(str::trim).filter(|c| !c.is_empty()) {
-                match h.leaf_of_label(c) {
-                    Some(leaf) => codes.push(leaf),
-                    None => unknown.add(c),
-                }
+                codes.extend(h.leaf_of_label(c).or_else(|| outside(c)));
             }
         }
         out.push(codes);

@@ -13,7 +13,7 @@ use crate::meta::{Registry, Role, TableMeta};
 use crate::metrics::decode::int_values;
 use crate::metrics::ul::OriginalRecords;
 use crate::metrics::{Inputs, Metric, Release, compute_all, decode_catalog, decode_weighted};
-use datafusion::arrow::array::{Array, ArrayRef, AsArray, Float64Array, RecordBatch, StringArray};
+use datafusion::arrow::array::{ArrayRef, Float64Array, RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
 use datafusion::functions_aggregate::expr_fn::count;
@@ -169,22 +169,13 @@ async fn original_records(
     let mut extra: HashMap<String, u32> = HashMap::new();
     let mut codes: Vec<Vec<u32>> = Vec::new();
     for b in &batches {
-        let l = crate::hierarchy::code_lists(table, column, b.column(qis.len()))?;
-        for r in 0..l.len() {
-            let mut row = Vec::new();
-            if l.is_valid(r) {
-                let v = l.value(r);
-                for c in v.as_string::<i32>().iter().flatten().map(str::trim).filter(|c| !c.is_empty()) {
-                    match h.leaf_of_label(c) {
-                        Some(leaf) => row.push(leaf),
-                        None if h.suppresses_unknown_codes() => {}
-                        None => {
-                            let next = h.leaf_count() as u32 + extra.len() as u32;
-                            row.push(*extra.entry(c.to_string()).or_insert(next));
-                        }
-                    }
-                }
-            }
+        let outside = |c: &str| {
+            (!h.suppresses_unknown_codes()).then(|| {
+                let next = h.leaf_count() as u32 + extra.len() as u32;
+                *extra.entry(c.to_string()).or_insert(next)
+            })
+        };
+        for mut row in crate::hierarchy::leaf_sets_with(table, column, h, b.column(qis.len()), outside)? {
             row.sort_unstable();
             row.dedup();
             codes.push(row);

@@ -113,12 +113,8 @@ pub fn bound(g: &Grouping, p: &[f64], k: u64, suppressed: &[bool], objective: Ob
     for ((&n, &p), &s) in g.sizes.iter().zip(p).zip(suppressed) {
         rce += if s { n as f64 } else { n as f64 - n.max(k) as f64 * p };
     }
-    let deficit = deficit(&g.sizes, k, suppressed);
-    match objective {
-        Objective::Rce => (rce, 0.0),
-        Objective::Charged => (rce + deficit as f64, 0.0),
-        Objective::Fewest => (deficit as f64, rce),
-    }
+    // Suppressed records are already in `rce` at weight 1.
+    objective.key(rce, deficit(&g.sizes, k, suppressed), 0)
 }
 
 /// Published records of each class: genuine plus counterfeit.

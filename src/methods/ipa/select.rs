@@ -189,10 +189,11 @@ impl Utility {
 ///
 /// T = 1 gives A (2 − q^c) for c ≥ 1 and A for c = 0, A = q/((1 − q)(1 + q)).
 pub fn floored_error(q: f64, floor: u64, c: u64) -> f64 {
-    let t = floor.max(1) as f64;
+    let floor = floor.max(1);
+    let t = floor as f64;
     let (p0, k) = ((1.0 - q) / (1.0 + q), q / ((1.0 - q) * (1.0 - q)));
-    if c >= floor.max(1) {
-        let s = (c - floor.max(1) + 1) as f64;
+    if c >= floor {
+        let s = (c - floor + 1) as f64;
         2.0 * q / ((1.0 - q) * (1.0 + q)) - p0 * q.powf(s) * ((1.0 - t) / (1.0 - q) + k)
     } else {
         let m = t - c as f64;

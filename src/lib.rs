@@ -29,11 +29,13 @@ pub mod error;
 pub mod eval;
 pub mod hierarchy;
 pub mod lattice;
+pub mod measures;
 pub mod meta;
 pub mod methods;
 pub mod metrics;
 pub mod parallel;
 pub mod progress;
+pub mod release;
 pub mod releases;
 #[cfg(feature = "ballista")]
 pub mod scale;

@@ -358,7 +358,8 @@ fn ncp_agrees_with_anon_metrics_on_every_node() {
 
 #[test]
 fn emd_and_release_agree_with_the_decoded_release() {
-    use anonfusion::metrics::{decode::decode_release, emd::equal_emd};
+    use anonfusion::measures::emd::equal_emd;
+    use anonfusion::metrics::decode::decode_release;
     let ft = random_table(&[(7, 3, false), (5, 2, false)], &[2, 1, 4, 3], &rows(40), 5);
     let meta = common::meta_of(&ft);
     let noise = IpaConfig::new(1.0).noise().unwrap();

@@ -355,6 +355,43 @@ async fn set_valued_membership() {
     assert!(e.contains("set-valued"), "{e}");
 }
 
+/// One meaning of a released code in both readers (src/release/cover.rs): the query harness and
+/// anon_metrics resolve a code up to its dots, and both refuse a code the hierarchy does not
+/// have, naming the column. Before, the harness let an unknown code stand for itself (and so
+/// estimated from a release of another table) while anon_metrics refused it, and anon_metrics
+/// refused `05320` where the harness read `053.20`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn released_codes_mean_the_same_to_both_readers() {
+    let ctx = new_session();
+    for sql in [
+        "CREATE TABLE s AS SELECT column1 AS sex, column2 AS codes FROM (VALUES \
+         ('m', make_array('493.2', '053.20')), ('f', make_array('053.71')), ('m', make_array('493.2')))",
+        "SELECT * FROM declare_roles('s', 'sex=qi, codes=set_valued')",
+        "SELECT * FROM flat_hierarchy('s', 'sex')",
+        "CREATE TABLE icd AS VALUES ('053.20', '053', '*'), ('053.71', '053', '*'), ('493.2', '49x', '*')",
+        "SELECT * FROM hierarchy_from_table('s', 'codes', 'icd', 'codes')",
+        // The codes without their dots, as the CMS files write them.
+        "CREATE TABLE bare AS SELECT column1 AS sex, column2 AS codes FROM (VALUES \
+         ('m', make_array('4932', '(05320, 05371)')), ('f', make_array('(05320, 05371)')), ('m', make_array('4932')))",
+        "CREATE TABLE other AS SELECT column1 AS sex, column2 AS codes FROM (VALUES \
+         ('m', make_array('493.2', '999.9')), ('f', make_array('053.71')), ('m', make_array('493.2')))",
+    ] {
+        run(&ctx, sql).await;
+    }
+    let q = "SELECT * FROM query_error('SELECT COUNT(*) FROM s WHERE array_has(codes, ''053.20'')', 's', 'bare')";
+    let got = rows(&run(&ctx, q).await);
+    assert!(close(got["ALL"].0, 1.0) && close(got["ALL"].1, 1.0), "{got:?}");
+    let ul = "SELECT value FROM anon_metrics('s', 'bare') WHERE metric = 'ul_gen(codes)'";
+    let ul = run(&ctx, ul).await;
+    // ArtUC Def. 6 per record: 4932 + (05320, 05371) is 3/7, (05320, 05371) alone 3/3, 4932 0.
+    let v = ul[0].column(0).as_primitive::<Float64Type>().value(0);
+    assert!((v - (3.0 / 7.0 + 1.0) / 3.0).abs() < 1e-12, "{v}");
+    let q = "SELECT * FROM query_error('SELECT COUNT(*) FROM s WHERE array_has(codes, ''999.9'')', 's', 'other')";
+    for e in [err(&ctx, q).await, err(&ctx, "SELECT * FROM anon_metrics('s', 'other')").await] {
+        assert!(e.contains("'codes'") && e.contains("1 element(s)") && !e.contains("999.9"), "{e}");
+    }
+}
+
 #[test]
 fn cli_evaluate_writes_a_chart() {
     let dir = std::env::temp_dir().join(format!("anonfusion_qe_{}", std::process::id()));

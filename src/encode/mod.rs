@@ -293,10 +293,9 @@ fn encode_sensitive(table: &str, name: &str, parts: &[ArrayRef]) -> Result<Sensi
     Ok(SensitiveColumn { name: name.to_string(), values, codes })
 }
 
-/// Numbers as users write them: `37`, not `37.0`.
-pub fn format_number(x: f64) -> String {
-    if x.fract() == 0.0 && x.abs() < 1e15 { format!("{}", x as i64) } else { format!("{x}") }
-}
+/// Numbers in labels: defined beside the label parser (`hierarchy::numeric`), which the query
+/// harness shares without the encoder.
+pub use crate::hierarchy::format_number;
 
 /// Check that `h` covers every value in `parts` (one column's values, any type), applying the
 /// NULL rule: the error names the column and how many values are missing.

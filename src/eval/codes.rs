@@ -21,8 +21,15 @@ pub struct CodeRows {
 }
 
 impl CodeRows {
-    /// Read column `at` of every batch.
-    pub fn new(h: &Hierarchy, index: &LabelIndex, batches: &[RecordBatch], at: usize) -> Result<Self> {
+    /// Read column `at` (`column` of release `release`) of every batch.
+    pub fn new(
+        h: &Hierarchy,
+        index: &LabelIndex,
+        batches: &[RecordBatch],
+        at: usize,
+        (release, column): (&str, &str),
+    ) -> Result<Self> {
+        let mut unknown = 0usize;
         let mut id_of: HashMap<String, u32> = HashMap::new();
         let mut elements = Vec::new();
         let (mut offsets, mut ids) = (Vec::with_capacity(batches.len()), Vec::with_capacity(batches.len()));
@@ -38,7 +45,11 @@ impl CodeRows {
                         Some(&id) => id,
                         None => {
                             let id = elements.len() as u32;
-                            elements.push((e.to_string(), dist::code_cover(h, index, e)));
+                            let cover = dist::code_cover(h, index, e).unwrap_or_else(|| {
+                                unknown += 1;
+                                Vec::new()
+                            });
+                            elements.push((e.to_string(), cover));
                             id_of.insert(e.to_string(), id);
                             id
                         }
@@ -49,6 +60,17 @@ impl CodeRows {
             }
             offsets.push(off);
             ids.push(batch_ids);
+        }
+        if unknown > 0 {
+            // Never quoted: a code is a patient's original value.
+            return Err(AnonError::column(
+                release,
+                column,
+                format!(
+                    "holds {unknown} element(s) that are neither codes nor generalized codes of its hierarchy: \
+                     a release of another table?"
+                ),
+            ));
         }
         Ok(CodeRows { offsets, ids, elements })
     }

@@ -1,5 +1,7 @@
 //! What a released value says about the original one: the uniform distribution over the
-//! hierarchy leaves it covers (the papers' assumption, and the only place it is made).
+//! hierarchy leaves it covers (the papers' assumption, and the only place it is made). Which
+//! leaves a label or code covers is [`crate::release::cover`]'s to say, for this harness and
+//! `anon_metrics` alike.
 //!
 //! - numeric quasi-identifier `c`: released as `c_lo`, `c_hi`; it covers the hierarchy's leaf
 //!   values within `[c_lo, c_hi]` (NULL bounds: suppressed, the whole domain);
@@ -9,10 +11,10 @@
 //!   code `(a, b, ...)` that stands for one of the codes (or nodes) it lists;
 //! - any other column is released as it is: a point mass.
 
-use crate::encode::format_number;
 use crate::error::{AnonError, Result};
 use crate::hierarchy::Hierarchy;
-use std::collections::HashMap;
+use crate::hierarchy::format_number;
+pub use crate::release::LabelIndex;
 use std::sync::Arc;
 
 /// A value an attribute may take.
@@ -50,33 +52,6 @@ pub fn point(v: Val) -> Support {
 
 pub fn bernoulli(p: f64) -> Support {
     Arc::new(vec![(Val::Bool(true), p), (Val::Bool(false), 1.0 - p)])
-}
-
-/// Label → leaves under the node of that label (the lowest level that has the label).
-#[derive(Debug)]
-pub struct LabelIndex {
-    leaves: HashMap<String, Vec<u32>>,
-}
-
-impl LabelIndex {
-    pub fn new(h: &Hierarchy) -> Self {
-        let mut leaves: HashMap<String, Vec<u32>> = HashMap::new();
-        for j in (0..h.levels().len()).rev() {
-            let mut by_node: Vec<Vec<u32>> = vec![Vec::new(); h.width(j)];
-            for (leaf, &node) in h.up(j).iter().enumerate() {
-                by_node[node as usize].push(leaf as u32);
-            }
-            for (node, l) in by_node.into_iter().enumerate() {
-                // Lower levels overwrite higher ones: a leaf label wins over a node of the same name.
-                leaves.insert(h.label(j, node as u32).to_string(), l);
-            }
-        }
-        LabelIndex { leaves }
-    }
-
-    pub fn leaves(&self, label: &str) -> Option<&[u32]> {
-        self.leaves.get(label).map(Vec::as_slice)
-    }
 }
 
 /// Leaves of a numeric hierarchy covered by released bounds (NULL: suppressed, everything).
@@ -118,27 +93,11 @@ pub fn categorical_support(
     }
 }
 
-/// The leaves a released set-valued element covers: itself, a node's leaves, or the union of
-/// what a generalized code `(a, b, ...)` lists. Unknown codes cover only themselves (they are
-/// matched by name, as `array_has` on the original does).
-pub fn code_cover(h: &Hierarchy, index: &LabelIndex, element: &str) -> Vec<String> {
-    let one = |item: &str| -> Vec<String> {
-        let item = item.trim();
-        let found = index.leaves(item).or_else(|| index.leaves(&item.replace('.', "")));
-        match found {
-            Some(ls) => ls.iter().map(|&l| h.label(0, l).to_string()).collect(),
-            None => vec![item.to_string()],
-        }
-    };
-    let e = element.trim();
-    let mut out = if e.starts_with('(') && e.ends_with(')') && e.len() >= 2 {
-        e[1..e.len() - 1].split(',').flat_map(one).collect()
-    } else {
-        one(e)
-    };
-    out.sort();
-    out.dedup();
-    out
+/// The leaf codes a released set-valued element covers ([`crate::release::cover`]: a code, a
+/// node's leaves, or the union of what a generalized code `(a, b, ...)` lists); `None` when it
+/// names no code or node of the hierarchy.
+pub fn code_cover(h: &Hierarchy, index: &LabelIndex, element: &str) -> Option<Vec<String>> {
+    Some(index.element(element)?.into_iter().map(|l| h.label(0, l).to_string()).collect())
 }
 
 /// Probability that one released element stands for `code`: an exact element is certain; a

@@ -108,7 +108,7 @@ async fn aggregated(
         .iter()
         .zip(&offsets)
         .map(|(a, &at)| match &a.kind {
-            AttrKind::Codes(h, idx) => CodeRows::new(h, idx, &batches, at).map(Some),
+            AttrKind::Codes(h, idx) => CodeRows::new(h, idx, &batches, at, (scan.release, &a.name)).map(Some),
             _ => Ok(None),
         })
         .collect::<Result<_>>()?;

@@ -4,8 +4,8 @@
 use super::dist::LabelIndex;
 use super::parse::{Agg, GroupExpr, Lit, ParsedQuery, Pred};
 use super::prob::{Node, Test};
-use crate::encode::format_number;
 use crate::error::{AnonError, Result};
+use crate::hierarchy::format_number;
 use crate::hierarchy::{Hierarchy, HierarchyKind};
 use crate::meta::{Role, TableMeta};
 use datafusion::arrow::datatypes::{DataType, Schema};

@@ -7,8 +7,8 @@
 //! Values come from a record drawn at random, so every query has a nonzero original answer
 //! (the papers draw "random values"; a query nobody answers would only measure noise).
 
-use crate::encode::format_number;
 use crate::error::{AnonError, Result};
+use crate::hierarchy::format_number;
 use crate::meta::{Registry, Role};
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, RecordBatch};
 use datafusion::arrow::compute::cast;

@@ -21,7 +21,7 @@ pub use build::HierarchyBuilder;
 pub use code_sets::{CODE_DELIMITERS, UnknownCodes, code_lists, leaf_sets, leaf_sets_with, split_codes};
 pub use generated::{MaskFrom, date_hierarchy, flat_hierarchy, masking_hierarchy};
 pub use load::{from_rows, load_arx_file, parse_arx_text, rows_from_batches};
-pub use numeric::{parse_interval_label, parse_widths, widths_hierarchy};
+pub use numeric::{format_number, parse_interval_label, parse_widths, widths_hierarchy};
 
 /// Refuse to publish a numeric quasi-identifier through a hierarchy derived from the data: its
 /// nodes' bounds are hulls of the data's own values, so a release would print the column's

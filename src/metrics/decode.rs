@@ -6,70 +6,17 @@
 //! `age` (label, `*` at the root), `age_lo`, `age_hi` (inclusive bounds); a categorical one as
 //! its node label; `class_id` (Int64) is optional; a set-valued column is a `List<Utf8>` of codes
 //! or generalized codes such as `(053.20,053.71)`. A suppressed record has every label `*` and
-//! NULL numeric bounds.
+//! NULL numeric bounds. Which node a label names and which leaves a code covers is decided by
+//! [`crate::release::cover`], the resolver the query harness shares.
 
 use crate::error::{AnonError, Result};
 use crate::hierarchy::Hierarchy;
 use crate::meta::{Role, TableMeta};
-use datafusion::arrow::array::{Array, ArrayRef, AsArray, RecordBatch};
-use datafusion::arrow::compute::cast;
-use datafusion::arrow::datatypes::{DataType, Float64Type, Int64Type};
+use crate::release::columns::{f64_values, int_values, optional_column, required_column, str_values};
+use crate::release::{Cell, LabelIndex};
+use datafusion::arrow::array::{Array, AsArray, RecordBatch};
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
-
-/// One quasi-identifier value of one released record.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Cell {
-    /// A categorical hierarchy node.
-    Node { level: u8, code: u32 },
-    /// A numeric range with inclusive bounds.
-    Range { lo: f64, hi: f64 },
-    /// The record is suppressed: the value could be anything in the domain.
-    Suppressed,
-}
-
-impl Cell {
-    /// Number of hierarchy leaves the value covers (the support of its uniform pdf). A range
-    /// that contains no leaf counts as one value.
-    pub fn leaves(&self, h: &Hierarchy) -> f64 {
-        match *self {
-            Cell::Node { level, code } => h.leaves_under(level as usize, code) as f64,
-            Cell::Range { lo, hi } => {
-                let v = h.leaf_values();
-                let n = v.partition_point(|&x| x <= hi) - v.partition_point(|&x| x < lo);
-                n.max(1) as f64
-            }
-            Cell::Suppressed => h.leaf_count() as f64,
-        }
-    }
-
-    /// Does the value cover leaf `leaf` of `h`?
-    pub fn covers(&self, h: &Hierarchy, leaf: u32) -> bool {
-        match *self {
-            Cell::Node { level, code } => h.up(level as usize)[leaf as usize] == code,
-            Cell::Range { lo, hi } => h.leaf_value(leaf).is_some_and(|v| lo <= v && v <= hi),
-            Cell::Suppressed => true,
-        }
-    }
-
-    /// Generalization degree (h-ceiling Eqs. 1–2; Iyengar's LM per attribute): 1 when suppressed.
-    pub fn degree(&self, h: &Hierarchy) -> f64 {
-        match *self {
-            Cell::Node { level, code } => h.degree(level as usize, code),
-            Cell::Range { lo, hi } => h.range_degree(lo, hi),
-            Cell::Suppressed => 1.0,
-        }
-    }
-
-    /// Key part for grouping released records into classes.
-    fn key(&self) -> [u64; 2] {
-        match *self {
-            Cell::Node { level, code } => [level as u64, code as u64],
-            Cell::Range { lo, hi } => [lo.to_bits(), hi.to_bits()],
-            Cell::Suppressed => [u64::MAX, u64::MAX],
-        }
-    }
-}
 
 /// The sensitive column of a release, dictionary-encoded.
 #[derive(Debug, Clone)]
@@ -97,11 +44,13 @@ impl SetColumn {
     }
 }
 
-/// A release decoded against the original's declarations. Histogram first: a decoded row may
+/// A release read back against the original's declarations: what every metric measures.
+/// (Not a [`crate::release::Published`]: that is the Arrow table a method publishes; this is
+/// that table decoded into cells, classes and leaf sets.) Histogram first: a decoded row may
 /// stand for several identical released records (`weights`), so a large release is read as
 /// its distinct rows.
 #[derive(Debug, Clone)]
-pub struct Release {
+pub struct DecodedRelease {
     pub name: String,
     /// Released records each decoded row stands for.
     pub weights: Vec<u64>,
@@ -121,7 +70,7 @@ pub struct Release {
     pub sets: Vec<SetColumn>,
 }
 
-impl Release {
+impl DecodedRelease {
     /// Number of decoded (distinct) rows.
     pub fn len(&self) -> usize {
         self.cells.len()
@@ -154,7 +103,7 @@ impl Release {
 
 /// Decode `batches` (the release `name`, one record per row) against the declarations of
 /// `original`.
-pub fn decode_release(original: &str, meta: &TableMeta, name: &str, batches: &[RecordBatch]) -> Result<Release> {
+pub fn decode_release(original: &str, meta: &TableMeta, name: &str, batches: &[RecordBatch]) -> Result<DecodedRelease> {
     let n: usize = batches.iter().map(|b| b.num_rows()).sum();
     decode_weighted(original, meta, name, batches, vec![1; n])
 }
@@ -167,7 +116,7 @@ pub fn decode_weighted(
     name: &str,
     batches: &[RecordBatch],
     weights: Vec<u64>,
-) -> Result<Release> {
+) -> Result<DecodedRelease> {
     let qi_names: Vec<String> = meta.quasi_identifiers().iter().map(|s| s.to_string()).collect();
     if qi_names.is_empty() {
         return Err(AnonError::table(original, "no quasi-identifiers declared"));
@@ -199,7 +148,7 @@ pub fn decode_weighted(
         let h = meta.hierarchy(original, s)?;
         sets.push(decode_set(name, s, h, batches)?);
     }
-    Ok(Release {
+    Ok(DecodedRelease {
         name: name.to_string(),
         weights,
         hierarchies,
@@ -214,59 +163,6 @@ pub fn decode_weighted(
     })
 }
 
-/// Column `col` of every batch, or an error naming the release and the column.
-pub fn required_column(table: &str, col: &str, batches: &[RecordBatch]) -> Result<Vec<ArrayRef>> {
-    optional_column(table, col, batches)?.ok_or_else(|| {
-        AnonError::column(table, col, "is missing; the release does not match the original's declarations")
-    })
-}
-
-fn optional_column(table: &str, col: &str, batches: &[RecordBatch]) -> Result<Option<Vec<ArrayRef>>> {
-    let Some(first) = batches.first() else { return Ok(Some(Vec::new())) };
-    if first.schema().column_with_name(col).is_none() {
-        return Ok(None);
-    }
-    let mut out = Vec::with_capacity(batches.len());
-    for b in batches {
-        let c = b.column_by_name(col).ok_or_else(|| AnonError::column(table, col, "is missing from a batch"))?;
-        out.push(c.clone());
-    }
-    Ok(Some(out))
-}
-
-/// Values cast to Utf8 (NULL as `None`).
-pub fn str_values(table: &str, col: &str, parts: &[ArrayRef]) -> Result<Vec<Option<String>>> {
-    let mut out = Vec::new();
-    for a in parts {
-        let v = cast(a, &DataType::Utf8)
-            .map_err(|_| AnonError::column(table, col, format!("has type {}, expected text", a.data_type())))?;
-        let v = v.as_string::<i32>();
-        out.extend((0..v.len()).map(|r| v.is_valid(r).then(|| v.value(r).to_string())));
-    }
-    Ok(out)
-}
-
-fn f64_values(table: &str, col: &str, parts: &[ArrayRef]) -> Result<Vec<Option<f64>>> {
-    let mut out = Vec::new();
-    for a in parts {
-        let v = cast(a, &DataType::Float64)
-            .map_err(|_| AnonError::column(table, col, format!("has type {}, expected a number", a.data_type())))?;
-        let v = v.as_primitive::<Float64Type>();
-        out.extend((0..v.len()).map(|r| v.is_valid(r).then(|| v.value(r))));
-    }
-    Ok(out)
-}
-
-pub fn int_values(parts: &[ArrayRef]) -> Result<Vec<Option<i64>>> {
-    let mut out = Vec::new();
-    for a in parts {
-        let v = cast(a, &DataType::Int64)?;
-        let v = v.as_primitive::<Int64Type>();
-        out.extend((0..v.len()).map(|r| v.is_valid(r).then(|| v.value(r))));
-    }
-    Ok(out)
-}
-
 /// Cells of one quasi-identifier.
 fn decode_qi(table: &str, q: &str, h: &Hierarchy, batches: &[RecordBatch]) -> Result<Vec<Cell>> {
     let labels = str_values(table, q, &required_column(table, q, batches)?)?;
@@ -279,12 +175,12 @@ fn decode_qi(table: &str, q: &str, h: &Hierarchy, batches: &[RecordBatch]) -> Re
             .map(|(l, b)| numeric_cell(table, q, l.as_deref(), *b.0, *b.1))
             .collect();
     }
-    let index = label_index(h);
+    let index = LabelIndex::new(h);
     let mut unknown = 0usize;
     let cells: Vec<Cell> = labels
         .iter()
-        .map(|l| match l.as_deref().and_then(|l| index.get(l)) {
-            Some(&(level, code)) => Cell::Node { level, code },
+        .map(|l| match l.as_deref().and_then(|l| index.node(l)) {
+            Some((level, code)) => Cell::Node { level, code },
             None => {
                 unknown += 1;
                 Cell::Suppressed
@@ -313,18 +209,6 @@ fn numeric_cell(table: &str, q: &str, label: Option<&str>, lo: Option<f64>, hi: 
             format!("a record has NULL bounds in {q}_lo/{q}_hi but is not suppressed (label not '*')"),
         )),
     }
-}
-
-/// Label → (level, node) for every node, the lowest level winning (the leaf when a label is
-/// reused, as ARX's `*` root never is below the top).
-fn label_index(h: &Hierarchy) -> HashMap<String, (u8, u32)> {
-    let mut out = HashMap::new();
-    for (j, level) in h.levels().iter().enumerate() {
-        for (c, l) in level.labels.iter().enumerate() {
-            out.entry(l.clone()).or_insert((j as u8, c as u32));
-        }
-    }
-    out
 }
 
 /// A record is suppressed when its numeric bounds are NULL (then every label must be `*`).
@@ -416,7 +300,7 @@ fn classes(
 /// The generalized codes of a set-valued column, as leaf sets.
 fn decode_set(table: &str, s: &str, h: &Hierarchy, batches: &[RecordBatch]) -> Result<SetColumn> {
     let parts = required_column(table, s, batches)?;
-    let mut resolver = CodeResolver { h, cache: HashMap::new() };
+    let index = LabelIndex::new(h);
     let mut rows = Vec::new();
     let mut unknown = 0usize;
     for a in &parts {
@@ -428,7 +312,7 @@ fn decode_set(table: &str, s: &str, h: &Hierarchy, batches: &[RecordBatch]) -> R
                 let v = l.value(r);
                 let v = v.as_string::<i32>();
                 for i in (0..v.len()).filter(|&i| v.is_valid(i)) {
-                    match resolver.element(v.value(i)) {
+                    match index.element(v.value(i)) {
                         Some(leaves) => row.push(leaves),
                         None => unknown += 1,
                     }
@@ -445,44 +329,4 @@ fn decode_set(table: &str, s: &str, h: &Hierarchy, batches: &[RecordBatch]) -> R
         ));
     }
     Ok(SetColumn { name: s.to_string(), rows })
-}
-
-/// Resolves release elements to the leaves they stand for, caching node lookups.
-struct CodeResolver<'a> {
-    h: &'a Hierarchy,
-    cache: HashMap<String, Option<Vec<u32>>>,
-}
-
-impl CodeResolver<'_> {
-    /// A code, a hierarchy node (its leaves), or `(a,b,...)` (the codes listed, each a code or
-    /// node, ArtUC Def. 2).
-    fn element(&mut self, e: &str) -> Option<Vec<u32>> {
-        let e = e.trim();
-        if let Some(inner) = e.strip_prefix('(').and_then(|x| x.strip_suffix(')')) {
-            let mut out = Vec::new();
-            for p in inner.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-                out.extend(self.one(p)?);
-            }
-            out.sort_unstable();
-            out.dedup();
-            return Some(out);
-        }
-        self.one(e)
-    }
-
-    fn one(&mut self, c: &str) -> Option<Vec<u32>> {
-        if let Some(leaf) = self.h.leaf_of_label(c) {
-            return Some(vec![leaf]);
-        }
-        let h = self.h;
-        self.cache
-            .entry(c.to_string())
-            .or_insert_with(|| {
-                (1..h.levels().len()).find_map(|j| {
-                    let n = h.node_by_label(j, c)?;
-                    Some((0..h.leaf_count() as u32).filter(|&l| h.up(j)[l as usize] == n).collect())
-                })
-            })
-            .clone()
-    }
 }

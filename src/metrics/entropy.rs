@@ -3,7 +3,8 @@
 //! Attributes in k-anonymity Methods").
 
 use super::align::Alignment;
-use super::decode::Release;
+use super::decode::DecodedRelease;
+use crate::measures::entropy::entropy_bits;
 use std::collections::HashSet;
 
 /// Entropy (bits) of a block's original values of one attribute: −Σ_x (n_x/|Q|) log₂(n_x/|Q|).
@@ -11,8 +12,7 @@ fn block_entropy(counts: &std::collections::HashMap<u32, u64>, size: u64) -> f64
     if size == 0 {
         return 0.0;
     }
-    let n = size as f64;
-    counts.values().filter(|&&c| c > 0).map(|&c| -(c as f64 / n) * (c as f64 / n).log2()).sum()
+    entropy_bits(counts.values().copied(), size)
 }
 
 /// The blocks' losses unweighted: within a Q-block every record has the same generalized value
@@ -48,7 +48,7 @@ pub fn conditional_entropy(al: &Alignment) -> f64 {
 /// Number of Q-blocks (equivalence classes; suppressed records form none) with exactly 1, exactly
 /// 2, and 3 or more distinct sensitive values: the paper's Fig. 5 counts for l = 1 (homogeneity
 /// attack), l = 2 (background-knowledge attack) and l = 3 (safe).
-pub fn qblock_diversity(rel: &Release) -> [u64; 3] {
+pub fn qblock_diversity(rel: &DecodedRelease) -> [u64; 3] {
     let Some(s) = &rel.sensitive else { return [0; 3] };
     let mut out = [0u64; 3];
     for rows in rel.class_members() {

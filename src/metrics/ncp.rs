@@ -1,31 +1,14 @@
-//! Normalized Certainty Penalty (Xu et al. 2006) as the ArtUC paper defines it (Defs. 3–4).
+//! Normalized Certainty Penalty (Xu et al. 2006) of a decoded release, as the ArtUC paper
+//! (Defs. 3–4) and the IPA paper (Eqs. 5–6) define it; the per-value formulas are
+//! [`crate::measures::ncp`], the ones ArtUC's clustering and IPA's node score use.
 
-use super::decode::{Cell, Release};
+use super::decode::DecodedRelease;
 use crate::error::{AnonError, Result};
-use crate::hierarchy::Hierarchy;
-
-/// NCP of one generalized value ṽ of attribute A (ArtUC Def. 3):
-/// NCP_A(ṽ) = 0 when |ṽ| = 1, |ṽ|/|A| otherwise, where for a numeric attribute |ṽ| is the
-/// length of the range (hi − lo) and |A| the domain size (U − L), and for a categorical one |ṽ|
-/// is the number of leaves under the node and |A| the number of leaves. A single numeric
-/// value has length 0 and a leaf |ṽ| = 1, so both cost 0; a suppressed value costs 1.
-pub fn ncp_value(c: &Cell, h: &Hierarchy) -> f64 {
-    match *c {
-        Cell::Range { lo, hi } => match h.domain() {
-            Some((l, u)) if u > l => ((hi - lo) / (u - l)).clamp(0.0, 1.0),
-            _ => 0.0,
-        },
-        Cell::Node { level, code } => {
-            let v = h.leaves_under(level as usize, code) as f64;
-            if v <= 1.0 { 0.0 } else { v / h.leaf_count() as f64 }
-        }
-        Cell::Suppressed => 1.0,
-    }
-}
+use crate::measures::ncp::{ipa_ncp_value, ncp_value};
 
 /// NCP of every decoded row (ArtUC Def. 4): NCP(r) = Σ_i w_i · NCP_{A_i}(r[A_i]), w_i ∈ [0, 1]. With no
 /// weights given every attribute weighs 1/l (as in Example 3), so NCP(r) ∈ [0, 1].
-pub fn record_ncp(rel: &Release, weights: Option<&[f64]>) -> Result<Vec<f64>> {
+pub fn record_ncp(rel: &DecodedRelease, weights: Option<&[f64]>) -> Result<Vec<f64>> {
     let l = rel.hierarchies.len();
     let w: Vec<f64> = match weights {
         None => vec![1.0 / l.max(1) as f64; l],
@@ -47,7 +30,7 @@ pub fn record_ncp(rel: &Release, weights: Option<&[f64]>) -> Result<Vec<f64>> {
 
 /// NCP(D) = Σ_{r ∈ D} NCP(r) / |D| (ArtUC Def. 4), with the sum Σ NCP(r) (the paper's 4.28
 /// for Figure 3). Returns (NCP(D), Σ NCP(r)).
-pub fn ncp(rel: &Release, weights: Option<&[f64]>) -> Result<(f64, f64)> {
+pub fn ncp(rel: &DecodedRelease, weights: Option<&[f64]>) -> Result<(f64, f64)> {
     let per = record_ncp(rel, weights)?;
     Ok((super::loss::weighted_mean(rel, &per), super::loss::weighted_sum(rel, &per)))
 }
@@ -58,21 +41,12 @@ pub fn ncp(rel: &Release, weights: Option<&[f64]>) -> Result<(f64, f64)> {
 /// quasi-identifiers, the table the mean over records. A k-anonymous release perturbs and
 /// inserts nothing, so this is its IL = NCP + EMD + Rate (EMD = Rate = 0) for comparison with
 /// `ipa_release`.
-pub fn ipa_ncp(rel: &Release) -> f64 {
+pub fn ipa_ncp(rel: &DecodedRelease) -> f64 {
     let q = rel.hierarchies.len().max(1) as f64;
     let per: Vec<f64> = rel
         .cells
         .iter()
-        .map(|row| {
-            row.iter()
-                .zip(&rel.hierarchies)
-                .map(|(c, h)| {
-                    let v = c.leaves(h);
-                    if v <= 1.0 { 0.0 } else { v / h.leaf_count() as f64 }
-                })
-                .sum::<f64>()
-                / q
-        })
+        .map(|row| row.iter().zip(&rel.hierarchies).map(|(c, h)| ipa_ncp_value(c, h)).sum::<f64>() / q)
         .collect();
     super::loss::weighted_mean(rel, &per)
 }

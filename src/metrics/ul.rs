@@ -1,26 +1,11 @@
 //! Utility Loss of a set-valued attribute (Loukides et al.), as the ArtUC paper defines it
-//! (Defs. 5–6).
+//! (Defs. 5–6), of a decoded release: bounds from what the release and the original determine.
+//! The per-record formula is [`crate::measures::ul`], the one ArtUC's GenDiag minimizes.
 
-use super::decode::{Cell, Release, SetColumn};
+use super::decode::{DecodedRelease, SetColumn};
+use crate::measures::ul::record_ul;
+use crate::release::Cell;
 use std::collections::{HashMap, HashSet};
-
-/// UL of a generalized diagnosis code ũ that replaced |ũ| codes (ArtUC Def. 5):
-/// UL(ũ) = (2^|ũ| − 1) · w(ũ). Example 4 gives the one-code generalized code (494.1) UL 0 ("no
-/// information loss"), so a single code costs 0 here; every weight w(ũ) is 1.
-pub fn ul_code(size: u32) -> f64 {
-    if size <= 1 { 0.0 } else { 2f64.powi(size.min(1000) as i32) - 1.0 }
-}
-
-/// UL of one record without its suppression term (ArtUC Def. 6):
-/// Σ_{ũ ∈ r} UL(ũ) / (2^σ(r) − 1), σ(r) = the number of codes that appear in r's generalized
-/// codes (Σ |ũ|). 0 for a record with no codes.
-pub fn record_ul(sizes: &[u32]) -> f64 {
-    let sigma: u32 = sizes.iter().sum();
-    if sigma == 0 {
-        return 0.0;
-    }
-    sizes.iter().map(|&s| ul_code(s)).sum::<f64>() / (2f64.powi(sigma.min(1000) as i32) - 1.0)
-}
 
 /// Records containing each code: leaf code → count. Counts each code once per record.
 pub fn code_records<'a>(records: impl IntoIterator<Item = &'a [u32]>) -> HashMap<u32, u64> {
@@ -148,15 +133,6 @@ impl Block {
     }
 }
 
-/// A cell as a hashable key.
-fn cell_key(c: &Cell) -> (u8, u64, u64) {
-    match *c {
-        Cell::Node { level, code } => (0, level as u64, code as u64),
-        Cell::Range { lo, hi } => (1, lo.to_bits(), hi.to_bits()),
-        Cell::Suppressed => (2, 0, 0),
-    }
-}
-
 /// Bounds on UL of set-valued column `col` of `rel` against the original records.
 ///
 /// s(r) of an original record r in block C (a published class) is |r \ K_C|, K_C the codes
@@ -167,7 +143,7 @@ fn cell_key(c: &Cell) -> (u8, u64, u64) {
 /// - per release (when no record was withheld): kept codes are at most Σ_x min(o(x), c(x))
 ///   (c(x): released records covering x) and at most Σ σ(r), and at least one per published
 ///   item, so Σ s(r) = Σ|r| − kept lies between.
-pub fn ul_bounds(rel: &Release, col: usize, original: &OriginalRecords) -> UlBounds {
+pub fn ul_bounds(rel: &DecodedRelease, col: usize, original: &OriginalRecords) -> UlBounds {
     let set = &rel.sets[col];
     let generalized: f64 = (0..set.rows.len()).map(|r| record_ul(&set.sizes(r)) * rel.weights[r] as f64).sum();
     let records = rel.records();
@@ -175,7 +151,7 @@ pub fn ul_bounds(rel: &Release, col: usize, original: &OriginalRecords) -> UlBou
     UlBounds { generalized, suppressed, records }
 }
 
-fn suppressed_bounds(rel: &Release, set: &SetColumn, original: &OriginalRecords) -> (u64, u64) {
+fn suppressed_bounds(rel: &DecodedRelease, set: &SetColumn, original: &OriginalRecords) -> (u64, u64) {
     // Blocks: the classes, then the suppressed rows; each with its cells and kept codes.
     let sup_block = rel.class_sizes.len();
     let mut blocks: Vec<Block> = (0..=sup_block).map(|_| Block::default()).collect();
@@ -187,11 +163,11 @@ fn suppressed_bounds(rel: &Release, set: &SetColumn, original: &OriginalRecords)
         cells[b].get_or_insert(r);
     }
     // Distinct demographic hulls, and the blocks of each.
-    let mut hull_of: HashMap<Vec<(u8, u64, u64)>, usize> = HashMap::new();
+    let mut hull_of: HashMap<Vec<[u64; 2]>, usize> = HashMap::new();
     let mut hulls: Vec<(usize, Vec<usize>)> = Vec::new();
     for (b, row) in cells.iter().enumerate() {
         let Some(row) = *row else { continue };
-        let key: Vec<_> = rel.cells[row].iter().map(cell_key).collect();
+        let key: Vec<_> = rel.cells[row].iter().map(Cell::key).collect();
         let next = hulls.len();
         let h = *hull_of.entry(key).or_insert(next);
         if h == next {
@@ -265,18 +241,4 @@ fn suppressed_bounds(rel: &Release, set: &SetColumn, original: &OriginalRecords)
     let lo = lo_sum.max(total.saturating_sub(by_code.min(sigma)));
     let hi = hi_sum.min(total.saturating_sub(items));
     (lo, hi.max(lo))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn single_codes_cost_nothing_and_pairs_three() {
-        assert_eq!(ul_code(1), 0.0);
-        assert_eq!(ul_code(2), 3.0);
-        // ArtUC Example 4: record 6 = 494.1 (458.1, 458.21).
-        assert!((record_ul(&[1, 2]) - 3.0 / 7.0).abs() < 1e-12);
-        assert_eq!(record_ul(&[]), 0.0);
-    }
 }

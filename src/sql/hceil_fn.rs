@@ -13,7 +13,7 @@ use super::report::{Value::*, one_row};
 use super::{Args, ParquetOutput, block_on, mem_table, output};
 use crate::error::{AnonError, Result};
 use crate::methods::PassTimes;
-use crate::methods::hceil::release::Release;
+use crate::methods::hceil::release::ClassCells;
 use crate::methods::hceil::{HceilConfig, anonymize};
 use datafusion::catalog::TableProvider;
 use std::sync::Arc;
@@ -119,7 +119,7 @@ fn diagnostics(res: &crate::methods::hceil::HceilResult) -> Result<Arc<dyn Table
 /// The release's rows. With Parquet output they are built by the session's executors from the
 /// release's cells, which the client writes beside the release (a plan message could not
 /// carry them at scale) and removes once the release is written; otherwise in the client.
-async fn rows(call: &Call<'_>, rel: &Release) -> Result<Arc<dyn TableProvider>> {
+async fn rows(call: &Call<'_>, rel: &ClassCells) -> Result<Arc<dyn TableProvider>> {
     let Some(out) = ParquetOutput::of(call.ctx) else {
         return mem_table(rel.schema.clone(), rel.batches()?);
     };

@@ -130,7 +130,7 @@ impl MethodSpec for Ipa {
         let progress = c.registry.progress();
         let (outcome, published) = block_on(call::ipa_release(c.ctx, c.source, c.meta, call, progress.as_ref()))?;
         let ms = c.elapsed_ms();
-        let release = mem_table(published.schema.clone(), published.release.clone())?;
+        let release = mem_table(published.schema.clone(), published.batches.clone())?;
         let seeded = call.seed().is_some();
         let (report, diagnostics) = match &outcome {
             Outcome::Paper(res) => {
@@ -150,7 +150,7 @@ impl MethodSpec for Ipa {
 }
 
 fn released_cells(p: &Published) -> i64 {
-    p.release.iter().map(|b| b.num_rows() as i64).sum()
+    p.batches.iter().map(|b| b.num_rows() as i64).sum()
 }
 
 fn paper_report(
@@ -346,7 +346,7 @@ impl MethodSpec for Histogram {
     fn run(&self, c: &Call<'_>, (epsilon, levels, call): &Self::Params) -> Result<Outputs> {
         let (res, published) = block_on(call::histogram_release(c.ctx, c.source, c.meta, levels, *epsilon, call))?;
         let ms = c.elapsed_ms();
-        let release = mem_table(published.schema.clone(), published.release.clone())?;
+        let release = mem_table(published.schema.clone(), published.batches.clone())?;
         let guarantee = call.guarantee();
         let seeded = call.seed().is_some();
         let out = Outputs::new(release).with_report(

@@ -7,7 +7,7 @@ use crate::error::{AnonError, Result};
 use crate::meta::Registry;
 use crate::methods::hceil::release::SENSITIVE_COLUMN_KEY;
 use crate::methods::hceil::truthful::truthful;
-use crate::metrics::decode_catalog;
+use crate::release::decode_catalog;
 use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
 use datafusion::prelude::SessionContext;
 use std::sync::Arc;

@@ -4,7 +4,7 @@
 //! As every release (docs/architecture.md): a numeric attribute `age` becomes `age` (label `37`
 //! or `[35-37]`), `age_lo`, `age_hi` (inclusive bounds in the source type); a categorical one
 //! holds its node's label; the codes column is a `List<Utf8View>` (see [`codes_column`]) whose elements are codes or
-//! generalized codes `(053.20,053.71)`, which `src/metrics/decode.rs` and the verifiers read
+//! generalized codes `(053.20,053.71)`, which `src/release/cover.rs` and the verifiers read
 //! back as the listed codes. Clusters are local recodings, so two may publish the same labels;
 //! `class_id` tells them apart. Within a cluster rows are sorted by their codes, so a row's
 //! position says nothing about the source order.
@@ -14,21 +14,14 @@ use super::run::ArtucResult;
 use crate::encode::node_label;
 use crate::encode::publish::range_label;
 use crate::error::{AnonError, Result};
-use crate::metrics::decode::Cell;
+use crate::release::{Cell, Published};
 use datafusion::arrow::array::{
     Array, ArrayRef, Float64Array, Int64Array, ListArray, ListBuilder, RecordBatch, StringArray, StringViewBuilder,
 };
 use datafusion::arrow::buffer::Buffer;
 use datafusion::arrow::compute::cast;
-use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use std::sync::Arc;
-
-/// The release: schema and batches.
-#[derive(Debug, Clone)]
-pub struct Release {
-    pub schema: SchemaRef,
-    pub batches: Vec<RecordBatch>,
-}
 
 /// One published row: its cluster and its record's index within the cluster.
 type Row = (usize, usize);
@@ -49,7 +42,9 @@ fn item_labels(table: &RtTable, items: &[Vec<u32>]) -> Vec<String> {
 }
 
 /// Build the release of `result` (cluster i gets class id i + 1).
-pub fn release(table: &RtTable, result: &ArtucResult) -> Result<Release> {
+/// ArtUC reads only the declared demographics and code set ([`RtTable`]), so its release lists
+/// no dropped columns.
+pub fn release(table: &RtTable, result: &ArtucResult) -> Result<Published> {
     let mut rows: Vec<Row> = Vec::new();
     let mut labels: Vec<Vec<String>> = Vec::with_capacity(result.clusters.len());
     for (i, c) in result.clusters.iter().enumerate() {
@@ -107,7 +102,7 @@ pub fn release(table: &RtTable, result: &ArtucResult) -> Result<Release> {
     cols.push(Arc::new(codes));
     let schema = Arc::new(Schema::new(fields));
     let batch = RecordBatch::try_new(schema.clone(), cols)?;
-    Ok(Release { schema, batches: vec![batch] })
+    Ok(Published { schema, batches: vec![batch], dropped: Vec::new() })
 }
 
 /// The codes column: a `List<Utf8View>` whose every occurrence of an item is a view into the one

@@ -16,8 +16,8 @@ use super::hull::Hull;
 use super::merge::Merger;
 use super::{ArtucConfig, F};
 use crate::error::{AnonError, Result};
-use crate::metrics::decode::Cell;
 use crate::progress::Progress;
+use crate::release::Cell;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 

@@ -13,6 +13,7 @@
 //! - A candidate whose lower bound ([`State::pair_bound`]) already exceeds the k−1-th best
 //!   key so far is skipped: its key is larger, so it cannot be chosen.
 
+use super::block::Block;
 use super::guarded::Guard;
 use super::pair::SeedView;
 use super::state::{Label, State};
@@ -23,19 +24,6 @@ use rand::RngExt;
 use rand::rngs::StdRng;
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BinaryHeap};
-
-/// One Q-block: its labels and its records as (frequency-table row, records).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Block {
-    pub label: Vec<Label>,
-    pub members: Vec<(u32, u64)>,
-}
-
-impl Block {
-    pub fn size(&self) -> u64 {
-        self.members.iter().map(|m| m.1).sum()
-    }
-}
 
 /// Work done, for the report.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]

@@ -20,9 +20,10 @@
 //! attribute, ordered distance for a numeric one) in the methods; `verify_release` checks the
 //! result with its own code.
 
-use super::cluster::{Block, Cand, Clusterer, commit_block, join_record};
-use super::loss::entropy_bits;
+use super::block::Block;
+use super::cluster::{Cand, Clusterer, commit_block, join_record};
 use super::state::State;
+use crate::measures::entropy::entropy_bits;
 use crate::methods::kanon::models::{Models, SensitiveContext, class_ok};
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};

@@ -3,8 +3,9 @@
 //! information with Y the record's Q-block. `anon_metrics` measures the same on the published
 //! table through its own code path; the tests hold the two equal.
 
-use super::cluster::Block;
+use super::block::Block;
 use super::state::State;
+use crate::measures::entropy::entropy_bits;
 use std::collections::BTreeMap;
 
 /// Measures of a set of Q-blocks.
@@ -21,11 +22,6 @@ pub struct Measures {
     pub mutual_information: f64,
     /// Blocks with 1, 2 and 3 or more distinct sensitive values (l = 1, 2, 3 of Fig. 5).
     pub diversity: [u64; 3],
-}
-
-/// −Σ (c/n) log₂(c/n) of a histogram.
-pub(crate) fn entropy_bits(counts: impl Iterator<Item = u64>, n: u64) -> f64 {
-    counts.filter(|&c| c > 0).map(|c| c as f64 / n as f64).map(|p| -p * p.log2()).sum()
 }
 
 pub fn measure(state: &State, blocks: &[Block]) -> Measures {

@@ -15,6 +15,7 @@
 //!
 //! Everything runs on the frequency table; the release is built from the blocks ([`release`]).
 
+pub mod block;
 pub mod cluster;
 pub mod guarded;
 pub mod loss;
@@ -23,7 +24,8 @@ pub mod reference;
 pub mod release;
 pub mod state;
 
-pub use cluster::{Block, Clusterer, Stats};
+pub use block::Block;
+pub use cluster::{Clusterer, Stats};
 pub use guarded::Guard;
 pub use loss::Measures;
 pub use state::State;
@@ -201,7 +203,7 @@ pub async fn anonymize(
     meta: &TableMeta,
     config: &EntropyConfig,
     progress: &dyn Progress,
-) -> Result<(EntropyResult, release::Release)> {
+) -> Result<(EntropyResult, crate::release::Published)> {
     let sensitive = meta.sensitive(table)?.to_string();
     let ft = frequency_table(ctx, table, meta, Some(&sensitive)).await?;
     let result = cluster(&ft, config, progress)?;

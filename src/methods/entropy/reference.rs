@@ -3,7 +3,8 @@
 //! table's counts are recounted from the blocks before every seed. It exists so that tests
 //! can show the fast clustering gives the same blocks; it is quadratic and slow.
 
-use super::cluster::{Block, Remaining, attach_leftovers, commit_block};
+use super::block::Block;
+use super::cluster::{Remaining, attach_leftovers, commit_block};
 use super::pair::SeedView;
 use super::state::State;
 use crate::encode::FrequencyTable;

@@ -5,21 +5,15 @@
 //! (ARCHITECTURE.md). Rows are built block by block from the frequency table, so, as with the
 //! h-ceiling release, columns that are neither quasi-identifying nor sensitive are left out.
 
-use super::cluster::Block;
+use super::block::Block;
 use crate::encode::publish::{class_rows, dropped_columns, push_bounds, sensitive_values};
 use crate::encode::{FrequencyTable, node_label};
 use crate::error::{AnonError, Result};
 use crate::meta::{Role, TableMeta};
-use datafusion::arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
-use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use crate::release::Published;
+use datafusion::arrow::array::{ArrayRef, Int64Array, StringArray};
+use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use std::sync::Arc;
-
-/// The release: schema, batches, and the source columns left out.
-pub struct Release {
-    pub schema: SchemaRef,
-    pub batches: Vec<RecordBatch>,
-    pub dropped: Vec<String>,
-}
 
 /// Block-level columns: `class_id` and the quasi-identifiers, in the source's column order.
 fn block_columns(
@@ -60,7 +54,7 @@ pub fn release(
     table: &str,
     source: &Schema,
     blocks: &[Block],
-) -> Result<Release> {
+) -> Result<Published> {
     let sens = ft.sensitive.as_ref().ok_or_else(|| AnonError::table(table, "no sensitive attribute declared"))?;
     let (mut fields, block_cols) = block_columns(ft, meta, table, source, blocks)?;
     let (field, values) = sensitive_values(table, sens, source)?;
@@ -76,5 +70,5 @@ pub fn release(
         }
     }
     let batches = class_rows(&schema, &block_cols, &values, &row_block, &row_value)?;
-    Ok(Release { schema, batches, dropped: dropped_columns(source, meta) })
+    Ok(Published { schema, batches, dropped: dropped_columns(source, meta) })
 }

@@ -380,7 +380,7 @@ impl State {
     /// The counts of the table with `blocks` generalized to their labels and every other
     /// record at its leaves, counted from scratch (the plain algorithm's way; the incremental
     /// updates of [`State::relabel`] are tested against it).
-    pub fn recount(ft: &FrequencyTable, with_mi: bool, blocks: &[super::cluster::Block]) -> Result<Self> {
+    pub fn recount(ft: &FrequencyTable, with_mi: bool, blocks: &[super::block::Block]) -> Result<Self> {
         let mut s = State::new(ft, with_mi)?;
         for a in &mut s.attrs {
             a.label.fill(0);

@@ -324,9 +324,11 @@ fn os_seed() -> u64 {
     rand::make_rng::<rand::rngs::StdRng>().random()
 }
 
-/// The release (rows not yet built) and catalog tables of one call.
-pub struct Published {
-    pub release: release::Release,
+/// What one call publishes: the release as class cells (its rows not yet built, see
+/// [`release::ClassCells`]) and the catalog table. Not a [`crate::release::Published`]: the
+/// caller chooses where the rows are built (in the client, or by a plan on a cluster).
+pub struct Outputs {
+    pub release: release::ClassCells,
     pub catalog: RecordBatch,
 }
 
@@ -338,7 +340,7 @@ pub async fn anonymize(
     meta: &TableMeta,
     config: &HceilConfig,
     progress: &dyn Progress,
-) -> Result<(HceilResult, Published)> {
+) -> Result<(HceilResult, Outputs)> {
     let sensitive = meta.sensitive(table)?;
     let source = ctx.table(table).await.map_err(|_| AnonError::table(table, "not found"))?.schema().inner().clone();
     let start = Instant::now();
@@ -353,5 +355,5 @@ pub async fn anonymize(
     let values = &ft.sensitive.as_ref().expect("checked by meta.sensitive").values;
     let ids = release::class_ids(&cached, &res.suppressed);
     let catalog = release::catalog_batch(&res.catalog, &ids, values, sensitive)?;
-    Ok((res, Published { release, catalog }))
+    Ok((res, Outputs { release, catalog }))
 }

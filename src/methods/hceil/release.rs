@@ -47,7 +47,7 @@ pub fn class_ids(cached: &Cached, suppressed: &[bool]) -> Vec<i64> {
 
 /// The release's cells: (class, sensitive value, rows), genuine plus counterfeit, for every
 /// non-empty cell, in class-id order and value by value. A release is its cells expanded, in
-/// the client ([`Release::batches`]) or by a plan ([`Release::expand`]); the cells are as many
+/// the client ([`ClassCells::batches`]) or by a plan ([`ClassCells::expand`]); the cells are as many
 /// as the chosen node's (class, value) pairs, so they stay in the client whatever the rows.
 fn cells(cached: &Cached, width: usize, catalog: &NodeCatalog, ids: &[i64]) -> Vec<(u32, u32, u64)> {
     let mut by_id: Vec<usize> = (0..ids.len()).filter(|&c| ids[c] > 0).collect();
@@ -102,8 +102,12 @@ fn class_columns(
     Ok((fields, cols))
 }
 
-/// A release before its rows exist: class-level columns, the sensitive values and the cells.
-pub struct Release {
+/// A release before its rows exist: class-level columns, the sensitive values and the cells
+/// (class, value, rows). Expanded in the client ([`ClassCells::batches`]) it is the
+/// [`crate::release::Published`] table every method returns; expanded by a plan
+/// ([`ClassCells::expand`]) the client never holds the rows. Named for what it holds, since
+/// it is a builder of the release, not the release.
+pub struct ClassCells {
     pub schema: SchemaRef,
     class_cols: Vec<ArrayRef>,
     values: ArrayRef,
@@ -113,7 +117,7 @@ pub struct Release {
     pub dropped: Vec<String>,
 }
 
-impl Release {
+impl ClassCells {
     /// The rows, built in the client.
     pub fn batches(&self) -> Result<Vec<RecordBatch>> {
         let (mut row_class, mut row_value) = (Vec::new(), Vec::new());
@@ -138,7 +142,7 @@ impl Release {
         Ok(RecordBatch::try_new(Arc::new(Schema::new(fields)), cols)?)
     }
 
-    /// The rows as a plan over `cells` (a table of [`Release::cells`]), each cell expanded to
+    /// The rows as a plan over `cells` (a table of [`ClassCells::cells`]), each cell expanded to
     /// its rows by `unnest(range(n))`, so that a cluster's executors build them and the client
     /// never holds them. Rows come cell by cell, as in the client, so their order says nothing
     /// about source records.
@@ -162,7 +166,7 @@ pub fn release(
     cached: &Cached,
     catalog: &NodeCatalog,
     suppressed: &[bool],
-) -> Result<Release> {
+) -> Result<ClassCells> {
     let sens = ft.sensitive.as_ref().ok_or_else(|| AnonError::table(table, "no sensitive attribute declared"))?;
     let ids = class_ids(cached, suppressed);
     let (mut fields, class_cols) = class_columns(ft, meta, table, source, cached, &ids)?;
@@ -171,7 +175,7 @@ pub fn release(
     let schema = Arc::new(Schema::new(fields));
     let cells = cells(cached, sens.values.len(), catalog, &ids);
     let dropped = dropped_columns(source, meta);
-    Ok(Release { schema, class_cols, values, cells, dropped })
+    Ok(ClassCells { schema, class_cols, values, cells, dropped })
 }
 
 /// The catalog table: `class_ids` List<Int64>, `sensitive_value` Utf8, `count` Int64.

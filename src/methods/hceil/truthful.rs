@@ -10,7 +10,7 @@
 //! two removed, leaving `* * * * Diabetes`.
 
 use crate::error::{AnonError, Result};
-use crate::metrics::CatalogRow;
+use crate::release::CatalogRow;
 use datafusion::arrow::array::{
     Array, ArrayRef, AsArray, BooleanArray, RecordBatch, Scalar, StringArray, new_null_array,
 };

@@ -214,8 +214,8 @@ pub async fn ipa_release(
     match &call.mode {
         Mode::Paper(config) => {
             let (res, p) = super::anonymize(ctx, table, meta, config, progress).await?;
-            let (schema, batches) = release::labelled(p.schema, p.release, guarantee, res.spent.total())?;
-            Ok((Outcome::Paper(res), Published { schema, release: batches, dropped: p.dropped }))
+            let (schema, batches) = release::labelled(p.schema, p.batches, guarantee, res.spent.total())?;
+            Ok((Outcome::Paper(res), Published { schema, batches, dropped: p.dropped }))
         }
         Mode::Sound(config) => {
             let (ft, source) = public_source(ctx, table, meta, "ipa_release", call).await?;
@@ -224,7 +224,7 @@ pub async fn ipa_release(
             let (schema, batches) =
                 release::labelled(schema, batches, guarantee, res.epsilon_selection + res.epsilon_counts)?;
             let dropped = crate::encode::publish::dropped_columns(&source, meta);
-            Ok((Outcome::Sound(res), Published { schema, release: batches, dropped }))
+            Ok((Outcome::Sound(res), Published { schema, batches, dropped }))
         }
     }
 }
@@ -256,7 +256,7 @@ pub async fn histogram_release(
     let (schema, batches) = release::histogram_release(&ft, &source, &res.histogram)?;
     let (schema, batches) = release::labelled(schema, batches, call.guarantee(), res.epsilon)?;
     let dropped = crate::encode::publish::dropped_columns(&source, meta);
-    Ok((res, Published { schema, release: batches, dropped }))
+    Ok((res, Published { schema, batches, dropped }))
 }
 
 /// The frequency table over the declared domains and the source's schema.

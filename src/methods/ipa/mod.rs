@@ -37,8 +37,6 @@ use crate::error::{AnonError, Result};
 use crate::lattice::{NodeId, format_levels};
 use crate::meta::TableMeta;
 use crate::progress::Progress;
-use datafusion::arrow::array::RecordBatch;
-use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::prelude::SessionContext;
 
 const F: &str = "ipa_release";
@@ -285,13 +283,8 @@ pub fn search_with_nodes<'a>(
     Ok((result, nodes))
 }
 
-/// The released table of one call.
-pub struct Published {
-    pub schema: SchemaRef,
-    pub release: Vec<RecordBatch>,
-    /// Source columns the release leaves out (neither identifier, dimension nor informative).
-    pub dropped: Vec<String>,
-}
+/// The released table of one call (dropped: neither identifier, dimension nor informative).
+pub use crate::release::Published;
 
 /// Anonymize a declared table: aggregate, run IPA, and build the release.
 pub async fn anonymize(
@@ -306,7 +299,7 @@ pub async fn anonymize(
     let ft = frequency_table(ctx, table, meta, Some(informative)).await?;
     let (res, mut nodes) = search_with_nodes(&ft, config, progress)?;
     let cached = nodes.classes(res.node)?;
-    let (schema, release) = release::release(&ft, &source, &cached, &res.perturbation)?;
+    let (schema, batches) = release::release(&ft, &source, &cached, &res.perturbation)?;
     let dropped = crate::encode::publish::dropped_columns(&source, meta);
-    Ok((res, Published { schema, release, dropped }))
+    Ok((res, Published { schema, batches, dropped }))
 }

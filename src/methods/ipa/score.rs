@@ -23,7 +23,8 @@
 use super::perturb::{Perturbation, PerturbedClass};
 use crate::encode::Grouping;
 use crate::hierarchy::Hierarchy;
-use crate::metrics::emd::equal_emd;
+use crate::measures::emd::equal_emd;
+use crate::measures::ncp::leaf_ncp;
 use std::sync::Arc;
 
 /// ΔIL of Eq. 12: three parts of sensitivity 1.
@@ -47,11 +48,6 @@ impl Loss {
     }
 }
 
-/// Eq. 5 for one value covering `leaves` of `all` leaves.
-pub fn ncp_value(leaves: u32, all: usize) -> f64 {
-    if leaves <= 1 { 0.0 } else { f64::from(leaves) / all as f64 }
-}
-
 /// NCP of one record of class `c` (mean of Eq. 5 over the dimension attributes).
 pub fn class_ncp(hs: &[Arc<Hierarchy>], g: &Grouping, c: usize) -> f64 {
     codes_ncp(hs, &g.levels, |a| g.codes[a][c])
@@ -62,7 +58,7 @@ pub fn codes_ncp(hs: &[Arc<Hierarchy>], levels: &[u8], code: impl Fn(usize) -> u
     let q = hs.len().max(1) as f64;
     hs.iter()
         .enumerate()
-        .map(|(a, h)| ncp_value(h.leaves_under(levels[a] as usize, code(a)), h.leaf_count()))
+        .map(|(a, h)| leaf_ncp(f64::from(h.leaves_under(levels[a] as usize, code(a))), h.leaf_count()))
         .sum::<f64>()
         / q
 }
@@ -70,7 +66,7 @@ pub fn codes_ncp(hs: &[Arc<Hierarchy>], levels: &[u8], code: impl Fn(usize) -> u
 /// NCP of a `*` record.
 pub fn suppressed_ncp(hs: &[Arc<Hierarchy>]) -> f64 {
     let q = hs.len().max(1) as f64;
-    hs.iter().map(|h| ncp_value(h.leaf_count() as u32, h.leaf_count())).sum::<f64>() / q
+    hs.iter().map(|h| leaf_ncp(h.leaf_count() as f64, h.leaf_count())).sum::<f64>() / q
 }
 
 /// Eq. 7 for one class (module doc).

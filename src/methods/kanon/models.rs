@@ -4,6 +4,8 @@
 //! suppression budget lasts.
 
 use crate::error::{AnonError, Result};
+use crate::measures::emd::{equal_emd_of, ordered_emd_of};
+use crate::measures::entropy::entropy_nats;
 
 /// The models a release must satisfy; k-anonymity always applies.
 #[derive(Debug, Clone, PartialEq)]
@@ -141,27 +143,13 @@ impl SensitiveContext {
         }
     }
 
-    /// Earth mover's distance between a class histogram and the global distribution.
+    /// Earth mover's distance between a class histogram and the global distribution: the
+    /// equal ground distance, or the ordered one over the sorted domain (numeric attributes).
     pub fn emd(&self, hist: &[u32], size: u64) -> f64 {
         let n = size.max(1) as f64;
         match &self.order {
-            // Equal ground distance: half the L1 distance (total variation).
-            None => 0.5 * hist.iter().zip(&self.global).map(|(&h, &q)| (h as f64 / n - q).abs()).sum::<f64>(),
-            // Ordered distance (Li et al., Eq. for numeric attributes): cumulative differences
-            // over the sorted domain, normalized by m - 1.
-            Some(order) => {
-                let m = order.len();
-                if m < 2 {
-                    return 0.0;
-                }
-                let mut cum = 0.0;
-                let mut total = 0.0;
-                for &i in order {
-                    cum += hist[i] as f64 / n - self.global[i];
-                    total += cum.abs();
-                }
-                total / (m as f64 - 1.0)
-            }
+            None => equal_emd_of(hist.iter().zip(&self.global).map(|(&h, &q)| (h as f64 / n, q))),
+            Some(order) => ordered_emd_of(order.iter().map(|&i| (hist[i] as f64 / n, self.global[i]))),
         }
     }
 }
@@ -177,8 +165,7 @@ fn distinct(hist: &[u32]) -> usize {
 }
 
 fn entropy(hist: &[u32], size: u64) -> f64 {
-    let n = size as f64;
-    hist.iter().filter(|&&c| c > 0).map(|&c| -(c as f64 / n) * (c as f64 / n).ln()).sum()
+    entropy_nats(hist.iter().map(|&c| u64::from(c)), size)
 }
 
 /// A lower bound of the share of a class's records that fail the models at every

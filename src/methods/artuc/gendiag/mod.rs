@@ -18,7 +18,7 @@
 mod q;
 mod state;
 
-use crate::metrics::ul::record_ul;
+use crate::measures::ul::record_ul;
 use q::{PACKED_MAX, unpack_into};
 use state::State;
 use std::cmp::Reverse;

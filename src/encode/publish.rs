@@ -78,3 +78,21 @@ pub fn dropped_columns(source: &Schema, meta: &TableMeta) -> Vec<String> {
         .cloned()
         .collect()
 }
+
+/// The declared quasi-identifiers of `source`, in its column order (a release's order), each
+/// with its index in the frequency table `ft`.
+pub fn source_qis<'a>(
+    ft: &crate::encode::FrequencyTable,
+    meta: &TableMeta,
+    table: &str,
+    source: &'a Schema,
+) -> Result<Vec<(&'a Field, usize)>> {
+    let qis = source.fields().iter().filter(|f| meta.role(f.name()) == Some(Role::QuasiIdentifier));
+    qis.map(|f| match ft.qis.iter().position(|q| q.name == *f.name()) {
+        Some(a) => Ok((f.as_ref(), a)),
+        None => {
+            Err(AnonError::column(table, f.name(), "is a declared quasi-identifier missing from the frequency table"))
+        }
+    })
+    .collect()
+}

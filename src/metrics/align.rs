@@ -9,7 +9,7 @@
 //! candidate, so there the assignment is the true one; counterfeit records simply stay
 //! unassigned.
 
-use super::decode::DecodedRelease;
+use super::decode::Decoded;
 use crate::encode::FrequencyTable;
 use crate::error::{AnonError, Result};
 use crate::release::Cell;
@@ -26,7 +26,7 @@ pub struct Alignment {
 }
 
 /// Assign the original records (`ft`, over the same quasi-identifiers) to `rel`'s blocks.
-pub fn align(ft: &FrequencyTable, rel: &DecodedRelease, original: &str) -> Result<Alignment> {
+pub fn align(ft: &FrequencyTable, rel: &Decoded, original: &str) -> Result<Alignment> {
     let names: Vec<&str> = ft.qis.iter().map(|q| q.name.as_str()).collect();
     if names != rel.qi_names.iter().map(|s| s.as_str()).collect::<Vec<_>>() {
         return Err(AnonError::table(original, "its quasi-identifiers differ from those the release was decoded with"));
@@ -120,7 +120,7 @@ fn place(
 }
 
 /// Unassigned released records per block and sensitive code (code 0 for all without one).
-fn capacities(rel: &DecodedRelease, blocks: &[&[usize]], by_sensitive: bool) -> Vec<HashMap<u32, u64>> {
+fn capacities(rel: &Decoded, blocks: &[&[usize]], by_sensitive: bool) -> Vec<HashMap<u32, u64>> {
     blocks
         .iter()
         .map(|rows| {
@@ -136,7 +136,7 @@ fn capacities(rel: &DecodedRelease, blocks: &[&[usize]], by_sensitive: bool) -> 
 
 /// Original sensitive code → release code (None: the release has no record with that value).
 /// `None` overall when either side has no sensitive column.
-fn sensitive_map(ft: &FrequencyTable, rel: &DecodedRelease) -> Option<Vec<Option<u32>>> {
+fn sensitive_map(ft: &FrequencyTable, rel: &Decoded) -> Option<Vec<Option<u32>>> {
     let (o, r) = (ft.sensitive.as_ref()?, rel.sensitive.as_ref()?);
     let idx: HashMap<&str, u32> = r.values.iter().enumerate().map(|(i, v)| (v.as_str(), i as u32)).collect();
     Some(o.values.iter().map(|v| idx.get(v.as_str()).copied()).collect())
@@ -176,7 +176,7 @@ fn nodes_by_bounds(h: &crate::hierarchy::Hierarchy) -> NodesByBounds {
 }
 
 impl BlockIndex {
-    fn new(ft: &FrequencyTable, rel: &DecodedRelease, members: &[Vec<usize>]) -> Self {
+    fn new(ft: &FrequencyTable, rel: &Decoded, members: &[Vec<usize>]) -> Self {
         let bounds: Vec<NodesByBounds> = ft.qis.iter().map(|q| nodes_by_bounds(&q.hierarchy)).collect();
         let mut by_sig: HashMap<Vec<u8>, ClassesByCodes> = HashMap::new();
         let mut exact: HashMap<Vec<u32>, Vec<u32>> = HashMap::new();
@@ -213,7 +213,7 @@ impl BlockIndex {
     fn candidates(
         &self,
         ft: &FrequencyTable,
-        rel: &DecodedRelease,
+        rel: &Decoded,
         members: &[Vec<usize>],
         r: usize,
         sup: Option<u32>,
@@ -240,14 +240,7 @@ impl BlockIndex {
     }
 
     /// Every class whose values cover tuple `r`, then the suppressed block `sup`.
-    fn scan(
-        &self,
-        ft: &FrequencyTable,
-        rel: &DecodedRelease,
-        members: &[Vec<usize>],
-        r: usize,
-        sup: Option<u32>,
-    ) -> Vec<u32> {
+    fn scan(&self, ft: &FrequencyTable, rel: &Decoded, members: &[Vec<usize>], r: usize, sup: Option<u32>) -> Vec<u32> {
         let cat: Vec<usize> = (0..ft.qis.len()).filter(|&a| !ft.qis[a].hierarchy.is_numeric()).collect();
         let mut out = Vec::new();
         for (sig, map) in &self.buckets {

@@ -2,14 +2,14 @@
 //! through the one reader and weighting of [`crate::release::catalog`] (which the query harness
 //! uses too).
 
-use super::decode::DecodedRelease;
+use super::decode::Decoded;
 use crate::error::{AnonError, Result};
 use crate::release::catalog::{CatalogRow, ClassValueCounts, real_probabilities};
 
 /// Probability that each released record (per decoded row) is real (h-ceiling paper, Fig. 4;
 /// the rule, with its edge cases, in [`crate::release::catalog`]): every record the catalog
 /// does not name is real. Errors when the catalog does not fit the release.
-pub fn real_weights(rel: &DecodedRelease, catalog: &[CatalogRow], catalog_name: &str) -> Result<Vec<f64>> {
+pub fn real_weights(rel: &Decoded, catalog: &[CatalogRow], catalog_name: &str) -> Result<Vec<f64>> {
     if catalog.is_empty() {
         return Ok(vec![1.0; rel.len()]);
     }

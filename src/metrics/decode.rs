@@ -50,7 +50,7 @@ impl SetColumn {
 /// stand for several identical released records (`weights`), so a large release is read as
 /// its distinct rows.
 #[derive(Debug, Clone)]
-pub struct DecodedRelease {
+pub struct Decoded {
     pub name: String,
     /// Released records each decoded row stands for.
     pub weights: Vec<u64>,
@@ -70,7 +70,7 @@ pub struct DecodedRelease {
     pub sets: Vec<SetColumn>,
 }
 
-impl DecodedRelease {
+impl Decoded {
     /// Number of decoded (distinct) rows.
     pub fn len(&self) -> usize {
         self.cells.len()
@@ -103,7 +103,7 @@ impl DecodedRelease {
 
 /// Decode `batches` (the release `name`, one record per row) against the declarations of
 /// `original`.
-pub fn decode_release(original: &str, meta: &TableMeta, name: &str, batches: &[RecordBatch]) -> Result<DecodedRelease> {
+pub fn decode_release(original: &str, meta: &TableMeta, name: &str, batches: &[RecordBatch]) -> Result<Decoded> {
     let n: usize = batches.iter().map(|b| b.num_rows()).sum();
     decode_weighted(original, meta, name, batches, vec![1; n])
 }
@@ -116,7 +116,7 @@ pub fn decode_weighted(
     name: &str,
     batches: &[RecordBatch],
     weights: Vec<u64>,
-) -> Result<DecodedRelease> {
+) -> Result<Decoded> {
     let qi_names: Vec<String> = meta.quasi_identifiers().iter().map(|s| s.to_string()).collect();
     if qi_names.is_empty() {
         return Err(AnonError::table(original, "no quasi-identifiers declared"));
@@ -148,7 +148,7 @@ pub fn decode_weighted(
         let h = meta.hierarchy(original, s)?;
         sets.push(decode_set(name, s, h, batches)?);
     }
-    Ok(DecodedRelease {
+    Ok(Decoded {
         name: name.to_string(),
         weights,
         hierarchies,

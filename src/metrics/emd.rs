@@ -2,7 +2,7 @@
 //! whole release's (t-closeness, Li, Li & Venkatasubramanian 2007); the distances are
 //! [`crate::measures::emd`], the ones kanon's t-closeness and IPA's node score use.
 
-use super::decode::{DecodedRelease, Sensitive};
+use super::decode::{Decoded, Sensitive};
 use crate::measures::emd::{equal_emd, ordered_emd};
 
 /// EMD of every class (suppressed records form no class). For a categorical sensitive
@@ -10,7 +10,7 @@ use crate::measures::emd::{equal_emd, ordered_emd};
 /// ordered distance over the m values sorted ascending gives
 /// EMD(P, Q) = (1/(m − 1)) Σ_{i=1..m} |Σ_{j ≤ i} (p_j − q_j)| (Li et al., Sec. 4.2).
 /// Q is the distribution over every released record.
-pub fn class_emds(rel: &DecodedRelease) -> Vec<f64> {
+pub fn class_emds(rel: &Decoded) -> Vec<f64> {
     let Some(s) = &rel.sensitive else { return Vec::new() };
     let m = s.values.len();
     let table = distribution(rel, s, (0..rel.len()).collect::<Vec<_>>().as_slice(), m);
@@ -23,7 +23,7 @@ pub fn class_emds(rel: &DecodedRelease) -> Vec<f64> {
         .collect()
 }
 
-fn distribution(rel: &DecodedRelease, s: &Sensitive, rows: &[usize], m: usize) -> Vec<f64> {
+fn distribution(rel: &Decoded, s: &Sensitive, rows: &[usize], m: usize) -> Vec<f64> {
     let mut d = vec![0.0; m];
     for &r in rows {
         d[s.codes[r] as usize] += rel.weight(r);
@@ -34,7 +34,7 @@ fn distribution(rel: &DecodedRelease, s: &Sensitive, rows: &[usize], m: usize) -
 }
 
 /// (max, mean over classes) of the class EMDs; (0, 0) without classes.
-pub fn emd_summary(rel: &DecodedRelease) -> (f64, f64) {
+pub fn emd_summary(rel: &Decoded) -> (f64, f64) {
     let e = class_emds(rel);
     (e.iter().copied().fold(0.0, f64::max), super::loss::mean(&e))
 }

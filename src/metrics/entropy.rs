@@ -3,7 +3,7 @@
 //! Attributes in k-anonymity Methods").
 
 use super::align::Alignment;
-use super::decode::DecodedRelease;
+use super::decode::Decoded;
 use crate::measures::entropy::entropy_bits;
 use std::collections::HashSet;
 
@@ -48,7 +48,7 @@ pub fn conditional_entropy(al: &Alignment) -> f64 {
 /// Number of Q-blocks (equivalence classes; suppressed records form none) with exactly 1, exactly
 /// 2, and 3 or more distinct sensitive values: the paper's Fig. 5 counts for l = 1 (homogeneity
 /// attack), l = 2 (background-knowledge attack) and l = 3 (safe).
-pub fn qblock_diversity(rel: &DecodedRelease) -> [u64; 3] {
+pub fn qblock_diversity(rel: &Decoded) -> [u64; 3] {
     let Some(s) = &rel.sensitive else { return [0; 3] };
     let mut out = [0u64; 3];
     for rows in rel.class_members() {

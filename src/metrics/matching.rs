@@ -131,12 +131,17 @@ mod tests {
 
     /// Tuple 0 fits classes 0 and 1, tuple 1 only class 0, one record of room each. Greedy put
     /// tuple 0 in class 0; the path 1 → class 0 → tuple 0 → class 1 places both.
+    /// Tuple 0 already in class 0 (now full), tuple 1 left; class 1 has room for one record of
+    /// sensitive value 0. Returns (left, assignment, capacities).
+    #[allow(clippy::type_complexity)]
+    fn one_placed() -> ([u64; 2], Vec<Vec<(u32, u64)>>, Vec<HashMap<u32, u64>>) {
+        ([0, 1], vec![vec![(0, 1)], vec![]], vec![HashMap::from([(0, 0)]), HashMap::from([(0, 1)])])
+    }
+
     #[test]
     fn a_stranded_record_is_placed_by_moving_another() {
         let codes = [Some(0), Some(0)];
-        let mut left = [0, 1];
-        let mut assign = vec![vec![(0u32, 1u64)], vec![]];
-        let mut capacity = vec![HashMap::from([(0u32, 0u64)]), HashMap::from([(0u32, 1u64)])];
+        let (mut left, mut assign, mut capacity) = one_placed();
         augment(&codes, &mut left, &mut assign, &mut capacity, |r| if r == 0 { vec![0, 1] } else { vec![0] });
         assert_eq!(left, [0, 0]);
         assert_eq!(assign, vec![vec![(1, 1)], vec![(0, 1)]]);
@@ -147,9 +152,7 @@ mod tests {
     #[test]
     fn room_for_another_value_does_not_count() {
         let codes = [Some(0), Some(1)];
-        let mut left = [0, 1];
-        let mut assign = vec![vec![(0u32, 1u64)], vec![]];
-        let mut capacity = vec![HashMap::from([(0u32, 0u64)]), HashMap::from([(0u32, 1u64)])];
+        let (mut left, mut assign, mut capacity) = one_placed();
         augment(&codes, &mut left, &mut assign, &mut capacity, |_| vec![0, 1]);
         assert_eq!(left, [0, 1]);
     }

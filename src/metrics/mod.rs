@@ -1,7 +1,7 @@
 //! Information-loss metrics of a release against its original: LM, DM, D(r), NCP, UL, RCE,
 //! EMD, conditional-entropy loss, Q-block diversity and record counts.
 //!
-//! Every metric is a pure function over a decoded release ([`decode::DecodedRelease`]), the original's
+//! Every metric is a pure function over a decoded release ([`decode::Decoded`]), the original's
 //! frequency table and, for counterfeit methods, the catalog, so it is testable without SQL;
 //! `anon_metrics(original, release [, catalog])` (src/sql/metrics_fn.rs) reads the tables and
 //! calls [`compute_all`]. Attribute roles and hierarchies always come from the ORIGINAL
@@ -19,7 +19,7 @@ pub mod rce;
 pub mod ul;
 
 pub use crate::release::{CatalogRow, decode_catalog};
-pub use decode::{DecodedRelease, decode_release, decode_weighted};
+pub use decode::{Decoded, decode_release, decode_weighted};
 
 use crate::encode::FrequencyTable;
 use crate::error::Result;
@@ -38,7 +38,7 @@ fn m(metric: &str, value: f64, detail: &str) -> Metric {
 
 /// Everything the metrics read.
 pub struct Inputs<'a> {
-    pub release: &'a DecodedRelease,
+    pub release: &'a Decoded,
     /// The original's frequency table over its quasi-identifiers (and sensitive attribute);
     /// without it the alignment-based metrics (entropy loss) are left out.
     pub original: Option<&'a FrequencyTable>,
@@ -115,7 +115,7 @@ fn ul_metrics(name: &str, b: &ul::UlBounds) -> Vec<Metric> {
     out
 }
 
-fn sensitive_metrics(rel: &DecodedRelease) -> Vec<Metric> {
+fn sensitive_metrics(rel: &Decoded) -> Vec<Metric> {
     let (emax, emean) = emd::emd_summary(rel);
     let kind = if rel.sensitive.as_ref().is_some_and(|s| s.ordered) { "ordered" } else { "equal" };
     let [l1, l2, l3] = entropy::qblock_diversity(rel);

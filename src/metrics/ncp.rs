@@ -2,13 +2,13 @@
 //! (Defs. 3–4) and the IPA paper (Eqs. 5–6) define it; the per-value formulas are
 //! [`crate::measures::ncp`], the ones ArtUC's clustering and IPA's node score use.
 
-use super::decode::DecodedRelease;
+use super::decode::Decoded;
 use crate::error::{AnonError, Result};
 use crate::measures::ncp::{ipa_ncp_value, ncp_value};
 
 /// NCP of every decoded row (ArtUC Def. 4): NCP(r) = Σ_i w_i · NCP_{A_i}(r[A_i]), w_i ∈ [0, 1]. With no
 /// weights given every attribute weighs 1/l (as in Example 3), so NCP(r) ∈ [0, 1].
-pub fn record_ncp(rel: &DecodedRelease, weights: Option<&[f64]>) -> Result<Vec<f64>> {
+pub fn record_ncp(rel: &Decoded, weights: Option<&[f64]>) -> Result<Vec<f64>> {
     let l = rel.hierarchies.len();
     let w: Vec<f64> = match weights {
         None => vec![1.0 / l.max(1) as f64; l],
@@ -30,7 +30,7 @@ pub fn record_ncp(rel: &DecodedRelease, weights: Option<&[f64]>) -> Result<Vec<f
 
 /// NCP(D) = Σ_{r ∈ D} NCP(r) / |D| (ArtUC Def. 4), with the sum Σ NCP(r) (the paper's 4.28
 /// for Figure 3). Returns (NCP(D), Σ NCP(r)).
-pub fn ncp(rel: &DecodedRelease, weights: Option<&[f64]>) -> Result<(f64, f64)> {
+pub fn ncp(rel: &Decoded, weights: Option<&[f64]>) -> Result<(f64, f64)> {
     let per = record_ncp(rel, weights)?;
     Ok((super::loss::weighted_mean(rel, &per), super::loss::weighted_sum(rel, &per)))
 }
@@ -41,7 +41,7 @@ pub fn ncp(rel: &DecodedRelease, weights: Option<&[f64]>) -> Result<(f64, f64)> 
 /// quasi-identifiers, the table the mean over records. A k-anonymous release perturbs and
 /// inserts nothing, so this is its IL = NCP + EMD + Rate (EMD = Rate = 0) for comparison with
 /// `ipa_release`.
-pub fn ipa_ncp(rel: &DecodedRelease) -> f64 {
+pub fn ipa_ncp(rel: &Decoded) -> f64 {
     let q = rel.hierarchies.len().max(1) as f64;
     let per: Vec<f64> = rel
         .cells

@@ -1,6 +1,6 @@
 //! Reconstruction error (RCE) as the h-ceiling paper uses it (Eq. 4, Figs. 2–4).
 
-use super::decode::DecodedRelease;
+use super::decode::Decoded;
 
 /// RCE = Σ_{t ∈ T} ∫_{x ∈ DS} (G̃_t(x) − G_t(x))² dx (h-ceiling paper, Eq. 4), DS the space of the
 /// quasi-identifiers and the sensitive attribute, G̃_t the original record's pdf and G_t its
@@ -24,7 +24,7 @@ use super::decode::DecodedRelease;
 /// generalization puts every original in its record's cell, so RCE needs only the release, the
 /// catalog and the original's hierarchies (no record-by-record alignment).
 /// `real_weight` holds w per decoded row.
-pub fn rce(rel: &DecodedRelease, real_weight: &[f64]) -> f64 {
+pub fn rce(rel: &Decoded, real_weight: &[f64]) -> f64 {
     rel.cells
         .iter()
         .zip(real_weight)

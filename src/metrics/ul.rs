@@ -2,7 +2,7 @@
 //! (Defs. 5–6), of a decoded release: bounds from what the release and the original determine.
 //! The per-record formula is [`crate::measures::ul`], the one ArtUC's GenDiag minimizes.
 
-use super::decode::{DecodedRelease, SetColumn};
+use super::decode::{Decoded, SetColumn};
 use crate::measures::ul::record_ul;
 use crate::release::Cell;
 use std::collections::{HashMap, HashSet};
@@ -143,7 +143,7 @@ impl Block {
 /// - per release (when no record was withheld): kept codes are at most Σ_x min(o(x), c(x))
 ///   (c(x): released records covering x) and at most Σ σ(r), and at least one per published
 ///   item, so Σ s(r) = Σ|r| − kept lies between.
-pub fn ul_bounds(rel: &DecodedRelease, col: usize, original: &OriginalRecords) -> UlBounds {
+pub fn ul_bounds(rel: &Decoded, col: usize, original: &OriginalRecords) -> UlBounds {
     let set = &rel.sets[col];
     let generalized: f64 = (0..set.rows.len()).map(|r| record_ul(&set.sizes(r)) * rel.weights[r] as f64).sum();
     let records = rel.records();
@@ -151,7 +151,7 @@ pub fn ul_bounds(rel: &DecodedRelease, col: usize, original: &OriginalRecords) -
     UlBounds { generalized, suppressed, records }
 }
 
-fn suppressed_bounds(rel: &DecodedRelease, set: &SetColumn, original: &OriginalRecords) -> (u64, u64) {
+fn suppressed_bounds(rel: &Decoded, set: &SetColumn, original: &OriginalRecords) -> (u64, u64) {
     // Blocks: the classes, then the suppressed rows; each with its cells and kept codes.
     let sup_block = rel.class_sizes.len();
     let mut blocks: Vec<Block> = (0..=sup_block).map(|_| Block::default()).collect();

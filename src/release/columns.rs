@@ -5,7 +5,8 @@
 use crate::error::{AnonError, Result};
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, RecordBatch};
 use datafusion::arrow::compute::cast;
-use datafusion::arrow::datatypes::{DataType, Float64Type, Int64Type};
+use datafusion::arrow::datatypes::{ArrowPrimitiveType, DataType, Float64Type, Int64Type};
+use datafusion::arrow::error::ArrowError;
 
 /// Column `col` of every batch, or an error naming the release and the column.
 pub fn required_column(table: &str, col: &str, batches: &[RecordBatch]) -> Result<Vec<ArrayRef>> {
@@ -42,23 +43,25 @@ pub fn str_values(table: &str, col: &str, parts: &[ArrayRef]) -> Result<Vec<Opti
 
 /// Values cast to Float64 (NULL as `None`).
 pub fn f64_values(table: &str, col: &str, parts: &[ArrayRef]) -> Result<Vec<Option<f64>>> {
-    let mut out = Vec::new();
-    for a in parts {
-        let v = cast(a, &DataType::Float64)
-            .map_err(|_| AnonError::column(table, col, format!("has type {}, expected a number", a.data_type())))?;
-        let v = v.as_primitive::<Float64Type>();
-        out.extend((0..v.len()).map(|r| v.is_valid(r).then(|| v.value(r))));
-    }
-    Ok(out)
+    primitive_values::<Float64Type>(parts, |a, _| {
+        AnonError::column(table, col, format!("has type {}, expected a number", a.data_type()))
+    })
 }
 
 /// Values cast to Int64 (NULL as `None`).
 pub fn int_values(parts: &[ArrayRef]) -> Result<Vec<Option<i64>>> {
+    primitive_values::<Int64Type>(parts, |_, e| e.into())
+}
+
+/// Values cast to `T` (NULL as `None`); `error` says why a part does not cast.
+fn primitive_values<T: ArrowPrimitiveType>(
+    parts: &[ArrayRef],
+    error: impl Fn(&ArrayRef, ArrowError) -> AnonError,
+) -> Result<Vec<Option<T::Native>>> {
     let mut out = Vec::new();
     for a in parts {
-        let v = cast(a, &DataType::Int64)?;
-        let v = v.as_primitive::<Int64Type>();
-        out.extend((0..v.len()).map(|r| v.is_valid(r).then(|| v.value(r))));
+        let v = cast(a, &T::DATA_TYPE).map_err(|e| error(a, e))?;
+        out.extend(v.as_primitive::<T>().iter());
     }
     Ok(out)
 }

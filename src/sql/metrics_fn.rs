@@ -11,7 +11,7 @@ use crate::encode::{encode_column, frequency_table};
 use crate::error::{AnonError, Result};
 use crate::meta::{Registry, Role, TableMeta};
 use crate::metrics::ul::OriginalRecords;
-use crate::metrics::{DecodedRelease, Inputs, Metric, compute_all, decode_catalog, decode_weighted};
+use crate::metrics::{Decoded, Inputs, Metric, compute_all, decode_catalog, decode_weighted};
 use crate::release::columns::int_values;
 use datafusion::arrow::array::{ArrayRef, Float64Array, RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
@@ -115,7 +115,7 @@ async fn gather(
 
 /// The release's distinct rows over the columns the metrics read, with their record counts
 /// (histogram first: a million-row release is decoded as its few thousand distinct rows).
-async fn read_release(ctx: &SessionContext, original: &str, meta: &TableMeta, release: &str) -> Result<DecodedRelease> {
+async fn read_release(ctx: &SessionContext, original: &str, meta: &TableMeta, release: &str) -> Result<Decoded> {
     let df = ctx.table(release).await.map_err(|_| AnonError::table(release, "not found"))?;
     let present: Vec<String> = df.schema().fields().iter().map(|f| f.name().clone()).collect();
     let mut cols: Vec<String> = Vec::new();

@@ -18,6 +18,13 @@
 //! load_hierarchy disagreement of issue 19), which no check could notice. The splitter has its own
 //! tests (src/hierarchy/code_sets.rs) and tests/own_data.rs checks string- and list-typed releases
 //! give the same verdicts.
+//!
+//! What is NOT shared, on purpose: `src/release` (the resolver from released labels and codes to
+//! leaves, the counterfeit-catalog reader and its Fig. 4 weighting) and `src/measures` (NCP,
+//! EMD, entropy). The methods, `anon_metrics` and the query harness all build on those, so a
+//! mistake there would be made identically by a method and by a report; this module reads
+//! releases and catalogs (catalog.rs, classes.rs) and computes EMD and entropy (closeness.rs,
+//! diversity.rs) with its own code from the papers' definitions, so that it can catch it.
 
 mod catalog;
 mod ceiling;

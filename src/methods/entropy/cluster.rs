@@ -14,7 +14,7 @@
 //!   key so far is skipped: its key is larger, so it cannot be chosen.
 
 use super::block::Block;
-use super::guarded::Guard;
+use super::guard::Guard;
 use super::pair::SeedView;
 use super::state::{Label, State};
 use crate::encode::FrequencyTable;

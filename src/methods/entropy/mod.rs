@@ -17,6 +17,7 @@
 
 pub mod block;
 pub mod cluster;
+pub mod guard;
 pub mod guarded;
 pub mod loss;
 pub mod pair;
@@ -26,7 +27,7 @@ pub mod state;
 
 pub use block::Block;
 pub use cluster::{Clusterer, Stats};
-pub use guarded::Guard;
+pub use guard::Guard;
 pub use loss::Measures;
 pub use state::State;
 

@@ -6,10 +6,10 @@
 //! h-ceiling release, columns that are neither quasi-identifying nor sensitive are left out.
 
 use super::block::Block;
-use crate::encode::publish::{class_rows, dropped_columns, push_bounds, sensitive_values};
+use crate::encode::publish::{class_rows, dropped_columns, push_bounds, sensitive_values, source_qis};
 use crate::encode::{FrequencyTable, node_label};
 use crate::error::{AnonError, Result};
-use crate::meta::{Role, TableMeta};
+use crate::meta::TableMeta;
 use crate::release::Published;
 use datafusion::arrow::array::{ArrayRef, Int64Array, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
@@ -25,13 +25,7 @@ fn block_columns(
 ) -> Result<(Vec<Field>, Vec<ArrayRef>)> {
     let mut fields = vec![Field::new("class_id", DataType::Int64, false)];
     let mut cols: Vec<ArrayRef> = vec![Arc::new(Int64Array::from_iter_values(1..=blocks.len() as i64))];
-    for f in source.fields() {
-        if meta.role(f.name()) != Some(Role::QuasiIdentifier) {
-            continue;
-        }
-        let a = ft.qis.iter().position(|q| q.name == *f.name()).ok_or_else(|| {
-            AnonError::column(table, f.name(), "is a declared quasi-identifier missing from the frequency table")
-        })?;
+    for (f, a) in source_qis(ft, meta, table, source)? {
         let h = &ft.qis[a].hierarchy;
         let labels: Vec<String> = blocks.iter().map(|b| node_label(h, b.label[a].0 as usize, b.label[a].1)).collect();
         fields.push(Field::new(f.name(), DataType::Utf8, false));

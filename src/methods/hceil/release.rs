@@ -12,10 +12,10 @@
 //! rows and no class id.
 
 use super::counterfeit::NodeCatalog;
-use crate::encode::publish::{class_rows, dropped_columns, push_bounds, range_label, sensitive_values};
+use crate::encode::publish::{class_rows, dropped_columns, push_bounds, range_label, sensitive_values, source_qis};
 use crate::encode::{Cached, FrequencyTable};
 use crate::error::{AnonError, Result};
-use crate::meta::{Role, TableMeta};
+use crate::meta::TableMeta;
 use datafusion::arrow::array::{
     Array, ArrayRef, Int64Array, Int64Builder, ListBuilder, RecordBatch, StringArray, UInt32Array,
 };
@@ -76,13 +76,7 @@ fn class_columns(
     let g = &cached.g;
     let mut fields = vec![Field::new("class_id", DataType::Int64, false)];
     let mut cols: Vec<ArrayRef> = vec![Arc::new(Int64Array::from(ids.to_vec()))];
-    for f in source.fields() {
-        if meta.role(f.name()) != Some(Role::QuasiIdentifier) {
-            continue;
-        }
-        let a = ft.qis.iter().position(|q| q.name == *f.name()).ok_or_else(|| {
-            AnonError::column(table, f.name(), "is a declared quasi-identifier missing from the frequency table")
-        })?;
+    for (f, a) in source_qis(ft, meta, table, source)? {
         let h = &ft.qis[a].hierarchy;
         if h.is_numeric() {
             let v = h.leaf_values();

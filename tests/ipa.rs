@@ -497,7 +497,7 @@ async fn anonymize_a_declared_table() {
     let meta = registry.require("t").unwrap();
     let config = IpaConfig::new(1.0).with_seed(3);
     let (res, published) = anonfusion::methods::ipa::anonymize(&ctx, "t", &meta, &config, &Silent).await.unwrap();
-    let n: usize = published.release.iter().map(|b| b.num_rows()).sum();
+    let n: usize = published.batches.iter().map(|b| b.num_rows()).sum();
     assert_eq!(n as u64, res.released_records);
     let names: Vec<&str> = published.schema.fields().iter().map(|f| f.name().as_str()).collect();
     assert_eq!(names, ["q0", "q1", "q1_lo", "q1_hi", "s"]);
@@ -565,7 +565,7 @@ async fn adult_whole_lattice() {
     let (res, published) = anonfusion::methods::ipa::anonymize(&ctx, "adult", &meta, &config, &Silent).await.unwrap();
     let took = start.elapsed();
     assert_eq!(res.scores.len(), 2160);
-    let n: usize = published.release.iter().map(|b| b.num_rows()).sum();
+    let n: usize = published.batches.iter().map(|b| b.num_rows()).sum();
     assert_eq!(n as u64, res.released_records);
     let best = res.scores.iter().map(|s| s.loss.il()).fold(f64::MAX, f64::min);
     eprintln!(

@@ -71,14 +71,15 @@ pub fn numeric_support(h: &Hierarchy, release: &str, col: &str, lo: Option<f64>,
     Ok(uniform(values[a..b].iter().map(|&v| Val::Num(v)).collect()))
 }
 
-/// Leaves of a categorical hierarchy covered by a released label (NULL: everything).
+/// Leaves of a categorical hierarchy covered by a released label (NULL: everything); `at` is
+/// (release, column), for the error.
 pub fn categorical_support(
     h: &Hierarchy,
     index: &LabelIndex,
-    release: &str,
-    col: &str,
+    at: (&str, &str),
     label: Option<&str>,
 ) -> Result<Support> {
+    let (release, col) = at;
     let leaf_label = |l: u32| Val::Str(Arc::from(h.label(0, l)));
     match label {
         None => Ok(uniform((0..h.leaf_count() as u32).map(leaf_label).collect())),

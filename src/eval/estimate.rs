@@ -224,7 +224,7 @@ fn support(
     }
     let s = match &a.kind {
         AttrKind::Numeric(h) => dist::numeric_support(h, release, &a.name, f64_at(at), f64_at(at + 1))?,
-        AttrKind::Categorical(h, idx) => dist::categorical_support(h, idx, release, &a.name, str_at(at))?,
+        AttrKind::Categorical(h, idx) => dist::categorical_support(h, idx, (release, &a.name), str_at(at))?,
         AttrKind::ExactNum => dist::point(f64_at(at).map_or(Val::Null, Val::Num)),
         AttrKind::ExactStr => dist::point(str_at(at).map_or(Val::Null, |s| Val::Str(Arc::from(s)))),
         AttrKind::Codes(..) => unreachable!("codes have per-code variables"),

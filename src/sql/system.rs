@@ -3,6 +3,7 @@
 
 use super::mem_table;
 use super::report::{Column, Column::*, batch};
+use crate::hierarchy::Hierarchy;
 use crate::meta::{Registry, TableMeta};
 use async_trait::async_trait;
 use datafusion::arrow::array::RecordBatch;
@@ -46,55 +47,47 @@ struct RegistryTable {
     kind: SystemTable,
 }
 
-/// `anon_roles`: one row per declared column of `snap`.
-fn roles(snap: &[(String, TableMeta)]) -> Vec<(&'static str, Column)> {
-    let (mut t, mut c, mut r, mut h, mut hh) = (vec![], vec![], vec![], vec![], vec![]);
+/// One row per (table, column) entry of `snap` that `entries` lists: the key columns
+/// `table_name` and `column_name`, and each row's entry for the table's own columns.
+fn keyed<'a, E>(
+    snap: &'a [(String, TableMeta)],
+    entries: impl Fn(&'a TableMeta) -> Vec<(&'a String, E)>,
+) -> (Vec<(&'static str, Column)>, Vec<E>) {
+    let (mut tables, mut columns, mut out) = (vec![], vec![], vec![]);
     for (table, meta) in snap {
-        for (col, role) in &meta.roles {
-            t.push(table.clone());
-            c.push(col.clone());
-            r.push(role.name().to_string());
-            let hier = meta.hierarchies.get(col);
-            h.push(hier.map(|x| x.kind().name().to_string()));
-            hh.push(hier.map(|x| x.height() as i64));
+        for (column, e) in entries(meta) {
+            tables.push(table.clone());
+            columns.push(column.clone());
+            out.push(e);
         }
     }
-    vec![
-        ("table_name", Text(t)),
-        ("column_name", Text(c)),
-        ("role", Text(r)),
-        ("hierarchy", OptText(h)),
-        ("hierarchy_height", OptInt(hh)),
-    ]
+    (vec![("table_name", Text(tables)), ("column_name", Text(columns))], out)
+}
+
+/// `anon_roles`: one row per declared column of `snap`, with its hierarchy if it has one.
+fn roles(snap: &[(String, TableMeta)]) -> Vec<(&'static str, Column)> {
+    let (mut cols, rows) = keyed(snap, |m| m.roles.iter().map(|(c, r)| (c, (*r, m.hierarchies.get(c)))).collect());
+    cols.extend([
+        ("role", Text(rows.iter().map(|(r, _)| r.name().to_string()).collect())),
+        ("hierarchy", OptText(rows.iter().map(|(_, h)| h.map(|h| h.kind().name().to_string())).collect())),
+        ("hierarchy_height", OptInt(rows.iter().map(|(_, h)| h.map(|h| h.height() as i64)).collect())),
+    ]);
+    cols
 }
 
 /// `anon_hierarchies`: one row per hierarchy of `snap`.
 fn hierarchies(snap: &[(String, TableMeta)]) -> Vec<(&'static str, Column)> {
-    let (mut t, mut c, mut k, mut he, mut le, mut npl, mut lo, mut hi) =
-        (vec![], vec![], vec![], vec![], vec![], vec![], vec![], vec![]);
-    for (table, meta) in snap {
-        for (col, h) in &meta.hierarchies {
-            t.push(table.clone());
-            c.push(col.clone());
-            k.push(h.kind().name().to_string());
-            he.push(h.height() as i64);
-            le.push(h.leaf_count() as i64);
-            let widths: Vec<String> = (0..=h.height()).map(|j| h.width(j).to_string()).collect();
-            npl.push(widths.join(","));
-            lo.push(h.domain().map(|d| d.0));
-            hi.push(h.domain().map(|d| d.1));
-        }
-    }
-    vec![
-        ("table_name", Text(t)),
-        ("column_name", Text(c)),
-        ("kind", Text(k)),
-        ("height", Int(he)),
-        ("leaves", Int(le)),
-        ("nodes_per_level", Text(npl)),
-        ("domain_lo", OptFloat(lo)),
-        ("domain_hi", OptFloat(hi)),
-    ]
+    let (mut cols, hs) = keyed(snap, |m| m.hierarchies.iter().collect());
+    let widths = |h: &Hierarchy| (0..=h.height()).map(|j| h.width(j).to_string()).collect::<Vec<_>>().join(",");
+    cols.extend([
+        ("kind", Text(hs.iter().map(|h| h.kind().name().to_string()).collect())),
+        ("height", Int(hs.iter().map(|h| h.height() as i64).collect())),
+        ("leaves", Int(hs.iter().map(|h| h.leaf_count() as i64).collect())),
+        ("nodes_per_level", Text(hs.iter().map(|h| widths(h)).collect())),
+        ("domain_lo", OptFloat(hs.iter().map(|h| h.domain().map(|d| d.0)).collect())),
+        ("domain_hi", OptFloat(hs.iter().map(|h| h.domain().map(|d| d.1)).collect())),
+    ]);
+    cols
 }
 
 impl RegistryTable {

@@ -651,7 +651,7 @@ proptest::proptest! {
         let src = rt_source(&records);
         let t = src.table();
         let cons = rt_constraints(&owner, sets);
-        let cs = ConstraintSet::new(&constraints_from_batches("u", &t, &[cons.clone()]).unwrap(), &t).unwrap();
+        let cs = ConstraintSet::new(&constraints_from_batches("u", &t, std::slice::from_ref(&cons)).unwrap(), &t).unwrap();
         let config = ArtucConfig::new(k, m, 1.0, u64::MAX).with_seed(seed);
         let Ok(r) = anonymize(&t, &cs, &config, &Silent) else { return Ok(()) };
         let (ctx, _registry) = src.session();

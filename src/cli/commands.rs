@@ -2,12 +2,12 @@
 //! `\o`, `\timing`, `\?`.
 
 use super::{Action, Flow, Runner};
-use datafusion::arrow::array::{ArrayRef, RecordBatch, StringArray};
-use datafusion::arrow::datatypes::{DataType, Field, Schema};
+use anonfusion::sql::report::{Column, batch};
+use datafusion::arrow::array::StringArray;
+use datafusion::arrow::datatypes::{DataType, Field};
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::PathBuf;
-use std::sync::Arc;
 
 /// Every command with its usage and what it does: the help and the completion both read it.
 pub const COMMANDS: &[(&str, &str)] = &[
@@ -89,28 +89,18 @@ async fn describe_table(runner: &Runner, name: &str, out: &mut dyn Write) -> Res
     )
     .await?;
     let fields = schema.fields();
-    let strings = |f: &dyn Fn(&Field) -> Option<String>| -> ArrayRef {
-        Arc::new(fields.iter().map(|x| f(x)).collect::<StringArray>())
-    };
-    let rows = Arc::new(Schema::new(vec![
-        Field::new("column", DataType::Utf8, false),
-        Field::new("type", DataType::Utf8, false),
-        Field::new("nullable", DataType::Utf8, false),
-        Field::new("role", DataType::Utf8, true),
-        Field::new("hierarchy", DataType::Utf8, true),
-    ]));
-    let batch = RecordBatch::try_new(
-        rows.clone(),
-        vec![
-            strings(&|f| Some(f.name().clone())),
-            strings(&|f| Some(f.data_type().to_string())),
-            strings(&|f| Some(if f.is_nullable() { "YES" } else { "NO" }.to_string())),
-            strings(&|f| roles.get(f.name()).cloned()),
-            strings(&|f| hierarchies.get(f.name()).cloned()),
-        ],
-    )
+    let text = |f: &dyn Fn(&Field) -> String| Column::Text(fields.iter().map(|x| f(x)).collect());
+    let declared =
+        |m: &HashMap<String, String>| Column::OptText(fields.iter().map(|x| m.get(x.name()).cloned()).collect());
+    let batch = batch(vec![
+        ("column", text(&|f| f.name().clone())),
+        ("type", text(&|f| f.data_type().to_string())),
+        ("nullable", text(&|f| if f.is_nullable() { "YES" } else { "NO" }.to_string())),
+        ("role", declared(&roles)),
+        ("hierarchy", declared(&hierarchies)),
+    ])
     .map_err(|e| e.to_string())?;
-    runner.write(&rows, &[batch], out)
+    runner.write(&batch.schema(), &[batch], out)
 }
 
 /// A two-column query as a map from the first column to the second.
@@ -136,24 +126,16 @@ fn list_functions(runner: &Runner, pattern: &str, out: &mut dyn Write) -> Result
         runner.ctx.state().table_functions().keys().filter(|n| n.contains(pattern)).cloned().collect();
     names.sort();
     let doc = |name: &str| docs.iter().find(|d| d.name == name);
-    let column = |f: &dyn Fn(&str) -> Option<&'static str>| -> ArrayRef {
-        Arc::new(names.iter().map(|n| f(n)).collect::<StringArray>())
+    let column = |f: &dyn Fn(&str) -> Option<&'static str>| {
+        Column::OptText(names.iter().map(|n| f(n).map(String::from)).collect())
     };
-    let schema = Arc::new(Schema::new(vec![
-        Field::new("name", DataType::Utf8, false),
-        Field::new("purpose", DataType::Utf8, true),
-        Field::new("signature", DataType::Utf8, true),
-    ]));
-    let batch = RecordBatch::try_new(
-        schema.clone(),
-        vec![
-            Arc::new(StringArray::from_iter_values(&names)),
-            column(&|n| doc(n).map(|d| d.purpose)),
-            column(&|n| doc(n).map(|d| d.signature)),
-        ],
-    )
+    let batch = batch(vec![
+        ("name", Column::Text(names.clone())),
+        ("purpose", column(&|n| doc(n).map(|d| d.purpose))),
+        ("signature", column(&|n| doc(n).map(|d| d.signature))),
+    ])
     .map_err(|e| e.to_string())?;
-    runner.write(&schema, &[batch], out)
+    runner.write(&batch.schema(), &[batch], out)
 }
 
 fn help(out: &mut dyn Write) -> std::io::Result<()> {

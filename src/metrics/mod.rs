@@ -3,7 +3,7 @@
 //!
 //! Every metric is a pure function over a decoded release ([`decode::Decoded`]), the original's
 //! frequency table and, for counterfeit methods, the catalog, so it is testable without SQL;
-//! `anon_metrics(original, release [, catalog])` (src/sql/metrics_fn.rs) reads the tables and
+//! [`read::measure`] reads the tables for `anon_metrics(original, release [, catalog])` and
 //! calls [`compute_all`]. Attribute roles and hierarchies always come from the ORIGINAL
 //! table's declarations. docs/metrics.md gives every formula with its citation.
 
@@ -16,6 +16,7 @@ pub mod loss;
 pub mod matching;
 pub mod ncp;
 pub mod rce;
+pub mod read;
 pub mod ul;
 
 pub use crate::release::{CatalogRow, decode_catalog};

@@ -216,7 +216,7 @@ fn suppressed_bounds(rel: &Decoded, set: &SetColumn, original: &OriginalRecords)
     // which for the lower bound are the costliest.
     let excess = original.records().saturating_sub(rel.records()).saturating_sub(unmatched);
     if excess > 0 {
-        per_record.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+        per_record.sort_unstable_by_key(|r| std::cmp::Reverse(r.0));
         let mut left = excess;
         for &(lo, _, w) in &per_record {
             let take = left.min(w);

@@ -39,3 +39,15 @@ pub struct Published {
     /// sensitive/informative).
     pub dropped: Vec<String>,
 }
+
+impl Published {
+    /// Rows of the release.
+    pub fn rows(&self) -> i64 {
+        self.batches.iter().map(|b| b.num_rows() as i64).sum()
+    }
+
+    /// The dropped source columns as a report's `dropped_columns` (None when none).
+    pub fn dropped_columns(&self) -> Option<String> {
+        (!self.dropped.is_empty()).then(|| self.dropped.join(", "))
+    }
+}

@@ -107,6 +107,15 @@ impl<'a> Args<'a> {
         }
     }
 
+    /// A required integer of at least `min` (a method's k).
+    pub fn at_least(&self, i: usize, name: &str, min: u64) -> Result<u64> {
+        let n = self.i64(i, name)?;
+        u64::try_from(n)
+            .ok()
+            .filter(|&n| n >= min)
+            .ok_or_else(|| AnonError::argument(self.function, name, format!("must be at least {min}, got {n}")))
+    }
+
     pub fn f64(&self, i: usize, name: &str) -> Result<f64> {
         self.opt_f64(i, name)?.ok_or_else(|| self.err(name, "is required"))
     }

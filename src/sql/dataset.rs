@@ -6,8 +6,7 @@ use crate::datasets::{self, DatasetTable};
 use crate::error::Result;
 use crate::lattice::Lattice;
 use crate::meta::Registry;
-use datafusion::arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
-use datafusion::arrow::datatypes::{DataType, Field, Schema};
+use datafusion::arrow::array::RecordBatch;
 use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
 use datafusion::datasource::MemTable;
 use datafusion::prelude::SessionContext;
@@ -86,22 +85,14 @@ pub fn install(
     replace_table(ctx, as_table, table.clone())?;
     registry.set(as_table, ds.meta);
 
-    let schema = Arc::new(Schema::new(vec![
-        Field::new("table_name", DataType::Utf8, false),
-        Field::new("rows", DataType::Int64, false),
-        Field::new("quasi_identifiers", DataType::Utf8, false),
-        Field::new("sensitive", DataType::Utf8, false),
-        Field::new("set_valued", DataType::Utf8, false),
-        Field::new("lattice_nodes", DataType::Int64, false),
-    ]));
-    let cols: Vec<ArrayRef> = vec![
-        Arc::new(StringArray::from(vec![as_table])),
-        Arc::new(Int64Array::from(vec![rows as i64])),
-        Arc::new(StringArray::from(vec![qis])),
-        Arc::new(StringArray::from(vec![sensitive])),
-        Arc::new(StringArray::from(vec![set_valued])),
-        Arc::new(Int64Array::from(vec![nodes])),
-    ];
-    let summary = super::mem_table(schema.clone(), vec![RecordBatch::try_new(schema, cols)?])?;
+    use super::report::Value::*;
+    let summary = super::report::one_row(vec![
+        ("table_name", Text(as_table.to_string())),
+        ("rows", Int(rows as i64)),
+        ("quasi_identifiers", Text(qis)),
+        ("sensitive", Text(sensitive)),
+        ("set_valued", Text(set_valued)),
+        ("lattice_nodes", Int(nodes)),
+    ])?;
     Ok((table, summary))
 }

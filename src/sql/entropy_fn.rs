@@ -4,9 +4,9 @@
 //! `output` (with `class_id`) and the report as `output_report`, and returns the release.
 
 use super::method::{Call, MethodSpec, Outputs};
-use super::report::Value::*;
+use super::report::{Value::*, seeded};
 use super::{Args, block_on, mem_table};
-use crate::error::{AnonError, Result};
+use crate::error::Result;
 use crate::methods::entropy::{EntropyConfig, anonymize};
 
 #[derive(Debug)]
@@ -20,11 +20,7 @@ impl MethodSpec for Entropy {
     const ARITY: (usize, usize) = (3, 4);
 
     fn parse(&self, a: &Args) -> Result<EntropyConfig> {
-        let k = a.i64(2, "k")?;
-        if k < 2 {
-            return Err(AnonError::argument(Self::NAME, "k", format!("must be at least 2, got {k}")));
-        }
-        EntropyConfig::new(k as u64).with_options(&a.opt_str(3, "options")?.unwrap_or_default())
+        EntropyConfig::new(a.at_least(2, "k", 2)?).with_options(&a.opt_str(3, "options")?.unwrap_or_default())
     }
 
     /// Without a seed every call draws anew.
@@ -54,9 +50,7 @@ impl MethodSpec for Entropy {
                 ("k", Int(config.k as i64)),
                 ("distance", Text(config.distance.name().into())),
                 ("privacy", OptText(config.models().map(|m| m.describe()))),
-                // Whether the call was seeded, never the seed: a published seed would let anyone
-                // replay the randomness (which records became counterfeits, which node was drawn).
-                ("seeded", Bool(config.seed.is_some())),
+                seeded(config.seed),
                 ("records", Int(records as i64)),
                 ("q_blocks", Int(res.blocks.len() as i64)),
                 ("q_blocks_l1", Int(m.diversity[0] as i64)),

@@ -9,7 +9,7 @@
 //! executors and the catalog Parquet written by the client.
 
 use super::method::{Call, MethodSpec, Outputs};
-use super::report::{Value::*, one_row};
+use super::report::{Value::*, one_row, seeded};
 use super::{Args, ParquetOutput, block_on, mem_table, output};
 use crate::error::{AnonError, Result};
 use crate::methods::PassTimes;
@@ -29,11 +29,8 @@ impl MethodSpec for Hceil {
     const ARITY: (usize, usize) = (3, 5);
 
     fn parse(&self, a: &Args) -> Result<HceilConfig> {
-        let k = a.i64(2, "k")?;
-        if k < 2 {
-            return Err(AnonError::argument(Self::NAME, "k", format!("must be at least 2, got {k}")));
-        }
-        HceilConfig::new(k as u64, a.opt_f64(3, "h")?).with_options(&a.opt_str(4, "options")?.unwrap_or_default())
+        HceilConfig::new(a.at_least(2, "k", 2)?, a.opt_f64(3, "h")?)
+            .with_options(&a.opt_str(4, "options")?.unwrap_or_default())
     }
 
     /// Without a seed every call draws anew.
@@ -86,9 +83,7 @@ impl MethodSpec for Hceil {
                 // The limit, never the count: how many records were suppressed needs the
                 // source's size, which the release does not show (output_diagnostics has it).
                 ("suppression_limit_percent", Float(config.suppression_percent)),
-                // Whether the call was seeded, never the seed: a published seed would let anyone
-                // replay the randomness (which records became counterfeits, which node was drawn).
-                ("seeded", Bool(config.seed.is_some())),
+                seeded(config.seed),
                 ("nodes_total", Int(res.stats.nodes_total as i64)),
                 ("candidate_nodes", Int(res.stats.candidates as i64)),
                 ("nodes_evaluated", Int(res.stats.evaluated as i64)),
@@ -106,7 +101,7 @@ impl MethodSpec for Hceil {
 /// Exact numbers of the original the release does not show: opt-in, never for publication.
 fn diagnostics(res: &crate::methods::hceil::HceilResult) -> Result<Arc<dyn TableProvider>> {
     one_row(vec![
-        ("not_for_publication", Text(super::ipa_fn::NOT_FOR_PUBLICATION.into())),
+        ("not_for_publication", Text(super::report::NOT_FOR_PUBLICATION.into())),
         ("suppressed_records", Int(res.suppressed_records as i64)),
         ("suppressed_classes", Int(res.suppressed.iter().filter(|&&s| s).count() as i64)),
         ("objective_value", Float(res.objective_value.0)),

@@ -20,6 +20,7 @@
 //! Loading validates the hierarchy and its coverage of the column's values before anything is
 //! registered, so a failing call leaves the declarations as they were.
 
+use super::report::{Column, table};
 use super::roles::table_columns;
 use super::{Args, block_on, session_context};
 use crate::encode::{check_coverage, format_number};
@@ -29,9 +30,9 @@ use crate::hierarchy::{
     parse_widths, widths_hierarchy,
 };
 use crate::meta::{Registry, Role};
-use datafusion::arrow::array::{Array, ArrayRef, AsArray, Float64Array, Int64Array, RecordBatch, StringArray};
+use datafusion::arrow::array::{Array, ArrayRef, AsArray, StringArray};
 use datafusion::arrow::compute::cast;
-use datafusion::arrow::datatypes::{DataType, Field, Schema};
+use datafusion::arrow::datatypes::DataType;
 use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
 use datafusion::functions_aggregate::expr_fn::{max, min};
 use datafusion::prelude::{SessionContext, ident};
@@ -460,27 +461,13 @@ fn integer_range(ctx: &SessionContext, table: &str, column: &str) -> Result<(i64
 
 /// One row per leaf: its label at every level (`level_0` … `level_h`).
 fn arx_table(h: &Hierarchy) -> Result<Arc<dyn TableProvider>> {
-    let depth = h.height() + 1;
-    let fields: Vec<Field> = (0..depth).map(|j| Field::new(format!("level_{j}"), DataType::Utf8, false)).collect();
-    let schema = Arc::new(Schema::new(fields));
     let rows = h.arx_rows();
-    let cols: Vec<ArrayRef> = (0..depth)
-        .map(|j| Arc::new(StringArray::from(rows.iter().map(|r| r[j]).collect::<Vec<_>>())) as ArrayRef)
-        .collect();
-    super::mem_table(schema.clone(), vec![RecordBatch::try_new(schema, cols)?])
+    let level = |j: usize| Column::Text(rows.iter().map(|r| r[j].to_string()).collect());
+    table((0..=h.height()).map(|j| (format!("level_{j}"), level(j))).collect())
 }
 
 /// One row per node: level, label, parent label, leaves under it, bounds, degree (Eqs. 1–2).
 fn nodes_table(h: &Hierarchy) -> Result<Arc<dyn TableProvider>> {
-    let schema = Arc::new(Schema::new(vec![
-        Field::new("level", DataType::Int64, false),
-        Field::new("label", DataType::Utf8, false),
-        Field::new("parent", DataType::Utf8, true),
-        Field::new("leaves", DataType::Int64, false),
-        Field::new("lo", DataType::Float64, true),
-        Field::new("hi", DataType::Float64, true),
-        Field::new("degree", DataType::Float64, false),
-    ]));
     let (mut lv, mut lab, mut par, mut leaves, mut lo, mut hi, mut deg) =
         (vec![], vec![], vec![], vec![], vec![], vec![], vec![]);
     for j in 0..=h.height() {
@@ -500,14 +487,13 @@ fn nodes_table(h: &Hierarchy) -> Result<Arc<dyn TableProvider>> {
             deg.push(h.degree(j, code));
         }
     }
-    let cols: Vec<ArrayRef> = vec![
-        Arc::new(Int64Array::from(lv)),
-        Arc::new(StringArray::from(lab)),
-        Arc::new(StringArray::from(par)),
-        Arc::new(Int64Array::from(leaves)),
-        Arc::new(Float64Array::from(lo)),
-        Arc::new(Float64Array::from(hi)),
-        Arc::new(Float64Array::from(deg)),
-    ];
-    super::mem_table(schema.clone(), vec![RecordBatch::try_new(schema, cols)?])
+    table(vec![
+        ("level", Column::Int(lv)),
+        ("label", Column::Text(lab)),
+        ("parent", Column::OptText(par)),
+        ("leaves", Column::Int(leaves)),
+        ("lo", Column::OptFloat(lo)),
+        ("hi", Column::OptFloat(hi)),
+        ("degree", Column::Float(deg)),
+    ])
 }

@@ -22,11 +22,7 @@ impl MethodSpec for Kanon {
     const ARITY: (usize, usize) = (3, 4);
 
     fn parse(&self, a: &Args) -> Result<KanonConfig> {
-        let k = a.i64(2, "k")?;
-        if k < 1 {
-            return Err(AnonError::argument(Self::NAME, "k", format!("must be at least 1, got {k}")));
-        }
-        KanonConfig::new(k as u64).with_options(&a.opt_str(3, "options")?.unwrap_or_default())
+        KanonConfig::new(a.at_least(2, "k", 1)?).with_options(&a.opt_str(3, "options")?.unwrap_or_default())
     }
 
     fn deterministic(&self, _: &KanonConfig) -> bool {

@@ -25,7 +25,7 @@ pub mod method;
 mod metrics_fn;
 pub mod output;
 mod query_error_fn;
-mod report;
+pub mod report;
 mod roles;
 mod system;
 mod truthful_fn;

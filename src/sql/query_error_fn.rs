@@ -11,11 +11,10 @@
 //!   in the spurious ones) and a final row with query_id NULL: the workload's ARE (ArtUC paper,
 //!   Def. 7), the mean union ARE and the summed counts.
 
+use super::report::{self, Column::*};
 use super::{Args, block_on, session_context};
 use crate::eval::{QueryReport, Summary, query_error, query_errors, workload};
 use crate::meta::Registry;
-use datafusion::arrow::array::{Float64Array, Int64Array, RecordBatch, StringArray};
-use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
 use datafusion::prelude::SessionContext;
 use std::sync::Arc;
@@ -66,13 +65,7 @@ impl TableFunctionImpl for WorkloadQueries {
         let kind = workload::Workload::parse(&kind)?;
         let ctx = session_context(&args)?;
         let queries = block_on(workload::generate(&ctx, &self.registry, &table, kind, n, seed))?;
-        let schema = Arc::new(Schema::new(vec![
-            Field::new("query_id", DataType::Int64, false),
-            Field::new("sql", DataType::Utf8, false),
-        ]));
-        let ids = Int64Array::from((1..=queries.len() as i64).collect::<Vec<_>>());
-        let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(ids), Arc::new(StringArray::from(queries))])?;
-        Ok(super::mem_table(schema, vec![batch])?)
+        Ok(report::table(vec![("query_id", Int((1..=queries.len() as i64).collect())), ("sql", Text(queries))])?)
     }
 }
 
@@ -91,43 +84,30 @@ impl TableFunctionImpl for WorkloadError {
             let summaries: Vec<Summary> = reports.iter().map(QueryReport::summary).collect();
             Ok::<_, crate::error::AnonError>((queries, summaries))
         })?;
-        let schema = Arc::new(Schema::new(vec![
-            Field::new("query_id", DataType::Int64, true),
-            Field::new("sql", DataType::Utf8, false),
-            Field::new("are", DataType::Float64, true),
-            Field::new("union_are", DataType::Float64, true),
-            Field::new("missing_groups", DataType::Int64, false),
-            Field::new("spurious_groups", DataType::Int64, false),
-            Field::new("spurious_records", DataType::Float64, false),
-        ]));
         let ids: Vec<Option<i64>> = (1..=queries.len() as i64).map(Some).chain([None]).collect();
         let sql: Vec<String> = queries.into_iter().chain([format!("SUMMARY: workload {kind:?}")]).collect();
         // Per query, then the workload: mean AREs (of the queries that have one), summed counts.
-        let ares = |f: &dyn Fn(&Summary) -> Option<f64>| -> Float64Array {
+        let ares = |f: &dyn Fn(&Summary) -> Option<f64>| {
             let per: Vec<Option<f64>> = summaries.iter().map(f).collect();
             let answered: Vec<f64> = per.iter().flatten().copied().collect();
             let mean = (!answered.is_empty()).then(|| answered.iter().sum::<f64>() / answered.len() as f64);
-            per.into_iter().chain([mean]).collect()
+            OptFloat(per.into_iter().chain([mean]).collect())
         };
-        let counts = |f: &dyn Fn(&Summary) -> usize| -> Int64Array {
+        let counts = |f: &dyn Fn(&Summary) -> usize| {
             let per: Vec<i64> = summaries.iter().map(|s| f(s) as i64).collect();
             let total = per.iter().sum();
-            per.into_iter().chain([total]).map(Some).collect()
+            Int(per.into_iter().chain([total]).collect())
         };
         let mass: Vec<f64> = summaries.iter().map(|s| s.spurious.mass).collect();
-        let mass: Float64Array = mass.iter().copied().chain([mass.iter().sum()]).map(Some).collect();
-        let batch = RecordBatch::try_new(
-            schema.clone(),
-            vec![
-                Arc::new(Int64Array::from(ids)),
-                Arc::new(StringArray::from(sql)),
-                Arc::new(ares(&Summary::are)),
-                Arc::new(ares(&|s| s.union.are)),
-                Arc::new(counts(&|s| s.missing.groups)),
-                Arc::new(counts(&|s| s.spurious.groups)),
-                Arc::new(mass),
-            ],
-        )?;
-        Ok(super::mem_table(schema, vec![batch])?)
+        let mass = Float(mass.iter().copied().chain([mass.iter().sum()]).collect());
+        Ok(report::table(vec![
+            ("query_id", OptInt(ids)),
+            ("sql", Text(sql)),
+            ("are", ares(&Summary::are)),
+            ("union_are", ares(&|s| s.union.are)),
+            ("missing_groups", counts(&|s| s.missing.groups)),
+            ("spurious_groups", counts(&|s| s.spurious.groups)),
+            ("spurious_records", mass),
+        ])?)
     }
 }

@@ -2,10 +2,12 @@
 //! budgets of every table, as live tables.
 
 use super::mem_table;
-use crate::meta::Registry;
+use super::report::{Column, Column::*, batch};
+use crate::hierarchy::Hierarchy;
+use crate::meta::{Registry, TableMeta};
 use async_trait::async_trait;
-use datafusion::arrow::array::{ArrayRef, Float64Array, Int64Array, RecordBatch, StringArray};
-use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use datafusion::arrow::array::RecordBatch;
+use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::catalog::{Session, TableProvider};
 use datafusion::datasource::TableType;
 use datafusion::error::Result;
@@ -45,82 +47,55 @@ struct RegistryTable {
     kind: SystemTable,
 }
 
-fn roles_schema() -> SchemaRef {
-    Arc::new(Schema::new(vec![
-        Field::new("table_name", DataType::Utf8, false),
-        Field::new("column_name", DataType::Utf8, false),
-        Field::new("role", DataType::Utf8, false),
-        Field::new("hierarchy", DataType::Utf8, true),
-        Field::new("hierarchy_height", DataType::Int64, true),
-    ]))
+/// One row per (table, column) entry of `snap` that `entries` lists: the key columns
+/// `table_name` and `column_name`, and each row's entry for the table's own columns.
+fn keyed<'a, E>(
+    snap: &'a [(String, TableMeta)],
+    entries: impl Fn(&'a TableMeta) -> Vec<(&'a String, E)>,
+) -> (Vec<(&'static str, Column)>, Vec<E>) {
+    let (mut tables, mut columns, mut out) = (vec![], vec![], vec![]);
+    for (table, meta) in snap {
+        for (column, e) in entries(meta) {
+            tables.push(table.clone());
+            columns.push(column.clone());
+            out.push(e);
+        }
+    }
+    (vec![("table_name", Text(tables)), ("column_name", Text(columns))], out)
 }
 
-fn hierarchies_schema() -> SchemaRef {
-    Arc::new(Schema::new(vec![
-        Field::new("table_name", DataType::Utf8, false),
-        Field::new("column_name", DataType::Utf8, false),
-        Field::new("kind", DataType::Utf8, false),
-        Field::new("height", DataType::Int64, false),
-        Field::new("leaves", DataType::Int64, false),
-        Field::new("nodes_per_level", DataType::Utf8, false),
-        Field::new("domain_lo", DataType::Float64, true),
-        Field::new("domain_hi", DataType::Float64, true),
-    ]))
+/// `anon_roles`: one row per declared column of `snap`, with its hierarchy if it has one.
+fn roles(snap: &[(String, TableMeta)]) -> Vec<(&'static str, Column)> {
+    let (mut cols, rows) = keyed(snap, |m| m.roles.iter().map(|(c, r)| (c, (*r, m.hierarchies.get(c)))).collect());
+    cols.extend([
+        ("role", Text(rows.iter().map(|(r, _)| r.name().to_string()).collect())),
+        ("hierarchy", OptText(rows.iter().map(|(_, h)| h.map(|h| h.kind().name().to_string())).collect())),
+        ("hierarchy_height", OptInt(rows.iter().map(|(_, h)| h.map(|h| h.height() as i64)).collect())),
+    ]);
+    cols
+}
+
+/// `anon_hierarchies`: one row per hierarchy of `snap`.
+fn hierarchies(snap: &[(String, TableMeta)]) -> Vec<(&'static str, Column)> {
+    let (mut cols, hs) = keyed(snap, |m| m.hierarchies.iter().collect());
+    let widths = |h: &Hierarchy| (0..=h.height()).map(|j| h.width(j).to_string()).collect::<Vec<_>>().join(",");
+    cols.extend([
+        ("kind", Text(hs.iter().map(|h| h.kind().name().to_string()).collect())),
+        ("height", Int(hs.iter().map(|h| h.height() as i64).collect())),
+        ("leaves", Int(hs.iter().map(|h| h.leaf_count() as i64).collect())),
+        ("nodes_per_level", Text(hs.iter().map(|h| widths(h)).collect())),
+        ("domain_lo", OptFloat(hs.iter().map(|h| h.domain().map(|d| d.0)).collect())),
+        ("domain_hi", OptFloat(hs.iter().map(|h| h.domain().map(|d| d.1)).collect())),
+    ]);
+    cols
 }
 
 impl RegistryTable {
-    fn batch(&self) -> Result<RecordBatch> {
-        let snap = self.registry.snapshot();
+    /// The rows of `snap` (an empty snapshot gives the schema).
+    fn batch_of(&self, snap: &[(String, TableMeta)]) -> Result<RecordBatch> {
         match self.kind {
-            SystemTable::Roles => {
-                let (mut t, mut c, mut r, mut h, mut hh) = (vec![], vec![], vec![], vec![], vec![]);
-                for (table, meta) in &snap {
-                    for (col, role) in &meta.roles {
-                        t.push(table.clone());
-                        c.push(col.clone());
-                        r.push(role.name());
-                        let hier = meta.hierarchies.get(col);
-                        h.push(hier.map(|x| x.kind().name()));
-                        hh.push(hier.map(|x| x.height() as i64));
-                    }
-                }
-                let cols: Vec<ArrayRef> = vec![
-                    Arc::new(StringArray::from(t)),
-                    Arc::new(StringArray::from(c)),
-                    Arc::new(StringArray::from(r)),
-                    Arc::new(StringArray::from(h)),
-                    Arc::new(Int64Array::from(hh)),
-                ];
-                Ok(RecordBatch::try_new(roles_schema(), cols)?)
-            }
-            SystemTable::Hierarchies => {
-                let (mut t, mut c, mut k, mut he, mut le, mut npl, mut lo, mut hi) =
-                    (vec![], vec![], vec![], vec![], vec![], vec![], vec![], vec![]);
-                for (table, meta) in &snap {
-                    for (col, h) in &meta.hierarchies {
-                        t.push(table.clone());
-                        c.push(col.clone());
-                        k.push(h.kind().name());
-                        he.push(h.height() as i64);
-                        le.push(h.leaf_count() as i64);
-                        let widths: Vec<String> = (0..=h.height()).map(|j| h.width(j).to_string()).collect();
-                        npl.push(widths.join(","));
-                        lo.push(h.domain().map(|d| d.0));
-                        hi.push(h.domain().map(|d| d.1));
-                    }
-                }
-                let cols: Vec<ArrayRef> = vec![
-                    Arc::new(StringArray::from(t)),
-                    Arc::new(StringArray::from(c)),
-                    Arc::new(StringArray::from(k)),
-                    Arc::new(Int64Array::from(he)),
-                    Arc::new(Int64Array::from(le)),
-                    Arc::new(StringArray::from(npl)),
-                    Arc::new(Float64Array::from(lo)),
-                    Arc::new(Float64Array::from(hi)),
-                ];
-                Ok(RecordBatch::try_new(hierarchies_schema(), cols)?)
-            }
+            SystemTable::Roles => Ok(batch(roles(snap))?),
+            SystemTable::Hierarchies => Ok(batch(hierarchies(snap))?),
             SystemTable::Ledger => Ok(super::ledger_fn::ledger_table_batch(&self.registry.ledger())?),
         }
     }
@@ -130,9 +105,9 @@ impl RegistryTable {
 impl TableProvider for RegistryTable {
     fn schema(&self) -> SchemaRef {
         match self.kind {
-            SystemTable::Roles => roles_schema(),
-            SystemTable::Hierarchies => hierarchies_schema(),
             SystemTable::Ledger => super::ledger_fn::ledger_schema(),
+            SystemTable::Roles => batch(roles(&[])).expect("an empty table").schema(),
+            SystemTable::Hierarchies => batch(hierarchies(&[])).expect("an empty table").schema(),
         }
     }
 
@@ -147,7 +122,7 @@ impl TableProvider for RegistryTable {
         filters: &[Expr],
         limit: Option<usize>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        let t = mem_table(self.schema(), vec![self.batch()?])?;
+        let t = mem_table(self.schema(), vec![self.batch_of(&self.registry.snapshot())?])?;
         t.scan(state, projection, filters, limit).await
     }
 }

@@ -17,6 +17,10 @@
 //! takes no lock) and a process killed at any instant see either the old or the new file, never
 //! a mix.
 
+// The example above is the file's own lines, tabs included, so it can be compared with a real
+// ledger byte for byte.
+#![allow(clippy::tabs_in_doc_comments)]
+
 use crate::error::{AnonError, Result};
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;

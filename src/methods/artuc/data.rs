@@ -156,11 +156,14 @@ fn leaf_codes(table: &str, col: &str, h: &Hierarchy, parts: &[ArrayRef]) -> Resu
     Ok(out)
 }
 
+/// Codes dropped as outside the hierarchy: (occurrences, distinct).
+type Dropped = (u64, u64);
+
 /// Leaf codes of every record's diagnosis codes (a list or a delimited string), read as every
 /// function reads them ([`crate::hierarchy::leaf_sets`]); codes outside the hierarchy are an
 /// error unless it drops them (`unknown_codes=suppress`), then counted: (records, (occurrences,
 /// distinct) dropped).
-fn code_lists(table: &str, col: &str, h: &Hierarchy, parts: &[ArrayRef]) -> Result<(Vec<Vec<u32>>, (u64, u64))> {
+fn code_lists(table: &str, col: &str, h: &Hierarchy, parts: &[ArrayRef]) -> Result<(Vec<Vec<u32>>, Dropped)> {
     let (mut out, mut unknown) = (Vec::new(), crate::hierarchy::UnknownCodes::default());
     for a in parts {
         out.extend(crate::hierarchy::leaf_sets(table, col, h, a, &mut unknown)?);

@@ -19,6 +19,7 @@ pub mod call;
 pub mod domain;
 pub mod guarantee;
 pub mod histogram;
+pub mod outcome;
 pub mod perturb;
 pub mod release;
 pub mod score;

@@ -1,0 +1,164 @@
+//! Reading a release and its original back for the metrics: the release's distinct rows over
+//! the columns the metrics read, the original's frequency table and records, and the catalog,
+//! all decoded against the ORIGINAL table's declarations, then [`super::compute_all`].
+//! `anon_metrics` and `metric_value` (src/sql/metrics_fn.rs) are this plus argument parsing.
+
+use super::ul::OriginalRecords;
+use super::{Decoded, Inputs, Metric, compute_all, decode_catalog, decode_weighted};
+use crate::encode::{encode_column, frequency_table};
+use crate::error::{AnonError, Result};
+use crate::meta::{Role, TableMeta};
+use crate::release::columns::int_values;
+use datafusion::arrow::array::ArrayRef;
+use datafusion::functions_aggregate::expr_fn::count;
+use datafusion::prelude::SessionContext;
+use datafusion::prelude::{ident, lit};
+use std::collections::HashMap;
+
+/// Read the release, the original's frequency table and the catalog, and compute.
+pub async fn measure(
+    ctx: &SessionContext,
+    meta: &TableMeta,
+    original: &str,
+    release: &str,
+    catalog: Option<&str>,
+    weights: Option<&[f64]>,
+) -> Result<Vec<Metric>> {
+    meta.check_complete(original)?;
+    let rel = read_release(ctx, original, meta, release).await?;
+    let sensitive = meta.columns_with(Role::Sensitive).first().copied();
+    let ft = frequency_table(ctx, original, meta, sensitive).await?;
+    let mut codes = Vec::new();
+    for s in &rel.sets {
+        codes.push(original_records(ctx, original, meta, &s.name).await?);
+    }
+    let cat_rows = match catalog {
+        Some(c) => {
+            let df = ctx.table(c).await.map_err(|_| AnonError::table(c, "not found"))?;
+            decode_catalog(c, &df.collect().await?)?
+        }
+        None => Vec::new(),
+    };
+    compute_all(&Inputs {
+        release: &rel,
+        original: Some(&ft),
+        original_name: original,
+        catalog: &cat_rows,
+        catalog_name: catalog.unwrap_or(""),
+        original_codes: &codes,
+        ncp_weights: weights,
+    })
+}
+
+/// The release's distinct rows over the columns the metrics read, with their record counts
+/// (histogram first: a million-row release is decoded as its few thousand distinct rows).
+async fn read_release(ctx: &SessionContext, original: &str, meta: &TableMeta, release: &str) -> Result<Decoded> {
+    let df = ctx.table(release).await.map_err(|_| AnonError::table(release, "not found"))?;
+    let present: Vec<String> = df.schema().fields().iter().map(|f| f.name().clone()).collect();
+    let mut cols: Vec<String> = Vec::new();
+    for q in meta.quasi_identifiers() {
+        cols.push(q.to_string());
+        if meta.hierarchy(original, q)?.is_numeric() {
+            cols.extend([format!("{q}_lo"), format!("{q}_hi")]);
+        }
+    }
+    cols.extend(meta.columns_with(Role::Sensitive).first().map(|s| s.to_string()));
+    cols.extend(meta.columns_with(Role::SetValued).iter().map(|s| s.to_string()));
+    if let Some(missing) = cols.iter().find(|c| !present.contains(c)) {
+        return Err(AnonError::column(
+            release,
+            missing,
+            "is missing; the release does not match the original's declarations",
+        ));
+    }
+    if present.iter().any(|c| c == "class_id") {
+        cols.push("class_id".to_string());
+    }
+    let group: Vec<_> = cols.iter().map(|c| ident(c.as_str())).collect();
+    let batches = df.aggregate(group, vec![count(lit(1)).alias("__records")])?.collect().await?;
+    let counts: Vec<ArrayRef> = batches.iter().map(|b| b.column(cols.len()).clone()).collect();
+    let weights = int_values(&counts)?.into_iter().map(|c| c.unwrap_or(0).max(0) as u64).collect();
+    decode_weighted(original, meta, release, &batches, weights)
+}
+
+/// The original's records as UL reads them: demographic leaves (the NULL rule of every
+/// method) and the codes of `column`, a list or a delimited string read as every function reads
+/// it. Codes the hierarchy lacks are dropped when it drops them (`unknown_codes=suppress`: no
+/// method saw them); otherwise they get ids of their own past its leaves, so they count as
+/// suppressed.
+async fn original_records(
+    ctx: &SessionContext,
+    table: &str,
+    meta: &TableMeta,
+    column: &str,
+) -> Result<OriginalRecords> {
+    let qis = meta.quasi_identifiers();
+    let mut cols: Vec<&str> = qis.clone();
+    cols.push(column);
+    let df = ctx.table(table).await.map_err(|_| AnonError::table(table, "not found"))?;
+    let batches = df.select_columns(&cols)?.collect().await?;
+    let mut per_qi: Vec<Vec<u32>> = Vec::new();
+    for (i, q) in qis.iter().enumerate() {
+        let parts: Vec<ArrayRef> = batches.iter().map(|b| b.column(i).clone()).collect();
+        per_qi.push(encode_column(table, q, meta.hierarchy(table, q)?, &parts)?);
+    }
+    let h = meta.hierarchy(table, column)?;
+    let mut extra: HashMap<String, u32> = HashMap::new();
+    let mut codes: Vec<Vec<u32>> = Vec::new();
+    for b in &batches {
+        let outside = |c: &str| {
+            (!h.suppresses_unknown_codes()).then(|| {
+                let next = h.leaf_count() as u32 + extra.len() as u32;
+                *extra.entry(c.to_string()).or_insert(next)
+            })
+        };
+        for mut row in crate::hierarchy::leaf_sets_with(table, column, h, b.column(qis.len()), outside)? {
+            row.sort_unstable();
+            row.dedup();
+            codes.push(row);
+        }
+    }
+    let leaves: Vec<Vec<u32>> = (0..codes.len()).map(|r| per_qi.iter().map(|q| q[r]).collect()).collect();
+    // Identical records once, with their count: the bounds work per distinct record.
+    let mut index: HashMap<(Vec<u32>, Vec<u32>), usize> = HashMap::new();
+    let mut out = OriginalRecords::default();
+    for (l, c) in leaves.into_iter().zip(codes) {
+        let next = out.weights.len();
+        let i = *index.entry((l.clone(), c.clone())).or_insert(next);
+        if i == next {
+            out.leaves.push(l);
+            out.codes.push(c);
+            out.weights.push(0);
+        }
+        out.weights[i] += 1;
+    }
+    Ok(out)
+}
+
+/// `ncp_weights=age:0.5,sex:0.25,zip:0.25` → one weight per quasi-identifier, in declaration
+/// order; every quasi-identifier must be given.
+pub fn ncp_weights(meta: &TableMeta, options: &str) -> Result<Option<Vec<f64>>> {
+    let err = |m: String| AnonError::argument("anon_metrics", "options", m);
+    let options = options.trim();
+    if options.is_empty() {
+        return Ok(None);
+    }
+    let Some(spec) = options.strip_prefix("ncp_weights=") else {
+        return Err(err(format!("unknown option in '{options}'; the one option is ncp_weights=attribute:weight,...")));
+    };
+    let qis = meta.quasi_identifiers();
+    let mut w = vec![None; qis.len()];
+    for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (name, value) = part.split_once(':').ok_or_else(|| err(format!("'{part}' is not attribute:weight")))?;
+        let i = qis
+            .iter()
+            .position(|q| *q == name.trim())
+            .ok_or_else(|| err(format!("'{}' is not a quasi-identifier ({})", name.trim(), qis.join(", "))))?;
+        let v: f64 = value.trim().parse().map_err(|_| err(format!("weight '{}' is not a number", value.trim())))?;
+        w[i] = Some(v);
+    }
+    if let Some(i) = w.iter().position(|x| x.is_none()) {
+        return Err(err(format!("ncp_weights gives no weight for '{}'", qis[i])));
+    }
+    Ok(Some(w.into_iter().flatten().collect()))
+}

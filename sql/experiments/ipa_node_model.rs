@@ -149,7 +149,15 @@ fn load(path: &str) -> Data {
         if f.len() != 7 || f[0] == "age" {
             continue;
         }
-        raw.push((f[0].parse::<u32>().unwrap(), f[1] == "F", f[2].parse::<u32>().unwrap(), f[3].to_string(), f[4] == "Y", f[5].to_string(), f[6].parse::<u32>().unwrap()));
+        raw.push((
+            f[0].parse::<u32>().unwrap(),
+            f[1] == "F",
+            f[2].parse::<u32>().unwrap(),
+            f[3].to_string(),
+            f[4] == "Y",
+            f[5].to_string(),
+            f[6].parse::<u32>().unwrap(),
+        ));
         dis.push(f[5].to_string());
     }
     dis.sort();
@@ -188,7 +196,12 @@ fn ncp(node: &Node, c: &[u32; 5], d: &Data) -> f64 {
         1 => part(d.region_size[c[3] as usize], 16),
         _ => 1.0,
     };
-    (part(AGE_W[l[0]], 100) + part(if l[1] == 0 { 1 } else { 2 }, 2) + part(LOS_W[l[2]], 360) + loc + part(if l[4] == 0 { 1 } else { 2 }, 2)) / 5.0
+    (part(AGE_W[l[0]], 100)
+        + part(if l[1] == 0 { 1 } else { 2 }, 2)
+        + part(LOS_W[l[2]], 360)
+        + loc
+        + part(if l[4] == 0 { 1 } else { 2 }, 2))
+        / 5.0
 }
 
 /// The harness's estimate of stroke-without-surgery patients of `sex` per 5-year group from
@@ -236,7 +249,15 @@ struct Outcome {
 
 /// One release of `node` (`classes`: combination index → histogram) and its measures.
 /// `approx`: the stability-based histogram instead (empty cells never noised, `floor` is τ).
-fn run(node: &Node, classes: &HashMap<u32, [u32; W]>, d: &Data, q: f64, floor: i64, approx: bool, rng: &mut Rng) -> Outcome {
+fn run(
+    node: &Node,
+    classes: &HashMap<u32, [u32; W]>,
+    d: &Data,
+    q: f64,
+    floor: i64,
+    approx: bool,
+    rng: &mut Rng,
+) -> Outcome {
     let ln_q = q.ln();
     let p_empty = if approx { 0.0 } else { q.powi(floor as i32) / (1.0 + q) }; // P(X >= T)
     let ln_skip = (1.0 - p_empty).ln();
@@ -356,14 +377,14 @@ fn main() {
             classes.entry(node.index(&node.codes(r, &d.region))).or_insert([0; W])[r.dis as usize] += r.n;
         }
         // Generalization alone: the exact counts at the node through the harness.
-        let mut gen = [[0f64; 20]; 2];
+        let mut exact = [[0f64; 20]; 2];
         for (&idx, h) in &classes {
             let c = node.decode(idx);
             for sex in 0..2 {
-                spread(&node, &c, h[d.stroke] as f64, sex, &mut gen[sex as usize]);
+                spread(&node, &c, h[d.stroke] as f64, sex, &mut exact[sex as usize]);
             }
         }
-        let q_gen = [are(&gen[0], &d.truth[0]), are(&gen[1], &d.truth[1])];
+        let q_gen = [are(&exact[0], &d.truth[0]), are(&exact[1], &d.truth[1])];
         for &t in &floors {
             let mut acc = Outcome::default();
             for s in 0..runs {

@@ -1,11 +1,12 @@
 //! Time ArtUC on a synthetic RT-dataset: `cargo run --release --example artuc_scale -- ehrd
 //! [rows] [UC1] [k] [m] [delta]`. Prints each phase's time (from the progress callbacks) and
 //! the release's measures; epsilon is unbounded so the suppression count is reported, not
-//! enforced.
+//! enforced. It runs [`call`], the entry point of the SQL function, with the SQL call's options
+//! (`'seed=7'`), so its release is the one `artuc(..., 'seed=7')` publishes on the same table.
 
 use anonfusion::datasets;
 use anonfusion::datasets::rt::{RtPreset, utility_constraints};
-use anonfusion::methods::artuc::{ArtucConfig, ConstraintSet, RtTable, anonymize, constraints_from_batches};
+use anonfusion::methods::artuc::{ArtucConfig, Source, Variant, call};
 use anonfusion::progress::Progress;
 use std::sync::Mutex;
 use std::time::Instant;
@@ -37,13 +38,13 @@ fn main() -> anonfusion::Result<()> {
     let preset = if name == "informs" { RtPreset::Informs } else { RtPreset::Ehrd };
     let t = Instant::now();
     let ds = datasets::load(&name, rows, None)?;
-    let table = RtTable::from_batches(&name, &ds.meta, &ds.batches)?;
-    let u = constraints_from_batches("u", &table, &[utility_constraints(preset, &set)?])?;
-    let cs = ConstraintSet::new(&u, &table)?;
-    eprintln!("{name} {} records, {set}: loaded in {:.2} s", table.len(), t.elapsed().as_secs_f64());
+    let u = utility_constraints(preset, &set)?;
+    eprintln!("{name} {} records, {set}: generated in {:.2} s", ds.num_rows(), t.elapsed().as_secs_f64());
     let t = Instant::now();
-    let config = ArtucConfig::new(k, m, delta, u64::MAX).with_seed(7);
-    let r = anonymize(&table, &cs, &config, &Phases(Mutex::new(None)))?;
+    let config = ArtucConfig::new(k, m, delta, u64::MAX).with_options("seed=7")?;
+    let source = Source { name: &name, meta: &ds.meta, batches: &ds.batches };
+    let out = call(source, ("u", &[u]), &config, Variant::Artuc, &Phases(Mutex::new(None)))?;
+    let (table, r) = (&out.table, &out.result);
     let codes: u64 = table.codes.records.iter().map(|r| r.len() as u64).sum();
     println!(
         "{name} n={} {set} k={k} m={m} delta={delta}: {:.2} s, clusters {}, NCP {:.4}, UL {:.4}, suppressed {} of {codes} \

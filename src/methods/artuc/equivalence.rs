@@ -3,7 +3,7 @@
 
 use super::formation::{Pick, form_group, form_group_reference};
 use super::gendiag::{gendiag, gendiag_within};
-use super::gendiag_reference::{gendiag_reference, gendiag_v1};
+use super::gendiag_reference::{gendiag_reference, gendiag_v1, random_cluster};
 use super::merge::Merger;
 use super::{ArtucConfig, RtTable};
 use crate::datasets;
@@ -56,8 +56,7 @@ proptest! {
         k in 1usize..8,
         m in 1usize..4,
     ) {
-        let set_of: Vec<Option<u32>> = (0..40).map(|c| (c != none).then_some(c % sets)).collect();
-        let recs: Vec<Vec<u32>> = recs.into_iter().map(|s| s.into_iter().collect()).collect();
+        let (set_of, recs) = random_cluster(recs, 40, sets, Some(none));
         let refs: Vec<&[u32]> = recs.iter().map(|r| r.as_slice()).collect();
         prop_assert_eq!(gendiag(&refs, &set_of, k, m), gendiag_reference(&refs, &set_of, k, m));
     }
@@ -76,8 +75,7 @@ proptest! {
         k in 1usize..9,
         m in 0usize..5,
     ) {
-        let set_of: Vec<Option<u32>> = (0..60).map(|c| (c != none).then_some(c % sets)).collect();
-        let recs: Vec<Vec<u32>> = recs.into_iter().map(|s| s.into_iter().collect()).collect();
+        let (set_of, recs) = random_cluster(recs, 60, sets, Some(none));
         let refs: Vec<&[u32]> = recs.iter().map(|r| r.as_slice()).collect();
         prop_assert_eq!(gendiag(&refs, &set_of, k, m), gendiag_v1(&refs, &set_of, k, m));
     }
@@ -92,8 +90,7 @@ proptest! {
         m in 1usize..4,
         limit in 0u64..60,
     ) {
-        let set_of: Vec<Option<u32>> = (0..40).map(|c| Some(c % sets)).collect();
-        let recs: Vec<Vec<u32>> = recs.into_iter().map(|s| s.into_iter().collect()).collect();
+        let (set_of, recs) = random_cluster(recs, 40, sets, None);
         let refs: Vec<&[u32]> = recs.iter().map(|r| r.as_slice()).collect();
         let full = gendiag(&refs, &set_of, k, m);
         let expected = (full.suppressed_total() <= limit).then_some(full);

@@ -8,6 +8,18 @@ use crate::metrics::ul::record_ul;
 use std::cmp::Reverse;
 use std::collections::{HashMap, HashSet};
 
+/// A random cluster of the property tests: the code sets of codes `0..vocab` (code c in set
+/// c mod `sets`, code `none` in none) and the records' codes as sorted lists.
+pub(crate) fn random_cluster(
+    recs: Vec<std::collections::BTreeSet<u32>>,
+    vocab: u32,
+    sets: u32,
+    none: Option<u32>,
+) -> (Vec<Option<u32>>, Vec<Vec<u32>>) {
+    let set_of = (0..vocab).map(|c| (Some(c) != none).then_some(c % sets)).collect();
+    (set_of, recs.into_iter().map(|s| s.into_iter().collect()).collect())
+}
+
 /// Run GenDiag on the cluster whose records hold `records` (sorted leaf codes). `set_of_code`
 /// maps a leaf to its constraint code set; `k` ≥ 1, `m` ≥ 1.
 pub(crate) fn gendiag_v1(records: &[&[u32]], set_of_code: &[Option<u32>], k: usize, m: usize) -> Diag {

@@ -415,6 +415,7 @@ impl<'a> Merger<'a> {
 mod tests {
     use super::*;
     use crate::methods::artuc::gendiag::gendiag;
+    use crate::methods::artuc::gendiag_reference::random_cluster;
     use proptest::prelude::*;
 
     proptest! {
@@ -431,8 +432,7 @@ mod tests {
             k in 1usize..9,
             m in 1usize..4,
         ) {
-            let set_of: Vec<Option<u32>> = (0..40).map(|c| (c != none).then_some(c % sets)).collect();
-            let recs: Vec<Vec<u32>> = recs.into_iter().map(|s| s.into_iter().collect()).collect();
+            let (set_of, recs) = random_cluster(recs, 40, sets, Some(none));
             let refs: Vec<&[u32]> = recs.iter().map(|r| r.as_slice()).collect();
             let split = split.min(refs.len() - 1);
             let (a, b) = (profile(&refs[..split], &set_of), profile(&refs[split..], &set_of));

@@ -3,11 +3,15 @@
 //! the release's measures; epsilon is unbounded so the suppression count is reported, not
 //! enforced. It runs [`call`], the entry point of the SQL function, with the SQL call's options
 //! (`'seed=7'`), so its release is the one `artuc(..., 'seed=7')` publishes on the same table.
+//! A 7th argument `sql` then makes the same call through SQL in this process (as
+//! `anonfusion -c` runs it) and prints its report, so both times come from one run.
 
 use anonfusion::datasets;
 use anonfusion::datasets::rt::{RtPreset, utility_constraints};
 use anonfusion::methods::artuc::{ArtucConfig, Source, Variant, call};
 use anonfusion::progress::Progress;
+use datafusion::arrow::util::pretty::pretty_format_batches;
+use std::error::Error;
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -27,7 +31,7 @@ impl Progress for Phases {
     }
 }
 
-fn main() -> anonfusion::Result<()> {
+fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let arg = |i: usize, d: &str| args.get(i).cloned().unwrap_or_else(|| d.to_string());
     let name = arg(0, "ehrd");
@@ -58,5 +62,27 @@ fn main() -> anonfusion::Result<()> {
         100.0 * r.measures.suppressed_codes as f64 / codes as f64,
         r.evaluations
     );
+    if arg(6, "") == "sql" {
+        drop(out);
+        sql_call(&name, rows, &set, (k, m, delta))?;
+    }
+    Ok(())
+}
+
+/// The same call through SQL: load, constraints, `artuc(...)`, and its report (`time_ms` is
+/// the table function's own clock: reading the table, the method, building the release).
+fn sql_call(name: &str, rows: Option<usize>, set: &str, (k, m, delta): (u64, u64, f64)) -> Result<(), Box<dyn Error>> {
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let (ctx, _registry) = anonfusion::session();
+    let sql = |q: String| rt.block_on(async { ctx.sql(&q).await?.collect().await });
+    let rows = rows.map_or(String::new(), |r| format!(", {r}"));
+    sql(format!("SELECT COUNT(*) FROM load_dataset('{name}'{rows})"))?;
+    sql(format!("SELECT COUNT(*) FROM load_constraints('{name}', '{set}')"))?;
+    let t = Instant::now();
+    let cons = format!("{name}_{}", set.to_ascii_lowercase());
+    sql(format!("SELECT COUNT(*) FROM artuc('{name}', 'a', '{cons}', {k}, {m}, {delta}, {}, 'seed=7')", i64::MAX))?;
+    let wall = t.elapsed().as_secs_f64();
+    let report = sql("SELECT clusters, ncp, ul, suppressed_codes, gendiag_runs, time_ms FROM a_report".into())?;
+    println!("SQL call: {wall:.2} s wall\n{}", pretty_format_batches(&report)?);
     Ok(())
 }

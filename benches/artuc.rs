@@ -11,26 +11,28 @@
 //! Run: `cargo bench --bench artuc` (`-- informs` for one group).
 
 use anonfusion::datasets;
+use anonfusion::datasets::DatasetTable;
 use anonfusion::datasets::rt::{RtPreset, utility_constraints};
-use anonfusion::methods::artuc::{ArtucConfig, ConstraintSet, RtTable, anonymize, constraints_from_batches};
+use anonfusion::methods::artuc::{ArtucConfig, Source, Variant, call};
 use anonfusion::progress::Silent;
 use criterion::{Criterion, criterion_group, criterion_main};
+use datafusion::arrow::array::RecordBatch;
 use datafusion::prelude::SessionContext;
 use std::time::Duration;
 
 /// The table of `rows` records (None: the preset's size) and UC1 on it.
-fn load(preset: RtPreset, rows: Option<usize>) -> (RtTable, ConstraintSet) {
-    let ds = datasets::load(preset.name(), rows, None).unwrap();
-    let t = RtTable::from_batches(preset.name(), &ds.meta, &ds.batches).unwrap();
-    let u = constraints_from_batches("uc1", &t, &[utility_constraints(preset, "UC1").unwrap()]).unwrap();
-    let cs = ConstraintSet::new(&u, &t).unwrap();
-    (t, cs)
+fn load(preset: RtPreset, rows: Option<usize>) -> (DatasetTable, RecordBatch) {
+    (datasets::load(preset.name(), rows, None).unwrap(), utility_constraints(preset, "UC1").unwrap())
 }
 
-fn run(t: &RtTable, cs: &ConstraintSet, delta: f64) -> u64 {
+/// The entry point the SQL function runs (encoding the table included), with the SQL rows'
+/// options.
+fn run((ds, u): &(DatasetTable, RecordBatch), delta: f64) -> u64 {
     // Small groups only occur in the CI-sized samples; at full size every group has k records.
-    let config = ArtucConfig::new(10, 2, delta, u64::MAX).with_seed(7).with_options("small_groups=withhold").unwrap();
-    anonymize(t, cs, &config, &Silent).unwrap().measures.suppressed_codes
+    let config = ArtucConfig::new(10, 2, delta, u64::MAX).with_options("seed=7, small_groups=withhold").unwrap();
+    let source = Source { name: &ds.name, meta: &ds.meta, batches: &ds.batches };
+    let out = call(source, ("uc1", std::slice::from_ref(u)), &config, Variant::Artuc, &Silent).unwrap();
+    out.result.measures.suppressed_codes
 }
 
 /// `cargo bench` passes `--bench`; `cargo test --benches` does not.
@@ -39,14 +41,14 @@ fn benchmarking() -> bool {
 }
 
 fn informs(c: &mut Criterion) {
-    let (t, cs) = load(RtPreset::Informs, (!benchmarking()).then_some(3_000));
+    let input = load(RtPreset::Informs, (!benchmarking()).then_some(3_000));
     // delta = 0.04 is infeasible on Informs-like (5 demographics, nearly unique records): the
     // clusters formed already have NCP 0.061 (Step 16). 0.1 is the smallest round feasible value.
     let mut g = c.benchmark_group("artuc_informs_uc1_k10_m2_d01");
     g.sample_size(10).measurement_time(Duration::from_secs(30));
     // The 3,000-record CI sample is sparser: its formed clusters need a looser delta.
     let delta = if benchmarking() { 0.1 } else { 0.3 };
-    g.bench_function("full", |b| b.iter(|| run(&t, &cs, delta)));
+    g.bench_function("full", |b| b.iter(|| run(&input, delta)));
     g.finish();
 }
 
@@ -56,8 +58,8 @@ fn ehrd(c: &mut Criterion) {
     g.sample_size(10).measurement_time(Duration::from_secs(300));
     let sizes: &[usize] = if benchmarking() { &[52_097, 104_194, 208_387] } else { &[2_000] };
     for &n in sizes {
-        let (t, cs) = load(RtPreset::Ehrd, Some(n));
-        g.bench_function(format!("{n}_records"), |b| b.iter(|| run(&t, &cs, 0.04)));
+        let input = load(RtPreset::Ehrd, Some(n));
+        g.bench_function(format!("{n}_records"), |b| b.iter(|| run(&input, 0.04)));
     }
     g.finish();
 }

@@ -15,9 +15,7 @@ use super::method::{Call, MethodSpec, Outputs};
 use super::report::Value::*;
 use super::{Args, mem_table};
 use crate::error::{AnonError, Result};
-use crate::methods::artuc::{
-    ArtucConfig, ConstraintSet, Pick, RtTable, Trajectory, Variant, constraints_from_batches, release,
-};
+use crate::methods::artuc::{ArtucConfig, Pick, Source, Trajectory, Variant, call as artuc_call, release};
 use datafusion::arrow::array::{ArrayRef, Float64Array, Int64Array, RecordBatch};
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use datafusion::catalog::TableProvider;
@@ -76,13 +74,12 @@ impl MethodSpec for Artuc {
     }
 
     fn run(&self, call: &Call<'_>, p: &Params) -> Result<Outputs> {
-        let batches = in_order(call.ctx, call.source)?;
-        let table = RtTable::from_batches(call.source, call.meta, &batches)?;
-        let cons_batches = in_order(call.ctx, &p.constraints)?;
-        let cs = ConstraintSet::new(&constraints_from_batches(&p.constraints, &table, &cons_batches)?, &table)?;
+        let (batches, cons_batches) = (in_order(call.ctx, call.source)?, in_order(call.ctx, &p.constraints)?);
+        let source = Source { name: call.source, meta: call.meta, batches: &batches };
         let progress = call.registry.progress();
-        let (res, trajectory, step) = p.variant.run(&table, &cs, &p.config, progress.as_ref())?;
-        let published = release::release(&table, &res)?;
+        let out = artuc_call(source, (&p.constraints, &cons_batches), &p.config, p.variant, progress.as_ref())?;
+        let (table, res, trajectory, step) = (&out.table, &out.result, out.trajectory, out.step);
+        let published = release::release(table, res)?;
         let rel = mem_table(published.schema.clone(), published.batches)?;
         let (c, m) = (&p.config, &res.measures);
         let out = Outputs::new(rel).with_report(
@@ -125,26 +122,15 @@ impl MethodSpec for Artuc {
     }
 }
 
-/// Every row of `table` in a fixed order: `collect()` would interleave partitions in whatever
-/// order they finish, and ArtUC's result depends on the order of its records, so the same seed
-/// would not always give the same release. The batches are taken one from each partition in
-/// turn, the inverse of how `load_dataset` deals a table's batches out to the session's
-/// partitions, so the call reads the dataset's own batch order (partition after partition, as
-/// first written, a full-size EHRD-like table came in as batches 0, 2, 1, 3).
+/// Every row of `table` in its own order: partition after partition, each partition's rows as
+/// stored. `collect()` would interleave partitions in whatever order they finish, and ArtUC's
+/// result depends on the order of its records, so the same seed would not always give the same
+/// release. Only the partitions can be trusted to keep their order: a scan hands a partition's
+/// rows out in batches of the session's `batch_size`, not in the batches they were stored in
+/// (so `load_dataset` gives each partition a contiguous run of the dataset's batches).
 fn in_order(ctx: &SessionContext, table: &str) -> Result<Vec<RecordBatch>> {
     let parts = super::block_on(async { ctx.table(table).await?.collect_partitioned().await })?;
-    Ok(round_robin(parts))
-}
-
-/// Batch 0 of every partition, then batch 1 of every partition, and so on.
-fn round_robin(parts: Vec<Vec<RecordBatch>>) -> Vec<RecordBatch> {
-    let total = parts.iter().map(Vec::len).sum();
-    let mut iters: Vec<_> = parts.into_iter().map(Vec::into_iter).collect();
-    let mut out = Vec::with_capacity(total);
-    while out.len() < total {
-        out.extend(iters.iter_mut().filter_map(Iterator::next));
-    }
-    out
+    Ok(parts.into_iter().flatten().collect())
 }
 
 /// Algorithm 2's steps: `step`, `clusters`, `ncp`, `ul`, `suppressed_codes`.
@@ -165,32 +151,4 @@ fn trajectory_table(t: &Trajectory) -> Result<Arc<dyn TableProvider>> {
         Arc::new(Int64Array::from_iter_values(s.iter().map(|x| x.suppressed_codes as i64))),
     ];
     mem_table(schema.clone(), vec![RecordBatch::try_new(schema, cols)?])
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use datafusion::arrow::array::{AsArray, Int64Array};
-    use datafusion::arrow::datatypes::Int64Type;
-
-    /// Batches dealt out to n partitions in turn (as `load_dataset` does, src/sql/dataset.rs)
-    /// come back in their first order, for uneven deals too.
-    #[test]
-    fn round_robin_undoes_the_deal() {
-        let schema = Arc::new(Schema::new(vec![Field::new("i", DataType::Int64, false)]));
-        for (batches, n) in [(7, 2), (4, 2), (5, 3), (1, 4), (6, 1)] {
-            let all: Vec<RecordBatch> = (0..batches)
-                .map(|i| {
-                    RecordBatch::try_new(schema.clone(), vec![Arc::new(Int64Array::from(vec![i])) as ArrayRef]).unwrap()
-                })
-                .collect();
-            let mut parts: Vec<Vec<RecordBatch>> = vec![Vec::new(); n];
-            for (i, b) in all.into_iter().enumerate() {
-                parts[i % n].push(b);
-            }
-            let order: Vec<i64> =
-                round_robin(parts).iter().map(|b| b.column(0).as_primitive::<Int64Type>().value(0)).collect();
-            assert_eq!(order, (0..batches).collect::<Vec<_>>(), "{batches} batches, {n} partitions");
-        }
-    }
 }

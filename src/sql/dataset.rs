@@ -65,10 +65,13 @@ pub fn install(
     let rows = ds.num_rows();
     let schema = ds.batches.first().map(|b| b.schema()).expect("a dataset has at least one batch");
     let parts = ctx.state().config().target_partitions().max(1);
-    let mut partitions: Vec<Vec<RecordBatch>> = vec![Vec::new(); parts.min(ds.batches.len()).max(1)];
-    let n = partitions.len();
+    // Each partition a contiguous run of batches, so reading partition after partition gives
+    // the dataset's row order back (a scan re-chunks each partition's rows into `batch_size`
+    // batches, so dealing batches in turn could not be undone; ArtUC depends on record order).
+    let (len, n) = (ds.batches.len(), parts.min(ds.batches.len()).max(1));
+    let mut partitions: Vec<Vec<RecordBatch>> = vec![Vec::new(); n];
     for (i, b) in ds.batches.into_iter().enumerate() {
-        partitions[i % n].push(b);
+        partitions[i * n / len.max(1)].push(b);
     }
     let table: Arc<dyn TableProvider> = Arc::new(MemTable::try_new(schema, partitions)?);
     let qis = ds.meta.quasi_identifiers().join(", ");

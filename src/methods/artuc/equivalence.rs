@@ -3,7 +3,7 @@
 
 use super::formation::{Pick, form_group, form_group_reference};
 use super::gendiag::{gendiag, gendiag_within};
-use super::gendiag_reference::{gendiag_reference, gendiag_v1};
+use super::gendiag_reference::{RandomCluster, gendiag_reference, gendiag_v1};
 use super::merge::Merger;
 use super::{ArtucConfig, RtTable};
 use crate::datasets;
@@ -50,15 +50,11 @@ proptest! {
     /// suppressions), k and m.
     #[test]
     fn gendiag_q_by_counting_matches_the_support_scan(
-        recs in prop::collection::vec(prop::collection::btree_set(0u32..40, 0..8), 1..40),
-        sets in 1u32..6,
-        none in 0u32..40,
+        c in RandomCluster::strategy(40, 8, 1..40, 1..6, true),
         k in 1usize..8,
         m in 1usize..4,
     ) {
-        let set_of: Vec<Option<u32>> = (0..40).map(|c| (c != none).then_some(c % sets)).collect();
-        let recs: Vec<Vec<u32>> = recs.into_iter().map(|s| s.into_iter().collect()).collect();
-        let refs: Vec<&[u32]> = recs.iter().map(|r| r.as_slice()).collect();
+        let (refs, set_of) = (c.refs(), &c.set_of);
         prop_assert_eq!(gendiag(&refs, &set_of, k, m), gendiag_reference(&refs, &set_of, k, m));
     }
 }
@@ -70,15 +66,11 @@ proptest! {
     /// candidates, supports over record lists) against the first version.
     #[test]
     fn gendiag_matches_the_first_version(
-        recs in prop::collection::vec(prop::collection::btree_set(0u32..60, 0..10), 1..80),
-        sets in 1u32..8,
-        none in 0u32..60,
+        c in RandomCluster::strategy(60, 10, 1..80, 1..8, true),
         k in 1usize..9,
         m in 0usize..5,
     ) {
-        let set_of: Vec<Option<u32>> = (0..60).map(|c| (c != none).then_some(c % sets)).collect();
-        let recs: Vec<Vec<u32>> = recs.into_iter().map(|s| s.into_iter().collect()).collect();
-        let refs: Vec<&[u32]> = recs.iter().map(|r| r.as_slice()).collect();
+        let (refs, set_of) = (c.refs(), &c.set_of);
         prop_assert_eq!(gendiag(&refs, &set_of, k, m), gendiag_v1(&refs, &set_of, k, m));
     }
 
@@ -86,15 +78,12 @@ proptest! {
     /// codes than the limit, and otherwise is the full run.
     #[test]
     fn gendiag_within_gives_up_exactly_past_the_limit(
-        recs in prop::collection::vec(prop::collection::btree_set(0u32..40, 0..8), 1..40),
-        sets in 1u32..8,
+        c in RandomCluster::strategy(40, 8, 1..40, 1..8, false),
         k in 1usize..9,
         m in 1usize..4,
         limit in 0u64..60,
     ) {
-        let set_of: Vec<Option<u32>> = (0..40).map(|c| Some(c % sets)).collect();
-        let recs: Vec<Vec<u32>> = recs.into_iter().map(|s| s.into_iter().collect()).collect();
-        let refs: Vec<&[u32]> = recs.iter().map(|r| r.as_slice()).collect();
+        let (refs, set_of) = (c.refs(), &c.set_of);
         let full = gendiag(&refs, &set_of, k, m);
         let expected = (full.suppressed_total() <= limit).then_some(full);
         prop_assert_eq!(gendiag_within(&refs, &set_of, k, m, limit), expected);

@@ -59,23 +59,46 @@ pub fn form_group(
     let mut pool = Pool::new(table, records);
     let mut clusters: Vec<Cluster> = Vec::new();
     while pool.len() >= k.max(1) {
-        let start = match pick {
-            Pick::First => 0,
-            Pick::Random => rng.random_range(0..pool.len()),
-        };
-        let seed = pool.take_nth(start);
-        let mut c = Cluster { group, records: vec![seed], hull: Hull::of_record(table, seed) };
-        while c.records.len() < k {
-            let size = (c.records.len() + 1) as f64;
-            let r = pool.take_nearest(|h| size * c.hull.merged_ncp(table, h, weights));
-            c.hull.add(table, r);
-            c.records.push(r);
-        }
-        clusters.push(c);
+        let seed = pool.take_nth(draw(pick, pool.len(), rng));
+        clusters.push(grow(table, group, seed, k, |c, size| {
+            pool.take_nearest(|h| size * c.hull.merged_ncp(table, h, weights))
+        }));
     }
-    for r in pool.remaining() {
+    place_rest(table, &mut clusters, pool.remaining(), weights);
+    clusters
+}
+
+/// Step 6's start of a cluster: the first record of the pool, or one drawn at random.
+fn draw(pick: Pick, len: usize, rng: &mut StdRng) -> usize {
+    match pick {
+        Pick::First => 0,
+        Pick::Random => rng.random_range(0..len),
+    }
+}
+
+/// A cluster started at `seed` and grown to k records (Steps 7–9): `take_nearest(c, size)`
+/// removes from the pool the record whose addition makes the cluster of `size` records cheapest.
+fn grow(
+    table: &RtTable,
+    group: usize,
+    seed: u32,
+    k: usize,
+    mut take_nearest: impl FnMut(&Cluster, f64) -> u32,
+) -> Cluster {
+    let mut c = Cluster { group, records: vec![seed], hull: Hull::of_record(table, seed) };
+    while c.records.len() < k {
+        let r = take_nearest(&c, (c.records.len() + 1) as f64);
+        c.hull.add(table, r);
+        c.records.push(r);
+    }
+    c
+}
+
+/// Steps 12–14: each record left over (fewer than k) joins the cluster whose NCP it raises least.
+fn place_rest(table: &RtTable, clusters: &mut [Cluster], rest: impl IntoIterator<Item = u32>, weights: &[f64]) {
+    for r in rest {
         let one = Hull::of_record(table, r);
-        let best = nearest_cluster(&clusters, |c| {
+        let best = nearest_cluster(clusters, |c| {
             (c.records.len() + 1) as f64 * c.hull.merged_ncp(table, &one, weights) - c.ncp(table, weights)
         });
         if let Some(i) = best {
@@ -83,7 +106,6 @@ pub fn form_group(
             clusters[i].records.push(r);
         }
     }
-    clusters
 }
 
 /// The records not yet in a cluster, by position in the group, indexed by demographic tuple.
@@ -195,31 +217,12 @@ pub(crate) fn form_group_reference(
     let mut pool: Vec<u32> = records.to_vec();
     let mut clusters: Vec<Cluster> = Vec::new();
     while pool.len() >= k.max(1) {
-        let start = match pick {
-            Pick::First => 0,
-            Pick::Random => rng.random_range(0..pool.len()),
-        };
-        let seed = pool.remove(start);
-        let mut c = Cluster { group, records: vec![seed], hull: Hull::of_record(table, seed) };
-        while c.records.len() < k {
-            let size = (c.records.len() + 1) as f64;
-            let best = nearest(&pool, |r| size * c.hull.merge(table, &Hull::of_record(table, r)).ncp(table, weights));
-            let r = pool.remove(best);
-            c.hull.add(table, r);
-            c.records.push(r);
-        }
-        clusters.push(c);
+        let seed = pool.remove(draw(pick, pool.len(), rng));
+        clusters.push(grow(table, group, seed, k, |c, size| {
+            pool.remove(nearest(&pool, |r| size * c.hull.merge(table, &Hull::of_record(table, r)).ncp(table, weights)))
+        }));
     }
-    for r in pool {
-        let one = Hull::of_record(table, r);
-        let best = nearest_cluster(&clusters, |c| {
-            (c.records.len() + 1) as f64 * c.hull.merged_ncp(table, &one, weights) - c.ncp(table, weights)
-        });
-        if let Some(i) = best {
-            clusters[i].hull.add(table, r);
-            clusters[i].records.push(r);
-        }
-    }
+    place_rest(table, &mut clusters, pool, weights);
     clusters
 }
 

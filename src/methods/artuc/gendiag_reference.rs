@@ -8,6 +8,36 @@ use crate::measures::ul::record_ul;
 use std::cmp::Reverse;
 use std::collections::{HashMap, HashSet};
 
+/// A random cluster of the property tests: records holding codes of `0..vocab`, and the code
+/// sets (code c in set c mod `sets`; with `none`, one drawn code in none).
+#[derive(Debug, Clone)]
+pub(crate) struct RandomCluster {
+    pub set_of: Vec<Option<u32>>,
+    pub recs: Vec<Vec<u32>>,
+}
+
+impl RandomCluster {
+    /// `records` records of up to `codes` codes each, from `vocab` codes in `sets` code sets.
+    pub fn strategy(
+        vocab: u32,
+        codes: usize,
+        records: std::ops::Range<usize>,
+        sets: std::ops::Range<u32>,
+        none: bool,
+    ) -> impl proptest::strategy::Strategy<Value = RandomCluster> {
+        use proptest::prelude::*;
+        let recs = prop::collection::vec(prop::collection::btree_set(0..vocab, 0..codes), records);
+        (recs, sets, 0..vocab).prop_map(move |(recs, sets, code)| RandomCluster {
+            set_of: (0..vocab).map(|c| (!none || c != code).then_some(c % sets)).collect(),
+            recs: recs.into_iter().map(|s| s.into_iter().collect()).collect(),
+        })
+    }
+
+    pub fn refs(&self) -> Vec<&[u32]> {
+        self.recs.iter().map(Vec::as_slice).collect()
+    }
+}
+
 /// Run GenDiag on the cluster whose records hold `records` (sorted leaf codes). `set_of_code`
 /// maps a leaf to its constraint code set; `k` ≥ 1, `m` ≥ 1.
 pub(crate) fn gendiag_v1(records: &[&[u32]], set_of_code: &[Option<u32>], k: usize, m: usize) -> Diag {

@@ -415,6 +415,7 @@ impl<'a> Merger<'a> {
 mod tests {
     use super::*;
     use crate::methods::artuc::gendiag::gendiag;
+    use crate::methods::artuc::gendiag_reference::RandomCluster;
     use proptest::prelude::*;
 
     proptest! {
@@ -424,16 +425,12 @@ mod tests {
         /// from it (so it bounds UL from below), and the union's profile is the profiles'.
         #[test]
         fn forced_suppression_is_a_lower_bound(
-            recs in prop::collection::vec(prop::collection::btree_set(0u32..40, 0..8), 2..40),
+            c in RandomCluster::strategy(40, 8, 2..40, 1..12, true),
             split in 1usize..39,
-            sets in 1u32..12,
-            none in 0u32..40,
             k in 1usize..9,
             m in 1usize..4,
         ) {
-            let set_of: Vec<Option<u32>> = (0..40).map(|c| (c != none).then_some(c % sets)).collect();
-            let recs: Vec<Vec<u32>> = recs.into_iter().map(|s| s.into_iter().collect()).collect();
-            let refs: Vec<&[u32]> = recs.iter().map(|r| r.as_slice()).collect();
+            let (refs, set_of) = (c.refs(), &c.set_of);
             let split = split.min(refs.len() - 1);
             let (a, b) = (profile(&refs[..split], &set_of), profile(&refs[split..], &set_of));
             let mut union = SetProfile::new();

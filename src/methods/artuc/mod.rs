@@ -38,7 +38,7 @@ pub use gendiag::{Diag, gendiag};
 pub use hull::Hull;
 pub use load::constraints_from_batches;
 pub use run::{AnonCluster, ArtucResult, Measures, Step, Trajectory, anonymize, anytime, baseline};
-pub use variant::Variant;
+pub use variant::{Outcome, Source, Variant, call};
 
 use crate::error::{AnonError, Result};
 

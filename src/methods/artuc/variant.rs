@@ -1,10 +1,18 @@
 //! Which of the paper's algorithms a call runs: ArtUC (Algorithm 1), the any-time variant
-//! (Algorithm 2, with its trajectory and the released step) or the Baseline.
+//! (Algorithm 2, with its trajectory and the released step) or the Baseline; and [`call`], the
+//! one entry point from Arrow batches that the SQL function, `examples/artuc_scale` and
+//! `benches/artuc.rs` all run, so a SQL call and a library call on the same rows in the same
+//! order build the same table, constraint set and algorithm, and publish the same release.
 
-use super::{ArtucConfig, ArtucResult, ConstraintSet, RtTable, Trajectory, anonymize, anytime, baseline};
+use super::{
+    ArtucConfig, ArtucResult, ConstraintSet, RtTable, Trajectory, anonymize, anytime, baseline,
+    constraints_from_batches,
+};
 use crate::error::{AnonError, Result};
+use crate::meta::TableMeta;
 use crate::methods::options;
 use crate::progress::Progress;
+use datafusion::arrow::array::RecordBatch;
 
 const F: &str = "artuc";
 
@@ -83,6 +91,41 @@ impl Variant {
             }
         }
     }
+}
+
+/// A table as a call reads it: its name, declarations and rows in order. ArtUC's result depends
+/// on the order of the records (Step 6 draws them by index), so the batches must come in the
+/// table's own order.
+#[derive(Debug, Clone, Copy)]
+pub struct Source<'a> {
+    pub name: &'a str,
+    pub meta: &'a TableMeta,
+    pub batches: &'a [RecordBatch],
+}
+
+/// What one call publishes: the encoded table the release is built from, the result, and for
+/// the any-time variant its trajectory and the released step.
+#[derive(Debug)]
+pub struct Outcome {
+    pub table: RtTable,
+    pub result: ArtucResult,
+    pub trajectory: Option<Trajectory>,
+    pub step: Option<usize>,
+}
+
+/// One call: encode `source`, read the constraints table (`constraints`: its name and batches)
+/// against it, and run `variant`.
+pub fn call(
+    source: Source<'_>,
+    constraints: (&str, &[RecordBatch]),
+    config: &ArtucConfig,
+    variant: Variant,
+    progress: &dyn Progress,
+) -> Result<Outcome> {
+    let table = RtTable::from_batches(source.name, source.meta, source.batches)?;
+    let cs = ConstraintSet::new(&constraints_from_batches(constraints.0, &table, constraints.1)?, &table)?;
+    let (result, trajectory, step) = variant.run(&table, &cs, config, progress)?;
+    Ok(Outcome { table, result, trajectory, step })
 }
 
 /// Why no step of the trajectory can be released, with the first step's measures.

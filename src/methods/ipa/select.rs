@@ -257,7 +257,7 @@ mod tests {
 
     #[test]
     fn floored_error_closed_form_matches_the_sum_and_moves_within_the_bound() {
-        for eps in [0.1, 0.8, 1.0, 3.0] {
+        for eps in [0.1f64, 0.8, 1.0, 3.0] {
             let q = (-eps).exp();
             for t in 1..=7u64 {
                 let bound = if t == 1 { q / (1.0 + q) } else { (t - 1) as f64 };

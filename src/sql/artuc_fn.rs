@@ -131,7 +131,7 @@ impl MethodSpec for Artuc {
 /// turn, the inverse of how `load_dataset` deals a table's batches out to the session's
 /// partitions, so the call reads the dataset's own batch order (partition after partition, as
 /// first written, a full-size EHRD-like table came in as batches 0, 2, 1, 3).
-fn in_order(ctx: &SessionContext, table: &str) -> Result<Vec<RecordBatch>> {
+pub(super) fn in_order(ctx: &SessionContext, table: &str) -> Result<Vec<RecordBatch>> {
     let parts = super::block_on(async { ctx.table(table).await?.collect_partitioned().await })?;
     Ok(round_robin(parts))
 }

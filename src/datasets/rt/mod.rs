@@ -360,6 +360,9 @@ fn offset_bands(attribute: &str, lo: i64, hi: i64, widths: &[i64]) -> Result<Hie
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+    use datafusion::arrow::array::AsArray;
+
     #[test]
     fn zero_records_is_an_argument_error() {
         let e = rt_dataset(RtPreset::Informs, Some(0), 1).unwrap_err().to_string();

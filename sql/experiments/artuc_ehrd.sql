@@ -1,5 +1,5 @@
 -- The ArtUC paper's experiments (Poulis et al. 2017, Section 5) on the EHRD-like table:
---   anonfusion -f sql/experiments/artuc_ehrd.sql        (release build; ~5 minutes on 2 cores, 5.3 GB)
+--   anonfusion -f sql/experiments/artuc_ehrd.sql        (release build; 13 minutes and 1.3 GB peak on a 2-core machine shared with other builds)
 -- The paper's defaults: UC1 (Table 6a, adapted to the synthetic data by load_constraints),
 -- k = 10, m = 2, delta = 0.04; UC1-UC3 for Table 7 (Setup 1). The sweeps run on the first
 -- 52,097 patients (25 %; every ArtUC call ~15-30 s); the |D| series adds 50 % and the full

@@ -1,5 +1,5 @@
 -- The ArtUC paper's experiments (Poulis et al. 2017, Section 5) on the Informs-like table:
---   anonfusion -f sql/experiments/artuc_informs.sql     (release build; ~7 minutes on 2 cores)
+--   anonfusion -f sql/experiments/artuc_informs.sql     (release build; ~7 minutes on 2 idle cores, 23 minutes on a loaded machine)
 -- 36,553 patients (docs/datasets.md), the paper's constraint sets adapted to the synthetic
 -- demographics (load_constraints; UC1, UC4, UC7 as in its Table 7, Setup 2), k = 10, m = 2.
 -- delta = 0.04, the paper's default, is infeasible here: the clusters formed already have NCP

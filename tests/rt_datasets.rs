@@ -183,7 +183,10 @@ fn sex_and_age_specific_codes_respect_the_patient() {
             }
         }
     }
-    assert!(pregnancy > 1_000 && prostate > 1_000, "pregnancy {pregnancy}, prostate {prostate}");
+    // Enough restricted codes for the checks above to bite. Concentrating EHRD's code frequencies
+    // on each chapter's popular codes (issue 16) left 658 prostate codes (600-602) where the
+    // plain law gave over 1,000, and 19,547 pregnancy codes.
+    assert!(pregnancy > 1_000 && prostate > 500, "pregnancy {pregnancy}, prostate {prostate}");
 }
 
 #[test]
@@ -265,4 +268,35 @@ async fn informs_loads_through_sql() {
     assert_eq!(small[0].column_by_name("rows").unwrap().as_primitive::<Int64Type>().value(0), 2_000);
     let n = rows(&ctx, "SELECT COUNT(*) FROM ehrd WHERE gender = 'Female' AND age >= 0").await;
     assert!(n[0].column(0).as_primitive::<Int64Type>().value(0) > 0);
+}
+
+/// Share of code occurrences, in blocks of 100 consecutive patients, whose code occurs at
+/// least 5 times in its block: how concentrated code frequencies are at the scale where an
+/// anonymizer's clusters live. An outside measurement on real ICU patients' ICD-9 codes found
+/// 49 %; the first generator gave 13–19 %, so its clusters shared few codes and ArtUC
+/// suppressed far more than on real codes (issue 16, docs/results/artuc.md).
+fn head_share(recs: &[Vec<String>]) -> f64 {
+    let (mut head, mut all) = (0usize, 0usize);
+    for block in recs.chunks(100) {
+        let mut seen: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+        for c in block.iter().flatten() {
+            *seen.entry(c.as_str()).or_default() += 1;
+        }
+        all += seen.values().sum::<usize>();
+        head += seen.values().filter(|&&n| n >= 5).sum::<usize>();
+    }
+    head as f64 / all as f64
+}
+
+#[test]
+fn ehrd_code_frequencies_are_as_concentrated_as_real_icu_codes() {
+    let full = head_share(&records(ehrd()));
+    // The experiments' table (docs/results/artuc.md): the first 52,097 patients' size.
+    let quarter = head_share(&records(&rt_dataset(RtPreset::Ehrd, Some(52_097), SEED).unwrap()));
+    for (size, share) in [("208,387", full), ("52,097", quarter)] {
+        assert!(
+            (0.44..=0.54).contains(&share),
+            "{size} patients: {share:.3} of occurrences from codes seen >= 5 times per 100 patients (real ICU codes: 0.49)"
+        );
+    }
 }

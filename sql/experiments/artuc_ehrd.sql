@@ -1,5 +1,5 @@
 -- The ArtUC paper's experiments (Poulis et al. 2017, Section 5) on the EHRD-like table:
---   anonfusion -f sql/experiments/artuc_ehrd.sql        (release build; ~5 minutes on 2 cores, 5.3 GB)
+--   anonfusion -f sql/experiments/artuc_ehrd.sql        (release build; 13 minutes and 1.3 GB peak on a 2-core machine shared with other builds)
 -- The paper's defaults: UC1 (Table 6a, adapted to the synthetic data by load_constraints),
 -- k = 10, m = 2, delta = 0.04; UC1-UC3 for Table 7 (Setup 1). The sweeps run on the first
 -- 52,097 patients (25 %; every ArtUC call ~15-30 s); the |D| series adds 50 % and the full
@@ -149,3 +149,96 @@ SELECT records, ROUND(ncp, 4) AS ncp, ROUND(ul, 4) AS ul, suppressed_codes, with
 -- Every release is (k,k^m)-anonymous and within its constraints (the independent verifiers).
 SELECT check, holds, detail FROM verify_release('ehrd', 'a_default', 'km=10:2, constraints=ehrd_uc1');
 SELECT check, holds, detail FROM verify_release('ehrd', 'a_k50', 'km=50:2, constraints=ehrd_uc1');
+
+-- Figs. 7-10 with RmR, the paper's competitor (no utility constraints; src/methods/rmr, docs/artuc.md
+-- "RmR"): NCP, UL and suppression against delta, beside ArtUC and the Baseline, and Fig. 7c:
+-- the additional data utility loss of RmR and of the Baseline over ArtUC at each delta,
+-- 1/2 ((NCP_X - NCP_ArtUC) / NCP_ArtUC + (UL_X - UL_ArtUC) / UL_ArtUC) * 100 %.
+SELECT COUNT(*) AS released FROM rmr('ehrd', 'r_d0_02', 10, 2, 0.02, 1000000000, 'seed=1');
+SELECT COUNT(*) AS released FROM rmr('ehrd', 'r_default', 10, 2, 0.04, 1000000000, 'seed=1');
+SELECT COUNT(*) AS released FROM rmr('ehrd', 'r_d0_06', 10, 2, 0.06, 1000000000, 'seed=1');
+SELECT COUNT(*) AS released FROM rmr('ehrd', 'r_d0_08', 10, 2, 0.08, 1000000000, 'seed=1');
+SELECT delta, method, ROUND(ncp, 4) AS ncp, ROUND(ul, 4) AS ul, suppressed_codes, clusters, ROUND(time_ms) AS ms, ROUND(extra, 1) AS extra_loss_pct FROM (
+  SELECT 0.02 AS delta, 'rmr' AS method, x.ncp, x.ul, x.suppressed_codes, x.clusters, x.time_ms, 50 * ((x.ncp - a.ncp) / a.ncp + (x.ul - a.ul) / a.ul) AS extra FROM r_d0_02_report x, a_d0_02_report a
+  UNION ALL
+  SELECT 0.02, 'baseline', x.ncp, x.ul, x.suppressed_codes, x.clusters, x.time_ms, 50 * ((x.ncp - a.ncp) / a.ncp + (x.ul - a.ul) / a.ul) FROM base_report x, a_d0_02_report a
+  UNION ALL
+  SELECT 0.04 AS delta, 'rmr' AS method, x.ncp, x.ul, x.suppressed_codes, x.clusters, x.time_ms, 50 * ((x.ncp - a.ncp) / a.ncp + (x.ul - a.ul) / a.ul) AS extra FROM r_default_report x, a_default_report a
+  UNION ALL
+  SELECT 0.04, 'baseline', x.ncp, x.ul, x.suppressed_codes, x.clusters, x.time_ms, 50 * ((x.ncp - a.ncp) / a.ncp + (x.ul - a.ul) / a.ul) FROM base_report x, a_default_report a
+  UNION ALL
+  SELECT 0.06 AS delta, 'rmr' AS method, x.ncp, x.ul, x.suppressed_codes, x.clusters, x.time_ms, 50 * ((x.ncp - a.ncp) / a.ncp + (x.ul - a.ul) / a.ul) AS extra FROM r_d0_06_report x, a_d0_06_report a
+  UNION ALL
+  SELECT 0.06, 'baseline', x.ncp, x.ul, x.suppressed_codes, x.clusters, x.time_ms, 50 * ((x.ncp - a.ncp) / a.ncp + (x.ul - a.ul) / a.ul) FROM base_report x, a_d0_06_report a
+  UNION ALL
+  SELECT 0.08 AS delta, 'rmr' AS method, x.ncp, x.ul, x.suppressed_codes, x.clusters, x.time_ms, 50 * ((x.ncp - a.ncp) / a.ncp + (x.ul - a.ul) / a.ul) AS extra FROM r_d0_08_report x, a_d0_08_report a
+  UNION ALL
+  SELECT 0.08, 'baseline', x.ncp, x.ul, x.suppressed_codes, x.clusters, x.time_ms, 50 * ((x.ncp - a.ncp) / a.ncp + (x.ul - a.ul) / a.ul) FROM base_report x, a_d0_08_report a
+) ORDER BY method, delta;
+
+-- Figs. 9-10 and 13: ARE of W1-W3 (100 queries each, seed 7) against delta, ArtUC beside RmR.
+SELECT workload, method, delta, ROUND(are, 4) AS are FROM (
+  SELECT 0.02 AS delta, 'artuc' AS method, 'W1' AS workload, are FROM workload_error('ehrd', 'a_d0_02', 'W1', 100, 7) WHERE query_id IS NULL
+  UNION ALL
+  SELECT 0.02 AS delta, 'artuc' AS method, 'W2' AS workload, are FROM workload_error('ehrd', 'a_d0_02', 'W2', 100, 7) WHERE query_id IS NULL
+  UNION ALL
+  SELECT 0.02 AS delta, 'artuc' AS method, 'W3' AS workload, are FROM workload_error('ehrd', 'a_d0_02', 'W3', 100, 7) WHERE query_id IS NULL
+  UNION ALL
+  SELECT 0.02 AS delta, 'rmr' AS method, 'W1' AS workload, are FROM workload_error('ehrd', 'r_d0_02', 'W1', 100, 7) WHERE query_id IS NULL
+  UNION ALL
+  SELECT 0.02 AS delta, 'rmr' AS method, 'W2' AS workload, are FROM workload_error('ehrd', 'r_d0_02', 'W2', 100, 7) WHERE query_id IS NULL
+  UNION ALL
+  SELECT 0.02 AS delta, 'rmr' AS method, 'W3' AS workload, are FROM workload_error('ehrd', 'r_d0_02', 'W3', 100, 7) WHERE query_id IS NULL
+  UNION ALL
+  SELECT 0.04 AS delta, 'artuc' AS method, 'W1' AS workload, are FROM workload_error('ehrd', 'a_default', 'W1', 100, 7) WHERE query_id IS NULL
+  UNION ALL
+  SELECT 0.04 AS delta, 'artuc' AS method, 'W2' AS workload, are FROM workload_error('ehrd', 'a_default', 'W2', 100, 7) WHERE query_id IS NULL
+  UNION ALL
+  SELECT 0.04 AS delta, 'artuc' AS method, 'W3' AS workload, are FROM workload_error('ehrd', 'a_default', 'W3', 100, 7) WHERE query_id IS NULL
+  UNION ALL
+  SELECT 0.04 AS delta, 'rmr' AS method, 'W1' AS workload, are FROM workload_error('ehrd', 'r_default', 'W1', 100, 7) WHERE query_id IS NULL
+  UNION ALL
+  SELECT 0.04 AS delta, 'rmr' AS method, 'W2' AS workload, are FROM workload_error('ehrd', 'r_default', 'W2', 100, 7) WHERE query_id IS NULL
+  UNION ALL
+  SELECT 0.04 AS delta, 'rmr' AS method, 'W3' AS workload, are FROM workload_error('ehrd', 'r_default', 'W3', 100, 7) WHERE query_id IS NULL
+  UNION ALL
+  SELECT 0.06 AS delta, 'artuc' AS method, 'W1' AS workload, are FROM workload_error('ehrd', 'a_d0_06', 'W1', 100, 7) WHERE query_id IS NULL
+  UNION ALL
+  SELECT 0.06 AS delta, 'artuc' AS method, 'W2' AS workload, are FROM workload_error('ehrd', 'a_d0_06', 'W2', 100, 7) WHERE query_id IS NULL
+  UNION ALL
+  SELECT 0.06 AS delta, 'artuc' AS method, 'W3' AS workload, are FROM workload_error('ehrd', 'a_d0_06', 'W3', 100, 7) WHERE query_id IS NULL
+  UNION ALL
+  SELECT 0.06 AS delta, 'rmr' AS method, 'W1' AS workload, are FROM workload_error('ehrd', 'r_d0_06', 'W1', 100, 7) WHERE query_id IS NULL
+  UNION ALL
+  SELECT 0.06 AS delta, 'rmr' AS method, 'W2' AS workload, are FROM workload_error('ehrd', 'r_d0_06', 'W2', 100, 7) WHERE query_id IS NULL
+  UNION ALL
+  SELECT 0.06 AS delta, 'rmr' AS method, 'W3' AS workload, are FROM workload_error('ehrd', 'r_d0_06', 'W3', 100, 7) WHERE query_id IS NULL
+  UNION ALL
+  SELECT 0.08 AS delta, 'artuc' AS method, 'W1' AS workload, are FROM workload_error('ehrd', 'a_d0_08', 'W1', 100, 7) WHERE query_id IS NULL
+  UNION ALL
+  SELECT 0.08 AS delta, 'artuc' AS method, 'W2' AS workload, are FROM workload_error('ehrd', 'a_d0_08', 'W2', 100, 7) WHERE query_id IS NULL
+  UNION ALL
+  SELECT 0.08 AS delta, 'artuc' AS method, 'W3' AS workload, are FROM workload_error('ehrd', 'a_d0_08', 'W3', 100, 7) WHERE query_id IS NULL
+  UNION ALL
+  SELECT 0.08 AS delta, 'rmr' AS method, 'W1' AS workload, are FROM workload_error('ehrd', 'r_d0_08', 'W1', 100, 7) WHERE query_id IS NULL
+  UNION ALL
+  SELECT 0.08 AS delta, 'rmr' AS method, 'W2' AS workload, are FROM workload_error('ehrd', 'r_d0_08', 'W2', 100, 7) WHERE query_id IS NULL
+  UNION ALL
+  SELECT 0.08 AS delta, 'rmr' AS method, 'W3' AS workload, are FROM workload_error('ehrd', 'r_d0_08', 'W3', 100, 7) WHERE query_id IS NULL
+) ORDER BY workload, method, delta;
+
+-- k = 100 (the paper's k series goes to 100): ArtUC at delta = 0.04.
+SELECT COUNT(*) AS released FROM artuc('ehrd', 'a_k100', 'ehrd_uc1', 100, 2, 0.04, 1000000000, 'seed=1');
+SELECT 100 AS k, ROUND(ncp, 4) AS ncp, ROUND(ul, 4) AS ul, suppressed_codes, clusters, ROUND(time_ms) AS ms FROM a_k100_report;
+SELECT workload, ROUND(are, 4) AS are FROM (
+  SELECT 'W1' AS workload, are FROM workload_error('ehrd', 'a_k100', 'W1', 100, 7) WHERE query_id IS NULL
+  UNION ALL
+  SELECT 'W2', are FROM workload_error('ehrd', 'a_k100', 'W2', 100, 7) WHERE query_id IS NULL
+  UNION ALL
+  SELECT 'W3', are FROM workload_error('ehrd', 'a_k100', 'W3', 100, 7) WHERE query_id IS NULL
+) ORDER BY workload;
+
+-- RmR's releases are (k,k^m)-anonymous too (the same independent verifier, no constraints).
+SELECT check, holds, detail FROM verify_release('ehrd', 'r_d0_02', 'km=10:2');
+-- (r_d0_08's 15 clusters of ~3,500 patients hold more than the verifier's 10,000,000 code pairs.)
+SELECT check, holds, detail FROM verify_release('ehrd', 'a_k100', 'km=100:2, constraints=ehrd_uc1');

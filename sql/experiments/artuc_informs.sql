@@ -1,5 +1,5 @@
 -- The ArtUC paper's experiments (Poulis et al. 2017, Section 5) on the Informs-like table:
---   anonfusion -f sql/experiments/artuc_informs.sql     (release build; ~7 minutes on 2 cores)
+--   anonfusion -f sql/experiments/artuc_informs.sql     (release build; ~7 minutes on 2 idle cores, 23 minutes on a loaded machine)
 -- 36,553 patients (docs/datasets.md), the paper's constraint sets adapted to the synthetic
 -- demographics (load_constraints; UC1, UC4, UC7 as in its Table 7, Setup 2), k = 10, m = 2.
 -- delta = 0.04, the paper's default, is infeasible here: the clusters formed already have NCP
@@ -148,3 +148,97 @@ SELECT records, ROUND(ncp, 4) AS ncp, ROUND(ul, 4) AS ul, suppressed_codes, with
 -- Every release is (k,k^m)-anonymous and within its constraints (the independent verifiers).
 SELECT check, holds, detail FROM verify_release('informs', 'a_default', 'km=10:2, constraints=informs_uc1');
 SELECT check, holds, detail FROM verify_release('informs', 'a_k50', 'km=50:2, constraints=informs_uc1');
+
+-- Figs. 7-10 with RmR, the paper's competitor (no utility constraints; src/methods/rmr, docs/artuc.md
+-- "RmR"): NCP, UL and suppression against delta, beside ArtUC and the Baseline, and Fig. 8c:
+-- the additional data utility loss of RmR and of the Baseline over ArtUC at each delta,
+-- 1/2 ((NCP_X - NCP_ArtUC) / NCP_ArtUC + (UL_X - UL_ArtUC) / UL_ArtUC) * 100 %.
+SELECT COUNT(*) AS released FROM rmr('informs', 'r_default', 10, 2, 0.1, 1000000000, 'seed=1');
+SELECT COUNT(*) AS released FROM rmr('informs', 'r_d0_15', 10, 2, 0.15, 1000000000, 'seed=1');
+SELECT COUNT(*) AS released FROM rmr('informs', 'r_d0_2', 10, 2, 0.2, 1000000000, 'seed=1');
+SELECT COUNT(*) AS released FROM rmr('informs', 'r_d0_3', 10, 2, 0.3, 1000000000, 'seed=1');
+SELECT delta, method, ROUND(ncp, 4) AS ncp, ROUND(ul, 4) AS ul, suppressed_codes, clusters, ROUND(time_ms) AS ms, ROUND(extra, 1) AS extra_loss_pct FROM (
+  SELECT 0.1 AS delta, 'rmr' AS method, x.ncp, x.ul, x.suppressed_codes, x.clusters, x.time_ms, 50 * ((x.ncp - a.ncp) / a.ncp + (x.ul - a.ul) / a.ul) AS extra FROM r_default_report x, a_default_report a
+  UNION ALL
+  SELECT 0.1, 'baseline', x.ncp, x.ul, x.suppressed_codes, x.clusters, x.time_ms, 50 * ((x.ncp - a.ncp) / a.ncp + (x.ul - a.ul) / a.ul) FROM base_report x, a_default_report a
+  UNION ALL
+  SELECT 0.15 AS delta, 'rmr' AS method, x.ncp, x.ul, x.suppressed_codes, x.clusters, x.time_ms, 50 * ((x.ncp - a.ncp) / a.ncp + (x.ul - a.ul) / a.ul) AS extra FROM r_d0_15_report x, a_d0_15_report a
+  UNION ALL
+  SELECT 0.15, 'baseline', x.ncp, x.ul, x.suppressed_codes, x.clusters, x.time_ms, 50 * ((x.ncp - a.ncp) / a.ncp + (x.ul - a.ul) / a.ul) FROM base_report x, a_d0_15_report a
+  UNION ALL
+  SELECT 0.2 AS delta, 'rmr' AS method, x.ncp, x.ul, x.suppressed_codes, x.clusters, x.time_ms, 50 * ((x.ncp - a.ncp) / a.ncp + (x.ul - a.ul) / a.ul) AS extra FROM r_d0_2_report x, a_d0_2_report a
+  UNION ALL
+  SELECT 0.2, 'baseline', x.ncp, x.ul, x.suppressed_codes, x.clusters, x.time_ms, 50 * ((x.ncp - a.ncp) / a.ncp + (x.ul - a.ul) / a.ul) FROM base_report x, a_d0_2_report a
+  UNION ALL
+  SELECT 0.3 AS delta, 'rmr' AS method, x.ncp, x.ul, x.suppressed_codes, x.clusters, x.time_ms, 50 * ((x.ncp - a.ncp) / a.ncp + (x.ul - a.ul) / a.ul) AS extra FROM r_d0_3_report x, a_d0_3_report a
+  UNION ALL
+  SELECT 0.3, 'baseline', x.ncp, x.ul, x.suppressed_codes, x.clusters, x.time_ms, 50 * ((x.ncp - a.ncp) / a.ncp + (x.ul - a.ul) / a.ul) FROM base_report x, a_d0_3_report a
+) ORDER BY method, delta;
+
+-- Figs. 9-10 and 13: ARE of W1-W3 (100 queries each, seed 7) against delta, ArtUC beside RmR.
+SELECT workload, method, delta, ROUND(are, 4) AS are FROM (
+  SELECT 0.1 AS delta, 'artuc' AS method, 'W1' AS workload, are FROM workload_error('informs', 'a_default', 'W1', 100, 7) WHERE query_id IS NULL
+  UNION ALL
+  SELECT 0.1 AS delta, 'artuc' AS method, 'W2' AS workload, are FROM workload_error('informs', 'a_default', 'W2', 100, 7) WHERE query_id IS NULL
+  UNION ALL
+  SELECT 0.1 AS delta, 'artuc' AS method, 'W3' AS workload, are FROM workload_error('informs', 'a_default', 'W3', 100, 7) WHERE query_id IS NULL
+  UNION ALL
+  SELECT 0.1 AS delta, 'rmr' AS method, 'W1' AS workload, are FROM workload_error('informs', 'r_default', 'W1', 100, 7) WHERE query_id IS NULL
+  UNION ALL
+  SELECT 0.1 AS delta, 'rmr' AS method, 'W2' AS workload, are FROM workload_error('informs', 'r_default', 'W2', 100, 7) WHERE query_id IS NULL
+  UNION ALL
+  SELECT 0.1 AS delta, 'rmr' AS method, 'W3' AS workload, are FROM workload_error('informs', 'r_default', 'W3', 100, 7) WHERE query_id IS NULL
+  UNION ALL
+  SELECT 0.15 AS delta, 'artuc' AS method, 'W1' AS workload, are FROM workload_error('informs', 'a_d0_15', 'W1', 100, 7) WHERE query_id IS NULL
+  UNION ALL
+  SELECT 0.15 AS delta, 'artuc' AS method, 'W2' AS workload, are FROM workload_error('informs', 'a_d0_15', 'W2', 100, 7) WHERE query_id IS NULL
+  UNION ALL
+  SELECT 0.15 AS delta, 'artuc' AS method, 'W3' AS workload, are FROM workload_error('informs', 'a_d0_15', 'W3', 100, 7) WHERE query_id IS NULL
+  UNION ALL
+  SELECT 0.15 AS delta, 'rmr' AS method, 'W1' AS workload, are FROM workload_error('informs', 'r_d0_15', 'W1', 100, 7) WHERE query_id IS NULL
+  UNION ALL
+  SELECT 0.15 AS delta, 'rmr' AS method, 'W2' AS workload, are FROM workload_error('informs', 'r_d0_15', 'W2', 100, 7) WHERE query_id IS NULL
+  UNION ALL
+  SELECT 0.15 AS delta, 'rmr' AS method, 'W3' AS workload, are FROM workload_error('informs', 'r_d0_15', 'W3', 100, 7) WHERE query_id IS NULL
+  UNION ALL
+  SELECT 0.2 AS delta, 'artuc' AS method, 'W1' AS workload, are FROM workload_error('informs', 'a_d0_2', 'W1', 100, 7) WHERE query_id IS NULL
+  UNION ALL
+  SELECT 0.2 AS delta, 'artuc' AS method, 'W2' AS workload, are FROM workload_error('informs', 'a_d0_2', 'W2', 100, 7) WHERE query_id IS NULL
+  UNION ALL
+  SELECT 0.2 AS delta, 'artuc' AS method, 'W3' AS workload, are FROM workload_error('informs', 'a_d0_2', 'W3', 100, 7) WHERE query_id IS NULL
+  UNION ALL
+  SELECT 0.2 AS delta, 'rmr' AS method, 'W1' AS workload, are FROM workload_error('informs', 'r_d0_2', 'W1', 100, 7) WHERE query_id IS NULL
+  UNION ALL
+  SELECT 0.2 AS delta, 'rmr' AS method, 'W2' AS workload, are FROM workload_error('informs', 'r_d0_2', 'W2', 100, 7) WHERE query_id IS NULL
+  UNION ALL
+  SELECT 0.2 AS delta, 'rmr' AS method, 'W3' AS workload, are FROM workload_error('informs', 'r_d0_2', 'W3', 100, 7) WHERE query_id IS NULL
+  UNION ALL
+  SELECT 0.3 AS delta, 'artuc' AS method, 'W1' AS workload, are FROM workload_error('informs', 'a_d0_3', 'W1', 100, 7) WHERE query_id IS NULL
+  UNION ALL
+  SELECT 0.3 AS delta, 'artuc' AS method, 'W2' AS workload, are FROM workload_error('informs', 'a_d0_3', 'W2', 100, 7) WHERE query_id IS NULL
+  UNION ALL
+  SELECT 0.3 AS delta, 'artuc' AS method, 'W3' AS workload, are FROM workload_error('informs', 'a_d0_3', 'W3', 100, 7) WHERE query_id IS NULL
+  UNION ALL
+  SELECT 0.3 AS delta, 'rmr' AS method, 'W1' AS workload, are FROM workload_error('informs', 'r_d0_3', 'W1', 100, 7) WHERE query_id IS NULL
+  UNION ALL
+  SELECT 0.3 AS delta, 'rmr' AS method, 'W2' AS workload, are FROM workload_error('informs', 'r_d0_3', 'W2', 100, 7) WHERE query_id IS NULL
+  UNION ALL
+  SELECT 0.3 AS delta, 'rmr' AS method, 'W3' AS workload, are FROM workload_error('informs', 'r_d0_3', 'W3', 100, 7) WHERE query_id IS NULL
+) ORDER BY workload, method, delta;
+
+-- k = 100 (the paper's k series goes to 100): ArtUC at delta = 0.2.
+-- One UC1 group has 78 patients: it is withheld (Step 2), its records' codes count as suppressed.
+SELECT COUNT(*) AS released FROM artuc('informs', 'a_k100', 'informs_uc1', 100, 2, 0.2, 1000000000, 'seed=1, small_groups=withhold');
+SELECT 100 AS k, ROUND(ncp, 4) AS ncp, ROUND(ul, 4) AS ul, suppressed_codes, withheld_records, withheld_codes, clusters, ROUND(time_ms) AS ms FROM a_k100_report;
+SELECT workload, ROUND(are, 4) AS are FROM (
+  SELECT 'W1' AS workload, are FROM workload_error('informs', 'a_k100', 'W1', 100, 7) WHERE query_id IS NULL
+  UNION ALL
+  SELECT 'W2', are FROM workload_error('informs', 'a_k100', 'W2', 100, 7) WHERE query_id IS NULL
+  UNION ALL
+  SELECT 'W3', are FROM workload_error('informs', 'a_k100', 'W3', 100, 7) WHERE query_id IS NULL
+) ORDER BY workload;
+
+-- RmR's releases are (k,k^m)-anonymous too (the same independent verifier, no constraints).
+SELECT check, holds, detail FROM verify_release('informs', 'r_default', 'km=10:2');
+SELECT check, holds, detail FROM verify_release('informs', 'r_d0_3', 'km=10:2');
+SELECT check, holds, detail FROM verify_release('informs', 'a_k100', 'km=100:2, constraints=informs_uc1');

@@ -6,6 +6,7 @@ pub mod hceil;
 pub mod ipa;
 pub mod kanon;
 pub mod options;
+pub mod rmr;
 
 /// Wall time of each pass of a lattice method, in milliseconds: the two raw-data passes
 /// (aggregation into the frequency table, materialization of the release), which run

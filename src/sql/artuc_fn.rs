@@ -128,7 +128,7 @@ impl MethodSpec for Artuc {
 /// release. Only the partitions can be trusted to keep their order: a scan hands a partition's
 /// rows out in batches of the session's `batch_size`, not in the batches they were stored in
 /// (so `load_dataset` gives each partition a contiguous run of the dataset's batches).
-fn in_order(ctx: &SessionContext, table: &str) -> Result<Vec<RecordBatch>> {
+pub(super) fn in_order(ctx: &SessionContext, table: &str) -> Result<Vec<RecordBatch>> {
     let parts = super::block_on(async { ctx.table(table).await?.collect_partitioned().await })?;
     Ok(parts.into_iter().flatten().collect())
 }

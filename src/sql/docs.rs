@@ -5,7 +5,7 @@
 use super::method::MethodSpec;
 use super::{
     artuc_fn, constraints_fn, dataset, entropy_fn, explore, generalize, hceil_fn, hierarchies, ipa_fn, kanon_fn,
-    ledger_fn, metrics_fn, query_error_fn, roles, truthful_fn, verify_fn,
+    ledger_fn, metrics_fn, query_error_fn, rmr_fn, roles, truthful_fn, verify_fn,
 };
 
 /// One table function: its SQL name, usage line and one-line purpose.
@@ -47,6 +47,7 @@ pub const TABLE_FUNCTIONS: &[FunctionDoc] = &[
     method::<hceil_fn::Hceil>("k-anonymity under an h-ceiling with counterfeits and their catalog"),
     method::<entropy_fn::Entropy>("k-anonymous Q-blocks clustered by conditional entropy"),
     method::<artuc_fn::Artuc>("(k,k^m)-anonymity of demographics and code sets under utility constraints"),
+    method::<rmr_fn::Rmr>("RmR, ArtUC's baseline: (k,k^m)-anonymity with NCP <= delta, no utility constraints"),
     method::<ipa_fn::Ipa>("differentially private microdata (IPA), charged to the privacy ledger"),
     method::<ipa_fn::Histogram>("a differentially private histogram at one lattice node"),
     doc("set_privacy_budget", ledger_fn::SIGNATURE, "set the epsilon (and delta) a table's DP releases may spend"),

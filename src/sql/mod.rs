@@ -26,6 +26,7 @@ mod metrics_fn;
 pub mod output;
 mod query_error_fn;
 pub mod report;
+mod rmr_fn;
 mod roles;
 mod system;
 mod truthful_fn;
@@ -62,6 +63,7 @@ pub fn register(ctx: &SessionContext, registry: Arc<Registry>) {
     verify_fn::register(ctx, registry.clone());
     query_error_fn::register(ctx, registry.clone());
     method::register(ctx, registry.clone(), artuc_fn::Artuc);
+    method::register(ctx, registry.clone(), rmr_fn::Rmr);
     method::register(ctx, registry.clone(), ipa_fn::Ipa);
     method::register(ctx, registry.clone(), ipa_fn::Histogram);
     ledger_fn::register(ctx, registry.clone());

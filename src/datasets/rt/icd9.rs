@@ -239,10 +239,11 @@ pub const COMMON_CODES: &[(&str, f64)] = &[
 /// Zipf law (sections within a chapter, 3-digit categories within a section, leaves within a
 /// category, each in a fixed pseudo-random rank order; sections and categories with more
 /// leaves weigh more, so a one-code section cannot dominate its chapter) plus the boost of
-/// [`COMMON_CODES`], which gives the head of the distribution its real-world codes.
+/// [`COMMON_CODES`] times `head`, which gives the head of the distribution its real-world codes.
+/// `gamma` > 1 concentrates each chapter's mass on its popular codes (popularity^gamma).
 /// The ranks do not depend on the user's seed, so a preset has the same code vocabulary and
 /// the same popular codes for every seed.
-pub fn base_weights(t: &Icd9, chapter_weight: &[f64; 19]) -> Vec<f64> {
+pub fn base_weights(t: &Icd9, chapter_weight: &[f64; 19], head: f64, gamma: f64) -> Vec<f64> {
     const RANK_SEED: u64 = 0x1CD9_C0DE;
     let n = t.code.len();
     let mut rng = StdRng::seed_from_u64(RANK_SEED);
@@ -269,17 +270,30 @@ pub fn base_weights(t: &Icd9, chapter_weight: &[f64; 19]) -> Vec<f64> {
     let leaf_share = zipf_shares(&leaf_parent, t.n_cat3, &leaf_key, 1.0, |_| 1.0);
 
     let total: f64 = chapter_weight.iter().sum();
-    let mut w: Vec<f64> = (0..n)
+    let zipf: Vec<f64> = (0..n)
         .map(|i| {
             let s = t.section[i] as usize;
-            chapter_weight[t.chapter[i] as usize] * sec_share[s] * cat_share[t.cat3[i] as usize] * leaf_share[i]
+            sec_share[s] * cat_share[t.cat3[i] as usize] * leaf_share[i]
+        })
+        .collect();
+    // Within each chapter, popularity^gamma rescaled to the chapter's weight: the same order
+    // of codes within a chapter, more of the chapter's mass on its popular codes.
+    let (mut raw, mut powered) = ([0.0; 19], [0.0; 19]);
+    for i in 0..n {
+        raw[t.chapter[i] as usize] += zipf[i];
+        powered[t.chapter[i] as usize] += zipf[i].powf(gamma);
+    }
+    let mut w: Vec<f64> = (0..n)
+        .map(|i| {
+            let ch = t.chapter[i] as usize;
+            chapter_weight[ch] * zipf[i].powf(gamma) * raw[ch] / powered[ch]
         })
         .collect();
     for &(code, share) in COMMON_CODES {
         if let Some(i) = t.code.iter().position(|c| *c == code)
             && chapter_weight[t.chapter[i] as usize] > 0.0
         {
-            w[i] += share * total;
+            w[i] += head * share * total;
         }
     }
     w

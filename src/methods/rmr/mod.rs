@@ -1,0 +1,267 @@
+//! RmR: (k, k^m)-anonymity of RT-datasets with a bound on the demographics' loss and no utility
+//! constraints (Poulis, Loukides, Gkoulalas-Divanis, Skiadopoulos, "Anonymizing data with
+//! relational and transaction attributes", ECML PKDD 2013). The ArtUC paper ([`super::artuc`])
+//! cites it as [61] and compares against it in Figs. 7–10: "RmR generalizes demographic
+//! attributes so the incurred information loss remains lower than a given threshold and performs
+//! set-valued generalization to diagnosis codes".
+//!
+//! [61]'s framework has three steps, and RmR is the variant whose merging looks at the
+//! demographics only (R-merge by Relational similarity, "Rmerge_R"):
+//! 1. k-anonymize the demographics by clustering: k-record clusters of small NCP, formed
+//!    greedily from a seed record;
+//! 2. (k, k^m)-anonymize the codes of every cluster;
+//! 3. merge clusters while the demographics' loss stays within δ: take the cluster c of least
+//!    loss, merge it with the cluster c′ of the most similar demographics, keep the merge if
+//!    NCP(D̃) ≤ δ.
+//!
+//! [61] itself is not among the project's papers; what the ArtUC paper does not fix is chosen
+//! here, and each choice is in docs/artuc.md ("RmR"):
+//! - step 1 is ArtUC's cluster formation ([`form_group`]) over the whole table as one group:
+//!   the same greedy k-member clustering by NCP increase, without constraints;
+//! - "most similar demographics" is the least increase of NCP(D̃) (the merge that costs δ
+//!   least); a cluster whose best merge would exceed δ stops being a seed but may still be
+//!   merged into, so RmR, like ArtUC, spends δ ("the NCP scores of ArtUC and RmR were equal");
+//! - step 2 is GenDiag ([`gendiag`]) with every code in one code set: with no utility
+//!   constraints any codes may be generalized together (set-based generalization, the model
+//!   the ArtUC paper says it took from [61]), so GenDiag suppresses only in a cluster whose
+//!   records hold one code in all; it runs once on the final clusters, which is what running it
+//!   before and after every merge (as [61] describes) publishes;
+//! - ε bounds the suppressed codes as in ArtUC (Requirement 4).
+//!
+//! The result is an [`ArtucResult`], so it is published by [`release`](super::artuc::release)
+//! and checked by `verify_release` like ArtUC's.
+
+use super::artuc::formation::form_group;
+use super::artuc::{AnonCluster, ArtucResult, Cluster, Measures, Pick, RtTable, gendiag};
+use crate::error::{AnonError, Result};
+use crate::progress::Progress;
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+pub(crate) const F: &str = "rmr";
+
+/// The parameters of one call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RmrConfig {
+    pub k: u64,
+    pub m: u64,
+    /// NCP(D̃) ≤ δ, the bound on the demographics' loss.
+    pub delta: f64,
+    /// At most ε suppressed diagnosis codes.
+    pub epsilon: u64,
+    /// w_i of NCP, one per demographic attribute; `None` weighs each 1/l.
+    pub weights: Option<Vec<f64>>,
+    /// How cluster formation picks the record that starts a cluster.
+    pub pick: Pick,
+    /// `None` draws from OS entropy (only used with [`Pick::Random`]).
+    pub seed: Option<u64>,
+}
+
+impl RmrConfig {
+    pub fn new(k: u64, m: u64, delta: f64, epsilon: u64) -> Self {
+        RmrConfig { k, m, delta, epsilon, weights: None, pick: Pick::Random, seed: None }
+    }
+
+    /// Parse `seed=42, pick=random|first, weights=0.5:0.5`.
+    pub fn with_options(mut self, options: &str) -> Result<Self> {
+        for (key, value) in crate::methods::options::pairs(F, options)? {
+            match key.as_str() {
+                "seed" => self.seed = Some(crate::methods::options::seed(F, &value)?),
+                "pick" => {
+                    self.pick = match value.to_ascii_lowercase().as_str() {
+                        "random" => Pick::Random,
+                        "first" => Pick::First,
+                        _ => return Err(AnonError::argument(F, "pick", format!("'{value}' is not random or first"))),
+                    }
+                }
+                "weights" => {
+                    let parsed: std::result::Result<Vec<f64>, _> =
+                        value.split(':').map(|w| w.trim().parse::<f64>()).collect();
+                    self.weights = Some(parsed.map_err(|_| {
+                        AnonError::argument(F, "weights", format!("'{value}' is not numbers (weights=w1:w2:...)"))
+                    })?);
+                }
+                other => {
+                    return Err(AnonError::argument(
+                        F,
+                        "options",
+                        format!("unknown option '{other}' (seed, pick, weights)"),
+                    ));
+                }
+            }
+        }
+        Ok(self)
+    }
+
+    /// Check the parameters against the table.
+    pub fn validate(&self, table: &RtTable) -> Result<()> {
+        if self.k < 1 || self.k > table.len() as u64 {
+            return Err(AnonError::argument(
+                F,
+                "k",
+                format!("must be between 1 and the table's {} records, got {}", table.len(), self.k),
+            ));
+        }
+        if self.m < 1 {
+            return Err(AnonError::argument(F, "m", format!("must be at least 1, got {}", self.m)));
+        }
+        if !(0.0..=1.0).contains(&self.delta) {
+            return Err(AnonError::argument(F, "delta", format!("must be in [0, 1], got {}", self.delta)));
+        }
+        if let Some(w) = &self.weights
+            && (w.len() != table.attributes() || w.iter().any(|x| !(0.0..=1.0).contains(x)))
+        {
+            return Err(AnonError::argument(
+                F,
+                "weights",
+                format!("expected {} weights in [0, 1] (one per demographic attribute)", table.attributes()),
+            ));
+        }
+        Ok(())
+    }
+
+    fn weights_for(&self, table: &RtTable) -> Vec<f64> {
+        self.weights.clone().unwrap_or_else(|| vec![1.0 / table.attributes().max(1) as f64; table.attributes()])
+    }
+}
+
+/// Run RmR. Errors when the clusters formed already exceed δ or more than ε codes are
+/// suppressed, saying which limit failed and by how much.
+pub fn rmr(table: &RtTable, config: &RmrConfig, progress: &dyn Progress) -> Result<ArtucResult> {
+    config.validate(table)?;
+    let weights = config.weights_for(table);
+    let mut rng = match config.seed {
+        Some(s) => StdRng::seed_from_u64(s),
+        None => rand::make_rng::<StdRng>(),
+    };
+    let all: Vec<u32> = (0..table.len() as u32).collect();
+    progress.begin("rmr: cluster formation", 1);
+    let formed = form_group(table, 0, &all, config.k as usize, &weights, config.pick, &mut rng);
+    progress.finish();
+    let n = table.len() as f64;
+    // The same rounding slack as ArtUC's NCP ≤ δ (Σ of n terms summed in another order).
+    let limit = config.delta + 8.0 * n.max(1.0) * f64::EPSILON;
+    let mut merge = RmergeR::new(table, &weights, formed);
+    if merge.ncp_sum / n > limit {
+        return Err(AnonError::argument(
+            F,
+            "delta",
+            format!(
+                "NCP limit failed: the clusters formed have NCP {:.4} > delta = {}; no merge can lower it",
+                merge.ncp_sum / n,
+                config.delta
+            ),
+        ));
+    }
+    progress.begin("rmr: cluster merging", merge.alive() as u64);
+    while merge.step(limit * n) {
+        progress.tick(1)?;
+    }
+    progress.finish();
+    let result = publish(table, config, merge.into_clusters(), &weights);
+    let s = result.measures.suppressed_codes;
+    if s > config.epsilon {
+        return Err(AnonError::argument(
+            F,
+            "epsilon",
+            format!("suppression limit failed: {s} diagnosis codes suppressed > epsilon = {}", config.epsilon),
+        ));
+    }
+    Ok(result)
+}
+
+/// Step 3: the clusters, each one's NCP(C) (its Rum), and the seeds not yet retired.
+struct RmergeR<'a> {
+    table: &'a RtTable,
+    weights: &'a [f64],
+    clusters: Vec<Option<Cluster>>,
+    rum: Vec<f64>,
+    /// Seeds by least NCP(C), then least id (NCP(C) ≥ 0, so its bits order as the value).
+    seeds: BinaryHeap<Reverse<(u64, usize)>>,
+    ncp_sum: f64,
+}
+
+impl<'a> RmergeR<'a> {
+    fn new(table: &'a RtTable, weights: &'a [f64], formed: Vec<Cluster>) -> Self {
+        let rum: Vec<f64> = formed.iter().map(|c| c.ncp(table, weights)).collect();
+        let seeds = rum.iter().enumerate().map(|(i, r)| Reverse((r.to_bits(), i))).collect();
+        let ncp_sum = rum.iter().sum();
+        RmergeR { table, weights, clusters: formed.into_iter().map(Some).collect(), rum, seeds, ncp_sum }
+    }
+
+    fn alive(&self) -> usize {
+        self.clusters.iter().flatten().count()
+    }
+
+    /// The partner of `seed` whose union raises NCP(D̃)·|D| least, and that increase.
+    fn partner(&self, seed: usize) -> Option<(usize, f64)> {
+        let s = self.clusters[seed].as_ref()?;
+        let mut best: Option<(usize, f64)> = None;
+        for (j, c) in self.clusters.iter().enumerate() {
+            let Some(c) = c.as_ref().filter(|_| j != seed) else { continue };
+            let size = (s.records.len() + c.records.len()) as f64;
+            let rise = size * s.hull.merged_ncp(self.table, &c.hull, self.weights) - self.rum[seed] - self.rum[j];
+            if best.is_none_or(|(_, b)| rise < b) {
+                best = Some((j, rise));
+            }
+        }
+        best
+    }
+
+    /// Take the next seed and merge it with its partner if NCP(D̃)·|D| stays within `limit`;
+    /// a seed that cannot merge is retired. False when no seed is left.
+    fn step(&mut self, limit: f64) -> bool {
+        while let Some(Reverse((_, seed))) = self.seeds.pop() {
+            if self.clusters[seed].is_none() {
+                continue; // merged away since it was queued
+            }
+            let Some((j, rise)) = self.partner(seed) else { return false };
+            if self.ncp_sum + rise <= limit {
+                let (a, b) = (self.clusters[seed].take().expect("alive"), self.clusters[j].take().expect("alive"));
+                let hull = a.hull.merge(self.table, &b.hull);
+                let records = a.records.into_iter().chain(b.records).collect();
+                let merged = Cluster { group: 0, records, hull };
+                let rum = merged.ncp(self.table, self.weights);
+                self.ncp_sum += rum - self.rum[seed] - self.rum[j];
+                self.seeds.push(Reverse((rum.to_bits(), self.clusters.len())));
+                self.clusters.push(Some(merged));
+                self.rum.push(rum);
+            }
+            return true;
+        }
+        false
+    }
+
+    fn into_clusters(self) -> Vec<Cluster> {
+        self.clusters.into_iter().flatten().collect()
+    }
+}
+
+/// Step 2 on the final clusters (every code in one code set) and the release's measures.
+fn publish(table: &RtTable, config: &RmrConfig, clusters: Vec<Cluster>, weights: &[f64]) -> ArtucResult {
+    let one_set = vec![Some(0); table.codes.hierarchy.leaf_count()];
+    let (k, m) = (config.k as usize, config.m as usize);
+    let diags = crate::parallel::map(&clusters, |c| gendiag(&table.code_sets(&c.records), &one_set, k, m));
+    let out: Vec<AnonCluster> = clusters
+        .into_iter()
+        .zip(diags)
+        .map(|(c, diag)| AnonCluster { group: 0, records: c.records, hull: c.hull, diag })
+        .collect();
+    let records = table.len() as u64;
+    let ncp_sum: f64 = out.iter().map(|c| c.records.len() as f64 * c.hull.ncp(table, weights)).sum();
+    let ul_sum: f64 = out.iter().map(|c| c.diag.ul).sum();
+    let measures = Measures {
+        records,
+        clusters: out.len(),
+        ncp: ncp_sum / records as f64,
+        ncp_sum,
+        ul: ul_sum / records as f64,
+        ul_sum,
+        suppressed_codes: out.iter().map(|c| c.diag.suppressed_total()).sum(),
+        withheld_records: 0,
+        withheld_codes: 0,
+    };
+    ArtucResult { clusters: out, withheld: Vec::new(), measures, evaluations: 0 }
+}

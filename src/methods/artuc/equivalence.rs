@@ -55,7 +55,7 @@ proptest! {
         m in 1usize..4,
     ) {
         let (refs, set_of) = (c.refs(), &c.set_of);
-        prop_assert_eq!(gendiag(&refs, &set_of, k, m), gendiag_reference(&refs, &set_of, k, m));
+        prop_assert_eq!(gendiag(&refs, set_of, k, m), gendiag_reference(&refs, set_of, k, m));
     }
 }
 
@@ -71,7 +71,7 @@ proptest! {
         m in 0usize..5,
     ) {
         let (refs, set_of) = (c.refs(), &c.set_of);
-        prop_assert_eq!(gendiag(&refs, &set_of, k, m), gendiag_v1(&refs, &set_of, k, m));
+        prop_assert_eq!(gendiag(&refs, set_of, k, m), gendiag_v1(&refs, set_of, k, m));
     }
 
     /// A run given a suppression limit is given up exactly when the full run suppresses more
@@ -84,9 +84,9 @@ proptest! {
         limit in 0u64..60,
     ) {
         let (refs, set_of) = (c.refs(), &c.set_of);
-        let full = gendiag(&refs, &set_of, k, m);
+        let full = gendiag(&refs, set_of, k, m);
         let expected = (full.suppressed_total() <= limit).then_some(full);
-        prop_assert_eq!(gendiag_within(&refs, &set_of, k, m, limit), expected);
+        prop_assert_eq!(gendiag_within(&refs, set_of, k, m, limit), expected);
     }
 }
 

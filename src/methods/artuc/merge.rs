@@ -432,11 +432,11 @@ mod tests {
         ) {
             let (refs, set_of) = (c.refs(), &c.set_of);
             let split = split.min(refs.len() - 1);
-            let (a, b) = (profile(&refs[..split], &set_of), profile(&refs[split..], &set_of));
+            let (a, b) = (profile(&refs[..split], set_of), profile(&refs[split..], set_of));
             let mut union = SetProfile::new();
             zip_profiles(&a, &b, |key, n, occ| union.push((key, n, occ)));
-            prop_assert_eq!(&union, &profile(&refs, &set_of));
-            prop_assert!(forced(&a, &b, k) <= gendiag(&refs, &set_of, k, m).suppressed_total());
+            prop_assert_eq!(&union, &profile(&refs, set_of));
+            prop_assert!(forced(&a, &b, k) <= gendiag(&refs, set_of, k, m).suppressed_total());
         }
     }
 }

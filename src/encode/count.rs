@@ -3,10 +3,10 @@
 //! A DataFusion `GROUP BY` over the raw columns hashes and compares strings for every record,
 //! then every distinct tuple is encoded against the hierarchies and sorted: 14 ms on Adult,
 //! 83–133 ms on Adult x10 and seconds at 10^6 records, more than the search it feeds. Here each
-//! column is encoded to leaf codes once per batch (a hash lookup of the value, the hierarchy
-//! consulted once per distinct value), the codes are packed into one `u128` key per record
-//! ([`Packing`], the first column in the highest bits, so sorting keys sorts tuples), and the
-//! keys are counted in one integer hash table per slice of rows, slices on all cores.
+//! column is encoded to leaf codes once per slice of rows (an integer lookup of the value, the
+//! hierarchy consulted once per distinct value), the codes are packed into one `u128` key per
+//! record ([`Packing`], the first column in the highest bits, so sorting keys sorts tuples),
+//! and each slice's keys are sorted and counted, then the slices' runs merged, on all cores.
 //!
 //! Only in-memory tables ([`MemTable`]) take this path: their rows are in this process
 //! already, so counting them here moves no data. Every other source (files, views, a Ballista
@@ -16,19 +16,19 @@
 //! too, whose error names the column and counts: both paths give the same table or the same
 //! error.
 
-use super::hash::{FastMap, fast_map};
+use super::hash::FastMap;
 use super::{FrequencyTable, QiColumn, SensitiveColumn};
 use crate::hierarchy::Hierarchy;
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, RecordBatch};
 use datafusion::arrow::compute::cast;
-use datafusion::arrow::datatypes::{DataType, Float64Type};
+use datafusion::arrow::datatypes::{DataType, Float64Type, Int64Type};
 use datafusion::catalog::TableProvider;
 use datafusion::datasource::MemTable;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-/// Rows per parallel job: large enough that a job's hash table pays off, small enough that two
-/// cores share a 30,000-row table.
+/// Rows per parallel job: small enough that two cores share a 30,000-row table and that a
+/// slice's keys sort in cache.
 const SLICE_ROWS: usize = 16_384;
 
 /// Bit fields of a packed tuple: column `j` (of codes below `widths[j]`) at `shifts[j]`, the
@@ -118,12 +118,13 @@ pub(super) fn count_in_memory(
         widths.push(values.len());
     }
     let packing = Packing::new(&widths)?;
+    let integer_leaves: Vec<Option<IntegerLeaves>> = qis.iter().map(|(_, h)| IntegerLeaves::new(h)).collect();
     let jobs: Vec<usize> = (0..slices.len()).collect();
-    let counted: Vec<Option<FastMap<u128, u64>>> = crate::parallel::map(&jobs, |&i| {
+    let runs: Vec<Option<Vec<(u128, u64)>>> = crate::parallel::map(&jobs, |&i| {
         let b = &slices[i];
         let mut keys = vec![0u128; b.num_rows()];
         for (j, (&c, (_, h))) in qi_cols.iter().zip(qis).enumerate() {
-            encode_into(&mut keys, &packing, j, h, b.column(c))?;
+            encode_into(&mut keys, &packing, j, h, integer_leaves[j].as_ref(), b.column(c))?;
         }
         if !s_arrays.is_empty() {
             let j = qis.len();
@@ -131,24 +132,10 @@ pub(super) fn count_in_memory(
                 packing.put(key, j, s_index[v?]);
             }
         }
-        let mut counts: FastMap<u128, u64> = fast_map(1024);
-        for k in keys {
-            *counts.entry(k).or_default() += 1;
-        }
-        Some(counts)
+        keys.sort_unstable();
+        Some(run_lengths(&keys))
     });
-    // Merge into the largest table, so the fewest entries move.
-    let mut maps = counted.into_iter().collect::<Option<Vec<_>>>()?;
-    maps.sort_by_key(|m| std::cmp::Reverse(m.len()));
-    let mut maps = maps.into_iter();
-    let mut all = maps.next().unwrap_or_else(|| fast_map(0));
-    for m in maps {
-        for (k, n) in m {
-            *all.entry(k).or_default() += n;
-        }
-    }
-    let mut rows: Vec<(u128, u64)> = all.into_iter().collect();
-    rows.sort_unstable_by_key(|&(k, _)| k);
+    let rows = merge_runs(runs.into_iter().collect::<Option<Vec<_>>>()?);
 
     let column = |j: usize| rows.iter().map(|&(k, _)| packing.field(k, j)).collect::<Vec<u32>>();
     let ft_qis = qis
@@ -163,6 +150,88 @@ pub(super) fn count_in_memory(
     });
     let counts = rows.iter().map(|&(_, n)| n).collect();
     Some(FrequencyTable { qis: ft_qis, sensitive: sens, counts })
+}
+
+/// Sorted keys as (key, records) runs.
+fn run_lengths(keys: &[u128]) -> Vec<(u128, u64)> {
+    let mut out: Vec<(u128, u64)> = Vec::new();
+    for &k in keys {
+        match out.last_mut() {
+            Some((last, n)) if *last == k => *n += 1,
+            _ => out.push((k, 1)),
+        }
+    }
+    out
+}
+
+/// Sorted runs merged into one, counts of equal keys added: pairs of runs at a time on all
+/// cores. Sorting each slice and merging beats one hash table when most tuples are distinct
+/// (10^6 records of 12–15 attributes), and gives the sorted order the table needs.
+fn merge_runs(mut runs: Vec<Vec<(u128, u64)>>) -> Vec<(u128, u64)> {
+    while runs.len() > 1 {
+        let pairs: Vec<usize> = (0..runs.len().div_ceil(2)).collect();
+        runs = crate::parallel::map(&pairs, |&p| match runs.get(2 * p + 1) {
+            Some(b) => merge_two(&runs[2 * p], b),
+            None => runs[2 * p].clone(),
+        });
+    }
+    runs.pop().unwrap_or_default()
+}
+
+fn merge_two(a: &[(u128, u64)], b: &[(u128, u64)]) -> Vec<(u128, u64)> {
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].0.cmp(&b[j].0) {
+            std::cmp::Ordering::Less => {
+                out.push(a[i]);
+                i += 1;
+            }
+            std::cmp::Ordering::Greater => {
+                out.push(b[j]);
+                j += 1;
+            }
+            std::cmp::Ordering::Equal => {
+                out.push((a[i].0, a[i].1 + b[j].1));
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    out.extend_from_slice(&a[i..]);
+    out.extend_from_slice(&b[j..]);
+    out
+}
+
+/// A numeric hierarchy whose leaves are integers in a range of at most [`IntegerLeaves::SPAN`]
+/// values: the leaf of an integer is one array read instead of a binary search.
+struct IntegerLeaves {
+    min: i64,
+    /// Leaf of `min + i`, or `u32::MAX` for an integer that is no leaf.
+    leaf: Vec<u32>,
+}
+
+impl IntegerLeaves {
+    const SPAN: usize = 1 << 20;
+
+    fn new(h: &Hierarchy) -> Option<IntegerLeaves> {
+        let vs = h.leaf_values();
+        if !h.is_numeric() || vs.iter().any(|v| v.fract() != 0.0 || v.abs() > 1e15) {
+            return None;
+        }
+        let (min, max) = (*vs.first()? as i64, *vs.last()? as i64);
+        let span = usize::try_from(max - min).ok()?.checked_add(1).filter(|&s| s <= Self::SPAN)?;
+        let mut leaf = vec![u32::MAX; span];
+        for (code, &v) in vs.iter().enumerate() {
+            leaf[(v as i64 - min) as usize] = code as u32;
+        }
+        Some(IntegerLeaves { min, leaf })
+    }
+
+    fn get(&self, v: i64) -> Option<u32> {
+        let i = usize::try_from(v.checked_sub(self.min)?).ok()?;
+        self.leaf.get(i).copied().filter(|&c| c != u32::MAX)
+    }
 }
 
 /// The table's batches cut into slices of at most [`SLICE_ROWS`] rows (zero-copy); `None`
@@ -190,50 +259,77 @@ fn utf8(a: &ArrayRef) -> Option<ArrayRef> {
 
 /// Put column `j`'s leaf codes into the keys, applying the NULL rule as [`super::encode_column`]
 /// does; `None` on any value it would reject.
-fn encode_into(keys: &mut [u128], packing: &Packing, j: usize, h: &Hierarchy, a: &ArrayRef) -> Option<()> {
+fn encode_into(
+    keys: &mut [u128],
+    packing: &Packing,
+    j: usize,
+    h: &Hierarchy,
+    integers: Option<&IntegerLeaves>,
+    a: &ArrayRef,
+) -> Option<()> {
     if h.is_numeric() {
         if a.null_count() > 0 {
             return None;
+        }
+        if let (Some(ints), Some(v)) = (integers, a.as_primitive_opt::<Int64Type>()) {
+            for (key, &x) in keys.iter_mut().zip(v.values().iter()) {
+                packing.put(key, j, ints.get(x)?);
+            }
+            return Some(());
         }
         let v = cast(a, &DataType::Float64).ok()?;
         let v = v.as_primitive::<Float64Type>();
         if v.null_count() > 0 {
             return None;
         }
-        // Consecutive records often repeat a value (sorted or clustered sources): one lookup.
-        let mut last: Option<(f64, u32)> = None;
         for (key, &x) in keys.iter_mut().zip(v.values().iter()) {
-            let x = if x == 0.0 { 0.0 } else { x };
-            let code = match last {
-                Some((y, c)) if y == x => c,
-                _ => {
-                    let c = h.leaf_of_value(x)?;
-                    last = Some((x, c));
-                    c
-                }
-            };
-            packing.put(key, j, code);
+            packing.put(key, j, h.leaf_of_value(if x == 0.0 { 0.0 } else { x })?);
         }
     } else {
         let v = utf8(a)?;
         let null_leaf = h.null_leaf();
-        let mut seen: FastMap<&str, u32> = fast_map(64);
+        let mut labels = Labels::default();
         for (key, s) in keys.iter_mut().zip(v.as_string::<i32>().iter()) {
             let code = match s {
                 None => null_leaf?,
-                Some(s) => match seen.get(s) {
-                    Some(&c) => c,
-                    None => {
-                        let c = h.leaf_of_label(s)?;
-                        seen.insert(s, c);
-                        c
-                    }
-                },
+                Some(s) => labels.leaf(h, s)?,
             };
             packing.put(key, j, code);
         }
     }
     Some(())
+}
+
+/// Leaf codes of the labels met so far in a slice. A label of up to 15 bytes is looked up as
+/// one integer (its bytes and length), so most lookups hash and compare no string.
+#[derive(Default)]
+struct Labels<'s> {
+    short: FastMap<u128, u32>,
+    long: FastMap<&'s str, u32>,
+}
+
+impl<'s> Labels<'s> {
+    fn leaf(&mut self, h: &Hierarchy, s: &'s str) -> Option<u32> {
+        let b = s.as_bytes();
+        if b.len() < 16 {
+            let mut word = [0u8; 16];
+            word[..b.len()].copy_from_slice(b);
+            word[15] = b.len() as u8;
+            let key = u128::from_le_bytes(word);
+            if let Some(&c) = self.short.get(&key) {
+                return Some(c);
+            }
+            let c = h.leaf_of_label(s)?;
+            self.short.insert(key, c);
+            return Some(c);
+        }
+        if let Some(&c) = self.long.get(s) {
+            return Some(c);
+        }
+        let c = h.leaf_of_label(s)?;
+        self.long.insert(s, c);
+        Some(c)
+    }
 }
 
 #[cfg(test)]

@@ -146,7 +146,7 @@ fn bench(c: &mut Criterion) {
         for t in ["adult", "adult_x10"] {
             ctx.sql(&format!("CREATE VIEW {t}_view AS SELECT * FROM {t}")).await?;
         }
-        datafusion::error::Result::Ok(())
+        Ok::<_, datafusion::error::DataFusionError>(())
     })
     .unwrap();
     let meta9 = nine_qis(&meta);

@@ -9,13 +9,21 @@ use std::hash::{BuildHasherDefault, Hasher};
 pub struct MulHasher(u64);
 
 impl Hasher for MulHasher {
+    /// The product's high half folded into the low one: a table indexes buckets by the low
+    /// bits, which on their own depend only on the key's low bits (often one small column).
     fn finish(&self) -> u64 {
-        self.0
+        self.0 ^ (self.0 >> 32)
     }
+    /// Eight bytes a round (strings: the frequency table hashes every record's values).
     fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(b as u64);
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            self.write_u64(u64::from_le_bytes(c.try_into().expect("eight bytes")));
         }
+        let rest = chunks.remainder();
+        let mut last = [0u8; 8];
+        last[..rest.len()].copy_from_slice(rest);
+        self.write_u64(u64::from_le_bytes(last) ^ ((rest.len() as u64) << 59));
     }
     fn write_u64(&mut self, n: u64) {
         self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x9E37_79B9_7F4A_7C15);

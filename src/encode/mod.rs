@@ -11,6 +11,7 @@
 //! otherwise. A NULL sensitive value is an error.
 
 mod cache;
+mod count;
 mod frequencies;
 mod group;
 pub mod hash;
@@ -98,17 +99,31 @@ impl FrequencyTable {
         self.qis.iter().map(|q| q.hierarchy.height() as u8).collect()
     }
 
+    /// Rows in the order of their code tuples: by packed keys when the codes fit in 128 bits
+    /// ([`count::Packing`]), else by the tuples themselves.
     fn sort(&mut self) {
         let n = self.len();
-        let mut order: Vec<usize> = (0..n).collect();
-        let key = |r: usize| {
-            let mut k: Vec<u32> = self.qis.iter().map(|q| q.codes[r]).collect();
-            if let Some(s) = &self.sensitive {
-                k.push(s.codes[r]);
+        let mut widths: Vec<usize> = self.qis.iter().map(|q| q.hierarchy.leaf_count()).collect();
+        if let Some(s) = &self.sensitive {
+            widths.push(s.codes.iter().map(|&c| c as usize + 1).max().unwrap_or(0).max(s.values.len()));
+        }
+        let tuple =
+            |r: usize| self.qis.iter().map(move |q| q.codes[r]).chain(self.sensitive.iter().map(move |s| s.codes[r]));
+        let order: Vec<usize> = match count::Packing::new(&widths) {
+            Some(p) => {
+                let mut keyed: Vec<(u128, usize)> = (0..n).map(|r| (p.pack(tuple(r)), r)).collect();
+                keyed.sort_unstable();
+                keyed.into_iter().map(|(_, r)| r).collect()
             }
-            k
+            None => {
+                let mut order: Vec<usize> = (0..n).collect();
+                order.sort_by_cached_key(|&r| tuple(r).collect::<Vec<u32>>());
+                order
+            }
         };
-        order.sort_by_cached_key(|&r| key(r));
+        if order.iter().enumerate().all(|(i, &r)| i == r) {
+            return;
+        }
         let permute32 = |v: &Vec<u32>| order.iter().map(|&i| v[i]).collect::<Vec<u32>>();
         for q in &mut self.qis {
             q.codes = permute32(&q.codes);
@@ -121,7 +136,9 @@ impl FrequencyTable {
 }
 
 /// Aggregate `table` into its frequency table over the declared quasi-identifiers (in
-/// declaration order) and, when given, the sensitive column.
+/// declaration order) and, when given, the sensitive column. An in-memory table is counted in
+/// this process ([`count`]); any other source, or a value only the plan's error reports, by a
+/// DataFusion aggregation, which a distributed session runs on its cluster.
 pub async fn frequency_table(
     ctx: &SessionContext,
     table: &str,
@@ -133,7 +150,26 @@ pub async fn frequency_table(
     if qis.is_empty() {
         return Err(AnonError::table(table, "no quasi-identifiers declared"));
     }
-    let mut cols: Vec<&str> = qis.clone();
+    let declared: Option<Vec<(&str, Arc<Hierarchy>)>> =
+        qis.iter().map(|q| meta.hierarchy(table, q).ok().map(|h| (*q, h.clone()))).collect();
+    if let (Some(declared), Ok(provider)) = (declared, ctx.table_provider(table).await)
+        && let Some(ft) = count::count_in_memory(&provider, &declared, sensitive)
+    {
+        return Ok(ft);
+    }
+    aggregate(df, table, meta, &qis, sensitive).await
+}
+
+/// The frequency table by a DataFusion `GROUP BY` over the raw columns, each distinct tuple
+/// then encoded against the hierarchies.
+async fn aggregate(
+    df: datafusion::dataframe::DataFrame,
+    table: &str,
+    meta: &TableMeta,
+    qis: &[&str],
+    sensitive: Option<&str>,
+) -> Result<FrequencyTable> {
+    let mut cols: Vec<&str> = qis.to_vec();
     cols.extend(sensitive);
     for c in &cols {
         if df.schema().field_with_unqualified_name(c).is_err() {

@@ -15,7 +15,7 @@ pub mod antichain;
 pub mod order;
 
 pub use antichain::{Antichain, Toward};
-pub use order::BoundOrder;
+pub use order::{BottomUp, BoundOrder};
 
 #[derive(Debug, Clone)]
 pub struct Lattice {

@@ -17,7 +17,7 @@ use super::score::{self, Key, Objective};
 use crate::encode::{Cached, NodeCache, class_degrees};
 use crate::error::Result;
 use crate::hierarchy::Hierarchy;
-use crate::lattice::NodeId;
+use crate::lattice::{Antichain, BottomUp, NodeId, Toward};
 use crate::progress::Progress;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
@@ -83,26 +83,35 @@ pub struct Stats {
     pub rejected: usize,
 }
 
-/// Line 1: every node within the ceiling, with its bound.
+/// Line 1: every node within the ceiling, with its bound, bottom-up (by height, then id).
+/// A node over the ceiling rules out its generalizations without grouping them: a node is a
+/// candidate when it and every node below it are within the ceiling (the same down-set as
+/// requiring every direct specialization to be a candidate).
 pub fn candidates(nodes: &mut NodeCache, p: &Params, progress: &dyn Progress) -> Result<Vec<Candidate>> {
     let lattice = nodes.lattice.clone();
-    let mut inside = vec![false; lattice.size()];
+    let mut over_ceiling = Antichain::new(Toward::Up, lattice.dims());
+    let mut scan = BottomUp::new(&lattice);
     let mut out = Vec::new();
     let hs = nodes.hierarchies().to_vec();
     progress.begin("h-ceiling: grouping the lattice", lattice.size() as u64);
-    for level in lattice.by_height() {
-        let eligible: Vec<NodeId> =
-            level.into_iter().filter(|&n| lattice.predecessors(n).all(|(_, q)| inside[q])).collect();
-        let found = nodes.map_batch(&eligible, |node, c| {
+    loop {
+        let batch = scan.next_batch(&over_ceiling, BottomUp::BATCH);
+        if batch.is_empty() {
+            break;
+        }
+        let found = nodes.map_batch(&batch, |node, c| {
             let max_degree = class_degrees(&hs, &c.g).into_iter().fold(0.0, f64::max);
             let suppressed = score::suppressed(&c.g.sizes, p.k, p.suppression);
             let bound = score::bound(&c.g, &score::cell_probabilities(&hs, &c.g), p.k, &suppressed, p.objective);
             Ok(Candidate { node, max_degree, bound })
         })?;
         progress.tick(found.len() as u64)?;
-        for c in found.into_iter().filter(|c| c.max_degree <= p.ceiling + 1e-12) {
-            inside[c.node] = true;
-            out.push(c);
+        for c in found {
+            if c.max_degree <= p.ceiling + 1e-12 {
+                out.push(c);
+            } else {
+                over_ceiling.insert(&lattice.levels(c.node));
+            }
         }
     }
     progress.finish();

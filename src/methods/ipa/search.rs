@@ -13,7 +13,7 @@ use crate::dp::{ExponentialMechanism, StreamKey};
 use crate::encode::{Cached, NodeCache};
 use crate::error::Result;
 use crate::hierarchy::Hierarchy;
-use crate::lattice::NodeId;
+use crate::lattice::{Antichain, BottomUp, NodeId, Toward};
 use crate::progress::Progress;
 use rand::Rng;
 use std::sync::Arc;
@@ -56,8 +56,17 @@ pub fn score_all(
     let width = nodes.width();
     let mut out = Vec::with_capacity(lattice.size());
     progress.begin("IPA: perturbing and scoring the lattice", lattice.size() as u64);
-    for level in lattice.by_height() {
-        let scored = nodes.map_batch(&level, |node, c| {
+    // Every node is scored (an empty antichain rules nothing out), bottom-up so each node
+    // rolls up from a cached specialization; each draws from its own stream, so the batches'
+    // order changes nothing.
+    let none = Antichain::new(Toward::Up, lattice.dims());
+    let mut scan = BottomUp::new(&lattice);
+    loop {
+        let batch = scan.next_batch(&none, BottomUp::BATCH);
+        if batch.is_empty() {
+            break;
+        }
+        let scored = nodes.map_batch(&batch, |node, c| {
             let p = perturb_node(c, width, noise, key, node)?;
             Ok(NodeScore {
                 node,

@@ -39,7 +39,7 @@ use crate::dp::{DiscreteLaplace, ExponentialMechanism};
 use crate::encode::{Cached, NodeCache};
 use crate::error::{AnonError, Result};
 use crate::hierarchy::Hierarchy;
-use crate::lattice::NodeId;
+use crate::lattice::{Antichain, BottomUp, NodeId, Toward};
 use crate::progress::Progress;
 use std::sync::Arc;
 
@@ -213,11 +213,19 @@ pub fn score_lattice(
     let width = nodes.width();
     let allowed = |node: NodeId| cell_count(&hs, &lattice.levels(node), width).filter(|&n| n <= max_cells);
     let mut out = Vec::new();
+    // Cells only shrink upward, so the nodes within `max_cells` are an up-set and nothing can
+    // be ruled out from below: every node is tested, only those within the cap are grouped.
+    let none = Antichain::new(Toward::Up, lattice.dims());
+    let mut scan = BottomUp::new(&lattice);
     progress.begin("IPA: scoring the lattice", lattice.size() as u64);
-    for level in lattice.by_height() {
-        let level: Vec<NodeId> = level.into_iter().filter(|&n| allowed(n).is_some()).collect();
+    loop {
+        let batch = scan.next_batch(&none, BottomUp::BATCH);
+        if batch.is_empty() {
+            break;
+        }
+        let batch: Vec<NodeId> = batch.into_iter().filter(|&n| allowed(n).is_some()).collect();
         let scored = nodes
-            .map_batch(&level, |node, c| Ok(utility.score(&hs, c, allowed(node).expect("filtered"), width, node)))?;
+            .map_batch(&batch, |node, c| Ok(utility.score(&hs, c, allowed(node).expect("filtered"), width, node)))?;
         progress.tick(scored.len() as u64)?;
         out.extend(scored);
     }

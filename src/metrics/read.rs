@@ -75,7 +75,10 @@ async fn read_release(ctx: &SessionContext, original: &str, meta: &TableMeta, re
         cols.push("class_id".to_string());
     }
     let group: Vec<_> = cols.iter().map(|c| ident(c.as_str())).collect();
-    let batches = df.aggregate(group, vec![count(lit(1)).alias("__records")])?.collect().await?;
+    // Sorted, so every metric sums its rows in one order: the GROUP BY's own order varies from
+    // run to run, and with it the last bits of a floating-point sum.
+    let order: Vec<_> = cols.iter().map(|c| ident(c.as_str()).sort(true, true)).collect();
+    let batches = df.aggregate(group, vec![count(lit(1)).alias("__records")])?.sort(order)?.collect().await?;
     let counts: Vec<ArrayRef> = batches.iter().map(|b| b.column(cols.len()).clone()).collect();
     let weights = int_values(&counts)?.into_iter().map(|c| c.unwrap_or(0).max(0) as u64).collect();
     decode_weighted(original, meta, release, &batches, weights)

@@ -25,6 +25,17 @@ pub enum Pick {
     First,
 }
 
+impl Pick {
+    /// The `pick=random|first` option of `function`.
+    pub fn parse(function: &str, value: &str) -> crate::error::Result<Pick> {
+        match value.to_ascii_lowercase().as_str() {
+            "random" => Ok(Pick::Random),
+            "first" => Ok(Pick::First),
+            _ => Err(crate::error::AnonError::argument(function, "pick", format!("'{value}' is not random or first"))),
+        }
+    }
+}
+
 /// A cluster being formed or merged: its group, records and generalized demographics.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Cluster {

@@ -96,14 +96,8 @@ impl ArtucConfig {
         for (key, value) in crate::methods::options::pairs(F, options)? {
             match key.as_str() {
                 "seed" => self.seed = Some(crate::methods::options::seed(F, &value)?),
-                "pick" => {
-                    self.pick = match value.to_ascii_lowercase().as_str() {
-                        "random" => Pick::Random,
-                        "first" => Pick::First,
-                        _ => return Err(AnonError::argument(F, "pick", format!("'{value}' is not random or first"))),
-                    }
-                }
-                "weights" => self.weights = Some(parse_weights(&value)?),
+                "pick" => self.pick = Pick::parse(F, &value)?,
+                "weights" => self.weights = Some(parse_weights(F, &value)?),
                 "small_groups" => {
                     self.withhold_small_groups = match value.to_ascii_lowercase().as_str() {
                         "error" => false,
@@ -138,16 +132,7 @@ impl ArtucConfig {
         if self.m < 1 {
             return Err(AnonError::argument(F, "m", format!("must be at least 1, got {}", self.m)));
         }
-        if let Some(w) = &self.weights
-            && (w.len() != table.attributes() || w.iter().any(|x| !(0.0..=1.0).contains(x)))
-        {
-            return Err(AnonError::argument(
-                F,
-                "weights",
-                format!("expected {} weights in [0, 1] (one per demographic attribute)", table.attributes()),
-            ));
-        }
-        Ok(())
+        check_weights(F, self.weights.as_deref(), table)
     }
 
     /// δ must be a number in [0, 1] (NCP's range).
@@ -164,13 +149,28 @@ impl ArtucConfig {
     }
 }
 
-fn parse_weights(value: &str) -> Result<Vec<f64>> {
+/// The `weights=w1:w2:...` option of `function` (ArtUC's and RmR's w_i of Definition 4).
+pub(crate) fn parse_weights(function: &str, value: &str) -> Result<Vec<f64>> {
     value
         .split(':')
         .map(|w| {
-            w.trim()
-                .parse::<f64>()
-                .map_err(|_| AnonError::argument(F, "weights", format!("'{w}' is not a number (weights=w1:w2:...)")))
+            w.trim().parse::<f64>().map_err(|_| {
+                AnonError::argument(function, "weights", format!("'{w}' is not a number (weights=w1:w2:...)"))
+            })
         })
         .collect()
+}
+
+/// Weights, when given, are one per demographic attribute of `table`, each in [0, 1].
+pub(crate) fn check_weights(function: &str, weights: Option<&[f64]>, table: &RtTable) -> Result<()> {
+    match weights {
+        Some(w) if w.len() != table.attributes() || w.iter().any(|x| !(0.0..=1.0).contains(x)) => {
+            Err(AnonError::argument(
+                function,
+                "weights",
+                format!("expected {} weights in [0, 1] (one per demographic attribute)", table.attributes()),
+            ))
+        }
+        _ => Ok(()),
+    }
 }

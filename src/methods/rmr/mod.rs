@@ -32,7 +32,7 @@
 //! and checked by `verify_release` like ArtUC's.
 
 use super::artuc::formation::form_group;
-use super::artuc::{AnonCluster, ArtucResult, Cluster, Measures, Pick, RtTable, gendiag};
+use super::artuc::{AnonCluster, ArtucResult, Cluster, Measures, Pick, RtTable, check_weights, gendiag, parse_weights};
 use crate::error::{AnonError, Result};
 use crate::progress::Progress;
 use rand::SeedableRng;
@@ -69,20 +69,8 @@ impl RmrConfig {
         for (key, value) in crate::methods::options::pairs(F, options)? {
             match key.as_str() {
                 "seed" => self.seed = Some(crate::methods::options::seed(F, &value)?),
-                "pick" => {
-                    self.pick = match value.to_ascii_lowercase().as_str() {
-                        "random" => Pick::Random,
-                        "first" => Pick::First,
-                        _ => return Err(AnonError::argument(F, "pick", format!("'{value}' is not random or first"))),
-                    }
-                }
-                "weights" => {
-                    let parsed: std::result::Result<Vec<f64>, _> =
-                        value.split(':').map(|w| w.trim().parse::<f64>()).collect();
-                    self.weights = Some(parsed.map_err(|_| {
-                        AnonError::argument(F, "weights", format!("'{value}' is not numbers (weights=w1:w2:...)"))
-                    })?);
-                }
+                "pick" => self.pick = Pick::parse(F, &value)?,
+                "weights" => self.weights = Some(parse_weights(F, &value)?),
                 other => {
                     return Err(AnonError::argument(
                         F,
@@ -110,16 +98,7 @@ impl RmrConfig {
         if !(0.0..=1.0).contains(&self.delta) {
             return Err(AnonError::argument(F, "delta", format!("must be in [0, 1], got {}", self.delta)));
         }
-        if let Some(w) = &self.weights
-            && (w.len() != table.attributes() || w.iter().any(|x| !(0.0..=1.0).contains(x)))
-        {
-            return Err(AnonError::argument(
-                F,
-                "weights",
-                format!("expected {} weights in [0, 1] (one per demographic attribute)", table.attributes()),
-            ));
-        }
-        Ok(())
+        check_weights(F, self.weights.as_deref(), table)
     }
 
     fn weights_for(&self, table: &RtTable) -> Vec<f64> {

@@ -13,13 +13,12 @@
 
 use super::method::{Call, MethodSpec, Outputs};
 use super::report::Value::*;
-use super::{Args, mem_table};
+use super::{Args, in_order, mem_table};
 use crate::error::{AnonError, Result};
 use crate::methods::artuc::{ArtucConfig, Pick, Source, Trajectory, Variant, call as artuc_call, release};
 use datafusion::arrow::array::{ArrayRef, Float64Array, Int64Array, RecordBatch};
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use datafusion::catalog::TableProvider;
-use datafusion::prelude::SessionContext;
 use std::sync::Arc;
 
 const F: &str = "artuc";
@@ -120,17 +119,6 @@ impl MethodSpec for Artuc {
             None => out,
         })
     }
-}
-
-/// Every row of `table` in its own order: partition after partition, each partition's rows as
-/// stored. `collect()` would interleave partitions in whatever order they finish, and ArtUC's
-/// result depends on the order of its records, so the same seed would not always give the same
-/// release. Only the partitions can be trusted to keep their order: a scan hands a partition's
-/// rows out in batches of the session's `batch_size`, not in the batches they were stored in
-/// (so `load_dataset` gives each partition a contiguous run of the dataset's batches).
-pub(super) fn in_order(ctx: &SessionContext, table: &str) -> Result<Vec<RecordBatch>> {
-    let parts = super::block_on(async { ctx.table(table).await?.collect_partitioned().await })?;
-    Ok(parts.into_iter().flatten().collect())
 }
 
 /// Algorithm 2's steps: `step`, `clusters`, `ncp`, `ul`, `suppressed_codes`.

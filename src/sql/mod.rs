@@ -81,6 +81,17 @@ pub fn session_context(args: &TableFunctionArgs) -> Result<SessionContext> {
     Ok(SessionContext::new_with_state(state.clone()))
 }
 
+/// Every row of `table` in its own order: partition after partition, each partition's rows as
+/// stored. `collect()` would interleave partitions in whatever order they finish, and ArtUC's and
+/// RmR's results depend on the order of their records, so the same seed would not always give the same
+/// release. Only the partitions can be trusted to keep their order: a scan hands a partition's
+/// rows out in batches of the session's `batch_size`, not in the batches they were stored in
+/// (so `load_dataset` gives each partition a contiguous run of the dataset's batches).
+pub(crate) fn in_order(ctx: &SessionContext, table: &str) -> Result<Vec<RecordBatch>> {
+    let parts = block_on(async { ctx.table(table).await?.collect_partitioned().await })?;
+    Ok(parts.into_iter().flatten().collect())
+}
+
 /// Run a future to completion from the synchronous table-function call. On a multi-thread
 /// runtime the worker is handed over (`block_in_place`); otherwise (current-thread runtime, or
 /// none) a scoped helper thread runs its own runtime, because `Handle::block_on` panics inside

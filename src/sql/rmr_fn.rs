@@ -53,7 +53,7 @@ impl MethodSpec for Rmr {
     }
 
     fn run(&self, call: &Call<'_>, p: &RmrConfig) -> Result<Outputs> {
-        let batches = super::artuc_fn::in_order(call.ctx, call.source)?;
+        let batches = super::in_order(call.ctx, call.source)?;
         let table = RtTable::from_batches(call.source, call.meta, &batches)?;
         let res = rmr(&table, p, call.registry.progress().as_ref())?;
         let published = release::release(&table, &res)?;

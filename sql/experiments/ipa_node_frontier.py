@@ -6,6 +6,8 @@ EMD, Rate by lattice height).
 
   ./ipa_node_model fine.csv 0.8 4 10 > eps08_T4.tsv
   python3 sql/experiments/ipa_node_frontier.py eps08_T4.tsv [more.tsv ...]
+
+T is a floor, or (hierarchical releases) the model's `hier:...` setting.
 """
 import csv
 import sys
@@ -62,7 +64,7 @@ def main():
     by = defaultdict(list)
     for r in rows:
         by[(r['T'], sum(r['levels']))].append(r)
-    for (t, h), rs in sorted(by.items(), key=lambda x: (int(x[0][0]), x[0][1])):
+    for (t, h), rs in sorted(by.items(), key=lambda x: (int(x[0][0]) if x[0][0].isdigit() else 0, x[0][0], x[0][1])):
         m = lambda k: sum(r[k] for r in rs) / len(rs)
         best = min(rs, key=lambda r: r['IL'])
         print(f"| {h} | {len(rs)} | {m('NCP'):.3f} | {m('EMD'):.3f} | {m('Rate'):.3f} | {m('IL'):.3f} | "

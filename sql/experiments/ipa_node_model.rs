@@ -13,12 +13,16 @@
 //!   rustc -O -o ipa_node_model sql/experiments/ipa_node_model.rs
 //!   ./ipa_node_model fine.csv EPS_COUNTS FLOORS RUNS [NODES]   # e.g. 0.8 4 10, or 1.0 1,2,3,4,6 3
 //!   ./ipa_node_model fine.csv 0.8 tau27 3      # approx: threshold τ = 27, empty cells never noised
+//!   ./ipa_node_model fine.csv 1.0 "hier:loc:0.5:hayrakes1/hier:self:0:projf2" 50 "1,0,5,0,0"
+//!                                              # hierarchical releases (`Hier::parse`), `/`-separated
 //!
 //! NODES: `all` (default: every node with at most 10,000,000 cells, the engine's max_cells)
 //! or `a,s,l,lo,su;...`. Output, one line per node and floor (tab-separated): the node, T,
 //! cells, real classes, mean classes, NCP, EMD, Rate, IL, Q1, Q2, and the parts of Q1/Q2's
 //! error: generalization alone (exact counts at the node), and with noise on the real cells
-//! but no counterfeits from empty cells.
+//! but no counterfeits from empty cells (for `hier:`, the released value of cells whose real
+//! count is positive). For `hier:` settings the T column holds the setting; every cell, empty
+//! or not, is drawn explicitly (the projections need them all).
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
 
@@ -247,6 +251,67 @@ struct Outcome {
     q_no_counterfeit: [f64; 2],
 }
 
+/// IL's parts and Q1/Q2's estimates, accumulated class by class over one release.
+#[derive(Default)]
+struct Tally {
+    ncp_sum: f64,
+    released: u64,
+    emd: f64,
+    rate: f64,
+    k: u64,
+    est: [[f64; 20]; 2],
+    est_nc: [[f64; 20]; 2],
+}
+
+impl Tally {
+    /// Combination `idx` with real histogram `h`, released counts `r` over the informative
+    /// values, and `s_e` further released records in cells `r` leaves at 0 (empty cells whose
+    /// values are not tracked one by one; their disease is never stroke).
+    fn add(&mut self, node: &Node, d: &Data, idx: u32, h: &[u32; W], r: &[i64; W], s_e: i64) {
+        let n_r: u64 = h.iter().map(|&x| x as u64).sum();
+        let n_o = r.iter().sum::<i64>() + s_e;
+        if n_r == 0 && n_o == 0 {
+            return;
+        }
+        self.k += 1;
+        let c = node.decode(idx);
+        self.ncp_sum += n_o as f64 * ncp(node, &c, d);
+        self.released += n_o as u64;
+        let stroke_real = h[d.stroke] as f64;
+        for sex in 0..2 {
+            spread(node, &c, r[d.stroke] as f64, sex, &mut self.est[sex as usize]);
+            let real_only = if stroke_real > 0.0 { r[d.stroke] as f64 } else { 0.0 };
+            spread(node, &c, real_only, sex, &mut self.est_nc[sex as usize]);
+        }
+        if n_r == 0 || n_o == 0 {
+            self.emd += 1.0;
+            self.rate += if n_o == 0 { 0.0 } else { 1.0 };
+            return;
+        }
+        let (nr, no) = (n_r as f64, n_o as f64);
+        let mut dist = s_e as f64 / no;
+        let mut counterfeit = s_e;
+        for v in 0..W {
+            dist += (h[v] as f64 / nr - r[v] as f64 / no).abs();
+            counterfeit += (r[v] - h[v] as i64).max(0);
+        }
+        self.emd += 0.5 * dist;
+        self.rate += counterfeit as f64 / no;
+    }
+
+    fn finish(self, d: &Data) -> Outcome {
+        let kf = self.k.max(1) as f64;
+        Outcome {
+            ncp: if self.released == 0 { 1.0 } else { self.ncp_sum / self.released as f64 },
+            emd: self.emd / kf,
+            rate: self.rate / kf,
+            classes: self.k as f64,
+            q: [are(&self.est[0], &d.truth[0]), are(&self.est[1], &d.truth[1])],
+            q_no_counterfeit: [are(&self.est_nc[0], &d.truth[0]), are(&self.est_nc[1], &d.truth[1])],
+        }
+    }
+}
+
 /// One release of `node` (`classes`: combination index → histogram) and its measures.
 /// `approx`: the stability-based histogram instead (empty cells never noised, `floor` is τ).
 fn run(
@@ -262,13 +327,10 @@ fn run(
     let p_empty = if approx { 0.0 } else { q.powi(floor as i32) / (1.0 + q) }; // P(X >= T)
     let ln_skip = (1.0 - p_empty).ln();
     let empty_value = |rng: &mut Rng| floor + rng.geometric(ln_q); // X given X >= T
-    let (mut ncp_sum, mut released, mut emd, mut rate, mut k) = (0.0, 0u64, 0.0, 0.0, 0u64);
-    let mut est = [[0f64; 20]; 2];
-    let mut est_nc = [[0f64; 20]; 2];
+    let mut tally = Tally::default();
     let zero = [0u32; W];
     for idx in 0..node.combos() as u32 {
         let h = classes.get(&idx).unwrap_or(&zero);
-        let n_r: u64 = h.iter().map(|&x| x as u64).sum();
         let mut r = [0i64; W];
         let mut empties = 0usize; // zero cells other than stroke
         for v in 0..W {
@@ -292,44 +354,276 @@ fn run(
             s_e += empty_value(rng);
             pos += 1;
         }
-        let n_o = r.iter().sum::<i64>() + s_e;
-        if n_r == 0 && n_o == 0 {
-            continue;
+        tally.add(node, d, idx, h, &r, s_e);
+    }
+    tally.finish(d)
+}
+
+/// A hierarchical (consistency-constrained) release of `node`: the fine cells (combination ×
+/// informative value) at ε_fine, and coarser levels fixed in advance, each at its own ε
+/// (sequential composition; each level has L1 sensitivity 1 for one added or removed record):
+/// `loc` = the node with location and length of stay at `*`, × informative value (Q1/Q2's
+/// groups at 5-year age bands are single cells of it); `class` = each combination's total.
+/// Post-processing only (free under DP): every coarse cell's target total (its own noisy count,
+/// or with `hay` the inverse-variance combination of it and its children's noisy sum, Hay et
+/// al. 2010), then the fine values projected onto {x ≥ 0, Σ x = target} (L2: x = max(0, y − λ)),
+/// alternating between the levels when both are present, and made integers within the `loc`
+/// groups (or the classes) by largest remainders, so each group's total is kept exactly.
+struct Hier {
+    name: String,
+    loc_share: f64,
+    class_share: f64,
+    hay: bool,
+    /// Scale the positive values up (rather than lift every value by −λ) when a target exceeds
+    /// their sum, so cells already at 0 stay 0.
+    rake: bool,
+    /// Fine noisy values below this are set to 0 before the projection (a floor; 0 = none).
+    fine_floor: f64,
+    /// `sA`: empirical-Bayes shrinkage of every fine value toward its class total times its
+    /// coarse cell's share of the informative values (prior variance A · prior mean), before
+    /// the projections; 0 = none.
+    shrink: f64,
+    /// `self`: the `loc` groups' targets are their children's noisy sums (ε_fine = ε_counts).
+    self_loc: bool,
+}
+
+impl Hier {
+    /// `hier:KIND:SHARE[+SHARE2]:POST`, KIND `loc`, `class` or `both` (shares loc then class),
+    /// SHARE the fraction of ε_counts given to that level, POST `proj` or `hay`, optionally
+    /// followed by `rake` and `fT` (e.g. `hayrakef3`).
+    fn parse(spec: &str) -> Hier {
+        let f: Vec<&str> = spec.split(':').collect();
+        let shares: Vec<f64> = f[2].split('+').map(|x| x.parse().unwrap()).collect();
+        let (loc_share, class_share) = match f[1] {
+            "loc" => (shares[0], 0.0),
+            "class" => (0.0, shares[0]),
+            "both" => (shares[0], shares[1]),
+            // No coarse budget: each `loc` group projected onto its own children's noisy sum.
+            "self" => (0.0, 0.0),
+            k => panic!("unknown level {}", k),
+        };
+        let post = f[3];
+        let number_after = |tag: char| -> f64 {
+            post.find(tag)
+                .map(|i| {
+                    let digits: String = post[i + 1..].chars().take_while(|c| c.is_ascii_digit() || *c == '.').collect();
+                    digits.parse().unwrap()
+                })
+                .unwrap_or(0.0)
+        };
+        let fine_floor = number_after('f');
+        let shrink = number_after('s');
+        Hier {
+            self_loc: f[1] == "self",
+            name: spec.to_string(),
+            loc_share,
+            class_share,
+            hay: post.starts_with("hay"),
+            rake: post.contains("rake"),
+            fine_floor,
+            shrink,
         }
-        k += 1;
-        let c = node.decode(idx);
-        ncp_sum += n_o as f64 * ncp(node, &c, d);
-        released += n_o as u64;
-        let stroke_real = h[d.stroke] as f64;
-        for sex in 0..2 {
-            spread(node, &c, r[d.stroke] as f64, sex, &mut est[sex as usize]);
-            let real_only = if stroke_real > 0.0 { r[d.stroke] as f64 } else { 0.0 };
-            spread(node, &c, real_only, sex, &mut est_nc[sex as usize]);
+    }
+}
+
+/// Discrete Laplace with parameter q (c + X, X = G1 − G2) and its variance 2q/(1 − q)².
+fn dlap(rng: &mut Rng, ln_q: f64) -> f64 {
+    (rng.geometric(ln_q) - rng.geometric(ln_q)) as f64
+}
+fn dlap_var(eps: f64) -> f64 {
+    let q = (-eps).exp();
+    2.0 * q / ((1.0 - q) * (1.0 - q))
+}
+
+/// The L2 projection of `y` onto {x ≥ 0, Σ x = s} (s ≥ 0): x = max(0, y − λ). With `rake`,
+/// a target above the positive values' sum scales them up instead (λ < 0 would lift every
+/// cell, empty ones included).
+fn project(y: &mut [f64], s: f64, rake: bool) {
+    if s <= 0.0 {
+        y.iter_mut().for_each(|x| *x = 0.0);
+        return;
+    }
+    let positive: f64 = y.iter().map(|v| v.max(0.0)).sum();
+    if rake && positive > 0.0 && s >= positive {
+        y.iter_mut().for_each(|x| *x = x.max(0.0) * s / positive);
+        return;
+    }
+    let mut sorted: Vec<f64> = y.to_vec();
+    sorted.sort_by(|a, b| b.partial_cmp(a).unwrap());
+    let (mut sum, mut lambda) = (0.0, 0.0);
+    for (k, &v) in sorted.iter().enumerate() {
+        sum += v;
+        let l = (sum - s) / (k + 1) as f64;
+        if v - l > 0.0 {
+            lambda = l;
+        } else {
+            break;
         }
-        if n_r == 0 || n_o == 0 {
-            emd += 1.0;
-            rate += if n_o == 0 { 0.0 } else { 1.0 };
-            continue;
+    }
+    y.iter_mut().for_each(|x| *x = (*x - lambda).max(0.0));
+}
+
+/// Integers with the same (integer) total: floors, then the largest remainders get one more.
+fn integerize(x: &[f64]) -> Vec<i64> {
+    let mut out: Vec<i64> = x.iter().map(|v| v.floor() as i64).collect();
+    let total = x.iter().sum::<f64>().round() as i64;
+    let mut rest: Vec<(f64, usize)> = x.iter().enumerate().map(|(i, v)| (v - v.floor(), i)).collect();
+    rest.sort_by(|a, b| b.0.partial_cmp(&a.0).unwrap());
+    let missing = (total - out.iter().sum::<i64>()).max(0) as usize;
+    for &(_, i) in rest.iter().take(missing) {
+        out[i] += 1;
+    }
+    out
+}
+
+/// Target totals of coarse cells: the noisy count, or (hay) its inverse-variance combination
+/// with the sum of its `m` children's noisy values; rounded, never negative.
+fn target(y_coarse: f64, var_coarse: f64, children_sum: f64, m: usize, var_fine: f64, hay: bool) -> f64 {
+    let z = if hay {
+        let (a, b) = (1.0 / var_coarse, 1.0 / (m as f64 * var_fine));
+        (a * y_coarse + b * children_sum) / (a + b)
+    } else {
+        y_coarse
+    };
+    z.round().max(0.0)
+}
+
+/// Empirical Bayes: each fine value y (variance `var_fine`) combined with the prior mean
+/// m = class total × the coarse cell's share of this value (prior variance a · m): the class
+/// total is the class level's target if there is one, else the class's noisy sum.
+fn shrink_to_coarse(
+    children: &[Vec<usize>],
+    loc_targets: &[f64],
+    class_targets: &[f64],
+    var_fine: f64,
+    a: f64,
+    y: &mut [f64],
+) {
+    for (g, kids) in children.iter().enumerate() {
+        let coarse = &loc_targets[g * W..(g + 1) * W];
+        let total: f64 = coarse.iter().sum();
+        for &i in kids {
+            let n_c = if class_targets.is_empty() {
+                y[i * W..(i + 1) * W].iter().sum::<f64>().max(0.0)
+            } else {
+                class_targets[i]
+            };
+            for v in 0..W {
+                let m = if total > 0.0 { n_c * coarse[v] / total } else { 0.0 };
+                let tau2 = a * m;
+                let yv = &mut y[i * W + v];
+                *yv = (*yv * tau2 + m * var_fine) / (tau2 + var_fine);
+            }
         }
-        let (nr, no) = (n_r as f64, n_o as f64);
-        let mut dist = s_e as f64 / no;
-        let mut counterfeit = s_e;
+    }
+}
+
+fn run_hier(node: &Node, classes: &HashMap<u32, [u32; W]>, d: &Data, eps: f64, h: &Hier, rng: &mut Rng) -> Outcome {
+    let combos = node.combos() as usize;
+    let eps_fine = eps * (1.0 - h.loc_share - h.class_share);
+    let var_fine = dlap_var(eps_fine);
+    let zero = [0u32; W];
+    let mut y = vec![0f64; combos * W];
+    let ln_f = (-eps_fine).exp().ln();
+    for idx in 0..combos {
+        let hist = classes.get(&(idx as u32)).unwrap_or(&zero);
         for v in 0..W {
-            dist += (h[v] as f64 / nr - r[v] as f64 / no).abs();
-            counterfeit += (r[v] - h[v] as i64).max(0);
+            let noisy = hist[v] as f64 + dlap(rng, ln_f);
+            y[idx * W + v] = if noisy < h.fine_floor { 0.0 } else { noisy };
         }
-        emd += 0.5 * dist;
-        rate += counterfeit as f64 / no;
     }
-    let kf = k.max(1) as f64;
-    Outcome {
-        ncp: if released == 0 { 1.0 } else { ncp_sum / released as f64 },
-        emd: emd / kf,
-        rate: rate / kf,
-        classes: k as f64,
-        q: [are(&est[0], &d.truth[0]), are(&est[1], &d.truth[1])],
-        q_no_counterfeit: [are(&est_nc[0], &d.truth[0]), are(&est_nc[1], &d.truth[1])],
+    // The `loc` level: children of each (coarse combination, value).
+    let coarse = Node::new([node.levels[0], node.levels[1], 5, 2, node.levels[4]]);
+    let mut children: Vec<Vec<usize>> = vec![Vec::new(); coarse.combos() as usize];
+    for idx in 0..combos {
+        let mut c = node.decode(idx as u32);
+        c[2] = 0;
+        c[3] = 0;
+        children[coarse.index(&c) as usize].push(idx);
     }
+    let mut loc_targets = Vec::new();
+    if h.self_loc {
+        for kids in &children {
+            for v in 0..W {
+                loc_targets.push(kids.iter().map(|&i| y[i * W + v]).sum::<f64>().round().max(0.0));
+            }
+        }
+    }
+    if h.loc_share > 0.0 {
+        let e = eps * h.loc_share;
+        let ln_c = (-e).exp().ln();
+        for kids in &children {
+            for v in 0..W {
+                let truth: f64 = kids.iter().map(|&i| classes.get(&(i as u32)).unwrap_or(&zero)[v] as f64).sum();
+                let sum: f64 = kids.iter().map(|&i| y[i * W + v]).sum();
+                loc_targets.push(target(truth + dlap(rng, ln_c), dlap_var(e), sum, kids.len(), var_fine, h.hay));
+            }
+        }
+    }
+    let mut class_targets = Vec::new();
+    if h.class_share > 0.0 {
+        let e = eps * h.class_share;
+        let ln_c = (-e).exp().ln();
+        for idx in 0..combos {
+            let truth: f64 = classes.get(&(idx as u32)).unwrap_or(&zero).iter().map(|&x| x as f64).sum();
+            let sum: f64 = y[idx * W..(idx + 1) * W].iter().sum();
+            class_targets.push(target(truth + dlap(rng, ln_c), dlap_var(e), sum, W, var_fine, h.hay));
+        }
+    }
+    if h.shrink > 0.0 && !loc_targets.is_empty() {
+        shrink_to_coarse(&children, &loc_targets, &class_targets, var_fine, h.shrink, &mut y);
+    }
+    let project_classes = |y: &mut Vec<f64>| {
+        for idx in 0..combos {
+            project(&mut y[idx * W..(idx + 1) * W], class_targets[idx], h.rake);
+        }
+    };
+    let project_locs = |y: &mut Vec<f64>, last: bool, out: &mut Vec<i64>| {
+        let mut buf = Vec::new();
+        for (g, kids) in children.iter().enumerate() {
+            for v in 0..W {
+                buf.clear();
+                buf.extend(kids.iter().map(|&i| y[i * W + v]));
+                project(&mut buf, loc_targets[g * W + v], h.rake);
+                let ints = if last { integerize(&buf) } else { Vec::new() };
+                for (j, &i) in kids.iter().enumerate() {
+                    y[i * W + v] = buf[j];
+                    if last {
+                        out[i * W + v] = ints[j];
+                    }
+                }
+            }
+        }
+    };
+    let mut r = vec![0i64; combos * W];
+    match (h.loc_share > 0.0 || h.self_loc, h.class_share > 0.0) {
+        (true, false) => project_locs(&mut y, true, &mut r),
+        (false, true) => {
+            project_classes(&mut y);
+            for idx in 0..combos {
+                r[idx * W..(idx + 1) * W].copy_from_slice(&integerize(&y[idx * W..(idx + 1) * W]));
+            }
+        }
+        (true, true) => {
+            for _ in 0..20 {
+                project_classes(&mut y);
+                project_locs(&mut y, false, &mut r);
+            }
+            project_locs(&mut y, true, &mut r);
+        }
+        (false, false) => {
+            for (o, v) in r.iter_mut().zip(&y) {
+                *o = v.max(0.0) as i64;
+            }
+        }
+    }
+    let mut tally = Tally::default();
+    for idx in 0..combos {
+        let mut rv = [0i64; W];
+        rv.copy_from_slice(&r[idx * W..(idx + 1) * W]);
+        tally.add(node, d, idx as u32, classes.get(&(idx as u32)).unwrap_or(&zero), &rv, 0);
+    }
+    tally.finish(d)
 }
 
 fn main() {
@@ -338,7 +632,14 @@ fn main() {
     let eps: f64 = args[2].parse().unwrap();
     // `tau27`: approx with threshold 27 (no empty cell noised); otherwise pure floors.
     let approx = args[3].starts_with("tau");
-    let floors: Vec<i64> = args[3].trim_start_matches("tau").split(',').map(|t| t.parse().unwrap()).collect();
+    let hier: Vec<Hier> = if args[3].starts_with("hier") { args[3].split('/').map(Hier::parse).collect() } else { Vec::new() };
+    let floors: Vec<i64> =
+        if hier.is_empty() { args[3].trim_start_matches("tau").split(',').map(|t| t.parse().unwrap()).collect() } else { Vec::new() };
+    let settings: Vec<(String, Option<&Hier>, i64)> = if hier.is_empty() {
+        floors.iter().map(|&t| (t.to_string(), None, t)).collect()
+    } else {
+        hier.iter().enumerate().map(|(i, h)| (h.name.clone(), Some(h), 100 + i as i64)).collect()
+    };
     let runs: u64 = args[4].parse().unwrap();
     let nodes: Vec<[usize; 5]> = match args.get(5).map(|s| s.as_str()) {
         None | Some("all") => {
@@ -385,11 +686,15 @@ fn main() {
             }
         }
         let q_gen = [are(&exact[0], &d.truth[0]), are(&exact[1], &d.truth[1])];
-        for &t in &floors {
+        for (name, h, t) in &settings {
+            let t = *t;
             let mut acc = Outcome::default();
             for s in 0..runs {
                 let mut rng = Rng(0x5EED ^ (s * 1_000_003) ^ ((t as u64) << 40));
-                let o = run(&node, &classes, &d, q, t, approx, &mut rng);
+                let o = match h {
+                    Some(h) => run_hier(&node, &classes, &d, eps, h, &mut rng),
+                    None => run(&node, &classes, &d, q, t, approx, &mut rng),
+                };
                 acc.ncp += o.ncp;
                 acc.emd += o.emd;
                 acc.rate += o.rate;
@@ -401,7 +706,7 @@ fn main() {
             }
             let m = |x: f64| x / runs as f64;
             println!(
-                "{:?}\t{t}\t{cells}\t{}\t{:.0}\t{:.4}\t{:.4}\t{:.4}\t{:.4}\t{:.4}\t{:.4}\t{:.4}\t{:.4}\t{:.4}\t{:.4}",
+                "{:?}\t{name}\t{cells}\t{}\t{:.0}\t{:.4}\t{:.4}\t{:.4}\t{:.4}\t{:.4}\t{:.4}\t{:.4}\t{:.4}\t{:.4}\t{:.4}",
                 levels,
                 classes.len(),
                 m(acc.classes),

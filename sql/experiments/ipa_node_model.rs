@@ -16,6 +16,8 @@
 //!   ./ipa_node_model fine.csv 1.0 "hier:loc:0.5:hayrakes1/hier:self:0:projf2" 50 "1,0,5,0,0"
 //!                                              # hierarchical releases (`Hier::parse`), `/`-separated
 //!
+//! IPA_MODEL_SIZES=1 (env): also, on stderr, EMD and Rate by class size (where IL's excess
+//! over NCP comes from).
 //! NODES: `all` (default: every node with at most 10,000,000 cells, the engine's max_cells)
 //! or `a,s,l,lo,su;...`. Output, one line per node and floor (tab-separated): the node, T,
 //! cells, real classes, mean classes, NCP, EMD, Rate, IL, Q1, Q2, and the parts of Q1/Q2's
@@ -243,6 +245,8 @@ fn are(est: &[f64; 20], truth: &[(usize, f64)]) -> f64 {
 
 #[derive(Default, Clone, Copy)]
 struct Outcome {
+    /// Per class-size bucket: classes (with real and released records), EMD sum, Rate sum.
+    by_size: [[f64; 3]; 6],
     ncp: f64,
     emd: f64,
     rate: f64,
@@ -261,7 +265,11 @@ struct Tally {
     k: u64,
     est: [[f64; 20]; 2],
     est_nc: [[f64; 20]; 2],
+    by_size: [[f64; 3]; 6],
 }
+
+/// Classes by real size (< 10, < 30, < 100, < 300, < 1000, more) for `IPA_MODEL_SIZES`.
+const SIZES: [u64; 6] = [10, 30, 100, 300, 1000, u64::MAX];
 
 impl Tally {
     /// Combination `idx` with real histogram `h`, released counts `r` over the informative
@@ -297,11 +305,16 @@ impl Tally {
         }
         self.emd += 0.5 * dist;
         self.rate += counterfeit as f64 / no;
+        let b = &mut self.by_size[SIZES.iter().position(|&t| n_r < t).unwrap()];
+        b[0] += 1.0;
+        b[1] += 0.5 * dist;
+        b[2] += counterfeit as f64 / no;
     }
 
     fn finish(self, d: &Data) -> Outcome {
         let kf = self.k.max(1) as f64;
         Outcome {
+            by_size: self.by_size,
             ncp: if self.released == 0 { 1.0 } else { self.ncp_sum / self.released as f64 },
             emd: self.emd / kf,
             rate: self.rate / kf,
@@ -383,6 +396,8 @@ struct Hier {
     /// coarse cell's share of the informative values (prior variance A · prior mean), before
     /// the projections; 0 = none.
     shrink: f64,
+    /// `oracle`: not a release, a bound: the shrinkage uses the exact class totals.
+    oracle: bool,
     /// `self`: the `loc` groups' targets are their children's noisy sums (ε_fine = ε_counts).
     self_loc: bool,
 }
@@ -390,7 +405,7 @@ struct Hier {
 impl Hier {
     /// `hier:KIND:SHARE[+SHARE2]:POST`, KIND `loc`, `class` or `both` (shares loc then class),
     /// SHARE the fraction of ε_counts given to that level, POST `proj` or `hay`, optionally
-    /// followed by `rake` and `fT` (e.g. `hayrakef3`).
+    /// followed by `rake`, `fT`, `sA` and `oracle` (e.g. `hayrakes1`).
     fn parse(spec: &str) -> Hier {
         let f: Vec<&str> = spec.split(':').collect();
         let shares: Vec<f64> = f[2].split('+').map(|x| x.parse().unwrap()).collect();
@@ -422,6 +437,7 @@ impl Hier {
             rake: post.contains("rake"),
             fine_floor,
             shrink,
+            oracle: post.contains("oracle"),
         }
     }
 }
@@ -571,7 +587,16 @@ fn run_hier(node: &Node, classes: &HashMap<u32, [u32; W]>, d: &Data, eps: f64, h
         }
     }
     if h.shrink > 0.0 && !loc_targets.is_empty() {
-        shrink_to_coarse(&children, &loc_targets, &class_targets, var_fine, h.shrink, &mut y);
+        let exact: Vec<f64>;
+        let totals = if h.oracle {
+            exact = (0..combos)
+                .map(|i| classes.get(&(i as u32)).unwrap_or(&zero).iter().map(|&x| x as f64).sum())
+                .collect();
+            &exact
+        } else {
+            &class_targets
+        };
+        shrink_to_coarse(&children, &loc_targets, totals, var_fine, h.shrink, &mut y);
     }
     let project_classes = |y: &mut Vec<f64>| {
         for idx in 0..combos {
@@ -699,6 +724,11 @@ fn main() {
                 acc.emd += o.emd;
                 acc.rate += o.rate;
                 acc.classes += o.classes;
+                for (a, b) in acc.by_size.iter_mut().zip(&o.by_size) {
+                    for j in 0..3 {
+                        a[j] += b[j];
+                    }
+                }
                 for i in 0..2 {
                     acc.q[i] += o.q[i];
                     acc.q_no_counterfeit[i] += o.q_no_counterfeit[i];
@@ -721,6 +751,22 @@ fn main() {
                 m(acc.q_no_counterfeit[0]),
                 m(acc.q_no_counterfeit[1]),
             );
+            if std::env::var_os("IPA_MODEL_SIZES").is_some() {
+                // Where EMD + Rate come from: per size bucket, classes per run, mean EMD and
+                // Rate of its classes, and its share of IL (its EMD + Rate over all classes).
+                for (i, b) in acc.by_size.iter().enumerate() {
+                    let n = b[0].max(1.0);
+                    let label = if i + 1 < SIZES.len() { format!("< {}", SIZES[i]) } else { format!(">= {}", SIZES[i - 1]) };
+                    eprintln!(
+                        "{:?}\t{name}\tsize {label}\t{:.0}\t{:.3}\t{:.3}\t{:.4}",
+                        levels,
+                        b[0] / runs as f64,
+                        b[1] / n,
+                        b[2] / n,
+                        (b[1] + b[2]) / acc.classes
+                    );
+                }
+            }
         }
     }
 }

@@ -15,6 +15,9 @@
 //!   ./ipa_node_model fine.csv 0.8 tau27 3      # approx: threshold τ = 27, empty cells never noised
 //!   ./ipa_node_model fine.csv 1.0 "hier:loc:0.5:hayrakes1/hier:self:0:projf2" 50 "1,0,5,0,0"
 //!                                              # hierarchical releases (`Hier::parse`), `/`-separated
+//!   ./ipa_node_model fine.csv 1.0 "adapt:l3+o1+o0:0.1:1000:f2:c0.5" 100 "1,0,5,2,0"
+//!                                              # adaptive partitions (`Adapt::parse`) refined from
+//!                                              # the node given (the root), `/`-separated
 //!
 //! IPA_MODEL_SIZES=1 (env): also, on stderr, EMD and Rate by class size (where IL's excess
 //! over NCP comes from).
@@ -24,7 +27,12 @@
 //! error: generalization alone (exact counts at the node), and with noise on the real cells
 //! but no counterfeits from empty cells (for `hier:`, the released value of cells whose real
 //! count is positive). For `hier:` settings the T column holds the setting; every cell, empty
-//! or not, is drawn explicitly (the projections need them all).
+//! or not, is drawn explicitly (the projections need them all). For `adapt:` settings (docs/
+//! results/ipa.md, "Adaptive partitions") the T column holds the setting, cells, real classes
+//! and the generalization-alone Q1/Q2 are the chosen partition's (means over the runs: classes
+//! × informative values, classes with real records), each class's NCP is that of its own
+//! generalization, and stderr gets per setting the standard errors of the means of IL, Q1 and
+//! Q2 and the share of records in classes of each depth (0 = the root node's generalization).
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
 
@@ -253,6 +261,13 @@ struct Outcome {
     classes: f64,
     q: [f64; 2],
     q_no_counterfeit: [f64; 2],
+    /// `adapt:` only: the chosen partition's Q1/Q2 error with exact counts (generalization
+    /// alone), its classes (leaves) and those with real records, and its records' share in
+    /// leaves of each depth (0 = the root node).
+    q_gen: [f64; 2],
+    leaves: f64,
+    real_leaves: f64,
+    depth_share: [f64; 8],
 }
 
 /// IL's parts and Q1/Q2's estimates, accumulated class by class over one release.
@@ -276,13 +291,18 @@ impl Tally {
     /// values, and `s_e` further released records in cells `r` leaves at 0 (empty cells whose
     /// values are not tracked one by one; their disease is never stroke).
     fn add(&mut self, node: &Node, d: &Data, idx: u32, h: &[u32; W], r: &[i64; W], s_e: i64) {
+        self.add_at(node, &node.decode(idx), d, h, r, s_e);
+    }
+
+    /// `add` for a class given by its codes `c` at `node`'s levels.
+    fn add_at(&mut self, node: &Node, c: &[u32; 5], d: &Data, h: &[u32; W], r: &[i64; W], s_e: i64) {
         let n_r: u64 = h.iter().map(|&x| x as u64).sum();
         let n_o = r.iter().sum::<i64>() + s_e;
         if n_r == 0 && n_o == 0 {
             return;
         }
         self.k += 1;
-        let c = node.decode(idx);
+        let c = *c;
         self.ncp_sum += n_o as f64 * ncp(node, &c, d);
         self.released += n_o as u64;
         let stroke_real = h[d.stroke] as f64;
@@ -321,8 +341,43 @@ impl Tally {
             classes: self.k as f64,
             q: [are(&self.est[0], &d.truth[0]), are(&self.est[1], &d.truth[1])],
             q_no_counterfeit: [are(&self.est_nc[0], &d.truth[0]), are(&self.est_nc[1], &d.truth[1])],
+            ..Outcome::default()
         }
     }
+}
+
+/// One class's released counts under the per-cell release: c + X for every non-empty cell
+/// (and stroke's, empty or not), published iff ≥ `floor`; the other empty cells' published
+/// records as a total `s_e` (binomial number, each T + geometric). `approx`: empty cells
+/// never published.
+fn draw_class(h: &[u32; W], stroke: usize, q: f64, floor: i64, approx: bool, ln_q: f64, rng: &mut Rng) -> ([i64; W], i64) {
+    let p_empty = if approx { 0.0 } else { q.powi(floor as i32) / (1.0 + q) }; // P(X >= T)
+    let ln_skip = (1.0 - p_empty).ln();
+    let empty_value = |rng: &mut Rng| floor + rng.geometric(ln_q); // X given X >= T
+    let mut r = [0i64; W];
+    let mut empties = 0usize; // zero cells other than stroke
+    for v in 0..W {
+        if h[v] > 0 {
+            let y = h[v] as i64 + rng.geometric(ln_q) - rng.geometric(ln_q);
+            r[v] = if y >= floor { y } else { 0 };
+        } else if v == stroke {
+            r[v] = if rng.unit() <= p_empty { empty_value(rng) } else { 0 };
+        } else {
+            empties += 1;
+        }
+    }
+    // Published zero cells among `empties`: geometric skips (binomial count).
+    let mut s_e = 0i64;
+    let mut pos = if approx { empties } else { 0 };
+    while pos < empties {
+        pos += (rng.unit().ln() / ln_skip).floor() as usize;
+        if pos >= empties {
+            break;
+        }
+        s_e += empty_value(rng);
+        pos += 1;
+    }
+    (r, s_e)
 }
 
 /// One release of `node` (`classes`: combination index → histogram) and its measures.
@@ -337,36 +392,11 @@ fn run(
     rng: &mut Rng,
 ) -> Outcome {
     let ln_q = q.ln();
-    let p_empty = if approx { 0.0 } else { q.powi(floor as i32) / (1.0 + q) }; // P(X >= T)
-    let ln_skip = (1.0 - p_empty).ln();
-    let empty_value = |rng: &mut Rng| floor + rng.geometric(ln_q); // X given X >= T
     let mut tally = Tally::default();
     let zero = [0u32; W];
     for idx in 0..node.combos() as u32 {
         let h = classes.get(&idx).unwrap_or(&zero);
-        let mut r = [0i64; W];
-        let mut empties = 0usize; // zero cells other than stroke
-        for v in 0..W {
-            if h[v] > 0 {
-                let y = h[v] as i64 + rng.geometric(ln_q) - rng.geometric(ln_q);
-                r[v] = if y >= floor { y } else { 0 };
-            } else if v == d.stroke {
-                r[v] = if rng.unit() <= p_empty { empty_value(rng) } else { 0 };
-            } else {
-                empties += 1;
-            }
-        }
-        // Published zero cells among `empties`: geometric skips (binomial count).
-        let mut s_e = 0i64;
-        let mut pos = if approx { empties } else { 0 };
-        while pos < empties {
-            pos += (rng.unit().ln() / ln_skip).floor() as usize;
-            if pos >= empties {
-                break;
-            }
-            s_e += empty_value(rng);
-            pos += 1;
-        }
+        let (r, s_e) = draw_class(h, d.stroke, q, floor, approx, ln_q, rng);
         tally.add(node, d, idx, h, &r, s_e);
     }
     tally.finish(d)
@@ -651,6 +681,232 @@ fn run_hier(node: &Node, classes: &HashMap<u32, [u32; W]>, d: &Data, eps: f64, h
     tally.finish(d)
 }
 
+/// An adaptive (data-dependent, privately chosen) partition refined from the node under
+/// evaluation (the root, e.g. [1, 0, 5, 2, 0]) by a fixed sequence of steps, each refining one
+/// attribute to a finer level (`l4`: length of stay to 90-day bands, `o1`: location to
+/// regions, `o0`: to locations, `a0`: age to single years, `x0`: sex, `u0`: surgery).
+/// Stage 1 (ε_sel = SEL · ε_counts, split equally over the steps): at step k, every child (one
+/// value of the refined attribute, empty ones included) of every node kept at step k − 1 (the
+/// root's combinations at step 1) gets its record count plus discrete Laplace at ε_sel / steps;
+/// a child whose noisy count reaches θ_k is kept (refined further at the next step), the
+/// others are pooled with their siblings into one class labelled as their parent (its
+/// generalization, and NCP), and the nodes kept after the last step are classes themselves.
+/// Stage 2 (ε_2 = ε_counts − ε_sel − ε_c): the chosen partition's classes × the informative
+/// values, every cell (empty ones included) c + X with the publication floor T, the per-cell
+/// release's mechanism; with `cS` also the root node's cells at ε_c = S · ε_counts and the
+/// classes' values projected onto them (post-processing). Privacy: within a step the noisy
+/// nodes are disjoint (one record changes one count by 1: parallel composition), the choice
+/// is post-processing of stage 1, and for every partition stage 2 is ε_2-DP (its cells are
+/// disjoint) and the coarse level ε_c-DP; adaptive sequential composition gives
+/// ε_sel + ε_c + ε_2 = ε_counts.
+struct Adapt {
+    name: String,
+    /// (attribute, new level) per step.
+    steps: Vec<(usize, usize)>,
+    sel: f64,
+    theta: Vec<f64>,
+    floor: i64,
+    /// `cS`: a coarse level, the root node's cells (combination × informative value) at
+    /// S · ε_counts out of stage 2's budget; then, per coarse cell, its Hay target (the
+    /// inverse-variance combination of its noisy count and its leaves' noisy sum) and the
+    /// leaves' values (below T set to 0) projected onto {x ≥ 0, Σ x = target}, with `rake`
+    /// (post-processing, as the `hier:` settings' `loc` level). 0 = none.
+    coarse: f64,
+}
+
+impl Adapt {
+    /// `adapt:STEPS:SEL:THETA:fT[:cS]`, STEPS `+`-separated (`l4+o1+o0`), THETA one value or
+    /// one per step (`+`-separated), T the stage-2 floor, S the coarse level's share (e.g.
+    /// `adapt:l4+o1+o0:0.1:1000:f3`, `adapt:o1+o0:0.1:3000:f2:c0.3`).
+    fn parse(spec: &str) -> Adapt {
+        let f: Vec<&str> = spec.split(':').collect();
+        let steps: Vec<(usize, usize)> = f[1]
+            .split('+')
+            .map(|t| {
+                let a = "axlou".find(&t[..1]).unwrap_or_else(|| panic!("unknown attribute in {}", t));
+                (a, t[1..].parse().unwrap())
+            })
+            .collect();
+        let mut theta: Vec<f64> = f[3].split('+').map(|x| x.parse().unwrap()).collect();
+        if theta.len() == 1 {
+            theta = vec![theta[0]; steps.len()];
+        }
+        assert_eq!(theta.len(), steps.len(), "one threshold, or one per step");
+        let coarse = f.get(5).map(|c| c.trim_start_matches('c').parse().unwrap()).unwrap_or(0.0);
+        Adapt {
+            name: spec.to_string(),
+            steps,
+            sel: f[2].parse().unwrap(),
+            theta,
+            floor: f[4].trim_start_matches('f').parse().unwrap(),
+            coarse,
+        }
+    }
+}
+
+/// The nodes of each depth of an adaptive plan and their (non-empty) classes' histograms.
+struct Plan {
+    nodes: Vec<Node>,
+    hists: Vec<HashMap<u32, [u32; W]>>,
+    totals: Vec<HashMap<u32, u64>>,
+}
+
+fn plan(root: [usize; 5], a: &Adapt, d: &Data) -> Plan {
+    let mut levels = root;
+    let mut nodes = vec![Node::new(levels)];
+    for &(attr, lv) in &a.steps {
+        assert!(lv < levels[attr], "step {:?} does not refine {:?}", (attr, lv), levels);
+        levels[attr] = lv;
+        nodes.push(Node::new(levels));
+    }
+    let mut hists = Vec::new();
+    let mut totals = Vec::new();
+    for node in &nodes {
+        let mut h: HashMap<u32, [u32; W]> = HashMap::new();
+        for r in &d.rows {
+            h.entry(node.index(&node.codes(r, &d.region))).or_insert([0; W])[r.dis as usize] += r.n;
+        }
+        totals.push(h.iter().map(|(&i, x)| (i, x.iter().map(|&v| v as u64).sum())).collect());
+        hists.push(h);
+    }
+    Plan { nodes, hists, totals }
+}
+
+/// The children of combination `c` of `parent` when attribute `attr` goes to level `lv`.
+fn children(parent: &Node, c: &[u32; 5], attr: usize, lv: usize, d: &Data) -> Vec<[u32; 5]> {
+    let from = parent.levels[attr];
+    let values: Vec<u32> = match attr {
+        0 => {
+            let k = AGE_W[from] / AGE_W[lv];
+            (c[0] * k..c[0] * k + k).collect()
+        }
+        2 => {
+            let k = LOS_W[from] / LOS_W[lv];
+            (c[2] * k..c[2] * k + k).collect()
+        }
+        3 => match (from, lv) {
+            (2, 1) => (0..d.region_size.len() as u32).collect(),
+            (2, 0) => (0..16).collect(),
+            _ => (0..16u32).filter(|&l| d.region[l as usize] == c[3]).collect(),
+        },
+        _ => vec![0, 1],
+    };
+    values
+        .into_iter()
+        .map(|v| {
+            let mut ch = *c;
+            ch[attr] = v;
+            ch
+        })
+        .collect()
+}
+
+fn run_adapt(p: &Plan, d: &Data, eps: f64, a: &Adapt, rng: &mut Rng) -> Outcome {
+    let steps = a.steps.len();
+    let ln_s = -eps * a.sel / steps as f64;
+    let eps2 = eps * (1.0 - a.sel);
+    let zero = [0u32; W];
+    // Stage 1: the partition. Leaves: (depth, codes at that depth's node, real histogram).
+    let root = &p.nodes[0];
+    let mut frontier: Vec<(u32, [u32; 5])> = (0..root.combos() as u32).map(|i| (i, root.decode(i))).collect();
+    let mut leaves: Vec<(u32, usize, [u32; 5], [u32; W])> = Vec::new();
+    for (k, &(attr, lv)) in a.steps.iter().enumerate() {
+        let (parent, child) = (&p.nodes[k], &p.nodes[k + 1]);
+        let mut next = Vec::new();
+        for &(g, ref c) in &frontier {
+            let mut pooled = [0u32; W];
+            let mut sparse = 0;
+            for ch in children(parent, c, attr, lv, d) {
+                let idx = child.index(&ch);
+                let noisy = *p.totals[k + 1].get(&idx).unwrap_or(&0) as f64 + dlap(rng, ln_s);
+                if noisy >= a.theta[k] {
+                    next.push((g, ch));
+                } else {
+                    sparse += 1;
+                    if let Some(h) = p.hists[k + 1].get(&idx) {
+                        for v in 0..W {
+                            pooled[v] += h[v];
+                        }
+                    }
+                }
+            }
+            if sparse > 0 {
+                leaves.push((g, k, *c, pooled));
+            }
+        }
+        frontier = next;
+    }
+    for (g, c) in frontier {
+        let h = *p.hists[steps].get(&p.nodes[steps].index(&c)).unwrap_or(&zero);
+        leaves.push((g, steps, c, h));
+    }
+    // Stage 2: every leaf's cells, the per-cell release with its floor, or with the coarse
+    // level every cell drawn and projected.
+    let eps_c = eps * a.coarse;
+    let q2 = (-(eps2 - eps_c)).exp();
+    let released: Vec<([i64; W], i64)> = if a.coarse > 0.0 {
+        let ln2 = q2.ln();
+        let mut y: Vec<[f64; W]> = leaves
+            .iter()
+            .map(|(_, _, _, h)| {
+                let mut v = [0f64; W];
+                for i in 0..W {
+                    v[i] = h[i] as f64 + dlap(rng, ln2);
+                }
+                v
+            })
+            .collect();
+        let mut groups: Vec<Vec<usize>> = vec![Vec::new(); root.combos() as usize];
+        for (j, l) in leaves.iter().enumerate() {
+            groups[l.0 as usize].push(j);
+        }
+        let ln_c = -eps_c;
+        let mut out = vec![([0i64; W], 0i64); leaves.len()];
+        let mut buf = Vec::new();
+        for (g, kids) in groups.iter().enumerate() {
+            let hist = p.hists[0].get(&(g as u32)).unwrap_or(&zero);
+            for v in 0..W {
+                let sum: f64 = kids.iter().map(|&j| y[j][v]).sum();
+                let t = target(hist[v] as f64 + dlap(rng, ln_c), dlap_var(eps_c), sum, kids.len(), dlap_var(eps2 - eps_c), true);
+                buf.clear();
+                buf.extend(kids.iter().map(|&j| if y[j][v] < a.floor as f64 { 0.0 } else { y[j][v] }));
+                project(&mut buf, t, true);
+                let ints = integerize(&buf);
+                for (i, &j) in kids.iter().enumerate() {
+                    y[j][v] = buf[i];
+                    out[j].0[v] = ints[i];
+                }
+            }
+        }
+        out
+    } else {
+        leaves.iter().map(|(_, _, _, h)| draw_class(h, d.stroke, q2, a.floor, false, q2.ln(), rng)).collect()
+    };
+    let mut tally = Tally::default();
+    let mut exact = [[0f64; 20]; 2];
+    let mut o = Outcome::default();
+    let total: f64 = d.rows.iter().map(|r| r.n as f64).sum();
+    for ((_, k, c, h), (r, s_e)) in leaves.iter().zip(&released) {
+        tally.add_at(&p.nodes[*k], c, d, h, r, *s_e);
+        let n: u64 = h.iter().map(|&x| x as u64).sum();
+        if n > 0 {
+            o.real_leaves += 1.0;
+        }
+        o.depth_share[*k] += n as f64 / total;
+        for sex in 0..2 {
+            spread(&p.nodes[*k], c, h[d.stroke] as f64, sex, &mut exact[sex as usize]);
+        }
+    }
+    let t = tally.finish(d);
+    Outcome {
+        q_gen: [are(&exact[0], &d.truth[0]), are(&exact[1], &d.truth[1])],
+        leaves: leaves.len() as f64,
+        real_leaves: o.real_leaves,
+        depth_share: o.depth_share,
+        ..t
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let d = load(&args[1]);
@@ -658,12 +914,18 @@ fn main() {
     // `tau27`: approx with threshold 27 (no empty cell noised); otherwise pure floors.
     let approx = args[3].starts_with("tau");
     let hier: Vec<Hier> = if args[3].starts_with("hier") { args[3].split('/').map(Hier::parse).collect() } else { Vec::new() };
-    let floors: Vec<i64> =
-        if hier.is_empty() { args[3].trim_start_matches("tau").split(',').map(|t| t.parse().unwrap()).collect() } else { Vec::new() };
-    let settings: Vec<(String, Option<&Hier>, i64)> = if hier.is_empty() {
-        floors.iter().map(|&t| (t.to_string(), None, t)).collect()
+    let adapt: Vec<Adapt> = if args[3].starts_with("adapt") { args[3].split('/').map(Adapt::parse).collect() } else { Vec::new() };
+    let floors: Vec<i64> = if hier.is_empty() && adapt.is_empty() {
+        args[3].trim_start_matches("tau").split(',').map(|t| t.parse().unwrap()).collect()
     } else {
-        hier.iter().enumerate().map(|(i, h)| (h.name.clone(), Some(h), 100 + i as i64)).collect()
+        Vec::new()
+    };
+    let settings: Vec<(String, Option<&Hier>, Option<&Adapt>, i64)> = if !adapt.is_empty() {
+        adapt.iter().enumerate().map(|(i, a)| (a.name.clone(), None, Some(a), 200 + i as i64)).collect()
+    } else if hier.is_empty() {
+        floors.iter().map(|&t| (t.to_string(), None, None, t)).collect()
+    } else {
+        hier.iter().enumerate().map(|(i, h)| (h.name.clone(), Some(h), None, 100 + i as i64)).collect()
     };
     let runs: u64 = args[4].parse().unwrap();
     let nodes: Vec<[usize; 5]> = match args.get(5).map(|s| s.as_str()) {
@@ -711,15 +973,30 @@ fn main() {
             }
         }
         let q_gen = [are(&exact[0], &d.truth[0]), are(&exact[1], &d.truth[1])];
-        for (name, h, t) in &settings {
+        for (name, h, ad, t) in &settings {
             let t = *t;
             let mut acc = Outcome::default();
+            let adapt_plan = ad.map(|a| plan(levels, a, &d));
+            let mut sq = [0f64; 3]; // `adapt:`: sums of squares of IL, Q1, Q2 over the runs
+            let mut meeting = 0u64; // runs with IL <= 0.30, Q1 < 0.288 and Q2 < 0.334 (issue 15)
             for s in 0..runs {
                 let mut rng = Rng(0x5EED ^ (s * 1_000_003) ^ ((t as u64) << 40));
-                let o = match h {
-                    Some(h) => run_hier(&node, &classes, &d, eps, h, &mut rng),
-                    None => run(&node, &classes, &d, q, t, approx, &mut rng),
+                let o = match (h, ad, &adapt_plan) {
+                    (Some(h), _, _) => run_hier(&node, &classes, &d, eps, h, &mut rng),
+                    (_, Some(a), Some(p)) => run_adapt(p, &d, eps, a, &mut rng),
+                    _ => run(&node, &classes, &d, q, t, approx, &mut rng),
                 };
+                sq[0] += (o.ncp + o.emd + o.rate).powi(2);
+                if o.ncp + o.emd + o.rate <= 0.30 && o.q[0] < 0.288 && o.q[1] < 0.334 {
+                    meeting += 1;
+                }
+                sq[1] += o.q[0].powi(2);
+                sq[2] += o.q[1].powi(2);
+                acc.leaves += o.leaves;
+                acc.real_leaves += o.real_leaves;
+                for i in 0..8 {
+                    acc.depth_share[i] += o.depth_share[i];
+                }
                 acc.ncp += o.ncp;
                 acc.emd += o.emd;
                 acc.rate += o.rate;
@@ -732,13 +1009,34 @@ fn main() {
                 for i in 0..2 {
                     acc.q[i] += o.q[i];
                     acc.q_no_counterfeit[i] += o.q_no_counterfeit[i];
+                    acc.q_gen[i] += o.q_gen[i];
                 }
             }
             let m = |x: f64| x / runs as f64;
+            // `adapt:`: the partition's mean cells, classes with real records and generalization
+            // error in place of the node's.
+            let (cells, real_classes, q_gen) = match ad {
+                Some(a) => {
+                    let shares: Vec<String> = (0..=a.steps.len()).map(|i| format!("{:.3}", m(acc.depth_share[i]))).collect();
+                    // Standard errors of the means (IL, Q1, Q2): sqrt((E x² − (E x)²) / (runs − 1)).
+                    let se = |sum_sq: f64, sum: f64| ((m(sum_sq) - m(sum).powi(2)).max(0.0) / (runs.max(2) - 1) as f64).sqrt();
+                    eprintln!(
+                        "{:?}\t{name}\tse IL Q1 Q2\t{:.4}\t{:.4}\t{:.4}\truns meeting all three\t{:.3}\trecords by depth\t{}",
+                        levels,
+                        se(sq[0], acc.ncp + acc.emd + acc.rate),
+                        se(sq[1], acc.q[0]),
+                        se(sq[2], acc.q[1]),
+                        m(meeting as f64),
+                        shares.join("\t")
+                    );
+                    ((m(acc.leaves) * W as f64).round() as u64, m(acc.real_leaves).round() as usize, [m(acc.q_gen[0]), m(acc.q_gen[1])])
+                }
+                None => (cells, classes.len(), q_gen),
+            };
             println!(
                 "{:?}\t{name}\t{cells}\t{}\t{:.0}\t{:.4}\t{:.4}\t{:.4}\t{:.4}\t{:.4}\t{:.4}\t{:.4}\t{:.4}\t{:.4}\t{:.4}",
                 levels,
-                classes.len(),
+                real_classes,
                 m(acc.classes),
                 m(acc.ncp),
                 m(acc.emd),

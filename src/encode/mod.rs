@@ -99,6 +99,12 @@ impl FrequencyTable {
         self.qis.iter().map(|q| q.hierarchy.height() as u8).collect()
     }
 
+    /// The sensitive column, which a method that publishes sensitive values needs; `table`
+    /// names the table in the error.
+    pub(crate) fn declared_sensitive(&self, table: &str) -> Result<&SensitiveColumn> {
+        self.sensitive.as_ref().ok_or_else(|| AnonError::table(table, "no sensitive attribute declared"))
+    }
+
     /// Rows in the order of their code tuples: by packed keys when the codes fit in 128 bits
     /// ([`count::Packing`]), else by the tuples themselves.
     fn sort(&mut self) {

@@ -10,6 +10,7 @@ use crate::meta::{Role, TableMeta};
 use datafusion::arrow::array::{ArrayRef, Float64Array, RecordBatch, StringArray, UInt32Array};
 use datafusion::arrow::compute::{cast, take};
 use datafusion::arrow::datatypes::{Field, Schema, SchemaRef};
+use datafusion::prelude::SessionContext;
 use std::sync::Arc;
 
 /// Rows per record batch of a release.
@@ -47,6 +48,30 @@ pub fn sensitive_values(table: &str, sens: &SensitiveColumn, source: &Schema) ->
     Ok((Field::new(&sens.name, ty, false), values))
 }
 
+/// A class-built release's schema: the class-level `fields`, then the sensitive column in the
+/// source column's type; with that column's distinct values, for [`class_rows`].
+pub(crate) fn release_schema(
+    table: &str,
+    sens: &SensitiveColumn,
+    source: &Schema,
+    mut fields: Vec<Field>,
+) -> Result<(SchemaRef, ArrayRef)> {
+    let (field, values) = sensitive_values(table, sens, source)?;
+    fields.push(field);
+    Ok((Arc::new(Schema::new(fields)), values))
+}
+
+/// The class and the sensitive value of every row, for [`class_rows`], from cells
+/// `(class, value, rows)` laid out in the order given: a cell's rows are adjacent and alike.
+pub(crate) fn cell_rows(cells: impl IntoIterator<Item = (u32, u32, u64)>) -> (Vec<u32>, Vec<u32>) {
+    let (mut row_class, mut row_value) = (Vec::new(), Vec::new());
+    for (class, value, n) in cells {
+        row_class.extend(std::iter::repeat_n(class, n as usize));
+        row_value.extend(std::iter::repeat_n(value, n as usize));
+    }
+    (row_class, row_value)
+}
+
 /// The release's batches: row i is class `row_class[i]` (an index into the class-level
 /// columns) with sensitive value `row_value[i]` (an index into `values`).
 pub fn class_rows(
@@ -64,6 +89,13 @@ pub fn class_rows(
         batches.push(RecordBatch::try_new(schema.clone(), cols)?);
     }
     Ok(batches)
+}
+
+/// The schema of the declared table `table`, which a release takes its column types and its
+/// dropped columns from.
+pub(crate) async fn source_schema(ctx: &SessionContext, table: &str) -> Result<SchemaRef> {
+    let df = ctx.table(table).await.map_err(|_| AnonError::table(table, "not found"))?;
+    Ok(df.schema().inner().clone())
 }
 
 /// Source columns a class-built release leaves out: everything but the quasi-identifiers and

@@ -48,6 +48,11 @@ impl Published {
 
     /// The dropped source columns as a report's `dropped_columns` (None when none).
     pub fn dropped_columns(&self) -> Option<String> {
-        (!self.dropped.is_empty()).then(|| self.dropped.join(", "))
+        dropped_list(&self.dropped)
     }
+}
+
+/// Dropped source columns as a report's `dropped_columns`: comma-separated, None when none.
+pub(crate) fn dropped_list(dropped: &[String]) -> Option<String> {
+    (!dropped.is_empty()).then(|| dropped.join(", "))
 }

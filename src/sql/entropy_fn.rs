@@ -39,10 +39,10 @@ impl MethodSpec for Entropy {
     fn run(&self, call: &Call<'_>, config: &EntropyConfig) -> Result<Outputs> {
         let progress = call.registry.progress();
         let (res, published) = block_on(anonymize(call.ctx, call.source, call.meta, config, progress.as_ref()))?;
+        let dropped = published.dropped_columns();
         let release = mem_table(published.schema.clone(), published.batches)?;
         let m = &res.measures;
         let records: u64 = res.blocks.iter().map(|b| b.size()).sum();
-        let dropped = (!published.dropped.is_empty()).then(|| published.dropped.join(", "));
         Outputs::new(release).with_report(
             call,
             Self::NAME,

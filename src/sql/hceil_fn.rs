@@ -58,7 +58,7 @@ impl MethodSpec for Hceil {
                 output::publish_batches(call.ctx, &name, published.catalog.schema(), vec![published.catalog])?;
             Ok::<_, AnonError>((res, release, catalog, published.release.dropped))
         })?;
-        let dropped = (!dropped.is_empty()).then(|| dropped.join(", "));
+        let dropped = crate::release::dropped_list(&dropped);
         let mut out = Outputs::new(release).with("catalog", catalog);
         if config.diagnostics {
             out = out.with("diagnostics", diagnostics(&res)?);

@@ -102,7 +102,7 @@ impl Call<'_> {
         let columns: Vec<String> =
             super::roles::table_columns(self.ctx, self.source)?.into_iter().map(|(c, _)| c).collect();
         let dropped = crate::encode::dropped_columns(self.meta, &columns, keep_insensitive);
-        Ok((!dropped.is_empty()).then(|| dropped.join(", ")))
+        Ok(crate::release::dropped_list(&dropped))
     }
 }
 

@@ -31,6 +31,7 @@ pub use guard::Guard;
 pub use loss::Measures;
 pub use state::State;
 
+use crate::encode::publish::source_schema;
 use crate::encode::{FrequencyTable, frequency_table};
 use crate::error::{AnonError, Result};
 use crate::meta::TableMeta;
@@ -208,8 +209,7 @@ pub async fn anonymize(
     let sensitive = meta.sensitive(table)?.to_string();
     let ft = frequency_table(ctx, table, meta, Some(&sensitive)).await?;
     let result = cluster(&ft, config, progress)?;
-    let source = ctx.table(table).await.map_err(|_| AnonError::table(table, "not found"))?;
-    let schema = source.schema().inner().clone();
+    let schema = source_schema(ctx, table).await?;
     let published = release::release(&ft, meta, table, &schema, &result.blocks)?;
     Ok((result, published))
 }

@@ -6,9 +6,9 @@
 //! h-ceiling release, columns that are neither quasi-identifying nor sensitive are left out.
 
 use super::block::Block;
-use crate::encode::publish::{class_rows, dropped_columns, push_bounds, sensitive_values, source_qis};
+use crate::encode::publish::{cell_rows, class_rows, dropped_columns, push_bounds, release_schema, source_qis};
 use crate::encode::{FrequencyTable, node_label};
-use crate::error::{AnonError, Result};
+use crate::error::Result;
 use crate::meta::TableMeta;
 use crate::release::Published;
 use datafusion::arrow::array::{ArrayRef, Int64Array, StringArray};
@@ -49,20 +49,15 @@ pub fn release(
     source: &Schema,
     blocks: &[Block],
 ) -> Result<Published> {
-    let sens = ft.sensitive.as_ref().ok_or_else(|| AnonError::table(table, "no sensitive attribute declared"))?;
-    let (mut fields, block_cols) = block_columns(ft, meta, table, source, blocks)?;
-    let (field, values) = sensitive_values(table, sens, source)?;
-    fields.push(field);
-    let schema = Arc::new(Schema::new(fields));
-    let (mut row_block, mut row_value) = (Vec::new(), Vec::new());
-    for (i, b) in blocks.iter().enumerate() {
+    let sens = ft.declared_sensitive(table)?;
+    let (fields, block_cols) = block_columns(ft, meta, table, source, blocks)?;
+    let (schema, values) = release_schema(table, sens, source, fields)?;
+    let cells = blocks.iter().enumerate().flat_map(|(i, b)| {
         let mut members: Vec<(u32, u64)> = b.members.iter().map(|&(row, c)| (sens.codes[row as usize], c)).collect();
         members.sort_unstable();
-        for (z, c) in members {
-            row_block.extend(std::iter::repeat_n(i as u32, c as usize));
-            row_value.extend(std::iter::repeat_n(z, c as usize));
-        }
-    }
+        members.into_iter().map(move |(z, c)| (i as u32, z, c))
+    });
+    let (row_block, row_value) = cell_rows(cells);
     let batches = class_rows(&schema, &block_cols, &values, &row_block, &row_value)?;
     Ok(Published { schema, batches, dropped: dropped_columns(source, meta) })
 }

@@ -198,8 +198,7 @@ pub struct State {
 impl State {
     /// Every record at its own leaves: H(X|Y) = 0 and I(Y;Z) = I(X;Z).
     pub fn new(ft: &FrequencyTable, with_mi: bool) -> Result<Self> {
-        let sens =
-            ft.sensitive.as_ref().ok_or_else(|| AnonError::table("source", "no sensitive attribute declared"))?;
+        let sens = ft.declared_sensitive("source")?;
         let m = ft.qis.len();
         let mut attrs: Vec<AttrCounts> = ft.qis.iter().map(|q| AttrCounts::new(q.hierarchy.clone())).collect();
         let mut radix = Vec::with_capacity(m);

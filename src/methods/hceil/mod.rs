@@ -25,6 +25,7 @@ pub mod truthful;
 pub use counterfeit::{NodeCatalog, ValueDraw};
 pub use score::Objective;
 
+use crate::encode::publish::source_schema;
 use crate::encode::{FrequencyTable, NodeCache, frequency_table};
 use crate::error::{AnonError, Result};
 use crate::lattice::format_levels;
@@ -342,7 +343,7 @@ pub async fn anonymize(
     progress: &dyn Progress,
 ) -> Result<(HceilResult, Outputs)> {
     let sensitive = meta.sensitive(table)?;
-    let source = ctx.table(table).await.map_err(|_| AnonError::table(table, "not found"))?.schema().inner().clone();
+    let source = source_schema(ctx, table).await?;
     let start = Instant::now();
     let ft = frequency_table(ctx, table, meta, Some(sensitive)).await?;
     let aggregate_ms = PassTimes::since(start);

@@ -12,9 +12,11 @@
 //! rows and no class id.
 
 use super::counterfeit::NodeCatalog;
-use crate::encode::publish::{class_rows, dropped_columns, push_bounds, range_label, sensitive_values, source_qis};
+use crate::encode::publish::{
+    cell_rows, class_rows, dropped_columns, push_bounds, range_label, release_schema, source_qis,
+};
 use crate::encode::{Cached, FrequencyTable};
-use crate::error::{AnonError, Result};
+use crate::error::Result;
 use crate::meta::TableMeta;
 use datafusion::arrow::array::{
     Array, ArrayRef, Int64Array, Int64Builder, ListBuilder, RecordBatch, StringArray, UInt32Array,
@@ -114,11 +116,7 @@ pub struct ClassCells {
 impl ClassCells {
     /// The rows, built in the client.
     pub fn batches(&self) -> Result<Vec<RecordBatch>> {
-        let (mut row_class, mut row_value) = (Vec::new(), Vec::new());
-        for &(c, s, n) in &self.cells {
-            row_class.extend(std::iter::repeat_n(c, n as usize));
-            row_value.extend(std::iter::repeat_n(s, n as usize));
-        }
+        let (row_class, row_value) = cell_rows(self.cells.iter().copied());
         class_rows(&self.schema, &self.class_cols, &self.values, &row_class, &row_value)
     }
 
@@ -161,12 +159,10 @@ pub fn release(
     catalog: &NodeCatalog,
     suppressed: &[bool],
 ) -> Result<ClassCells> {
-    let sens = ft.sensitive.as_ref().ok_or_else(|| AnonError::table(table, "no sensitive attribute declared"))?;
+    let sens = ft.declared_sensitive(table)?;
     let ids = class_ids(cached, suppressed);
-    let (mut fields, class_cols) = class_columns(ft, meta, table, source, cached, &ids)?;
-    let (field, values) = sensitive_values(table, sens, source)?;
-    fields.push(field);
-    let schema = Arc::new(Schema::new(fields));
+    let (fields, class_cols) = class_columns(ft, meta, table, source, cached, &ids)?;
+    let (schema, values) = release_schema(table, sens, source, fields)?;
     let cells = cells(cached, sens.values.len(), catalog, &ids);
     let dropped = dropped_columns(source, meta);
     Ok(ClassCells { schema, class_cols, values, cells, dropped })

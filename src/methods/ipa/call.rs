@@ -15,6 +15,7 @@ use super::guarantee::Guarantee;
 use super::sound::{DpConfig, DpRelease};
 use super::{IpaConfig, IpaResult, Published, parse_split, release};
 use crate::encode::frequency_table;
+use crate::encode::publish::source_schema;
 use crate::error::{AnonError, Result};
 use crate::meta::TableMeta;
 use crate::methods::options;
@@ -274,7 +275,7 @@ async fn public_source(
     let hierarchies =
         qis.iter().map(|q| meta.hierarchy(table, q).map(|h| (*q, h.as_ref()))).collect::<Result<Vec<_>>>()?;
     check_declared(function, hierarchies)?;
-    let source = ctx.table(table).await.map_err(|_| AnonError::table(table, "not found"))?.schema().inner().clone();
+    let source = source_schema(ctx, table).await?;
     let ft = frequency_table(ctx, table, meta, Some(informative)).await?;
     Ok((public_table(function, table, &ft, &domain)?, source))
 }

@@ -33,6 +33,7 @@ pub use score::Loss;
 pub use search::NodeScore;
 
 use crate::dp::{DiscreteLaplace, StreamKey};
+use crate::encode::publish::source_schema;
 use crate::encode::{FrequencyTable, NodeCache, frequency_table};
 use crate::error::{AnonError, Result};
 use crate::lattice::{NodeId, format_levels};
@@ -296,7 +297,7 @@ pub async fn anonymize(
     progress: &dyn Progress,
 ) -> Result<(IpaResult, Published)> {
     let informative = meta.sensitive(table)?;
-    let source = ctx.table(table).await.map_err(|_| AnonError::table(table, "not found"))?.schema().inner().clone();
+    let source = source_schema(ctx, table).await?;
     let ft = frequency_table(ctx, table, meta, Some(informative)).await?;
     let (res, mut nodes) = search_with_nodes(&ft, config, progress)?;
     let cached = nodes.classes(res.node)?;

@@ -13,7 +13,7 @@
 use super::guarantee::{Guarantee, METADATA_KEY};
 use super::histogram::DpHistogram;
 use super::perturb::Perturbation;
-use crate::encode::publish::{class_rows, sensitive_values};
+use crate::encode::publish::{cell_rows, class_rows, release_schema};
 use crate::encode::{Cached, FrequencyTable, node_label};
 use crate::error::{AnonError, Result};
 use datafusion::arrow::array::{ArrayRef, Float64Array, StringArray};
@@ -63,15 +63,10 @@ fn class_columns(
 
 /// Which perturbed class and informative value each released row has.
 fn rows(p: &Perturbation) -> (Vec<u32>, Vec<u32>) {
-    let (mut classes, mut values) = (Vec::new(), Vec::new());
-    for (i, pc) in p.classes.iter().enumerate() {
-        for (v, (&k, &f)) in pc.kept.iter().zip(&pc.counterfeit).enumerate() {
-            let n = (k + f) as usize;
-            classes.extend(std::iter::repeat_n(i as u32, n));
-            values.extend(std::iter::repeat_n(v as u32, n));
-        }
-    }
-    (classes, values)
+    cell_rows(p.classes.iter().enumerate().flat_map(|(i, pc)| {
+        let per_value = pc.kept.iter().zip(&pc.counterfeit).enumerate();
+        per_value.map(move |(v, (&k, &f))| (i as u32, v as u32, u64::from(k + f)))
+    }))
 }
 
 /// The release's schema and batches. `source` gives the column types (a numeric attribute's
@@ -97,11 +92,7 @@ pub fn histogram_release(
     hist: &DpHistogram,
 ) -> Result<(SchemaRef, Vec<RecordBatch>)> {
     let classes: Vec<Option<Vec<u32>>> = hist.cells.iter().map(|c| Some(c.codes.clone())).collect();
-    let (mut row_class, mut row_value) = (Vec::new(), Vec::new());
-    for (i, c) in hist.cells.iter().enumerate() {
-        row_class.extend(std::iter::repeat_n(i as u32, c.count as usize));
-        row_value.extend(std::iter::repeat_n(c.value, c.count as usize));
-    }
+    let (row_class, row_value) = cell_rows(hist.cells.iter().enumerate().map(|(i, c)| (i as u32, c.value, c.count)));
     build(ft, source, &hist.levels, &classes, &row_class, &row_value)
 }
 
@@ -114,10 +105,8 @@ fn build(
     row_value: &[u32],
 ) -> Result<(SchemaRef, Vec<RecordBatch>)> {
     let inf = ft.sensitive.as_ref().ok_or_else(|| AnonError::table("release", "no informative attribute"))?;
-    let (mut fields, class_cols) = class_columns(ft, source, levels, classes)?;
-    let (field, values) = sensitive_values("release", inf, source)?;
-    fields.push(field);
-    let schema = Arc::new(Schema::new(fields));
+    let (fields, class_cols) = class_columns(ft, source, levels, classes)?;
+    let (schema, values) = release_schema("release", inf, source, fields)?;
     let batches = class_rows(&schema, &class_cols, &values, row_class, row_value)?;
     Ok((schema, batches))
 }

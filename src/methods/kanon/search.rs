@@ -42,6 +42,7 @@ use crate::encode::{Cached, FrequencyTable, Grouping, NodeCache};
 use crate::error::{AnonError, Result};
 use crate::lattice::{Antichain, BoundOrder, Lattice, NodeId, Toward};
 use std::collections::HashMap;
+use std::ops::ControlFlow;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -498,6 +499,22 @@ impl Search<'_> {
         Ok(!self.fails.covers(&levels))
     }
 
+    /// The node next in bound order, or what the search returns when it stops there: `None`
+    /// when nothing left can beat the best (proven), the bound where the time budget ended
+    /// (a lower bound of every node not yet ruled out). Peeks only: the caller takes the node.
+    fn next_or_stop<F: Fn(&[u8]) -> f64>(&self, order: &mut BoundOrder<F>) -> ControlFlow<Option<f64>, NodeId> {
+        let Some((node, bound)) = order.peek_outside(&self.fails, &self.bounded) else {
+            return ControlFlow::Break(None);
+        };
+        if self.beyond_best(bound) {
+            return ControlFlow::Break(None);
+        }
+        if self.out_of_time() {
+            return ControlFlow::Break(Some(bound));
+        }
+        ControlFlow::Continue(node)
+    }
+
     /// Visit nodes in bound order until nothing left can beat the best, jumping over the
     /// down-sets of failing nodes. Returns `None` when that is proven, or the bound where the
     /// time budget ended (a lower bound of every node not yet ruled out).
@@ -509,13 +526,10 @@ impl Search<'_> {
             return self.scan(ev, &mut order);
         }
         loop {
-            let Some((node, bound)) = order.peek_outside(&self.fails, &self.bounded) else { return Ok(None) };
-            if self.beyond_best(bound) {
-                return Ok(None);
-            }
-            if self.out_of_time() {
-                return Ok(Some(bound));
-            }
+            let node = match self.next_or_stop(&mut order) {
+                ControlFlow::Continue(node) => node,
+                ControlFlow::Break(stop) => return Ok(stop),
+            };
             order.next_outside(&self.fails, &self.bounded);
             let levels = lattice.levels(node);
             if self.known_anonymous(&levels) {
@@ -543,12 +557,8 @@ impl Search<'_> {
     fn scan<F: Fn(&[u8]) -> f64>(&mut self, ev: &mut Evaluator, order: &mut BoundOrder<F>) -> Result<Option<f64>> {
         const BATCH: usize = 32;
         loop {
-            let Some((_, bound)) = order.peek_outside(&self.fails, &self.bounded) else { return Ok(None) };
-            if self.beyond_best(bound) {
-                return Ok(None);
-            }
-            if self.out_of_time() {
-                return Ok(Some(bound));
+            if let ControlFlow::Break(stop) = self.next_or_stop(order) {
+                return Ok(stop);
             }
             let mut batch = Vec::with_capacity(BATCH);
             while batch.len() < BATCH

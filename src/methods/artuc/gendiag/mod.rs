@@ -19,10 +19,11 @@ mod q;
 mod state;
 
 use crate::measures::ul::record_ul;
-use q::{PACKED_MAX, unpack_into};
+use q::{PACKED_ITEMS, PACKED_MAX, unpack_into, walk_tail};
 use state::State;
 use std::cmp::Reverse;
 use std::collections::HashMap;
+use std::rc::Rc;
 
 /// The anonymized codes of one cluster.
 #[derive(Debug, Clone, PartialEq)]
@@ -61,28 +62,89 @@ pub fn gendiag(records: &[&[u32]], set_of_code: &[Option<u32>], k: usize, m: usi
 pub fn gendiag_within(records: &[&[u32]], set_of_code: &[Option<u32>], k: usize, m: usize, limit: u64) -> Option<Diag> {
     let mut s = State::new(records, set_of_code);
     let mut buf = Vec::new();
-    match s.violating_packed(k, m) {
-        Some(q) => {
-            let mut p = Vec::with_capacity(PACKED_MAX);
-            for key in q {
-                unpack_into(key, &mut p);
-                s.process(&p, k, &mut buf);
-                if s.suppressed_total > limit {
-                    return None;
-                }
+    if m <= PACKED_MAX && s.items.len() < PACKED_ITEMS {
+        let mut p = Vec::with_capacity(PACKED_MAX);
+        for key in s.violating_head(k, m) {
+            unpack_into(key, &mut p);
+            s.process(&p, k, &mut buf);
+            if s.suppressed_total > limit {
+                return None;
             }
         }
-        None => {
-            for (p, _) in s.violating(k, m) {
-                s.process(&p, k, &mut buf);
-                if s.suppressed_total > limit {
-                    return None;
-                }
+        // Q's tail is read from the original codes (shared, fixed) as the pass changes the state.
+        let (rec_codes, code_recs) = (Rc::clone(&s.rec_codes), Rc::clone(&s.code_recs));
+        let mut known = Satisfied::new(s.items.len());
+        let finished = walk_tail(&rec_codes, &code_recs, k, m, |t| {
+            if !known.skip(&s, t) {
+                s.process(t, k, &mut buf);
+                known.after_process(&s, t);
+            }
+            s.suppressed_total <= limit
+        });
+        if !finished {
+            return None;
+        }
+    } else {
+        for (p, _) in s.violating(k, m) {
+            s.process(&p, k, &mut buf);
+            if s.suppressed_total > limit {
+                return None;
             }
         }
     }
     debug_assert!(s.violating(k, m).is_empty(), "GenDiag: a violating set survived the pass");
     Some(s.finish())
+}
+
+/// Tail triples (Q's triples of support 1, [`walk_tail`]) known to be satisfied without
+/// counting their support: a tail triple {a, b, c} is held by one record r, and by the time the
+/// tail is reached every set of at most two of r's codes has been processed (or had support ≥
+/// k), so its image has support ≥ k; merges and suppressions never lower an image's support,
+/// so it stays so. A tail triple whose image has fewer than three items (one was suppressed,
+/// or two codes share an item) is the image of such a set: satisfied. Otherwise, with a's and
+/// b's items x and y, the third items z found satisfied are remembered until x or y changes
+/// (the walk visits the triples of one pair {a, b} one after another, and a long record's
+/// later codes share few items). Skipping them is exact: Steps 4–14 do nothing for a
+/// satisfied set.
+struct Satisfied {
+    /// Per item, the epoch in which (x, y, item) was found satisfied.
+    seen: Vec<u32>,
+    epoch: u32,
+    /// The pair the epoch is for: (a, b) and their items (x, y).
+    pair: Option<(usize, usize, usize, usize)>,
+}
+
+impl Satisfied {
+    fn new(items: usize) -> Self {
+        Satisfied { seen: vec![0; items], epoch: 0, pair: None }
+    }
+
+    /// Whether the tail triple `t` is known to be satisfied.
+    fn skip(&mut self, s: &State, t: &[usize]) -> bool {
+        let &[a, b, c] = t else { return false };
+        let (Some(x), Some(y), Some(z)) = (s.resolve(a), s.resolve(b), s.resolve(c)) else {
+            return true;
+        };
+        if x == y || z == x || z == y {
+            return true;
+        }
+        if self.pair != Some((a, b, x, y)) {
+            self.pair = Some((a, b, x, y));
+            self.epoch += 1;
+        }
+        self.seen[z] == self.epoch
+    }
+
+    /// After Steps 4–14 ran on `t`, its image is satisfied: remember its third item while a's
+    /// and b's items are still the epoch's.
+    fn after_process(&mut self, s: &State, t: &[usize]) {
+        let &[a, b, c] = t else { return };
+        if let (Some(x), Some(y), Some(z)) = (s.resolve(a), s.resolve(b), s.resolve(c))
+            && self.pair == Some((a, b, x, y))
+        {
+            self.seen[z] = self.epoch;
+        }
+    }
 }
 
 /// Step 6's order on candidate pairs: |ũ| (so UL(ũ) = 2^|ũ| − 1), then the larger support of p

@@ -7,14 +7,16 @@
 
 use crate::encode::hash::{FastMap, fast_map};
 use std::collections::HashMap;
+use std::rc::Rc;
 
 pub(super) struct State {
     /// Local code id → leaf code, ascending (so local ids order like codes).
     pub codes: Vec<u32>,
-    /// Per record, its local code ids, ascending.
-    pub rec_codes: Vec<Vec<usize>>,
+    /// Per record, its local code ids, ascending. Shared (like `code_recs`) so that Q's tail
+    /// can be walked from the original codes while the state changes.
+    pub rec_codes: Rc<Vec<Vec<usize>>>,
     /// Per local code, the records holding it, ascending.
-    pub code_recs: Vec<Vec<u32>>,
+    pub code_recs: Rc<Vec<Vec<u32>>>,
     /// Local code → its item; items start as one per code.
     pub item_of: Vec<Option<usize>>,
     /// Item → local codes, ascending (empty once merged away).
@@ -72,9 +74,9 @@ impl State {
         let (item_set, set_items, set_pos) = code_sets(&codes, set_of_code);
         State {
             codes: codes.clone(),
-            rec_codes,
+            rec_codes: Rc::new(rec_codes),
             item_recs: code_recs.clone(),
-            code_recs,
+            code_recs: Rc::new(code_recs),
             item_of: (0..n).map(Some).collect(),
             items: (0..n).map(|i| vec![i]).collect(),
             size: vec![1; n],

@@ -19,7 +19,7 @@ mod q;
 mod state;
 
 use crate::measures::ul::record_ul;
-use q::{PACKED_ITEMS, PACKED_MAX, unpack_into, walk_tail};
+use q::{PACKED_ITEMS, PACKED_MAX, TailVisitor, unpack_into, walk_tail};
 use state::State;
 use std::cmp::Reverse;
 use std::collections::HashMap;
@@ -73,15 +73,8 @@ pub fn gendiag_within(records: &[&[u32]], set_of_code: &[Option<u32>], k: usize,
         }
         // Q's tail is read from the original codes (shared, fixed) as the pass changes the state.
         let (rec_codes, code_recs) = (Rc::clone(&s.rec_codes), Rc::clone(&s.code_recs));
-        let mut known = Satisfied::new(s.items.len());
-        let finished = walk_tail(&rec_codes, &code_recs, k, m, |t| {
-            if !known.skip(&s, t) {
-                s.process(t, k, &mut buf);
-                known.after_process(&s, t);
-            }
-            s.suppressed_total <= limit
-        });
-        if !finished {
+        let mut tail = Tail::new(&mut s, &mut buf, k, limit);
+        if !walk_tail(&rec_codes, &code_recs, (k, m), &mut tail) {
             return None;
         }
     } else {
@@ -96,17 +89,22 @@ pub fn gendiag_within(records: &[&[u32]], set_of_code: &[Option<u32>], k: usize,
     Some(s.finish())
 }
 
-/// Tail triples (Q's triples of support 1, [`walk_tail`]) known to be satisfied without
-/// counting their support: a tail triple {a, b, c} is held by one record r, and by the time the
-/// tail is reached every set of at most two of r's codes has been processed (or had support ≥
-/// k), so its image has support ≥ k; merges and suppressions never lower an image's support,
-/// so it stays so. A tail triple whose image has fewer than three items (one was suppressed,
-/// or two codes share an item) is the image of such a set: satisfied. Otherwise, with a's and
-/// b's items x and y, the third items z found satisfied are remembered until x or y changes
-/// (the walk visits the triples of one pair {a, b} one after another, and a long record's
-/// later codes share few items). Skipping them is exact: Steps 4–14 do nothing for a
-/// satisfied set.
-struct Satisfied {
+/// Steps 4–14 on Q's tail (its triples of support 1, [`walk_tail`]), passing over the triples
+/// known to be satisfied without counting their support. A tail triple {a, b, c} is held by one
+/// record r, and by the time the tail is reached every set of at most two of r's codes has
+/// been processed (or had support ≥ k), so its image has support ≥ k; merges and suppressions
+/// never lower an image's support, so it stays so. A tail triple whose image has fewer than
+/// three items (one was suppressed, or two codes share an item) is the image of such a set:
+/// satisfied. So a first item a that was suppressed, or a pair {a, b} whose codes were
+/// suppressed or share an item, has no triple to look at. Otherwise, with a's and b's items x
+/// and y, the third items z found satisfied are remembered until x or y changes (the walk
+/// visits the triples of one pair one after another, and a long record's later codes share
+/// few items). Passing over them is exact: Steps 4–14 do nothing for a satisfied set.
+struct Tail<'a> {
+    s: &'a mut State,
+    buf: &'a mut Vec<usize>,
+    k: usize,
+    limit: u64,
     /// Per item, the epoch in which (x, y, item) was found satisfied.
     seen: Vec<u32>,
     epoch: u32,
@@ -114,36 +112,48 @@ struct Satisfied {
     pair: Option<(usize, usize, usize, usize)>,
 }
 
-impl Satisfied {
-    fn new(items: usize) -> Self {
-        Satisfied { seen: vec![0; items], epoch: 0, pair: None }
+impl<'a> Tail<'a> {
+    fn new(s: &'a mut State, buf: &'a mut Vec<usize>, k: usize, limit: u64) -> Self {
+        let seen = vec![0; s.items.len()];
+        Tail { s, buf, k, limit, seen, epoch: 0, pair: None }
     }
 
-    /// Whether the tail triple `t` is known to be satisfied.
-    fn skip(&mut self, s: &State, t: &[usize]) -> bool {
-        let &[a, b, c] = t else { return false };
-        let (Some(x), Some(y), Some(z)) = (s.resolve(a), s.resolve(b), s.resolve(c)) else {
-            return true;
-        };
-        if x == y || z == x || z == y {
-            return true;
+    /// The items of a and b when both are alive and distinct, the epoch set for them.
+    fn items(&mut self, a: usize, b: usize) -> Option<(usize, usize)> {
+        let (x, y) = (self.s.resolve(a)?, self.s.resolve(b)?);
+        if x == y {
+            return None;
         }
         if self.pair != Some((a, b, x, y)) {
             self.pair = Some((a, b, x, y));
             self.epoch += 1;
         }
-        self.seen[z] == self.epoch
+        Some((x, y))
+    }
+}
+
+impl TailVisitor for Tail<'_> {
+    fn first(&mut self, a: usize) -> bool {
+        self.s.resolve(a).is_some()
     }
 
-    /// After Steps 4–14 ran on `t`, its image is satisfied: remember its third item while a's
-    /// and b's items are still the epoch's.
-    fn after_process(&mut self, s: &State, t: &[usize]) {
-        let &[a, b, c] = t else { return };
-        if let (Some(x), Some(y), Some(z)) = (s.resolve(a), s.resolve(b), s.resolve(c))
-            && self.pair == Some((a, b, x, y))
-        {
+    fn pair(&mut self, a: usize, b: usize) -> bool {
+        self.items(a, b).is_some()
+    }
+
+    fn triple(&mut self, t: &[usize]) -> bool {
+        let &[a, b, c] = t else { return true };
+        let Some((x, y)) = self.items(a, b) else { return true };
+        match self.s.resolve(c) {
+            Some(z) if z != x && z != y && self.seen[z] != self.epoch => {}
+            _ => return true,
+        }
+        self.s.process(t, self.k, self.buf);
+        // Its image is satisfied now: remember its third item while a's and b's are the epoch's.
+        if let (Some(_), Some(z)) = (self.items(a, b), self.s.resolve(c)) {
             self.seen[z] = self.epoch;
         }
+        self.s.suppressed_total <= self.limit
     }
 }
 

@@ -36,10 +36,7 @@ impl State {
     /// its tail ([`walk_tail`]).
     fn violating_fresh(&self, k: usize, m: usize) -> Vec<u64> {
         let mut out = self.violating_head(k, m);
-        walk_tail(&self.rec_codes, &self.code_recs, k, m, |t| {
-            out.push(pack(t));
-            true
-        });
+        walk_tail(&self.rec_codes, &self.code_recs, (k, m), &mut Collect(&mut out));
         out
     }
 
@@ -153,22 +150,46 @@ fn after(items: &[usize], a: usize) -> &[usize] {
     &items[items.partition_point(|&b| b <= a)..]
 }
 
+/// What walks Q's tail ([`walk_tail`]) gets to see, in the tail's order.
+pub(super) trait TailVisitor {
+    /// Whether to walk the triples whose lowest item is `a` (false: none of them needs a look).
+    fn first(&mut self, _a: usize) -> bool {
+        true
+    }
+    /// Whether to walk the triples of the pair {a, b} (false: none of them needs a look).
+    fn pair(&mut self, _a: usize, _b: usize) -> bool {
+        true
+    }
+    /// One triple of the tail; false stops the walk.
+    fn triple(&mut self, t: &[usize]) -> bool;
+}
+
+/// Collects the tail as packed sets (Q in full, for [`State::violating`] and the tests).
+struct Collect<'a>(&'a mut Vec<u64>);
+
+impl TailVisitor for Collect<'_> {
+    fn triple(&mut self, t: &[usize]) -> bool {
+        self.0.push(pack(t));
+        true
+    }
+}
+
 /// Q's tail on the fresh state: the triples held by one record (support 1 < k, so in Q when
-/// k ≥ 2), in Q's order (ascending), each visited as it is found and never stored; `visit`
-/// returns false to stop the walk, and the walk returns false when it was stopped.
+/// k ≥ 2), in Q's order (ascending), each visited as it is found and never stored. Returns
+/// false when the visitor stopped the walk.
 ///
 /// Q's order puts them last (support 1 is the lowest, triples the largest sets), and they are
 /// most of an m = 3 Q: a long record's code triples are nearly all its own. GenDiag gives up a
 /// run as soon as it suppresses more than a limit, which it mostly learns before the tail, so
 /// counting and storing the tail first was most of a given-up run's cost. A pair held by one
 /// record r makes every triple with a later code of r a tail triple, read off r directly.
-/// The walk reads only the original codes, so the state may change while it runs.
+/// The walk reads only the original codes, so the state may change while it runs, and the
+/// visitor may pass over a first item or a pair whose triples it knows need nothing.
 pub(super) fn walk_tail(
     rec_codes: &[Vec<usize>],
     code_recs: &[Vec<u32>],
-    k: usize,
-    m: usize,
-    mut visit: impl FnMut(&[usize]) -> bool,
+    (k, m): (usize, usize),
+    v: &mut impl TailVisitor,
 ) -> bool {
     if m < 3 || k < 2 {
         return true;
@@ -179,13 +200,16 @@ pub(super) fn walk_tail(
     let mut c_marks = Marks::new(n);
     let mut go = true;
     for (a, recs) in code_recs.iter().enumerate() {
+        if recs.is_empty() || !v.first(a) {
+            continue;
+        }
         walk.pairs(rec_codes, a, recs, |b, support, with_b| {
-            if !go {
+            if !go || !v.pair(a, b) {
                 return;
             }
             if support == 1 {
                 for &c in after(&rec_codes[with_b[0] as usize], b) {
-                    if !visit(&[a, b, c]) {
+                    if !v.triple(&[a, b, c]) {
                         go = false;
                         return;
                     }
@@ -200,7 +224,7 @@ pub(super) fn walk_tail(
             }
             c_marks.drain(|c| {
                 // Drained even once stopped: the marks must be left clear.
-                if std::mem::take(&mut triple_count[c]) == 1 && go && !visit(&[a, b, c]) {
+                if std::mem::take(&mut triple_count[c]) == 1 && go && !v.triple(&[a, b, c]) {
                     go = false;
                 }
             });

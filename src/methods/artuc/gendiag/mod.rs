@@ -64,17 +64,17 @@ pub fn gendiag_within(records: &[&[u32]], set_of_code: &[Option<u32>], k: usize,
     let mut buf = Vec::new();
     if m <= PACKED_MAX && s.items.len() < PACKED_ITEMS {
         let mut p = Vec::with_capacity(PACKED_MAX);
-        for key in s.violating_head(k, m) {
+        let head = s.violating_head(k, m);
+        // Q's tail is read from the original codes (shared, fixed) as the pass changes the state.
+        let (rec_codes, code_recs) = (Rc::clone(&s.rec_codes), Rc::clone(&s.code_recs));
+        let mut pass = Pass::new(&mut s, &mut buf, k, limit);
+        for key in head {
             unpack_into(key, &mut p);
-            s.process(&p, k, &mut buf);
-            if s.suppressed_total > limit {
+            if !pass.set(&p) {
                 return None;
             }
         }
-        // Q's tail is read from the original codes (shared, fixed) as the pass changes the state.
-        let (rec_codes, code_recs) = (Rc::clone(&s.rec_codes), Rc::clone(&s.code_recs));
-        let mut tail = Tail::new(&mut s, &mut buf, k, limit);
-        if !walk_tail(&rec_codes, &code_recs, (k, m), &mut tail) {
+        if !walk_tail(&rec_codes, &code_recs, (k, m), &mut pass) {
             return None;
         }
     } else {
@@ -89,18 +89,20 @@ pub fn gendiag_within(records: &[&[u32]], set_of_code: &[Option<u32>], k: usize,
     Some(s.finish())
 }
 
-/// Steps 4–14 on Q's tail (its triples of support 1, [`walk_tail`]), passing over the triples
-/// known to be satisfied without counting their support. A tail triple {a, b, c} is held by one
-/// record r, and by the time the tail is reached every set of at most two of r's codes has
-/// been processed (or had support ≥ k), so its image has support ≥ k; merges and suppressions
-/// never lower an image's support, so it stays so. A tail triple whose image has fewer than
-/// three items (one was suppressed, or two codes share an item) is the image of such a set:
-/// satisfied. So a first item a that was suppressed, or a pair {a, b} whose codes were
-/// suppressed or share an item, has no triple to look at. Otherwise, with a's and b's items x
-/// and y, the third items z found satisfied are remembered until x or y changes (the walk
-/// visits the triples of one pair one after another, and a long record's later codes share
-/// few items). Passing over them is exact: Steps 4–14 do nothing for a satisfied set.
-struct Tail<'a> {
+/// Steps 4–14 on Q in order (the head's sets, then the tail's triples, [`walk_tail`]), passing
+/// over the triples known to be satisfied without counting their support. When a triple of Q
+/// is reached, every proper subset of it has been processed or had support ≥ k (a subset has
+/// at least the triple's support, and within a support smaller sets come first), so the
+/// subset's image has support ≥ k (in a cluster of at least k records; in a smaller one every
+/// item is suppressed by then), and merges and suppressions never lower an image's support, so
+/// it stays so. A triple whose image has fewer than three items (one was suppressed, or two
+/// codes share an item) is the image of such a subset: satisfied. So in the tail a first item
+/// a that was suppressed, or a pair {a, b} whose codes were suppressed or share an item, has no
+/// triple to look at. Otherwise, with a's and b's items x and y, the third items z found
+/// satisfied are remembered until x or y changes (triples of one pair come one after another,
+/// and a long record's later codes share few items). Passing over them is exact: Steps 4–14
+/// do nothing for a satisfied set.
+struct Pass<'a> {
     s: &'a mut State,
     buf: &'a mut Vec<usize>,
     k: usize,
@@ -112,10 +114,19 @@ struct Tail<'a> {
     pair: Option<(usize, usize, usize, usize)>,
 }
 
-impl<'a> Tail<'a> {
+impl<'a> Pass<'a> {
     fn new(s: &'a mut State, buf: &'a mut Vec<usize>, k: usize, limit: u64) -> Self {
         let seen = vec![0; s.items.len()];
-        Tail { s, buf, k, limit, seen, epoch: 0, pair: None }
+        Pass { s, buf, k, limit, seen, epoch: 0, pair: None }
+    }
+
+    /// Steps 4–14 for one set of Q's head; false once more than the limit is suppressed.
+    fn set(&mut self, p: &[usize]) -> bool {
+        if p.len() == 3 {
+            return self.triple(p);
+        }
+        self.s.process(p, self.k, self.buf);
+        self.s.suppressed_total <= self.limit
     }
 
     /// The items of a and b when both are alive and distinct, the epoch set for them.
@@ -132,7 +143,7 @@ impl<'a> Tail<'a> {
     }
 }
 
-impl TailVisitor for Tail<'_> {
+impl TailVisitor for Pass<'_> {
     fn first(&mut self, a: usize) -> bool {
         self.s.resolve(a).is_some()
     }

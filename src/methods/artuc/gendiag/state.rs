@@ -228,7 +228,14 @@ impl State {
 
     /// Whether p's image already has support ≥ k, for p of at most three items without
     /// building the image (most of Q is satisfied by the time it is reached); None when p is
-    /// larger or lost an item to suppression (Steps 4–14 decide those).
+    /// larger or a singleton that was suppressed (Steps 4–14 decide those).
+    ///
+    /// Asked only in Q's order: by then every proper subset of a pair or triple p has been
+    /// processed or had support ≥ k (a subset has at least p's support, and within a support
+    /// smaller sets come first), so an image of p with fewer items than p (an item suppressed,
+    /// or two codes in one item) is a subset's image and satisfied, with no count (in a
+    /// cluster of fewer than k records every item is suppressed by then, and nothing is left
+    /// to do either).
     #[inline]
     pub fn satisfied_small(&self, p: &[usize], k: usize) -> Option<bool> {
         match *p {
@@ -236,19 +243,18 @@ impl State {
                 let x = self.resolve(a)?;
                 Some(self.item_recs[x].len() >= k)
             }
-            [a, b] => {
-                let (x, y) = (self.resolve(a)?, self.resolve(b)?);
-                Some(if x == y { self.item_recs[x].len() } else { self.support_pair(x, y) } >= k)
-            }
-            [a, b, c] => {
-                let mut t = [self.resolve(a)?, self.resolve(b)?, self.resolve(c)?];
-                t.sort_unstable();
-                Some(match t {
-                    [x, _, z] if x == z => self.item_recs[x].len() >= k,
-                    [x, y, z] if x == y || y == z => self.support_pair(x, z) >= k,
-                    t => self.support_up_to(&t, k) >= k,
-                })
-            }
+            [a, b] => Some(match (self.resolve(a), self.resolve(b)) {
+                (Some(x), Some(y)) if x != y => self.support_pair(x, y) >= k,
+                _ => true,
+            }),
+            [a, b, c] => Some(match (self.resolve(a), self.resolve(b), self.resolve(c)) {
+                (Some(x), Some(y), Some(z)) if x != y && y != z && x != z => {
+                    let mut t = [x, y, z];
+                    t.sort_unstable();
+                    self.support_up_to(&t, k) >= k
+                }
+                _ => true,
+            }),
             _ => None,
         }
     }

@@ -107,9 +107,10 @@ struct Pass<'a> {
     buf: &'a mut Vec<usize>,
     k: usize,
     limit: u64,
-    /// Per item, the epoch in which (x, y, item) was found satisfied.
-    seen: Vec<u32>,
-    epoch: u32,
+    /// Per item, the epoch in which (x, y, item) was found satisfied (u64: an epoch per pair
+    /// never wraps).
+    seen: Vec<u64>,
+    epoch: u64,
     /// The pair the epoch is for: (a, b) and their items (x, y).
     pair: Option<(usize, usize, usize, usize)>,
 }

@@ -27,19 +27,19 @@ pub enum AnonError {
 pub type Result<T, E = AnonError> = std::result::Result<T, E>;
 
 impl AnonError {
-    pub fn argument(function: &str, argument: &str, message: impl Into<String>) -> Self {
+    pub(crate) fn argument(function: &str, argument: &str, message: impl Into<String>) -> Self {
         AnonError::Argument { function: function.into(), argument: argument.into(), message: message.into() }
     }
-    pub fn column(table: &str, column: &str, message: impl Into<String>) -> Self {
+    pub(crate) fn column(table: &str, column: &str, message: impl Into<String>) -> Self {
         AnonError::Column { table: table.into(), column: column.into(), message: message.into() }
     }
-    pub fn hierarchy(attribute: &str, message: impl Into<String>) -> Self {
+    pub(crate) fn hierarchy(attribute: &str, message: impl Into<String>) -> Self {
         AnonError::Hierarchy { attribute: attribute.into(), message: message.into() }
     }
-    pub fn table(table: &str, message: impl Into<String>) -> Self {
+    pub(crate) fn table(table: &str, message: impl Into<String>) -> Self {
         AnonError::Table { table: table.into(), message: message.into() }
     }
-    pub fn io(path: &str, err: impl fmt::Display) -> Self {
+    pub(crate) fn io(path: &str, err: impl fmt::Display) -> Self {
         AnonError::Io { path: path.into(), message: err.to_string() }
     }
 }

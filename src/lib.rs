@@ -33,10 +33,10 @@ pub mod measures;
 pub mod meta;
 pub mod methods;
 pub mod metrics;
-pub mod parallel;
+pub(crate) mod parallel;
 pub mod progress;
 pub mod release;
-pub mod releases;
+pub(crate) mod releases;
 #[cfg(feature = "ballista")]
 pub mod scale;
 pub mod sql;

@@ -27,7 +27,7 @@ pub enum Role {
 }
 
 impl Role {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Role::Identifier => "identifier",
             Role::QuasiIdentifier => "quasi_identifier",
@@ -37,7 +37,7 @@ impl Role {
         }
     }
 
-    pub fn parse(s: &str) -> Option<Role> {
+    pub(crate) fn parse(s: &str) -> Option<Role> {
         match s.trim().to_ascii_lowercase().replace(['-', ' '], "_").as_str() {
             "identifier" | "id" | "direct_identifier" => Some(Role::Identifier),
             "quasi_identifier" | "qi" | "quasi" => Some(Role::QuasiIdentifier),
@@ -59,11 +59,11 @@ pub struct TableMeta {
 }
 
 impl TableMeta {
-    pub fn role(&self, column: &str) -> Option<Role> {
+    pub(crate) fn role(&self, column: &str) -> Option<Role> {
         self.roles.iter().find(|(c, _)| c == column).map(|(_, r)| *r)
     }
 
-    pub fn columns_with(&self, role: Role) -> Vec<&str> {
+    pub(crate) fn columns_with(&self, role: Role) -> Vec<&str> {
         self.roles.iter().filter(|(_, r)| *r == role).map(|(c, _)| c.as_str()).collect()
     }
 
@@ -72,7 +72,7 @@ impl TableMeta {
     }
 
     /// The single sensitive attribute a method needs, or an error naming the table.
-    pub fn sensitive(&self, table: &str) -> Result<&str> {
+    pub(crate) fn sensitive(&self, table: &str) -> Result<&str> {
         match self.columns_with(Role::Sensitive).as_slice() {
             [one] => Ok(one),
             [] => Err(AnonError::table(table, "no sensitive attribute declared (declare_roles: column=sensitive)")),
@@ -87,7 +87,7 @@ impl TableMeta {
         }
     }
 
-    pub fn hierarchy(&self, table: &str, column: &str) -> Result<&Arc<Hierarchy>> {
+    pub(crate) fn hierarchy(&self, table: &str, column: &str) -> Result<&Arc<Hierarchy>> {
         self.hierarchies.get(column).ok_or_else(|| {
             AnonError::column(table, column, "has no hierarchy; load one with load_hierarchy or interval_hierarchy")
         })
@@ -95,7 +95,7 @@ impl TableMeta {
 
     /// Every quasi-identifier has a hierarchy of a lattice kind, every set-valued column a
     /// code hierarchy.
-    pub fn check_complete(&self, table: &str) -> Result<()> {
+    pub(crate) fn check_complete(&self, table: &str) -> Result<()> {
         for (col, role) in &self.roles {
             match role {
                 Role::QuasiIdentifier if self.hierarchy(table, col)?.kind() == HierarchyKind::Codes => {
@@ -147,13 +147,13 @@ impl Registry {
     }
 
     /// Replace the roles of a table, keeping its hierarchies.
-    pub fn set_roles(&self, table: &str, roles: Vec<(String, Role)>) {
+    pub(crate) fn set_roles(&self, table: &str, roles: Vec<(String, Role)>) {
         self.bump();
         let mut t = self.tables.write().expect("registry lock");
         t.entry(table.to_string()).or_default().roles = roles;
     }
 
-    pub fn set_hierarchy(&self, table: &str, column: &str, h: Arc<Hierarchy>) {
+    pub(crate) fn set_hierarchy(&self, table: &str, column: &str, h: Arc<Hierarchy>) {
         self.bump();
         let mut t = self.tables.write().expect("registry lock");
         t.entry(table.to_string()).or_default().hierarchies.insert(column.to_string(), h);
@@ -171,7 +171,7 @@ impl Registry {
     }
 
     /// The installed progress reporter, or a silent one.
-    pub fn progress(&self) -> Arc<dyn crate::progress::Progress> {
+    pub(crate) fn progress(&self) -> Arc<dyn crate::progress::Progress> {
         self.progress.read().expect("registry lock").clone().unwrap_or_else(crate::progress::silent)
     }
 
@@ -180,12 +180,12 @@ impl Registry {
     }
 
     /// Changes with every declaration (roles, hierarchies): part of every memo key.
-    pub fn generation(&self) -> u64 {
+    pub(crate) fn generation(&self) -> u64 {
         self.generation.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// The privacy budgets and spends of the session's tables.
-    pub fn ledger(&self) -> Arc<crate::dp::ledger::Ledger> {
+    pub(crate) fn ledger(&self) -> Arc<crate::dp::ledger::Ledger> {
         self.ledger.read().expect("registry lock").clone()
     }
 
@@ -195,11 +195,11 @@ impl Registry {
     }
 
     /// The engine's registered outputs, which guard every output name.
-    pub fn releases(&self) -> &crate::releases::Releases {
+    pub(crate) fn releases(&self) -> &crate::releases::Releases {
         &self.releases
     }
 
-    pub fn snapshot(&self) -> Vec<(String, TableMeta)> {
+    pub(crate) fn snapshot(&self) -> Vec<(String, TableMeta)> {
         self.tables.read().expect("registry lock").iter().map(|(k, v)| (k.clone(), v.clone())).collect()
     }
 }

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// `f` applied to every job, on up to `available_parallelism` threads; results in the order of
 /// `jobs`. Jobs are handed out one at a time, so uneven costs still balance. With one core or
 /// one job it runs on the caller's thread.
-pub fn map<T: Sync, R: Send>(jobs: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+pub(crate) fn map<T: Sync, R: Send>(jobs: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(jobs.len());
     if threads <= 1 {
         return jobs.iter().map(f).collect();

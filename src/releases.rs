@@ -38,14 +38,14 @@ impl Owned {
 
 /// The engine's outputs in one session (held by the [`Registry`]).
 #[derive(Debug, Default)]
-pub struct Releases {
+pub(crate) struct Releases {
     owned: Mutex<BTreeMap<String, Owned>>,
 }
 
 impl Releases {
     /// Refuse, before anything runs, a call of `function` from `source` that would register
     /// `names` (the release first, then its side tables) over a table it may not replace.
-    pub fn check(
+    pub(crate) fn check(
         &self,
         ctx: &SessionContext,
         function: &'static str,
@@ -86,7 +86,7 @@ impl Releases {
 
     /// Register `tables` (the release first) as `function`'s outputs for the release
     /// `tables[0]`, dropping the earlier release's side tables that are not replaced.
-    pub fn publish(
+    pub(crate) fn publish(
         &self,
         ctx: &SessionContext,
         function: &'static str,
@@ -111,22 +111,15 @@ impl Releases {
         }
         Ok(())
     }
-
-    /// The function that registered `name`, if it is still that function's output.
-    pub fn owner(&self, ctx: &SessionContext, name: &str) -> Option<&'static str> {
-        let owned = self.owned.lock().expect("releases lock");
-        let o = owned.get(&normalize(name))?;
-        registered(ctx, name).is_some_and(|p| o.is(&p)).then_some(o.function)
-    }
 }
 
 /// A plain name as DataFusion resolves it unquoted: lower case.
-pub fn normalize(name: &str) -> String {
+pub(crate) fn normalize(name: &str) -> String {
     name.to_ascii_lowercase()
 }
 
 /// The table registered as `name` in the session's default schema, if any.
-pub fn registered(ctx: &SessionContext, name: &str) -> Option<Arc<dyn TableProvider>> {
+pub(crate) fn registered(ctx: &SessionContext, name: &str) -> Option<Arc<dyn TableProvider>> {
     let state = ctx.state();
     let options = state.config().options();
     let schema =

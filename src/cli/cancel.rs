@@ -29,24 +29,24 @@ extern "C" fn on_sigint(_: nix::libc::c_int) {
 }
 
 /// Make SIGINT a request to cancel (the REPL only: scripts and pipes keep the default).
-pub fn install() -> Result<(), String> {
+pub(crate) fn install() -> Result<(), String> {
     let action = SigAction::new(SigHandler::Handler(on_sigint), SaFlags::SA_RESTART, SigSet::empty());
     // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
     unsafe { sigaction(Signal::SIGINT, &action) }.map(|_| ()).map_err(|e| format!("cannot handle Ctrl-C: {e}"))
 }
 
 /// Whether Ctrl-C was pressed since the running statement started.
-pub fn requested() -> bool {
+pub(crate) fn requested() -> bool {
     REQUESTED.load(Ordering::SeqCst)
 }
 
 /// Forget an earlier Ctrl-C: called as each statement starts.
-pub fn reset() {
+pub(crate) fn reset() {
     REQUESTED.store(false, Ordering::SeqCst);
 }
 
 /// Resolves once Ctrl-C is pressed.
-pub async fn pressed() {
+pub(crate) async fn pressed() {
     while !requested() {
         tokio::time::sleep(POLL).await;
     }

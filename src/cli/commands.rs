@@ -10,7 +10,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 /// Every command with its usage and what it does: the help and the completion both read it.
-pub const COMMANDS: &[(&str, &str)] = &[
+pub(crate) const COMMANDS: &[(&str, &str)] = &[
     ("\\q", "quit (also Ctrl-D)"),
     ("\\d", "list tables"),
     ("\\d NAME", "show table NAME: columns, declared roles and hierarchies"),

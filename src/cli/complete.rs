@@ -16,11 +16,11 @@ use std::sync::{Arc, Mutex};
 
 /// Tables, their columns and the table functions of the session, sorted and deduplicated.
 #[derive(Debug, Default, Clone)]
-pub struct Names(Arc<Mutex<Vec<String>>>);
+pub(crate) struct Names(Arc<Mutex<Vec<String>>>);
 
 impl Names {
     /// Read the session's names again (after a statement may have added or dropped tables).
-    pub async fn refresh(&self, ctx: &SessionContext) {
+    pub(crate) async fn refresh(&self, ctx: &SessionContext) {
         let mut names: Vec<String> = ctx.state().table_functions().keys().cloned().collect();
         let state = ctx.state();
         let catalog = &state.config().options().catalog;
@@ -38,7 +38,7 @@ impl Names {
     }
 
     /// Every completion of the word that ends at `pos` in `line`, and where the word starts.
-    pub fn complete(&self, line: &str, pos: usize) -> (usize, Vec<String>) {
+    pub(crate) fn complete(&self, line: &str, pos: usize) -> (usize, Vec<String>) {
         let start = line[..pos].rfind(|c: char| !(c.is_alphanumeric() || c == '_' || c == '\\')).map_or(0, |i| i + 1);
         let word = &line[start..pos];
         if word.is_empty() {
@@ -69,7 +69,7 @@ impl Names {
 
 /// The rustyline helper: completion only (rustyline is built without its derive macros, so
 /// the other parts are spelled out, with their defaults).
-pub struct Complete(pub Names);
+pub(crate) struct Complete(pub(crate) Names);
 
 impl Completer for Complete {
     type Candidate = Pair;

@@ -10,10 +10,10 @@ use std::sync::Arc;
 /// Text outputs (the table printer, CSV, Markdown) show a list (a code set, a catalog's
 /// `class_ids`) as its elements joined by this, the rule `COPY ... TO '.csv'` follows too;
 /// JSON keeps lists as arrays.
-pub const LIST_DELIMITER: &str = anonfusion::sql::copy::CSV_LIST_DELIMITER;
+pub(crate) const LIST_DELIMITER: &str = anonfusion::sql::copy::CSV_LIST_DELIMITER;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
-pub enum Format {
+pub(crate) enum Format {
     /// Boxed ASCII table
     #[default]
     Table,
@@ -26,7 +26,7 @@ pub enum Format {
 }
 
 /// Write a result. A result without columns (DDL, `SET`) prints nothing in any format.
-pub fn write(
+pub(crate) fn write(
     format: Format,
     schema: &SchemaRef,
     batches: &[RecordBatch],
@@ -70,7 +70,11 @@ pub fn write(
 }
 
 /// `\\x`: one block per row, one `name | value` line per column, as psql's expanded display.
-pub fn write_expanded(schema: &SchemaRef, batches: &[RecordBatch], out: &mut dyn Write) -> Result<(), ArrowError> {
+pub(crate) fn write_expanded(
+    schema: &SchemaRef,
+    batches: &[RecordBatch],
+    out: &mut dyn Write,
+) -> Result<(), ArrowError> {
     if schema.fields().is_empty() {
         return Ok(());
     }

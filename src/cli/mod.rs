@@ -2,16 +2,16 @@
 //! statements (`-c`) and the bundled demo. Every mode feeds [`Piece`]s from the splitter to
 //! one [`Runner`], so statement handling and backslash commands behave the same everywhere.
 
-pub mod cancel;
+pub(crate) mod cancel;
 mod commands;
-pub mod complete;
-pub mod demo;
-pub mod evaluate;
-pub mod format;
-pub mod pager;
-pub mod progress;
-pub mod repl;
-pub mod split;
+pub(crate) mod complete;
+pub(crate) mod demo;
+pub(crate) mod evaluate;
+pub(crate) mod format;
+pub(crate) mod pager;
+pub(crate) mod progress;
+pub(crate) mod repl;
+pub(crate) mod split;
 
 use datafusion::error::DataFusionError;
 use datafusion::prelude::SessionContext;
@@ -23,11 +23,11 @@ use std::sync::Arc;
 use std::time::Instant;
 
 /// The bundled demo script; `demo` runs it with statement echo.
-pub const DEMO_SQL: &str = include_str!("../../sql/demo.sql");
+pub(crate) const DEMO_SQL: &str = include_str!("../../sql/demo.sql");
 
 /// What the caller should do after a piece ran.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Flow {
+pub(crate) enum Flow {
     Continue,
     Quit,
 }
@@ -42,24 +42,24 @@ enum Action {
 }
 
 /// A session plus the display settings the backslash commands change.
-pub struct Runner {
-    pub ctx: SessionContext,
-    pub format: Format,
-    pub timing: bool,
+pub(crate) struct Runner {
+    pub(crate) ctx: SessionContext,
+    pub(crate) format: Format,
+    pub(crate) timing: bool,
     /// `\x`: tables print one record per block, one line per column.
-    pub expanded: bool,
+    pub(crate) expanded: bool,
     /// Print each statement before its result (the demo).
-    pub echo: bool,
+    pub(crate) echo: bool,
     /// Ctrl-C cancels the running statement (the REPL, which installs [`cancel::install`]).
-    pub cancellable: bool,
+    pub(crate) cancellable: bool,
     /// The session's progress bar, cleared when a statement is cancelled mid-search.
-    pub bar: Arc<progress::Bar>,
+    pub(crate) bar: Arc<progress::Bar>,
     /// `\o FILE`: where results go instead of the caller's output.
     redirect: Option<(PathBuf, std::fs::File)>,
 }
 
 impl Runner {
-    pub fn new(ctx: SessionContext, format: Format) -> Self {
+    pub(crate) fn new(ctx: SessionContext, format: Format) -> Self {
         Self {
             ctx,
             format,
@@ -171,7 +171,7 @@ impl Runner {
 
     /// Run a script, stopping at the first failure with a message that names `name`, the
     /// statement's start line and its first line.
-    pub async fn run_script(&mut self, name: &str, script: &str, out: &mut dyn Write) -> Result<Flow, String> {
+    pub(crate) async fn run_script(&mut self, name: &str, script: &str, out: &mut dyn Write) -> Result<Flow, String> {
         for piece in split::split_script(script) {
             match self.run(&piece, out).await {
                 Ok(Flow::Continue) => {}
@@ -188,7 +188,7 @@ impl Runner {
     /// The non-interactive session over piped input: errors go to `err` and the session goes
     /// on; an unterminated statement at the end of input still runs. Returns how many pieces
     /// failed, so the process can exit non-zero.
-    pub async fn run_lines(&mut self, input: impl BufRead, out: &mut dyn Write, err: &mut dyn Write) -> usize {
+    pub(crate) async fn run_lines(&mut self, input: impl BufRead, out: &mut dyn Write, err: &mut dyn Write) -> usize {
         let mut splitter = Splitter::new();
         let mut failed = 0;
         for line in input.lines() {
@@ -213,7 +213,12 @@ impl Runner {
     }
 
     /// Run a piece; a failure is printed to `err` (once) and the session continues.
-    pub async fn run_reporting(&mut self, piece: &Piece, out: &mut dyn Write, err: &mut dyn Write) -> Result<Flow, ()> {
+    pub(crate) async fn run_reporting(
+        &mut self,
+        piece: &Piece,
+        out: &mut dyn Write,
+        err: &mut dyn Write,
+    ) -> Result<Flow, ()> {
         match self.run(piece, out).await {
             Ok(flow) => Ok(flow),
             Err(e) => {

@@ -6,7 +6,7 @@ use std::io::{IsTerminal, Write};
 use std::process::{Command, Stdio};
 
 /// Show `text` on stdout, through the pager when it has more lines than the terminal.
-pub fn show(text: &[u8]) -> std::io::Result<()> {
+pub(crate) fn show(text: &[u8]) -> std::io::Result<()> {
     let mut stdout = std::io::stdout();
     let lines = text.iter().filter(|&&b| b == b'\n').count();
     if !stdout.is_terminal() || terminal_rows().is_none_or(|rows| lines < rows) || page(text).is_err() {

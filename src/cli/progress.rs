@@ -8,7 +8,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::sync::Mutex;
 
 #[derive(Debug, Default)]
-pub struct Bar {
+pub(crate) struct Bar {
     bar: Mutex<Option<ProgressBar>>,
 }
 

@@ -8,7 +8,7 @@
 
 /// One unit of input to run.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Piece {
+pub(crate) enum Piece {
     /// A SQL statement without its terminating `;`, and the 1-based line it starts on.
     Sql { text: String, line: usize },
     /// A backslash command line, e.g. `\d adult`.
@@ -16,13 +16,13 @@ pub enum Piece {
 }
 
 impl Piece {
-    pub fn text(&self) -> &str {
+    pub(crate) fn text(&self) -> &str {
         match self {
             Piece::Sql { text, .. } | Piece::Command { text, .. } => text,
         }
     }
 
-    pub fn line(&self) -> usize {
+    pub(crate) fn line(&self) -> usize {
         match self {
             Piece::Sql { line, .. } | Piece::Command { line, .. } => *line,
         }
@@ -43,7 +43,7 @@ enum State {
 }
 
 #[derive(Debug, Default)]
-pub struct Splitter {
+pub(crate) struct Splitter {
     buf: String,
     /// The line of the open statement's first significant character, if one is open.
     start: Option<usize>,
@@ -52,24 +52,24 @@ pub struct Splitter {
 }
 
 impl Splitter {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
     /// No statement, quote or comment is open: the next line starts fresh.
-    pub fn is_idle(&self) -> bool {
+    pub(crate) fn is_idle(&self) -> bool {
         self.start.is_none() && self.state == State::Code
     }
 
     /// Drop the open statement (Ctrl-C), keeping the line count.
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.buf.clear();
         self.start = None;
         self.state = State::Code;
     }
 
     /// Feed one line (with or without its line ending); returns the pieces it completes.
-    pub fn push_line(&mut self, line: &str) -> Vec<Piece> {
+    pub(crate) fn push_line(&mut self, line: &str) -> Vec<Piece> {
         self.line += 1;
         let line = line.trim_end_matches(['\n', '\r']);
         // As in psql, a backslash command runs even inside an open statement, which it leaves
@@ -149,7 +149,7 @@ impl Splitter {
     }
 
     /// End of input: the open statement, if any, even without its `;`.
-    pub fn finish(&mut self) -> Option<Piece> {
+    pub(crate) fn finish(&mut self) -> Option<Piece> {
         let piece = self.start.map(|line| Piece::Sql { text: self.buf.trim_end().to_string(), line });
         self.clear();
         piece
@@ -167,7 +167,7 @@ fn is_ident(c: char) -> bool {
 }
 
 /// Split a whole script (a file or a `-c` argument).
-pub fn split_script(text: &str) -> Vec<Piece> {
+pub(crate) fn split_script(text: &str) -> Vec<Piece> {
     let mut splitter = Splitter::new();
     let mut pieces: Vec<Piece> = text.lines().flat_map(|l| splitter.push_line(l)).collect();
     pieces.extend(splitter.finish());

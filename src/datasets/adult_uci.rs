@@ -18,10 +18,10 @@ const HIERARCHY: &str = include_str!("../../data/adult_uci/adult_hierarchy_relat
 
 /// The quasi-identifiers of the entropy paper's Results ("9 attributes where numeric attributes
 /// are not included", occupation sensitive, the others quasi-identifying).
-pub const ADULT_UCI_QIS: [&str; 8] =
+pub(crate) const ADULT_UCI_QIS: [&str; 8] =
     ["sex", "race", "marital_status", "relationship", "education", "native_country", "workclass", "salary_class"];
 
-pub fn adult_uci() -> Result<DatasetTable> {
+pub(crate) fn adult_uci() -> Result<DatasetTable> {
     let base = adult()?;
     let batch = &base.batches[0];
     let mut lines = RELATIONSHIP.lines().map(|l| l.trim_end_matches('\r'));

@@ -11,7 +11,7 @@ pub mod nps;
 pub mod rt;
 
 pub use adult::{ADULT_QIS, adult};
-pub use adult_uci::{ADULT_UCI_QIS, adult_uci};
+pub(crate) use adult_uci::adult_uci;
 
 use crate::error::Result;
 use crate::meta::TableMeta;
@@ -32,7 +32,7 @@ impl DatasetTable {
     }
 
     /// Keep the first `rows` records (the "number of instances" of the papers' experiments).
-    pub fn head(mut self, rows: Option<usize>) -> Self {
+    pub(crate) fn head(mut self, rows: Option<usize>) -> Self {
         let Some(mut left) = rows else { return self };
         let mut kept = Vec::new();
         for b in self.batches {
@@ -49,7 +49,7 @@ impl DatasetTable {
 }
 
 /// The datasets `load_dataset` knows, with their parameters, for help texts and errors.
-pub const DATASETS: &[(&str, &str)] = &[
+pub(crate) const DATASETS: &[(&str, &str)] = &[
     ("adult", "UCI Adult, 30,162 rows (rows: the first that many), ARX hierarchies; occupation sensitive"),
     ("adult_uci", "adult plus UCI's relationship column; the entropy paper's 8 categorical quasi-identifiers"),
     ("nps", "synthetic NPS-like patients (rows default 1,375,900, seed); disease sensitive"),

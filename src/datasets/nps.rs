@@ -39,29 +39,29 @@ use std::sync::Arc;
 
 /// Records in the h-ceiling paper's NPS extract.
 pub const DEFAULT_ROWS: usize = 1_375_900;
-pub const DEFAULT_SEED: u64 = 20110101;
+pub(crate) const DEFAULT_SEED: u64 = 20110101;
 /// Rows per record batch.
-pub const BATCH_ROWS: usize = 65_536;
+pub(crate) const BATCH_ROWS: usize = 65_536;
 /// Upper bound on `rows`, so a typo cannot exhaust memory (about 40 bytes per row).
-pub const MAX_ROWS: usize = 50_000_000;
+pub(crate) const MAX_ROWS: usize = 50_000_000;
 /// Longest length of stay, in days (0..=359: bands of 5, 10, 30 and 90 days divide it evenly).
-pub const MAX_LOS: i64 = 359;
+pub(crate) const MAX_LOS: i64 = 359;
 /// Band widths of the length-of-stay hierarchy (days).
-pub const LOS_WIDTHS: [i64; 4] = [5, 10, 30, 90];
+pub(crate) const LOS_WIDTHS: [i64; 4] = [5, 10, 30, 90];
 /// Band widths of the age hierarchy (years).
-pub const AGE_WIDTHS: [i64; 3] = [5, 10, 20];
+pub(crate) const AGE_WIDTHS: [i64; 3] = [5, 10, 20];
 
 /// Published Q1 (male) and Q2 (female) answers on the original NPS: stroke patients without
 /// surgery per 5-year group, groups 5, 10, ..., 90 (IPA paper, Tables 9–10).
-pub const Q1_MALE: [u32; 18] = [1, 2, 1, 9, 12, 13, 27, 44, 104, 205, 341, 396, 472, 442, 430, 360, 197, 78];
-pub const Q2_FEMALE: [u32; 18] = [0, 2, 7, 8, 4, 6, 10, 26, 63, 102, 178, 231, 279, 326, 457, 525, 445, 243];
+pub(crate) const Q1_MALE: [u32; 18] = [1, 2, 1, 9, 12, 13, 27, 44, 104, 205, 341, 396, 472, 442, 430, 360, 197, 78];
+pub(crate) const Q2_FEMALE: [u32; 18] = [0, 2, 7, 8, 4, 6, 10, 26, 63, 102, 178, 231, 279, 326, 457, 525, 445, 243];
 /// Published Q3 (male) and Q4 (female) answers: average length of stay per 10-year group,
 /// labels 10, 20, ..., 90 (IPA paper, Tables 11–12).
-pub const Q3_MALE: [f64; 9] = [1.0, 1.4, 2.1, 2.7, 3.4, 4.0, 3.6, 4.3, 5.8];
-pub const Q4_FEMALE: [f64; 9] = [3.0, 3.0, 7.7, 1.7, 2.7, 3.5, 3.5, 5.6, 8.0];
+pub(crate) const Q3_MALE: [f64; 9] = [1.0, 1.4, 2.1, 2.7, 3.4, 4.0, 3.6, 4.3, 5.8];
+pub(crate) const Q4_FEMALE: [f64; 9] = [3.0, 3.0, 7.7, 1.7, 2.7, 3.5, 3.5, 5.6, 8.0];
 
 /// Size of the calibration cohort (3,134 male + 2,912 female); the smallest allowed `rows`.
-pub fn cohort_size() -> usize {
+pub(crate) fn cohort_size() -> usize {
     Q1_MALE.iter().chain(&Q2_FEMALE).map(|&c| c as usize).sum()
 }
 
@@ -69,7 +69,7 @@ const SEX: [&str; 2] = ["M", "F"];
 const SURGERY: [&str; 2] = ["N", "Y"];
 
 /// Province or metropolitan city (2011), its region, and population in 2011 (millions).
-pub const LOCATIONS: [(&str, &str, f64); 16] = [
+pub(crate) const LOCATIONS: [(&str, &str, f64); 16] = [
     ("Seoul", "Capital area", 10.0),
     ("Busan", "Yeongnam", 3.5),
     ("Daegu", "Yeongnam", 2.5),
@@ -89,17 +89,17 @@ pub const LOCATIONS: [(&str, &str, f64); 16] = [
 ];
 
 /// One disease of the background model.
-pub struct Disease {
-    pub name: &'static str,
-    pub group: &'static str,
+pub(crate) struct Disease {
+    pub(crate) name: &'static str,
+    pub(crate) group: &'static str,
     /// Probability of surgery (stroke: 1, the background never holds a stroke without surgery).
-    pub surgery: f64,
+    pub(crate) surgery: f64,
     /// Mean length of stay (days) before the age and surgery factors.
-    pub los_mean: f64,
+    pub(crate) los_mean: f64,
     /// Probability that the patient is female.
-    pub female: f64,
+    pub(crate) female: f64,
     /// Relative frequency among patients aged 0–14, 15–44, 45–64 and 65+.
-    pub weight: [f64; 4],
+    pub(crate) weight: [f64; 4],
 }
 
 const fn d(
@@ -114,7 +114,7 @@ const fn d(
 }
 
 /// The diseases, their groups and background parameters. Index 0 is `stroke`.
-pub const DISEASES: [Disease; 41] = [
+pub(crate) const DISEASES: [Disease; 41] = [
     d("stroke", "circulatory", 1.0, 18.0, 0.5, [0.0, 0.01, 0.06, 0.25]),
     d("hypertension", "circulatory", 0.0, 0.5, 0.53, [0.0, 2.0, 10.0, 14.0]),
     d("ischemic_heart_disease", "circulatory", 0.3, 4.0, 0.4, [0.0, 0.3, 2.5, 4.5]),
@@ -332,7 +332,7 @@ pub fn nps_like(rows: usize, seed: u64) -> Result<DatasetTable> {
     Ok(DatasetTable { name: "nps".into(), batches: batches(&cols)?, meta: meta()? })
 }
 
-pub fn schema() -> SchemaRef {
+pub(crate) fn schema() -> SchemaRef {
     Arc::new(Schema::new(vec![
         Field::new("age", DataType::Int64, false),
         Field::new("sex", DataType::Utf8, false),
@@ -376,7 +376,7 @@ fn categorical(attribute: &str, rows: impl IntoIterator<Item = Vec<&'static str>
 
 /// Roles and hierarchies: age (5/10/20-year bands), sex, length_of_stay (5/10/30/90-day bands),
 /// location (province → region → *), surgery; disease (disease → group → *) is sensitive.
-pub fn meta() -> Result<TableMeta> {
+pub(crate) fn meta() -> Result<TableMeta> {
     let mut meta = TableMeta::default();
     let h = &mut meta.hierarchies;
     h.insert("age".into(), Arc::new(widths_hierarchy("age", 0, 99, &AGE_WIDTHS)?));

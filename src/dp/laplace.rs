@@ -14,7 +14,7 @@ use rand::Rng;
 
 /// Largest accepted scale t/s. Far beyond any useful noise level; it keeps |X| well inside i64
 /// (an overflow would need about 2^23 consecutive exp(-1) coins to succeed).
-pub const MAX_SCALE: u64 = 1 << 40;
+pub(crate) const MAX_SCALE: u64 = 1 << 40;
 
 /// Discrete Laplace noise with rational scale `t / s`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,7 +25,7 @@ pub struct DiscreteLaplace {
 
 impl DiscreteLaplace {
     /// Scale `t / s` (`s, t >= 1`), stored in lowest terms.
-    pub fn new(t: u64, s: u64) -> Result<Self> {
+    pub(crate) fn new(t: u64, s: u64) -> Result<Self> {
         if t == 0 || s == 0 {
             return Err(AnonError::argument("DiscreteLaplace::new", "t/s", "the scale t/s needs t >= 1 and s >= 1"));
         }

@@ -16,24 +16,24 @@
 //! *before* sampling, rounding in the direction that keeps the privacy claim true; see
 //! `docs/dp.md` for the argument.
 
-pub mod bernoulli;
-pub mod exponential;
-pub mod laplace;
+pub(crate) mod bernoulli;
+pub(crate) mod exponential;
+pub(crate) mod laplace;
 pub mod ledger;
-pub mod rng;
-pub mod subsample;
+pub(crate) mod rng;
+pub(crate) mod subsample;
 
 pub use bernoulli::{bernoulli_exp_neg, bernoulli_rational};
 pub use exponential::ExponentialMechanism;
 pub use laplace::DiscreteLaplace;
 pub use rng::{StreamKey, dp_rng};
-pub use subsample::withhold;
+pub(crate) use subsample::withhold;
 
 use crate::error::Result;
 use rand::Rng;
 
 /// Epsilon is represented as `numerator / 2^EPSILON_GRID_BITS`, rounded down.
-pub const EPSILON_GRID_BITS: u32 = 32;
+pub(crate) const EPSILON_GRID_BITS: u32 = 32;
 
 /// An exactly uniform integer in `0..n` (`n > 0`).
 ///

@@ -11,7 +11,7 @@ use rand::Rng;
 /// Remove `k` records chosen uniformly at random without replacement from the histogram
 /// `counts` (records per value); returns how many of each value were removed. Removes every
 /// record when `k` is at least their number.
-pub fn withhold<R: Rng + ?Sized>(rng: &mut R, counts: &[u32], k: u64) -> Vec<u32> {
+pub(crate) fn withhold<R: Rng + ?Sized>(rng: &mut R, counts: &[u32], k: u64) -> Vec<u32> {
     let mut left: Vec<u64> = counts.iter().map(|&c| u64::from(c)).collect();
     let mut total: u64 = left.iter().sum();
     let mut removed = vec![0u32; counts.len()];

@@ -26,18 +26,18 @@ pub struct Cached {
     /// Sensitive histograms, class-major (`classes × values`); empty when the cache was built
     /// without them. A generalization's histograms are sums of these, so they roll up with the
     /// classes.
-    pub hist: Vec<u32>,
+    pub(crate) hist: Vec<u32>,
 }
 
 impl Cached {
     /// Approximate heap bytes: codes, sizes and ranges per class, and the histograms.
-    pub fn bytes(&self) -> usize {
+    pub(crate) fn bytes(&self) -> usize {
         let per_class = self.g.codes.len() * 4 + 8 + self.g.ranges.iter().filter(|r| !r.is_empty()).count() * 8;
         self.g.len() * per_class + self.hist.len() * 4
     }
 
     /// The sensitive histogram of class `c` (`width` values).
-    pub fn class_hist(&self, c: usize, width: usize) -> &[u32] {
+    pub(crate) fn class_hist(&self, c: usize, width: usize) -> &[u32] {
         &self.hist[c * width..(c + 1) * width]
     }
 }
@@ -122,7 +122,12 @@ impl<'a> NodeCache<'a> {
     /// evenly over it, fall in ([`class_sizes_of`]), when the source has at least
     /// `min_source` classes and four per sampled one; `None` otherwise (grouping is cheap
     /// then, or the sample would be most of it).
-    pub fn sample_class_sizes(&self, node: NodeId, sample: usize, min_source: usize) -> Result<Option<Vec<u64>>> {
+    pub(crate) fn sample_class_sizes(
+        &self,
+        node: NodeId,
+        sample: usize,
+        min_source: usize,
+    ) -> Result<Option<Vec<u64>>> {
         if self.cache.contains_key(&node) {
             return Ok(None);
         }
@@ -162,7 +167,7 @@ impl<'a> NodeCache<'a> {
 
     /// Cache a grouping, evicting the least recently used ones (never the bottom) to stay
     /// within [`CACHE_BYTES`]; a grouping larger than the whole budget is not kept.
-    pub fn remember(&mut self, node: NodeId, c: &Arc<Cached>) {
+    pub(crate) fn remember(&mut self, node: NodeId, c: &Arc<Cached>) {
         let bytes = c.bytes();
         if self.cache.contains_key(&node) || bytes > CACHE_BYTES {
             return;

@@ -23,7 +23,7 @@ pub struct Grouping {
     /// `ranges[attr][class]` for numeric attributes: the smallest and largest leaf in the class
     /// (leaf codes ascend with value), the class's published min–max range. Empty for
     /// categorical attributes.
-    pub ranges: Vec<Vec<(u32, u32)>>,
+    pub(crate) ranges: Vec<Vec<(u32, u32)>>,
 }
 
 impl Grouping {

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
 #[derive(Default, Clone, Copy)]
-pub struct MulHasher(u64);
+pub(crate) struct MulHasher(u64);
 
 impl Hasher for MulHasher {
     /// The product's high half folded into the low one: a table indexes buckets by the low
@@ -43,8 +43,8 @@ impl Hasher for MulHasher {
     }
 }
 
-pub type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<MulHasher>>;
+pub(crate) type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<MulHasher>>;
 
-pub fn fast_map<K, V>(capacity: usize) -> FastMap<K, V> {
+pub(crate) fn fast_map<K, V>(capacity: usize) -> FastMap<K, V> {
     HashMap::with_capacity_and_hasher(capacity, Default::default())
 }

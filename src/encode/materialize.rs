@@ -27,7 +27,7 @@ use std::sync::Arc;
 
 /// The published label of node `code` at `level`: the hierarchy's label, except that an
 /// ungeneralized numeric value is written as the number itself.
-pub fn node_label(h: &Hierarchy, level: usize, code: u32) -> String {
+pub(crate) fn node_label(h: &Hierarchy, level: usize, code: u32) -> String {
     if level == 0 && h.is_numeric() {
         format_number(h.leaf_value(code).unwrap_or_default())
     } else {
@@ -36,13 +36,13 @@ pub fn node_label(h: &Hierarchy, level: usize, code: u32) -> String {
 }
 
 /// The lookup of one quasi-identifier at one level.
-pub struct LevelLookup {
-    pub batch: RecordBatch,
+pub(crate) struct LevelLookup {
+    pub(crate) batch: RecordBatch,
 }
 
 impl LevelLookup {
     /// Key column `__k{i}` (Utf8 or Float64), label `__l{i}`, bounds `__lo{i}`, `__hi{i}`.
-    pub fn new(h: &Hierarchy, level: usize, i: usize) -> Result<Self> {
+    pub(crate) fn new(h: &Hierarchy, level: usize, i: usize) -> Result<Self> {
         let up = h.up(level);
         let labels: Vec<String> = up.iter().map(|&n| node_label(h, level, n)).collect();
         let key: ArrayRef = if h.is_numeric() {
@@ -70,7 +70,7 @@ impl LevelLookup {
 
 /// Plan the release of `table` generalized at `levels` (one per declared quasi-identifier,
 /// in declaration order). Nothing is registered; the caller decides the output's name.
-pub async fn materialize_node(
+pub(crate) async fn materialize_node(
     ctx: &SessionContext,
     table: &str,
     meta: &TableMeta,
@@ -83,7 +83,7 @@ pub async fn materialize_node(
 /// Whether a source column is published: quasi-identifiers (generalized), sensitive and
 /// set-valued columns always, insensitive ones only when the caller keeps them, identifiers
 /// never.
-pub fn released(meta: &TableMeta, column: &str, keep_insensitive: bool) -> bool {
+pub(crate) fn released(meta: &TableMeta, column: &str, keep_insensitive: bool) -> bool {
     match meta.role(column) {
         Some(Role::QuasiIdentifier | Role::Sensitive | Role::SetValued) => true,
         Some(Role::Insensitive) | None => keep_insensitive,
@@ -93,7 +93,7 @@ pub fn released(meta: &TableMeta, column: &str, keep_insensitive: bool) -> bool 
 
 /// The source columns a release leaves out (identifiers are not listed: they are never
 /// released by declaration), for the report's `dropped_columns`.
-pub fn dropped_columns(meta: &TableMeta, columns: &[String], keep_insensitive: bool) -> Vec<String> {
+pub(crate) fn dropped_columns(meta: &TableMeta, columns: &[String], keep_insensitive: bool) -> Vec<String> {
     columns
         .iter()
         .filter(|c| meta.role(c) != Some(Role::Identifier) && !released(meta, c, keep_insensitive))
@@ -104,7 +104,7 @@ pub fn dropped_columns(meta: &TableMeta, columns: &[String], keep_insensitive: b
 /// As [`materialize_node`], with the records of some classes suppressed: `suppressed` lists
 /// those classes by their published labels (one per quasi-identifier, in declaration order).
 /// A suppressed record has every quasi-identifier `*` and NULL numeric bounds.
-pub async fn materialize_suppressed(
+pub(crate) async fn materialize_suppressed(
     ctx: &SessionContext,
     table: &str,
     meta: &TableMeta,

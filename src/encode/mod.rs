@@ -14,17 +14,17 @@ mod cache;
 mod count;
 mod frequencies;
 mod group;
-pub mod hash;
+pub(crate) mod hash;
 mod materialize;
-pub mod publish;
+pub(crate) mod publish;
 mod shuffle;
 mod walk;
 
 pub use cache::{Cached, NodeCache};
 pub use frequencies::{cached_frequency_table, content_version};
 pub use group::{Grouping, class_degrees, class_sizes_of, generalize_to, group, rollup};
-pub use materialize::{LevelLookup, dropped_columns, materialize_node, materialize_suppressed, node_label, released};
-pub use shuffle::shuffle_rows;
+pub(crate) use materialize::{dropped_columns, materialize_node, materialize_suppressed, node_label};
+pub(crate) use shuffle::shuffle_rows;
 pub use walk::for_each_node;
 
 use crate::error::{AnonError, Result};
@@ -211,7 +211,7 @@ fn column(batches: &[RecordBatch], i: usize) -> Vec<ArrayRef> {
 /// Map a column's values to leaf codes of its hierarchy, applying the NULL rule. An error names
 /// the column and counts, never a value: the values are originals, and whoever may run SQL
 /// could otherwise probe which values occur (a membership oracle).
-pub fn encode_column(table: &str, name: &str, h: &Hierarchy, parts: &[ArrayRef]) -> Result<Vec<u32>> {
+pub(crate) fn encode_column(table: &str, name: &str, h: &Hierarchy, parts: &[ArrayRef]) -> Result<Vec<u32>> {
     let mut codes = Vec::new();
     let mut missing_count = 0usize;
     let mut nulls = 0usize;
@@ -299,7 +299,7 @@ const SENSITIVE_NULLS: &str = "the sensitive attribute needs a value in every re
 /// The NULL rule for declared sensitive columns a method does not encode (`except` is the one
 /// it does, if any): the release carries them, so a NULL is refused here too. One counting
 /// pass per column, naming the column and the number of records.
-pub async fn check_sensitive_not_null(
+pub(crate) async fn check_sensitive_not_null(
     ctx: &SessionContext,
     table: &str,
     meta: &TableMeta,
@@ -337,10 +337,10 @@ fn encode_sensitive(table: &str, name: &str, parts: &[ArrayRef]) -> Result<Sensi
 
 /// Numbers in labels: defined beside the label parser (`hierarchy::numeric`), which the query
 /// harness shares without the encoder.
-pub use crate::hierarchy::format_number;
+pub(crate) use crate::hierarchy::format_number;
 
 /// Check that `h` covers every value in `parts` (one column's values, any type), applying the
 /// NULL rule: the error names the column and how many values are missing.
-pub fn check_coverage(table: &str, name: &str, h: &Hierarchy, parts: &[ArrayRef]) -> Result<()> {
+pub(crate) fn check_coverage(table: &str, name: &str, h: &Hierarchy, parts: &[ArrayRef]) -> Result<()> {
     encode_column(table, name, h, parts).map(|_| ())
 }

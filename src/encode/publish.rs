@@ -17,13 +17,13 @@ use std::sync::Arc;
 const BATCH_ROWS: usize = 65_536;
 
 /// A numeric class range as published: `37`, or `[35-37]`.
-pub fn range_label(lo: f64, hi: f64) -> String {
+pub(crate) fn range_label(lo: f64, hi: f64) -> String {
     if lo == hi { format_number(lo) } else { format!("[{}-{}]", format_number(lo), format_number(hi)) }
 }
 
 /// A numeric quasi-identifier's class-level `<name>_lo` / `<name>_hi` columns, in the source
 /// column's type, appended to `fields` and `cols`.
-pub fn push_bounds(
+pub(crate) fn push_bounds(
     source: &Field,
     lo: Vec<f64>,
     hi: Vec<f64>,
@@ -38,7 +38,7 @@ pub fn push_bounds(
 }
 
 /// The sensitive column's field and its distinct values, in the source column's type.
-pub fn sensitive_values(table: &str, sens: &SensitiveColumn, source: &Schema) -> Result<(Field, ArrayRef)> {
+pub(crate) fn sensitive_values(table: &str, sens: &SensitiveColumn, source: &Schema) -> Result<(Field, ArrayRef)> {
     let ty = source
         .field_with_name(&sens.name)
         .map(|f| f.data_type().clone())
@@ -74,7 +74,7 @@ pub(crate) fn cell_rows(cells: impl IntoIterator<Item = (u32, u32, u64)>) -> (Ve
 
 /// The release's batches: row i is class `row_class[i]` (an index into the class-level
 /// columns) with sensitive value `row_value[i]` (an index into `values`).
-pub fn class_rows(
+pub(crate) fn class_rows(
     schema: &SchemaRef,
     class_cols: &[ArrayRef],
     values: &ArrayRef,
@@ -101,7 +101,7 @@ pub(crate) async fn source_schema(ctx: &SessionContext, table: &str) -> Result<S
 /// Source columns a class-built release leaves out: everything but the quasi-identifiers and
 /// the sensitive attribute (identifiers are never published and are not listed). A built row
 /// has no value to show for an insensitive column, and a NULL there would mark it.
-pub fn dropped_columns(source: &Schema, meta: &TableMeta) -> Vec<String> {
+pub(crate) fn dropped_columns(source: &Schema, meta: &TableMeta) -> Vec<String> {
     source
         .fields()
         .iter()
@@ -113,7 +113,7 @@ pub fn dropped_columns(source: &Schema, meta: &TableMeta) -> Vec<String> {
 
 /// The declared quasi-identifiers of `source`, in its column order (a release's order), each
 /// with its index in the frequency table `ft`.
-pub fn source_qis<'a>(
+pub(crate) fn source_qis<'a>(
     ft: &crate::encode::FrequencyTable,
     meta: &TableMeta,
     table: &str,

@@ -16,7 +16,7 @@ use rand::seq::SliceRandom;
 /// `batches` as one batch holding a uniformly random permutation of their rows. One batch, so
 /// that reading it back (DataFusion may spread a table's batches over partitions and merge
 /// them in whatever order they finish) shows the same order for the same seed.
-pub fn shuffle_rows(schema: &SchemaRef, batches: &[RecordBatch], rng: &mut impl Rng) -> Result<RecordBatch> {
+pub(crate) fn shuffle_rows(schema: &SchemaRef, batches: &[RecordBatch], rng: &mut impl Rng) -> Result<RecordBatch> {
     let all = concat_batches(schema, batches)?;
     let mut order: Vec<u32> = (0..all.num_rows() as u32).collect();
     order.shuffle(rng);

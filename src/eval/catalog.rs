@@ -14,7 +14,7 @@ use datafusion::prelude::{SessionContext, ident, lit};
 /// The probability that a release record is real, per (class id, sensitive value); records
 /// of pairs not listed are real. The catalog is read and weighted as `anon_metrics` reads and
 /// weights it ([`crate::release::catalog`], Fig. 4 and its edge cases).
-pub async fn real_probabilities(
+pub(crate) async fn real_probabilities(
     ctx: &SessionContext,
     catalog: &str,
     release: &str,

@@ -12,7 +12,7 @@ use datafusion::arrow::datatypes::DataType;
 use std::collections::HashMap;
 
 /// One set-valued column of the aggregated release batches.
-pub struct CodeRows {
+pub(crate) struct CodeRows {
     /// Per batch: row r's elements are `ids[offsets[r]..offsets[r + 1]]`, in list order.
     offsets: Vec<Vec<usize>>,
     ids: Vec<Vec<u32>>,
@@ -22,7 +22,7 @@ pub struct CodeRows {
 
 impl CodeRows {
     /// Read column `at` (`column` of release `release`) of every batch.
-    pub fn new(
+    pub(crate) fn new(
         h: &Hierarchy,
         index: &LabelIndex,
         batches: &[RecordBatch],
@@ -76,12 +76,12 @@ impl CodeRows {
     }
 
     /// Per distinct element, the probability that it stands for `code`.
-    pub fn presence(&self, code: &str) -> Vec<f64> {
+    pub(crate) fn presence(&self, code: &str) -> Vec<f64> {
         self.elements.iter().map(|(text, cover)| dist::element_presence(cover, text, code)).collect()
     }
 
     /// P(row `row` of batch `batch` holds the code), from that code's [`presence`](Self::presence).
-    pub fn has(&self, presence: &[f64], batch: usize, row: usize) -> f64 {
+    pub(crate) fn has(&self, presence: &[f64], batch: usize, row: usize) -> f64 {
         let off = &self.offsets[batch];
         dist::any_of(self.ids[batch][off[row]..off[row + 1]].iter().map(|&e| presence[e as usize]))
     }

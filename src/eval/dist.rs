@@ -14,12 +14,12 @@
 use crate::error::{AnonError, Result};
 use crate::hierarchy::Hierarchy;
 use crate::hierarchy::format_number;
-pub use crate::release::LabelIndex;
+pub(crate) use crate::release::LabelIndex;
 use std::sync::Arc;
 
 /// A value an attribute may take.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Val {
+pub(crate) enum Val {
     Num(f64),
     Str(Arc<str>),
     Bool(bool),
@@ -28,7 +28,7 @@ pub enum Val {
 
 impl Val {
     /// The group-key text, formatted as the original query's key is (whole numbers without `.0`).
-    pub fn key_text(&self) -> String {
+    pub(crate) fn key_text(&self) -> String {
         match self {
             Val::Num(x) => format_number(*x),
             Val::Str(s) => s.to_string(),
@@ -39,23 +39,29 @@ impl Val {
 }
 
 /// A discrete distribution: values with probabilities summing to 1.
-pub type Support = Arc<Vec<(Val, f64)>>;
+pub(crate) type Support = Arc<Vec<(Val, f64)>>;
 
-pub fn uniform(vals: Vec<Val>) -> Support {
+pub(crate) fn uniform(vals: Vec<Val>) -> Support {
     let w = 1.0 / vals.len().max(1) as f64;
     Arc::new(vals.into_iter().map(|v| (v, w)).collect())
 }
 
-pub fn point(v: Val) -> Support {
+pub(crate) fn point(v: Val) -> Support {
     Arc::new(vec![(v, 1.0)])
 }
 
-pub fn bernoulli(p: f64) -> Support {
+pub(crate) fn bernoulli(p: f64) -> Support {
     Arc::new(vec![(Val::Bool(true), p), (Val::Bool(false), 1.0 - p)])
 }
 
 /// Leaves of a numeric hierarchy covered by released bounds (NULL: suppressed, everything).
-pub fn numeric_support(h: &Hierarchy, release: &str, col: &str, lo: Option<f64>, hi: Option<f64>) -> Result<Support> {
+pub(crate) fn numeric_support(
+    h: &Hierarchy,
+    release: &str,
+    col: &str,
+    lo: Option<f64>,
+    hi: Option<f64>,
+) -> Result<Support> {
     let values = h.leaf_values();
     let (a, b) = match (lo, hi) {
         (Some(a), Some(b)) => (values.partition_point(|&x| x < a), values.partition_point(|&x| x <= b)),
@@ -73,7 +79,7 @@ pub fn numeric_support(h: &Hierarchy, release: &str, col: &str, lo: Option<f64>,
 
 /// Leaves of a categorical hierarchy covered by a released label (NULL: everything); `at` is
 /// (release, column), for the error.
-pub fn categorical_support(
+pub(crate) fn categorical_support(
     h: &Hierarchy,
     index: &LabelIndex,
     at: (&str, &str),
@@ -97,13 +103,13 @@ pub fn categorical_support(
 /// The leaf codes a released set-valued element covers ([`crate::release::cover`]: a code, a
 /// node's leaves, or the union of what a generalized code `(a, b, ...)` lists); `None` when it
 /// names no code or node of the hierarchy.
-pub fn code_cover(h: &Hierarchy, index: &LabelIndex, element: &str) -> Option<Vec<String>> {
+pub(crate) fn code_cover(h: &Hierarchy, index: &LabelIndex, element: &str) -> Option<Vec<String>> {
     Some(index.element(element)?.into_iter().map(|l| h.label(0, l).to_string()).collect())
 }
 
 /// Probability that one released element stands for `code`: an exact element is certain; a
 /// generalized element covering k codes including it holds it with 1/k.
-pub fn element_presence(cover: &[String], element: &str, code: &str) -> f64 {
+pub(crate) fn element_presence(cover: &[String], element: &str, code: &str) -> f64 {
     if element == code {
         1.0
     } else if cover.iter().any(|c| c == code || same_code(c, code)) {
@@ -115,7 +121,7 @@ pub fn element_presence(cover: &[String], element: &str, code: &str) -> f64 {
 
 /// Probability that a released record's set holds a code, from its elements' probabilities
 /// (independent of each other).
-pub fn any_of(presences: impl Iterator<Item = f64>) -> f64 {
+pub(crate) fn any_of(presences: impl Iterator<Item = f64>) -> f64 {
     1.0 - presences.fold(1.0, |miss, p| miss * (1.0 - p))
 }
 
@@ -129,7 +135,7 @@ fn same_code(a: &str, b: &str) -> bool {
 }
 
 /// Mean and non-null mass of a numeric distribution (for a measure independent of the rest).
-pub fn mean_parts(s: &[(Val, f64)]) -> (f64, f64) {
+pub(crate) fn mean_parts(s: &[(Val, f64)]) -> (f64, f64) {
     s.iter().fold((0.0, 0.0), |(sum, mass), (v, w)| match v {
         Val::Num(x) => (sum + w * x, mass + w),
         Val::Null => (sum, mass),

@@ -21,31 +21,31 @@ const MAX_COMBINATIONS: usize = 5_000_000;
 
 /// Per group: sort key, estimated count (or non-null measure mass) and measure sum.
 #[derive(Debug, Clone)]
-pub struct GroupAcc {
-    pub sort: Vec<Val>,
-    pub count: f64,
-    pub sum: f64,
+pub(crate) struct GroupAcc {
+    pub(crate) sort: Vec<Val>,
+    pub(crate) count: f64,
+    pub(crate) sum: f64,
 }
 
-pub type Groups = HashMap<String, GroupAcc>;
+pub(crate) type Groups = HashMap<String, GroupAcc>;
 
 /// The probability that a record is real, per (class id, sensitive value), from a catalog.
-pub type RealProb = HashMap<(i64, String), f64>;
+pub(crate) type RealProb = HashMap<(i64, String), f64>;
 
 /// What the scan needs beyond the plan: the release name, and the catalog's weights with
 /// the sensitive column they apply to.
-pub struct Scan<'a> {
-    pub release: &'a str,
-    pub catalog: Option<(&'a str, &'a RealProb)>,
+pub(crate) struct Scan<'a> {
+    pub(crate) release: &'a str,
+    pub(crate) catalog: Option<(&'a str, &'a RealProb)>,
 }
 
 /// Aggregated releases already read, by release and key columns: a workload asks many
 /// queries over the same columns, and grouping a release by a list column is the costly part
 /// (arrow's row format copies every list), so it is done once per workload, not per query.
-pub type ReleaseCache = HashMap<String, Arc<Aggregated>>;
+pub(crate) type ReleaseCache = HashMap<String, Arc<Aggregated>>;
 
 /// A release grouped by the columns a plan reads, with each set-valued column read once.
-pub struct Aggregated {
+pub(crate) struct Aggregated {
     batches: Vec<RecordBatch>,
     /// Per plan attribute: its column's offset in the batches, and its codes if set-valued.
     offsets: Vec<usize>,
@@ -53,7 +53,12 @@ pub struct Aggregated {
 }
 
 /// Estimate every group's answer from the release.
-pub async fn estimate(ctx: &SessionContext, plan: &Plan, scan: &Scan<'_>, cache: &mut ReleaseCache) -> Result<Groups> {
+pub(crate) async fn estimate(
+    ctx: &SessionContext,
+    plan: &Plan,
+    scan: &Scan<'_>,
+    cache: &mut ReleaseCache,
+) -> Result<Groups> {
     let release = aggregated(ctx, plan, scan, cache).await?;
     // Per variable: for `array_has(c, code)`, how likely each distinct element of c is the code.
     let presence: Vec<Option<Vec<f64>>> = plan
@@ -320,7 +325,7 @@ fn add(plan: &Plan, env: &Env, groups: &mut Groups, count: f64, sum: f64) {
 }
 
 /// The text of a group key: its parts joined by ", "; a query without GROUP BY has one group.
-pub fn group_key(parts: &[Val]) -> String {
+pub(crate) fn group_key(parts: &[Val]) -> String {
     if parts.is_empty() {
         return "ALL".into();
     }

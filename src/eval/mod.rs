@@ -26,7 +26,7 @@ mod plan;
 pub mod plot;
 mod prob;
 mod report;
-pub mod workload;
+pub(crate) mod workload;
 
 pub use parse::{Agg, GroupExpr, ParsedQuery, parse_query};
 pub use report::{GroupError, Part, Presence, QueryReport, Summary};
@@ -61,7 +61,7 @@ pub async fn query_error(
 
 /// [`query_error`] for a whole workload: the release is read (and the catalog's weights
 /// computed) once per set of columns, not once per query.
-pub async fn query_errors(
+pub(crate) async fn query_errors(
     ctx: &SessionContext,
     registry: &Registry,
     queries: &[String],

@@ -12,13 +12,13 @@ use datafusion::sql::sqlparser::parser::Parser;
 
 /// A literal of a predicate.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Lit {
+pub(crate) enum Lit {
     Num(f64),
     Str(String),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CmpOp {
+pub(crate) enum CmpOp {
     Eq,
     NotEq,
     Lt,
@@ -41,7 +41,7 @@ impl CmpOp {
 
 /// A WHERE clause over single-column atoms.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Pred {
+pub(crate) enum Pred {
     And(Vec<Pred>),
     Or(Vec<Pred>),
     Not(Box<Pred>),
@@ -70,7 +70,7 @@ pub enum Pred {
 
 impl Pred {
     /// Columns the predicate reads, in first-use order.
-    pub fn columns(&self, out: &mut Vec<String>) {
+    pub(crate) fn columns(&self, out: &mut Vec<String>) {
         let mut push = |c: &String| {
             if !out.contains(c) {
                 out.push(c.clone())
@@ -94,7 +94,7 @@ pub enum GroupExpr {
 }
 
 impl GroupExpr {
-    pub fn column(&self) -> &str {
+    pub(crate) fn column(&self) -> &str {
         match self {
             GroupExpr::Column(c) | GroupExpr::Bucket { col: c, .. } => c,
         }
@@ -110,14 +110,14 @@ pub enum Agg {
 }
 
 impl Agg {
-    pub fn measure(&self) -> Option<&str> {
+    pub(crate) fn measure(&self) -> Option<&str> {
         match self {
             Agg::CountStar => None,
             Agg::Count(c) | Agg::Sum(c) | Agg::Avg(c) => Some(c),
         }
     }
     /// Groups missing on one side answer 0 for counts and sums, nothing for averages.
-    pub fn missing_is_zero(&self) -> bool {
+    pub(crate) fn missing_is_zero(&self) -> bool {
         !matches!(self, Agg::Avg(_))
     }
 }
@@ -125,11 +125,11 @@ impl Agg {
 /// A validated query of the supported subset.
 #[derive(Debug, Clone)]
 pub struct ParsedQuery {
-    pub groups: Vec<GroupExpr>,
+    pub(crate) groups: Vec<GroupExpr>,
     pub agg: Agg,
-    pub pred: Option<Pred>,
+    pub(crate) pred: Option<Pred>,
     /// The table the FROM names, as written (quotes kept, so it resolves as DataFusion would).
-    pub from: String,
+    pub(crate) from: String,
     group_sql: Vec<String>,
     agg_sql: String,
     where_sql: Option<String>,
@@ -138,7 +138,7 @@ pub struct ParsedQuery {
 impl ParsedQuery {
     /// The same question in a canonical shape for the original table: the grouping
     /// expressions (all of them, in GROUP BY order) then the aggregate, no ORDER BY.
-    pub fn original_sql(&self, table: &str) -> String {
+    pub(crate) fn original_sql(&self, table: &str) -> String {
         let mut cols: Vec<String> = self.group_sql.iter().enumerate().map(|(i, g)| format!("{g} AS __g{i}")).collect();
         cols.push(format!("{} AS __v", self.agg_sql));
         let mut sql = format!("SELECT {} FROM \"{}\"", cols.join(", "), table.replace('"', "\"\""));
@@ -152,7 +152,7 @@ impl ParsedQuery {
     }
 
     /// Every column the query reads.
-    pub fn columns(&self) -> Vec<String> {
+    pub(crate) fn columns(&self) -> Vec<String> {
         let mut out = Vec::new();
         if let Some(p) = &self.pred {
             p.columns(&mut out);

@@ -20,7 +20,7 @@ fn too_many_vars() -> AnonError {
 
 /// How one column of the original appears in the release.
 #[derive(Debug, Clone)]
-pub enum AttrKind {
+pub(crate) enum AttrKind {
     /// Numeric quasi-identifier: `c_lo`, `c_hi` bound the hierarchy leaves it may be.
     Numeric(Arc<Hierarchy>),
     /// Categorical quasi-identifier: `c` holds a node label.
@@ -33,22 +33,22 @@ pub enum AttrKind {
 }
 
 impl AttrKind {
-    pub fn is_numeric(&self) -> bool {
+    pub(crate) fn is_numeric(&self) -> bool {
         matches!(self, AttrKind::Numeric(_) | AttrKind::ExactNum)
     }
 }
 
 #[derive(Debug, Clone)]
-pub struct Attr {
-    pub name: String,
-    pub kind: AttrKind,
+pub(crate) struct Attr {
+    pub(crate) name: String,
+    pub(crate) kind: AttrKind,
     /// Integer column in the original (integer division in FLOOR buckets).
-    pub integer: bool,
+    pub(crate) integer: bool,
 }
 
 /// A variable of the model: an attribute's value, or whether a set holds one code.
 #[derive(Debug, Clone)]
-pub enum Var {
+pub(crate) enum Var {
     Attr(usize),
     Has(usize, String),
 }
@@ -56,30 +56,36 @@ pub enum Var {
 /// A grouping expression over a variable.
 #[derive(Debug, Clone)]
 pub struct Group {
-    pub var: usize,
-    pub bucket: Option<(f64, f64, bool)>,
+    pub(crate) var: usize,
+    pub(crate) bucket: Option<(f64, f64, bool)>,
 }
 
 #[derive(Debug)]
-pub struct Plan {
-    pub attrs: Vec<Attr>,
-    pub vars: Vec<Var>,
-    pub pred: Option<Node>,
-    pub groups: Vec<Group>,
-    pub measure: Option<usize>,
+pub(crate) struct Plan {
+    pub(crate) attrs: Vec<Attr>,
+    pub(crate) vars: Vec<Var>,
+    pub(crate) pred: Option<Node>,
+    pub(crate) groups: Vec<Group>,
+    pub(crate) measure: Option<usize>,
     /// Variables enumerated per record: grouped ones, and the measure when it is not
     /// independent of the predicate or the grouping.
-    pub cond: Vec<usize>,
+    pub(crate) cond: Vec<usize>,
 }
 
 /// Names used in errors.
-pub struct Names<'a> {
-    pub original: &'a str,
-    pub release: &'a str,
+pub(crate) struct Names<'a> {
+    pub(crate) original: &'a str,
+    pub(crate) release: &'a str,
 }
 
 impl Plan {
-    pub fn new(q: &ParsedQuery, meta: &TableMeta, original: &Schema, release: &Schema, names: &Names) -> Result<Plan> {
+    pub(crate) fn new(
+        q: &ParsedQuery,
+        meta: &TableMeta,
+        original: &Schema,
+        release: &Schema,
+        names: &Names,
+    ) -> Result<Plan> {
         check_release_schema(meta, original, release, names)?;
         let mut attrs = Vec::new();
         for c in q.columns() {

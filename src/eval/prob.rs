@@ -12,7 +12,7 @@ use std::collections::HashMap;
 
 /// A test of one variable's value.
 #[derive(Debug, Clone)]
-pub enum Test {
+pub(crate) enum Test {
     Cmp(CmpOp, Lit),
     In(Vec<Lit>, bool),
     Between(Lit, Lit, bool),
@@ -29,7 +29,7 @@ fn compare(v: &Val, lit: &Lit) -> Option<Ordering> {
 
 impl Test {
     /// SQL semantics for one value; a NULL (or a type mismatch) makes a comparison false.
-    pub fn eval(&self, v: &Val) -> bool {
+    pub(crate) fn eval(&self, v: &Val) -> bool {
         match self {
             Test::IsTrue => matches!(v, Val::Bool(true)),
             Test::Cmp(op, lit) => compare(v, lit).is_some_and(|o| match op {
@@ -55,7 +55,7 @@ impl Test {
 }
 
 #[derive(Debug, Clone)]
-pub enum Node {
+pub(crate) enum Node {
     And(Vec<Node>, u64),
     Or(Vec<Node>, u64),
     Not(Box<Node>),
@@ -64,7 +64,7 @@ pub enum Node {
 
 impl Node {
     /// Bit set of the variables the node reads.
-    pub fn mask(&self) -> u64 {
+    pub(crate) fn mask(&self) -> u64 {
         match self {
             Node::And(_, m) | Node::Or(_, m) => *m,
             Node::Not(n) => n.mask(),
@@ -72,12 +72,12 @@ impl Node {
         }
     }
 
-    pub fn and(children: Vec<Node>) -> Node {
+    pub(crate) fn and(children: Vec<Node>) -> Node {
         let m = children.iter().fold(0, |m, c| m | c.mask());
         Node::And(children, m)
     }
 
-    pub fn or(children: Vec<Node>) -> Node {
+    pub(crate) fn or(children: Vec<Node>) -> Node {
         let m = children.iter().fold(0, |m, c| m | c.mask());
         Node::Or(children, m)
     }
@@ -86,37 +86,37 @@ impl Node {
 /// Probabilities of atoms over large supports, keyed by (support, test) identity: released
 /// values repeat across tuples (their supports are cached, and kept alive, by the scan: every
 /// support this long is one of those), so a wide range is scanned once.
-pub type AtomMemo = HashMap<(usize, usize), f64>;
+pub(crate) type AtomMemo = HashMap<(usize, usize), f64>;
 
 /// Supports at least this long go through the memo; shorter ones are cheaper to rescan.
 const MEMO_MIN_LEN: usize = 32;
 
 /// Per-record state: each variable's distribution, and the values fixed by conditioning.
-pub struct Env<'a> {
-    pub supports: &'a [Support],
-    pub fixed: Vec<Option<Val>>,
-    pub fixed_mask: u64,
+pub(crate) struct Env<'a> {
+    pub(crate) supports: &'a [Support],
+    pub(crate) fixed: Vec<Option<Val>>,
+    pub(crate) fixed_mask: u64,
     memo: &'a mut AtomMemo,
 }
 
 impl<'a> Env<'a> {
-    pub fn new(supports: &'a [Support], memo: &'a mut AtomMemo) -> Self {
+    pub(crate) fn new(supports: &'a [Support], memo: &'a mut AtomMemo) -> Self {
         Env { supports, fixed: vec![None; supports.len()], fixed_mask: 0, memo }
     }
 
-    pub fn fix(&mut self, var: usize, v: Val) {
+    pub(crate) fn fix(&mut self, var: usize, v: Val) {
         self.fixed[var] = Some(v);
         self.fixed_mask |= 1 << var;
     }
 
-    pub fn unfix(&mut self, var: usize) {
+    pub(crate) fn unfix(&mut self, var: usize) {
         self.fixed[var] = None;
         self.fixed_mask &= !(1 << var);
     }
 }
 
 /// P(node) under the record's distributions and the fixed values.
-pub fn prob(n: &Node, env: &mut Env) -> f64 {
+pub(crate) fn prob(n: &Node, env: &mut Env) -> f64 {
     match n {
         Node::Atom(var, test) => match &env.fixed[*var] {
             Some(v) => test.eval(v) as u8 as f64,

@@ -30,7 +30,7 @@ pub enum Presence {
 }
 
 impl Presence {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Presence::Both => "both",
             Presence::Missing => "missing",
@@ -42,13 +42,13 @@ impl Presence {
 /// One group of one query.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GroupError {
-    pub key: String,
-    pub original: Option<f64>,
-    pub estimate: Option<f64>,
-    pub presence: Presence,
+    pub(crate) key: String,
+    pub(crate) original: Option<f64>,
+    pub(crate) estimate: Option<f64>,
+    pub(crate) presence: Presence,
     /// The release's estimated records in the group (for COUNT(col), SUM and AVG: those with a
     /// value of the measure); 0 for a missing group.
-    pub mass: f64,
+    pub(crate) mass: f64,
 }
 
 impl GroupError {
@@ -62,10 +62,10 @@ impl GroupError {
             mass: estimate,
         }
     }
-    pub fn abs_error(&self) -> Option<f64> {
+    pub(crate) fn abs_error(&self) -> Option<f64> {
         Some((self.estimate? - self.original?).abs())
     }
-    pub fn rel_error(&self) -> Option<f64> {
+    pub(crate) fn rel_error(&self) -> Option<f64> {
         Some(self.abs_error()? / self.original?.abs().max(1.0))
     }
 }
@@ -75,10 +75,10 @@ impl GroupError {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Part {
     pub groups: usize,
-    pub total_original: Option<f64>,
-    pub total_estimate: Option<f64>,
+    pub(crate) total_original: Option<f64>,
+    pub(crate) total_estimate: Option<f64>,
     pub mass: f64,
-    pub mean_abs_error: Option<f64>,
+    pub(crate) mean_abs_error: Option<f64>,
     pub are: Option<f64>,
 }
 
@@ -87,7 +87,7 @@ pub struct Part {
 /// (every group: the h-ceiling paper's figure).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Summary {
-    pub original: Part,
+    pub(crate) original: Part,
     pub missing: Part,
     pub spurious: Part,
     pub union: Part,
@@ -102,14 +102,14 @@ impl Summary {
 
 #[derive(Debug, Clone)]
 pub struct QueryReport {
-    pub query: String,
-    pub groups: Vec<GroupError>,
+    pub(crate) query: String,
+    pub(crate) groups: Vec<GroupError>,
     /// COUNT and SUM answers add up across groups; AVG ones do not.
-    pub additive: bool,
+    pub(crate) additive: bool,
 }
 
 /// Group order: numbers by value before text, part by part.
-pub fn compare_keys(a: &[Val], b: &[Val]) -> Ordering {
+pub(crate) fn compare_keys(a: &[Val], b: &[Val]) -> Ordering {
     for (x, y) in a.iter().zip(b) {
         let o = match (x, y) {
             (Val::Num(p), Val::Num(q)) => p.total_cmp(q),

@@ -23,7 +23,7 @@ const MAX_TRIES: usize = 1000;
 const MAX_QUERIES: usize = 100_000;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Workload {
+pub(crate) enum Workload {
     W1,
     W2,
     W3,
@@ -31,7 +31,7 @@ pub enum Workload {
 }
 
 impl Workload {
-    pub fn parse(s: &str) -> Result<Self> {
+    pub(crate) fn parse(s: &str) -> Result<Self> {
         match s.trim().to_ascii_lowercase().as_str() {
             "w1" => Ok(Workload::W1),
             "w2" => Ok(Workload::W2),
@@ -47,7 +47,7 @@ impl Workload {
 }
 
 /// `n` queries of workload `kind` over `table` (roles from the registry); deterministic per seed.
-pub async fn generate(
+pub(crate) async fn generate(
     ctx: &SessionContext,
     registry: &Registry,
     table: &str,

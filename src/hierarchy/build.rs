@@ -27,7 +27,7 @@ impl HierarchyBuilder {
         self
     }
 
-    pub fn domain(&mut self, lo: f64, hi: f64) -> &mut Self {
+    pub(crate) fn domain(&mut self, lo: f64, hi: f64) -> &mut Self {
         self.domain = Some((lo, hi));
         self
     }

@@ -13,11 +13,11 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 /// What separates the codes of one record in a delimited string.
-pub const CODE_DELIMITERS: [char; 5] = [',', ';', '|', ' ', '\t'];
+pub(crate) const CODE_DELIMITERS: [char; 5] = [',', ';', '|', ' ', '\t'];
 
 /// The codes of one delimited string. A delimiter inside parentheses does not split: a
 /// generalized code `(053.20,053.71)` of a release written as text stays one element.
-pub fn split_codes(s: &str) -> impl Iterator<Item = &str> {
+pub(crate) fn split_codes(s: &str) -> impl Iterator<Item = &str> {
     let (mut parts, mut depth, mut start) = (Vec::new(), 0usize, 0usize);
     for (i, c) in s.char_indices() {
         match c {
@@ -38,8 +38,8 @@ pub fn split_codes(s: &str) -> impl Iterator<Item = &str> {
 /// many distinct codes, never which (a code is a patient's diagnosis; errors and reports must
 /// not echo it).
 #[derive(Debug, Default)]
-pub struct UnknownCodes {
-    pub occurrences: u64,
+pub(crate) struct UnknownCodes {
+    pub(crate) occurrences: u64,
     distinct: HashSet<String>,
 }
 
@@ -52,13 +52,13 @@ impl UnknownCodes {
     }
 
     /// Distinct codes outside the hierarchy.
-    pub fn distinct(&self) -> u64 {
+    pub(crate) fn distinct(&self) -> u64 {
         self.distinct.len() as u64
     }
 
     /// `Ok` when there are none or the hierarchy drops them (`unknown_codes=suppress`);
     /// otherwise the error naming the column and the counts.
-    pub fn check(&self, table: &str, column: &str, h: &Hierarchy) -> Result<()> {
+    pub(crate) fn check(&self, table: &str, column: &str, h: &Hierarchy) -> Result<()> {
         if self.occurrences == 0 || h.suppresses_unknown_codes() {
             return Ok(());
         }
@@ -80,7 +80,7 @@ impl UnknownCodes {
 /// from a list or delimited-string column. Codes outside `h` are left out of the records and
 /// counted in `unknown`; whether that is allowed is [`UnknownCodes::check`]'s decision, made
 /// once by the caller after all parts are read.
-pub fn leaf_sets(
+pub(crate) fn leaf_sets(
     table: &str,
     column: &str,
     h: &Hierarchy,
@@ -95,7 +95,7 @@ pub fn leaf_sets(
 
 /// [`leaf_sets`], with `outside` deciding what a code outside `h` becomes: an id of the
 /// caller's, or nothing (left out of the record).
-pub fn leaf_sets_with(
+pub(crate) fn leaf_sets_with(
     table: &str,
     column: &str,
     h: &Hierarchy,
@@ -119,7 +119,7 @@ pub fn leaf_sets_with(
 }
 
 /// A column of code sets as lists of text: lists are cast, strings split; NULL stays NULL.
-pub fn code_lists(table: &str, column: &str, a: &ArrayRef) -> Result<ListArray> {
+pub(crate) fn code_lists(table: &str, column: &str, a: &ArrayRef) -> Result<ListArray> {
     if matches!(a.data_type(), DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View) {
         let s = cast(a, &DataType::Utf8)?;
         let mut b = ListBuilder::new(StringBuilder::new());

@@ -9,13 +9,13 @@ use crate::error::{AnonError, Result};
 
 /// Which end of a value masking starts from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MaskFrom {
+pub(crate) enum MaskFrom {
     Right,
     Left,
 }
 
 impl MaskFrom {
-    pub fn parse(s: &str) -> Option<Self> {
+    pub(crate) fn parse(s: &str) -> Option<Self> {
         match s.trim().to_ascii_lowercase().as_str() {
             "right" => Some(MaskFrom::Right),
             "left" => Some(MaskFrom::Left),
@@ -25,13 +25,18 @@ impl MaskFrom {
 }
 
 /// Every value directly under the root `*`.
-pub fn flat_hierarchy(attribute: &str, values: &[Option<String>]) -> Result<Hierarchy> {
+pub(crate) fn flat_hierarchy(attribute: &str, values: &[Option<String>]) -> Result<Hierarchy> {
     build(attribute, values, |v| Ok(vec![v.to_string(), "*".into()]))
 }
 
 /// Mask `step` more characters per level from one end with `*`, until every character is
 /// masked; a root `*` joins values of different lengths.
-pub fn masking_hierarchy(attribute: &str, values: &[Option<String>], from: MaskFrom, step: usize) -> Result<Hierarchy> {
+pub(crate) fn masking_hierarchy(
+    attribute: &str,
+    values: &[Option<String>],
+    from: MaskFrom,
+    step: usize,
+) -> Result<Hierarchy> {
     if step == 0 {
         return Err(AnonError::argument("masking_hierarchy", "step", "must be at least 1"));
     }
@@ -59,7 +64,7 @@ pub fn masking_hierarchy(attribute: &str, values: &[Option<String>], from: MaskF
 }
 
 /// Calendar dates `YYYY-MM-DD` generalized to month `YYYY-MM`, year `YYYY`, decade `YYY0s`, `*`.
-pub fn date_hierarchy(attribute: &str, values: &[Option<String>]) -> Result<Hierarchy> {
+pub(crate) fn date_hierarchy(attribute: &str, values: &[Option<String>]) -> Result<Hierarchy> {
     build(attribute, values, |v| {
         let (year, month) = parse_date(v).ok_or_else(|| {
             AnonError::hierarchy(attribute, "holds a value that is not a date YYYY-MM-DD; cast the column to DATE")

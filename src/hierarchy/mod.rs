@@ -18,8 +18,8 @@ mod load;
 mod numeric;
 
 pub use build::HierarchyBuilder;
-pub use code_sets::{CODE_DELIMITERS, UnknownCodes, code_lists, leaf_sets, leaf_sets_with, split_codes};
-pub use generated::{MaskFrom, date_hierarchy, flat_hierarchy, masking_hierarchy};
+pub(crate) use code_sets::{UnknownCodes, code_lists, leaf_sets, leaf_sets_with};
+pub(crate) use generated::{MaskFrom, date_hierarchy, flat_hierarchy, masking_hierarchy};
 pub use load::{from_rows, load_arx_file, parse_arx_text, rows_from_batches};
 pub use numeric::{format_number, parse_interval_label, parse_widths, widths_hierarchy};
 
@@ -27,7 +27,7 @@ pub use numeric::{format_number, parse_interval_label, parse_widths, widths_hier
 /// nodes' bounds are hulls of the data's own values, so a release would print the column's
 /// exact minimum and maximum as the bounds of `*` (`age_lo 18, age_hi 92`). The same
 /// provenance ([`Hierarchy::derived_from_data`]) that the DP functions refuse outright.
-pub fn check_publishable_bounds(table: &str, column: &str, h: &Hierarchy) -> crate::error::Result<()> {
+pub(crate) fn check_publishable_bounds(table: &str, column: &str, h: &Hierarchy) -> crate::error::Result<()> {
     match h.derived_from_data() {
         Some(how) if h.is_numeric() => Err(crate::error::AnonError::hierarchy(
             column,
@@ -60,7 +60,7 @@ pub enum HierarchyKind {
 }
 
 impl HierarchyKind {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             HierarchyKind::Categorical => "categorical",
             HierarchyKind::Numeric => "numeric",
@@ -68,7 +68,7 @@ impl HierarchyKind {
         }
     }
 
-    pub fn parse(s: &str) -> Option<Self> {
+    pub(crate) fn parse(s: &str) -> Option<Self> {
         match s.trim().to_ascii_lowercase().as_str() {
             "categorical" | "cat" | "taxonomy" => Some(HierarchyKind::Categorical),
             "numeric" | "num" | "interval" | "intervals" => Some(HierarchyKind::Numeric),
@@ -80,20 +80,20 @@ impl HierarchyKind {
 
 /// The label of the leaf to which NULLs in the data are mapped. A hierarchy without this leaf
 /// makes a NULL in its attribute an error (the same rule in every method).
-pub const NULL_LEAF: &str = "NULL";
+pub(crate) const NULL_LEAF: &str = "NULL";
 
 /// One level of a hierarchy.
 #[derive(Debug, Clone)]
-pub struct Level {
+pub(crate) struct Level {
     /// Node labels, as published (`30-34`, `Europe`, `*`).
-    pub labels: Vec<String>,
+    pub(crate) labels: Vec<String>,
     /// Index of each node's parent in the next level (empty for the root level).
-    pub parent: Vec<u32>,
+    pub(crate) parent: Vec<u32>,
     /// Number of leaves under each node (|M_p| of Eq. 2).
-    pub leaf_count: Vec<u32>,
+    pub(crate) leaf_count: Vec<u32>,
     /// Numeric hierarchies only: inclusive bounds of each node, the hull of its label's interval
     /// and its leaves' values.
-    pub bounds: Vec<(f64, f64)>,
+    pub(crate) bounds: Vec<(f64, f64)>,
 }
 
 /// A validated generalization hierarchy for one attribute.
@@ -125,7 +125,7 @@ impl Hierarchy {
     pub fn attribute(&self) -> &str {
         &self.attribute
     }
-    pub fn kind(&self) -> HierarchyKind {
+    pub(crate) fn kind(&self) -> HierarchyKind {
         self.kind
     }
     pub fn is_numeric(&self) -> bool {
@@ -135,10 +135,10 @@ impl Hierarchy {
     pub fn height(&self) -> usize {
         self.levels.len() - 1
     }
-    pub fn levels(&self) -> &[Level] {
+    pub(crate) fn levels(&self) -> &[Level] {
         &self.levels
     }
-    pub fn level(&self, j: usize) -> &Level {
+    pub(crate) fn level(&self, j: usize) -> &Level {
         &self.levels[j]
     }
     pub fn leaf_count(&self) -> usize {
@@ -153,29 +153,29 @@ impl Hierarchy {
         &self.up[j]
     }
     /// Parent of node `code` at level j (j < height).
-    pub fn parent(&self, j: usize, code: u32) -> u32 {
+    pub(crate) fn parent(&self, j: usize, code: u32) -> u32 {
         self.levels[j].parent[code as usize]
     }
     pub fn label(&self, j: usize, code: u32) -> &str {
         &self.levels[j].labels[code as usize]
     }
     /// Leaves under node `code` of level j (|M_p|).
-    pub fn leaves_under(&self, j: usize, code: u32) -> u32 {
+    pub(crate) fn leaves_under(&self, j: usize, code: u32) -> u32 {
         self.levels[j].leaf_count[code as usize]
     }
     /// Numeric only: the value of a leaf.
     pub fn leaf_value(&self, leaf: u32) -> Option<f64> {
         self.leaf_values.get(leaf as usize).copied()
     }
-    pub fn leaf_values(&self) -> &[f64] {
+    pub(crate) fn leaf_values(&self) -> &[f64] {
         &self.leaf_values
     }
     /// Numeric only: inclusive bounds of node `code` at level j.
-    pub fn bounds(&self, j: usize, code: u32) -> Option<(f64, f64)> {
+    pub(crate) fn bounds(&self, j: usize, code: u32) -> Option<(f64, f64)> {
         self.levels[j].bounds.get(code as usize).copied()
     }
     /// Numeric only: (L, U) of Eq. 1.
-    pub fn domain(&self) -> Option<(f64, f64)> {
+    pub(crate) fn domain(&self) -> Option<(f64, f64)> {
         self.domain
     }
 
@@ -191,20 +191,20 @@ impl Hierarchy {
     }
 
     /// Leaf code of the NULL entry, when the hierarchy has one.
-    pub fn null_leaf(&self) -> Option<u32> {
+    pub(crate) fn null_leaf(&self) -> Option<u32> {
         self.leaf_by_label.get(NULL_LEAF).copied()
     }
 
     /// Node at level j whose label is `label` (first match), used to resolve constraints
     /// and query predicates written against generalized labels.
-    pub fn node_by_label(&self, j: usize, label: &str) -> Option<u32> {
+    pub(crate) fn node_by_label(&self, j: usize, label: &str) -> Option<u32> {
         self.levels[j].labels.iter().position(|l| l == label).map(|i| i as u32)
     }
 
     /// Generalization degree of one node (Eq. 2 for categorical; Eq. 1 over the node's own
     /// bounds for numeric). Methods that publish a class's min–max range use
     /// [`Hierarchy::range_degree`] instead.
-    pub fn degree(&self, j: usize, code: u32) -> f64 {
+    pub(crate) fn degree(&self, j: usize, code: u32) -> f64 {
         match self.kind {
             HierarchyKind::Numeric => {
                 let (lo, hi) = self.levels[j].bounds[code as usize];
@@ -221,7 +221,7 @@ impl Hierarchy {
     }
 
     /// Eq. 1 of the h-ceiling paper: (U_q - L_q) / (U - L) for a published range [lo, hi].
-    pub fn range_degree(&self, lo: f64, hi: f64) -> f64 {
+    pub(crate) fn range_degree(&self, lo: f64, hi: f64) -> f64 {
         match self.domain {
             Some((l, u)) if u > l => ((hi - lo) / (u - l)).clamp(0.0, 1.0),
             _ => 0.0,
@@ -229,20 +229,20 @@ impl Hierarchy {
     }
 
     /// How the hierarchy was derived from the data, when it was (see [`Hierarchy::derived_from`]).
-    pub fn derived_from_data(&self) -> Option<&str> {
+    pub(crate) fn derived_from_data(&self) -> Option<&str> {
         self.derived_from_data.as_deref()
     }
 
     /// Mark the hierarchy as derived from the data (`how`: e.g. "min and max of the column").
     /// Kept with the hierarchy so that every later DP call can refuse it.
-    pub fn derived_from(mut self, how: &str) -> Self {
+    pub(crate) fn derived_from(mut self, how: &str) -> Self {
         self.derived_from_data = Some(how.to_string());
         self
     }
 
     /// Whether codes outside this code hierarchy are dropped from their records (counted) rather
     /// than refused; one setting read by every function that reads the column's code sets.
-    pub fn suppresses_unknown_codes(&self) -> bool {
+    pub(crate) fn suppresses_unknown_codes(&self) -> bool {
         self.suppress_unknown
     }
 
@@ -280,7 +280,7 @@ impl Hierarchy {
     }
 
     /// Rows in ARX shape: one per leaf, its label at every level.
-    pub fn arx_rows(&self) -> Vec<Vec<&str>> {
+    pub(crate) fn arx_rows(&self) -> Vec<Vec<&str>> {
         (0..self.leaf_count() as u32)
             .map(|leaf| (0..self.levels.len()).map(|j| self.label(j, self.up[j][leaf as usize])).collect())
             .collect()

@@ -6,7 +6,7 @@
 
 /// Which way a kept node's knowledge extends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Toward {
+pub(crate) enum Toward {
     /// Covers the node and its specializations (non-anonymous nodes).
     Down,
     /// Covers the node and its generalizations (anonymous nodes).
@@ -15,26 +15,24 @@ pub enum Toward {
 
 /// The maximal (`Down`) or minimal (`Up`) nodes of a set that is closed downward or upward.
 #[derive(Debug, Clone)]
-pub struct Antichain {
+pub(crate) struct Antichain {
     toward: Toward,
     dims: usize,
     levels: Vec<u8>,
 }
 
 impl Antichain {
-    pub fn new(toward: Toward, dims: usize) -> Self {
+    pub(crate) fn new(toward: Toward, dims: usize) -> Self {
         Antichain { toward, dims, levels: Vec::new() }
     }
 
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    fn len(&self) -> usize {
         self.levels.len() / self.dims.max(1)
-    }
-    pub fn is_empty(&self) -> bool {
-        self.levels.is_empty()
     }
 
     /// The kept nodes' level vectors.
-    pub fn iter(&self) -> impl Iterator<Item = &[u8]> {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &[u8]> {
         self.levels.chunks_exact(self.dims.max(1))
     }
 
@@ -47,12 +45,12 @@ impl Antichain {
     }
 
     /// Is the node with these levels in the set?
-    pub fn covers(&self, x: &[u8]) -> bool {
+    pub(crate) fn covers(&self, x: &[u8]) -> bool {
         self.cover(x).is_some()
     }
 
     /// A kept node covering `x`, if any.
-    pub fn cover(&self, x: &[u8]) -> Option<&[u8]> {
+    pub(crate) fn cover(&self, x: &[u8]) -> Option<&[u8]> {
         if self.dims == 0 {
             return None;
         }
@@ -60,7 +58,7 @@ impl Antichain {
     }
 
     /// Add a node (and its down- or up-set); kept nodes it covers are dropped.
-    pub fn insert(&mut self, x: &[u8]) {
+    pub(crate) fn insert(&mut self, x: &[u8]) {
         if self.covers(x) {
             return;
         }

@@ -11,11 +11,11 @@
 //! holds what monotone models let a search infer (predictive tagging) in memory proportional
 //! to the frontier, not the lattice.
 
-pub mod antichain;
-pub mod order;
+pub(crate) mod antichain;
+pub(crate) mod order;
 
-pub use antichain::{Antichain, Toward};
-pub use order::{BottomUp, BoundOrder};
+pub(crate) use antichain::{Antichain, Toward};
+pub(crate) use order::{BottomUp, BoundOrder};
 
 #[derive(Debug, Clone)]
 pub struct Lattice {
@@ -24,7 +24,7 @@ pub struct Lattice {
     size: usize,
 }
 
-pub type NodeId = usize;
+pub(crate) type NodeId = usize;
 
 impl Lattice {
     /// A lattice over attributes with the given hierarchy heights.
@@ -41,15 +41,15 @@ impl Lattice {
     pub fn size(&self) -> usize {
         self.size
     }
-    pub fn dims(&self) -> usize {
+    pub(crate) fn dims(&self) -> usize {
         self.heights.len()
     }
     /// Hierarchy height of each attribute (the top node's levels).
-    pub fn heights(&self) -> &[u8] {
+    pub(crate) fn heights(&self) -> &[u8] {
         &self.heights
     }
     /// Height of the lattice: the top node's height.
-    pub fn max_height(&self) -> usize {
+    pub(crate) fn max_height(&self) -> usize {
         self.heights.iter().map(|&h| h as usize).sum()
     }
     pub fn bottom(&self) -> NodeId {
@@ -64,11 +64,11 @@ impl Lattice {
     }
 
     /// How much a node id grows when attribute `attr` is raised one level.
-    pub fn stride(&self, attr: usize) -> usize {
+    pub(crate) fn stride(&self, attr: usize) -> usize {
         self.strides[attr]
     }
 
-    pub fn level(&self, id: NodeId, attr: usize) -> u8 {
+    pub(crate) fn level(&self, id: NodeId, attr: usize) -> u8 {
         ((id / self.strides[attr]) % (self.heights[attr] as usize + 1)) as u8
     }
 
@@ -80,12 +80,12 @@ impl Lattice {
         Some(levels.iter().zip(&self.strides).map(|(&l, &s)| l as usize * s).sum())
     }
 
-    pub fn height(&self, id: NodeId) -> usize {
+    pub(crate) fn height(&self, id: NodeId) -> usize {
         (0..self.dims()).map(|a| self.level(id, a) as usize).sum()
     }
 
     /// Direct generalizations: one attribute one level up. Each comes with the attribute raised.
-    pub fn successors(&self, id: NodeId) -> impl Iterator<Item = (usize, NodeId)> + '_ {
+    pub(crate) fn successors(&self, id: NodeId) -> impl Iterator<Item = (usize, NodeId)> + '_ {
         (0..self.dims()).filter(move |&a| self.level(id, a) < self.heights[a]).map(move |a| (a, id + self.strides[a]))
     }
 
@@ -104,19 +104,19 @@ impl Lattice {
     }
 
     /// Does `a` generalize `b` (every level of a at least b's)?
-    pub fn generalizes(&self, a: NodeId, b: NodeId) -> bool {
+    pub(crate) fn generalizes(&self, a: NodeId, b: NodeId) -> bool {
         (0..self.dims()).all(|i| self.level(a, i) >= self.level(b, i))
     }
 }
 
 /// Format a node as ARX does: `[1, 0, 2]`.
-pub fn format_levels(levels: &[u8]) -> String {
+pub(crate) fn format_levels(levels: &[u8]) -> String {
     let parts: Vec<String> = levels.iter().map(|l| l.to_string()).collect();
     format!("[{}]", parts.join(", "))
 }
 
 /// Parse a node written as `1,0,2` or `[1, 0, 2]`.
-pub fn parse_levels(s: &str) -> Option<Vec<u8>> {
+pub(crate) fn parse_levels(s: &str) -> Option<Vec<u8>> {
     s.trim().trim_start_matches('[').trim_end_matches(']').split(',').map(|p| p.trim().parse::<u8>().ok()).collect()
 }
 

@@ -49,7 +49,7 @@ impl Ord for Entry {
 /// Yields `(node, bound)` in ascending (bound, height, id). `bound` must not decrease when
 /// a level is raised (every generalization-only loss qualifies, and a constant does): then a
 /// node's key exceeds that of every node below it and the heap order is the sorted order.
-pub struct BoundOrder<'a, F: Fn(&[u8]) -> f64> {
+pub(crate) struct BoundOrder<'a, F: Fn(&[u8]) -> f64> {
     lattice: &'a Lattice,
     bound: F,
     heap: BinaryHeap<Entry>,
@@ -58,7 +58,7 @@ pub struct BoundOrder<'a, F: Fn(&[u8]) -> f64> {
 }
 
 impl<'a, F: Fn(&[u8]) -> f64> BoundOrder<'a, F> {
-    pub fn new(lattice: &'a Lattice, bound: F) -> Self {
+    pub(crate) fn new(lattice: &'a Lattice, bound: F) -> Self {
         let mut order = BoundOrder { lattice, bound, heap: BinaryHeap::new(), queued: HashSet::new() };
         let bottom = lattice.bottom();
         order.push(bottom, &lattice.levels(bottom));
@@ -72,20 +72,16 @@ impl<'a, F: Fn(&[u8]) -> f64> BoundOrder<'a, F> {
     }
 
     /// A lower bound of every node not yet yielded: the next node's bound.
-    pub fn peek_bound(&self) -> Option<f64> {
+    #[cfg(test)]
+    fn peek_bound(&self) -> Option<f64> {
         self.heap.peek().map(|e| e.bound)
-    }
-
-    /// Nodes queued now (for memory accounting in tests and benches).
-    pub fn queued(&self) -> usize {
-        self.heap.len()
     }
 
     /// The next node outside the down-sets of `below` and the up-sets of `above`, without
     /// yielding it; ruled-out queued nodes are replaced by the ways out of their region.
     /// Afterwards [`BoundOrder::peek_bound`] is that node's bound, a lower bound of every node
     /// not ruled out and not yet yielded.
-    pub fn peek_outside(&mut self, below: &Antichain, above: &Antichain) -> Option<(NodeId, f64)> {
+    pub(crate) fn peek_outside(&mut self, below: &Antichain, above: &Antichain) -> Option<(NodeId, f64)> {
         loop {
             let e = *self.heap.peek()?;
             let levels = self.lattice.levels(e.id);
@@ -112,7 +108,7 @@ impl<'a, F: Fn(&[u8]) -> f64> BoundOrder<'a, F> {
     }
 
     /// The next node outside the ruled-out regions (see [`BoundOrder::peek_outside`]).
-    pub fn next_outside(&mut self, below: &Antichain, above: &Antichain) -> Option<(NodeId, f64)> {
+    pub(crate) fn next_outside(&mut self, below: &Antichain, above: &Antichain) -> Option<(NodeId, f64)> {
         let (id, bound) = self.peek_outside(below, above)?;
         self.heap.pop();
         let mut levels = self.lattice.levels(id);
@@ -133,7 +129,7 @@ impl<'a, F: Fn(&[u8]) -> f64> BoundOrder<'a, F> {
 /// node (IPA). A batch never holds a node above another, so each node is yielded after every
 /// node below it has been tested, and none is yielded above a node already put in `above`.
 /// Memory grows with the nodes passed, not with the lattice.
-pub struct BottomUp<'a> {
+pub(crate) struct BottomUp<'a> {
     order: BoundOrder<'a, fn(&[u8]) -> f64>,
     lattice: &'a Lattice,
     none: Antichain,
@@ -142,9 +138,9 @@ pub struct BottomUp<'a> {
 impl<'a> BottomUp<'a> {
     /// Nodes per batch for callers grouping a batch on all cores: enough to keep the cores
     /// busy, few enough that the batch's groupings stay a small part of memory.
-    pub const BATCH: usize = 256;
+    pub(crate) const BATCH: usize = 256;
 
-    pub fn new(lattice: &'a Lattice) -> Self {
+    pub(crate) fn new(lattice: &'a Lattice) -> Self {
         let flat: fn(&[u8]) -> f64 = |_| 0.0;
         BottomUp {
             order: BoundOrder::new(lattice, flat),
@@ -155,7 +151,7 @@ impl<'a> BottomUp<'a> {
 
     /// The next nodes outside the up-sets of `above`, at most `max`, all of the same height;
     /// empty when none is left.
-    pub fn next_batch(&mut self, above: &Antichain, max: usize) -> Vec<NodeId> {
+    pub(crate) fn next_batch(&mut self, above: &Antichain, max: usize) -> Vec<NodeId> {
         let mut batch = Vec::new();
         let mut height = None;
         while batch.len() < max.max(1)

@@ -4,13 +4,13 @@
 //! of building the two vectors.
 
 /// Equal ground distance: EMD(P, Q) = ½ Σ_i |p_i − q_i| (total variation).
-pub fn equal_emd_of(pairs: impl IntoIterator<Item = (f64, f64)>) -> f64 {
+pub(crate) fn equal_emd_of(pairs: impl IntoIterator<Item = (f64, f64)>) -> f64 {
     0.5 * pairs.into_iter().map(|(a, b)| (a - b).abs()).sum::<f64>()
 }
 
 /// Ordered ground distance |i − j|/(m − 1) over the m values in ascending order:
 /// EMD(P, Q) = (1/(m − 1)) Σ_i |Σ_{j ≤ i} (p_j − q_j)|; 0 for fewer than two values.
-pub fn ordered_emd_of(pairs: impl IntoIterator<Item = (f64, f64)>) -> f64 {
+pub(crate) fn ordered_emd_of(pairs: impl IntoIterator<Item = (f64, f64)>) -> f64 {
     let (mut acc, mut total, mut m) = (0.0, 0.0, 0usize);
     for (a, b) in pairs {
         acc += a - b;

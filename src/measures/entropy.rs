@@ -2,12 +2,12 @@
 //! entropy l-diversity (nats, compared with ln l).
 
 /// −Σ (c/n) log₂(c/n) over the non-zero counts of a histogram of n records; 0 when empty.
-pub fn entropy_bits(counts: impl IntoIterator<Item = u64>, n: u64) -> f64 {
+pub(crate) fn entropy_bits(counts: impl IntoIterator<Item = u64>, n: u64) -> f64 {
     counts.into_iter().filter(|&c| c > 0).map(|c| c as f64 / n as f64).map(|p| -p * p.log2()).sum()
 }
 
 /// −Σ (c/n) ln(c/n) over the non-zero counts of a histogram of n records; 0 when empty.
-pub fn entropy_nats(counts: impl IntoIterator<Item = u64>, n: u64) -> f64 {
+pub(crate) fn entropy_nats(counts: impl IntoIterator<Item = u64>, n: u64) -> f64 {
     counts.into_iter().filter(|&c| c > 0).map(|c| c as f64 / n as f64).map(|p| -p * p.ln()).sum()
 }
 

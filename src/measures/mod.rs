@@ -13,6 +13,6 @@
 //! - [`ul`]: Utility Loss of a generalized diagnosis code and of a record (ArtUC Defs. 5–6).
 
 pub mod emd;
-pub mod entropy;
-pub mod ncp;
+pub(crate) mod entropy;
+pub(crate) mod ncp;
 pub mod ul;

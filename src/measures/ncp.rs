@@ -14,13 +14,13 @@ use crate::release::Cell;
 
 /// A value covering `leaves` of the `all` leaves of its hierarchy: 0 for one leaf (no loss),
 /// `leaves / all` otherwise (IPA Eq. 5; ArtUC Def. 3 for categorical values).
-pub fn leaf_ncp(leaves: f64, all: usize) -> f64 {
+pub(crate) fn leaf_ncp(leaves: f64, all: usize) -> f64 {
     if leaves <= 1.0 { 0.0 } else { leaves / all as f64 }
 }
 
 /// A numeric range [lo, hi] of a hierarchy with domain [L, U]: (hi − lo)/(U − L), clamped to
 /// [0, 1] (ArtUC Def. 3); 0 for a one-value domain.
-pub fn range_ncp(lo: f64, hi: f64, h: &Hierarchy) -> f64 {
+pub(crate) fn range_ncp(lo: f64, hi: f64, h: &Hierarchy) -> f64 {
     match h.domain() {
         Some((l, u)) if u > l => ((hi - lo) / (u - l)).clamp(0.0, 1.0),
         _ => 0.0,
@@ -29,7 +29,7 @@ pub fn range_ncp(lo: f64, hi: f64, h: &Hierarchy) -> f64 {
 
 /// NCP_A(ṽ) of ArtUC Def. 3: 0 when |ṽ| = 1, |ṽ|/|A| otherwise, |ṽ| a range's length or a node's
 /// leaves; a suppressed value costs 1.
-pub fn ncp_value(c: &Cell, h: &Hierarchy) -> f64 {
+pub(crate) fn ncp_value(c: &Cell, h: &Hierarchy) -> f64 {
     match *c {
         Cell::Range { lo, hi } => range_ncp(lo, hi, h),
         Cell::Node { level, code } => leaf_ncp(h.leaves_under(level as usize, code) as f64, h.leaf_count()),
@@ -39,7 +39,7 @@ pub fn ncp_value(c: &Cell, h: &Hierarchy) -> f64 {
 
 /// NCP of IPA Eq. 5: the share of the hierarchy's leaves the value covers, numeric ranges too
 /// (a suppressed value covers them all).
-pub fn ipa_ncp_value(c: &Cell, h: &Hierarchy) -> f64 {
+pub(crate) fn ipa_ncp_value(c: &Cell, h: &Hierarchy) -> f64 {
     leaf_ncp(c.leaves(h), h.leaf_count())
 }
 

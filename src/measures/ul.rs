@@ -4,7 +4,7 @@
 /// UL of a generalized diagnosis code ũ that replaced |ũ| codes (ArtUC Def. 5):
 /// UL(ũ) = (2^|ũ| − 1) · w(ũ). Example 4 gives the one-code generalized code (494.1) UL 0 ("no
 /// information loss"), so a single code costs 0 here; every weight w(ũ) is 1.
-pub fn ul_code(size: u32) -> f64 {
+pub(crate) fn ul_code(size: u32) -> f64 {
     if size <= 1 { 0.0 } else { 2f64.powi(size.min(1000) as i32) - 1.0 }
 }
 

@@ -4,7 +4,7 @@ use crate::error::{AnonError, Result};
 
 /// Split `options` into (lower-cased key, value) pairs, naming the part that is malformed. A
 /// key given twice (`seed=1, seed=2`) is an error rather than a silent last-one-wins.
-pub fn pairs(function: &str, options: &str) -> Result<Vec<(String, String)>> {
+pub(crate) fn pairs(function: &str, options: &str) -> Result<Vec<(String, String)>> {
     let mut out: Vec<(String, String)> = Vec::new();
     for part in options.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let (k, v) = part.split_once('=').ok_or_else(|| {
@@ -20,12 +20,12 @@ pub fn pairs(function: &str, options: &str) -> Result<Vec<(String, String)>> {
 }
 
 /// A `seed=` value.
-pub fn seed(function: &str, value: &str) -> Result<u64> {
+pub(crate) fn seed(function: &str, value: &str) -> Result<u64> {
     value.parse().map_err(|_| AnonError::argument(function, "seed", format!("'{value}' is not a non-negative integer")))
 }
 
 /// A `true|false` option.
-pub fn flag(function: &str, key: &str, value: &str) -> Result<bool> {
+pub(crate) fn flag(function: &str, key: &str, value: &str) -> Result<bool> {
     match value.to_ascii_lowercase().as_str() {
         "true" | "yes" | "1" => Ok(true),
         "false" | "no" | "0" => Ok(false),

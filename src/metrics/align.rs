@@ -18,15 +18,15 @@ use std::collections::HashMap;
 /// Original records per (block, attribute, leaf): `counts[block][attr]` maps leaf → records.
 /// Blocks are the release's classes, then (last) the suppressed records when there are any.
 #[derive(Debug, Clone)]
-pub struct Alignment {
-    pub counts: Vec<Vec<HashMap<u32, u64>>>,
-    pub block_sizes: Vec<u64>,
+pub(crate) struct Alignment {
+    pub(crate) counts: Vec<Vec<HashMap<u32, u64>>>,
+    pub(crate) block_sizes: Vec<u64>,
     /// Original records no released record could account for.
-    pub unmatched: u64,
+    pub(crate) unmatched: u64,
 }
 
 /// Assign the original records (`ft`, over the same quasi-identifiers) to `rel`'s blocks.
-pub fn align(ft: &FrequencyTable, rel: &Decoded, original: &str) -> Result<Alignment> {
+pub(crate) fn align(ft: &FrequencyTable, rel: &Decoded, original: &str) -> Result<Alignment> {
     let names: Vec<&str> = ft.qis.iter().map(|q| q.name.as_str()).collect();
     if names != rel.qi_names.iter().map(|s| s.as_str()).collect::<Vec<_>>() {
         return Err(AnonError::table(original, "its quasi-identifiers differ from those the release was decoded with"));

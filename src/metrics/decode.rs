@@ -33,8 +33,8 @@ pub struct Sensitive {
 /// stands for (one leaf for a plain code).
 #[derive(Debug, Clone)]
 pub struct SetColumn {
-    pub name: String,
-    pub rows: Vec<Vec<Vec<u32>>>,
+    pub(crate) name: String,
+    pub(crate) rows: Vec<Vec<Vec<u32>>>,
 }
 
 impl SetColumn {
@@ -51,28 +51,28 @@ impl SetColumn {
 /// its distinct rows.
 #[derive(Debug, Clone)]
 pub struct Decoded {
-    pub name: String,
+    pub(crate) name: String,
     /// Released records each decoded row stands for.
     pub weights: Vec<u64>,
-    pub hierarchies: Vec<Arc<Hierarchy>>,
-    pub qi_names: Vec<String>,
+    pub(crate) hierarchies: Vec<Arc<Hierarchy>>,
+    pub(crate) qi_names: Vec<String>,
     /// `cells[row][qi]`.
     pub cells: Vec<Vec<Cell>>,
-    pub suppressed: Vec<bool>,
+    pub(crate) suppressed: Vec<bool>,
     pub sensitive: Option<Sensitive>,
     /// Published class id of each record, when the release has a `class_id` column.
-    pub class_ids: Option<Vec<Option<i64>>>,
+    pub(crate) class_ids: Option<Vec<Option<i64>>>,
     /// Equivalence class of each non-suppressed record (by `class_id` when published, else by
     /// identical generalized values).
-    pub class_of: Vec<Option<u32>>,
+    pub(crate) class_of: Vec<Option<u32>>,
     /// Released records in each class.
-    pub class_sizes: Vec<u64>,
+    pub(crate) class_sizes: Vec<u64>,
     pub sets: Vec<SetColumn>,
 }
 
 impl Decoded {
     /// Number of decoded (distinct) rows.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.cells.len()
     }
     pub fn is_empty(&self) -> bool {
@@ -83,7 +83,7 @@ impl Decoded {
         self.weights.iter().sum()
     }
     /// Weight of decoded row `r` as a float.
-    pub fn weight(&self, r: usize) -> f64 {
+    pub(crate) fn weight(&self, r: usize) -> f64 {
         self.weights[r] as f64
     }
     pub fn suppressed_count(&self) -> u64 {

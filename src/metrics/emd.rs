@@ -34,7 +34,7 @@ fn distribution(rel: &Decoded, s: &Sensitive, rows: &[usize], m: usize) -> Vec<f
 }
 
 /// (max, mean over classes) of the class EMDs; (0, 0) without classes.
-pub fn emd_summary(rel: &Decoded) -> (f64, f64) {
+pub(crate) fn emd_summary(rel: &Decoded) -> (f64, f64) {
     let e = class_emds(rel);
     (e.iter().copied().fold(0.0, f64::max), super::loss::mean(&e))
 }

@@ -20,7 +20,7 @@ fn block_entropy(counts: &std::collections::HashMap<u32, u64>, size: u64) -> f64
 /// values; summed over the quasi-identifiers and the Q-blocks. Suppressed records count as one
 /// more block. It grows with the number of blocks; the paper's total loss is
 /// [`conditional_entropy`].
-pub fn entropy_loss(al: &Alignment) -> f64 {
+pub(crate) fn entropy_loss(al: &Alignment) -> f64 {
     al.counts
         .iter()
         .zip(&al.block_sizes)
@@ -33,7 +33,7 @@ pub fn entropy_loss(al: &Alignment) -> f64 {
 /// quasi-identifiers: Σ_a Σ_Q (|Q|/N) H_Q(X_a). "Summing up the loss of all Q-blocks" sums
 /// these probability-weighted parts; the paper explains CE's falling loss by "a reduction in
 /// the average value of p_ij", which only a weighted sum shows.
-pub fn conditional_entropy(al: &Alignment) -> f64 {
+pub(crate) fn conditional_entropy(al: &Alignment) -> f64 {
     let total: u64 = al.block_sizes.iter().sum();
     if total == 0 {
         return 0.0;
@@ -48,7 +48,7 @@ pub fn conditional_entropy(al: &Alignment) -> f64 {
 /// Number of Q-blocks (equivalence classes; suppressed records form none) with exactly 1, exactly
 /// 2, and 3 or more distinct sensitive values: the paper's Fig. 5 counts for l = 1 (homogeneity
 /// attack), l = 2 (background-knowledge attack) and l = 3 (safe).
-pub fn qblock_diversity(rel: &Decoded) -> [u64; 3] {
+pub(crate) fn qblock_diversity(rel: &Decoded) -> [u64; 3] {
     let Some(s) = &rel.sensitive else { return [0; 3] };
     let mut out = [0u64; 3];
     for rows in rel.class_members() {

@@ -10,7 +10,7 @@ use std::collections::{HashMap, VecDeque};
 /// Place the `left` records of every tuple along augmenting paths. `codes[r]` is tuple r's
 /// sensitive code in the release (None: not placeable), `assign[r]` its (class, records), and
 /// `covering(r)` every class whose values cover tuple r.
-pub fn augment(
+pub(crate) fn augment(
     codes: &[Option<u32>],
     left: &mut [u64],
     assign: &mut [Vec<(u32, u64)>],

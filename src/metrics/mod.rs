@@ -7,19 +7,19 @@
 //! calls [`compute_all`]. Attribute roles and hierarchies always come from the ORIGINAL
 //! table's declarations. docs/metrics.md gives every formula with its citation.
 
-pub mod align;
+pub(crate) mod align;
 pub mod catalog;
 pub mod decode;
 pub mod emd;
-pub mod entropy;
+pub(crate) mod entropy;
 pub mod loss;
-pub mod matching;
+pub(crate) mod matching;
 pub mod ncp;
 pub mod rce;
-pub mod read;
+pub(crate) mod read;
 pub mod ul;
 
-pub use crate::release::{CatalogRow, decode_catalog};
+pub(crate) use crate::release::{CatalogRow, decode_catalog};
 pub use decode::{Decoded, decode_release, decode_weighted};
 
 use crate::encode::FrequencyTable;
@@ -28,9 +28,9 @@ use crate::error::Result;
 /// One row of a metrics report.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Metric {
-    pub metric: String,
-    pub value: f64,
-    pub detail: String,
+    pub(crate) metric: String,
+    pub(crate) value: f64,
+    pub(crate) detail: String,
 }
 
 fn m(metric: &str, value: f64, detail: &str) -> Metric {
@@ -38,22 +38,22 @@ fn m(metric: &str, value: f64, detail: &str) -> Metric {
 }
 
 /// Everything the metrics read.
-pub struct Inputs<'a> {
-    pub release: &'a Decoded,
+pub(crate) struct Inputs<'a> {
+    pub(crate) release: &'a Decoded,
     /// The original's frequency table over its quasi-identifiers (and sensitive attribute);
     /// without it the alignment-based metrics (entropy loss) are left out.
-    pub original: Option<&'a FrequencyTable>,
-    pub original_name: &'a str,
-    pub catalog: &'a [CatalogRow],
-    pub catalog_name: &'a str,
+    pub(crate) original: Option<&'a FrequencyTable>,
+    pub(crate) original_name: &'a str,
+    pub(crate) catalog: &'a [CatalogRow],
+    pub(crate) catalog_name: &'a str,
     /// Per set-valued column of the release (same order): the original's records (demographic
     /// leaves and codes), for UL's suppression term.
-    pub original_codes: &'a [ul::OriginalRecords],
-    pub ncp_weights: Option<&'a [f64]>,
+    pub(crate) original_codes: &'a [ul::OriginalRecords],
+    pub(crate) ncp_weights: Option<&'a [f64]>,
 }
 
 /// Every metric that applies, in a fixed order.
-pub fn compute_all(inp: &Inputs) -> Result<Vec<Metric>> {
+pub(crate) fn compute_all(inp: &Inputs) -> Result<Vec<Metric>> {
     let rel = inp.release;
     let weights = catalog::real_weights(rel, inp.catalog, inp.catalog_name)?;
     let mut out = counts(inp);

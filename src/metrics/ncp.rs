@@ -41,7 +41,7 @@ pub fn ncp(rel: &Decoded, weights: Option<&[f64]>) -> Result<(f64, f64)> {
 /// quasi-identifiers, the table the mean over records. A k-anonymous release perturbs and
 /// inserts nothing, so this is its IL = NCP + EMD + Rate (EMD = Rate = 0) for comparison with
 /// `ipa_release`.
-pub fn ipa_ncp(rel: &Decoded) -> f64 {
+pub(crate) fn ipa_ncp(rel: &Decoded) -> f64 {
     let q = rel.hierarchies.len().max(1) as f64;
     let per: Vec<f64> = rel
         .cells

@@ -16,7 +16,7 @@ use datafusion::prelude::{ident, lit};
 use std::collections::HashMap;
 
 /// Read the release, the original's frequency table and the catalog, and compute.
-pub async fn measure(
+pub(crate) async fn measure(
     ctx: &SessionContext,
     meta: &TableMeta,
     original: &str,
@@ -140,7 +140,7 @@ async fn original_records(
 
 /// `ncp_weights=age:0.5,sex:0.25,zip:0.25` → one weight per quasi-identifier, in declaration
 /// order; every quasi-identifier must be given.
-pub fn ncp_weights(meta: &TableMeta, options: &str) -> Result<Option<Vec<f64>>> {
+pub(crate) fn ncp_weights(meta: &TableMeta, options: &str) -> Result<Option<Vec<f64>>> {
     let err = |m: String| AnonError::argument("anon_metrics", "options", m);
     let options = options.trim();
     if options.is_empty() {

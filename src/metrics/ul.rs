@@ -7,13 +7,9 @@ use crate::measures::ul::record_ul;
 use crate::release::Cell;
 use std::collections::{HashMap, HashSet};
 
-/// Records containing each code: leaf code → count. Counts each code once per record.
-pub fn code_records<'a>(records: impl IntoIterator<Item = &'a [u32]>) -> HashMap<u32, u64> {
-    weighted_code_records(records.into_iter().map(|r| (r, 1)))
-}
-
-/// [`code_records`] over (codes, records that hold them) pairs.
-pub fn weighted_code_records<'a>(records: impl IntoIterator<Item = (&'a [u32], u64)>) -> HashMap<u32, u64> {
+/// Records containing each code, leaf code → count, over (codes, records that hold them)
+/// pairs: each code counts once per record.
+pub(crate) fn weighted_code_records<'a>(records: impl IntoIterator<Item = (&'a [u32], u64)>) -> HashMap<u32, u64> {
     let mut out = HashMap::new();
     for (r, w) in records {
         for c in r.iter().collect::<HashSet<_>>() {
@@ -35,14 +31,14 @@ pub struct OriginalRecords {
 
 impl OriginalRecords {
     /// Records holding each code, o(x).
-    pub fn code_records(&self) -> HashMap<u32, u64> {
+    pub(crate) fn code_records(&self) -> HashMap<u32, u64> {
         weighted_code_records(self.codes.iter().map(|c| c.as_slice()).zip(self.weights.iter().copied()))
     }
     /// Code occurrences Σ_r |r| (each code once per record).
-    pub fn occurrences(&self) -> u64 {
+    pub(crate) fn occurrences(&self) -> u64 {
         self.codes.iter().zip(&self.weights).map(|(c, &w)| c.iter().collect::<HashSet<_>>().len() as u64 * w).sum()
     }
-    pub fn records(&self) -> u64 {
+    pub(crate) fn records(&self) -> u64 {
         self.weights.iter().sum()
     }
 }
@@ -58,11 +54,11 @@ impl OriginalRecords {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct UlBounds {
     /// Σ_r UL(r) without its s(r) term, over released records.
-    pub generalized: f64,
+    pub(crate) generalized: f64,
     /// Least and greatest Σ_r s(r) of any original-to-release assignment the bounds admit.
     pub suppressed: (u64, u64),
     /// |D|: released records.
-    pub records: u64,
+    pub(crate) records: u64,
 }
 
 impl UlBounds {
@@ -74,7 +70,7 @@ impl UlBounds {
         (self.generalized + self.suppressed.0 as f64, self.generalized + self.suppressed.1 as f64)
     }
     /// Bounds on UL(D) = Σ_r UL(r) / |D|.
-    pub fn ul(&self) -> (f64, f64) {
+    pub(crate) fn ul(&self) -> (f64, f64) {
         let (lo, hi) = self.sum();
         (self.per(lo), self.per(hi))
     }

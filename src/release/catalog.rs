@@ -36,9 +36,9 @@ use std::sync::Arc;
 /// One catalog row.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CatalogRow {
-    pub class_ids: Vec<i64>,
-    pub sensitive_value: String,
-    pub count: u64,
+    pub(crate) class_ids: Vec<i64>,
+    pub(crate) sensitive_value: String,
+    pub(crate) count: u64,
 }
 
 /// The catalog's columns.
@@ -86,7 +86,7 @@ pub fn decode_catalog(name: &str, batches: &[RecordBatch]) -> Result<Vec<Catalog
 }
 
 /// Total counterfeit records the catalog declares.
-pub fn counterfeits(catalog: &[CatalogRow]) -> u64 {
+pub(crate) fn counterfeits(catalog: &[CatalogRow]) -> u64 {
     catalog.iter().map(|r| r.count).sum()
 }
 
@@ -97,7 +97,7 @@ pub type ClassValueCounts = HashMap<(i64, String), u64>;
 /// value) the catalog names is real; records of any other pair are real. `names` are the
 /// catalog's and the release's, for the errors: class ids the release does not have, a class
 /// in two groups for one value, more counterfeits than records.
-pub fn real_probabilities(
+pub(crate) fn real_probabilities(
     catalog: &[CatalogRow],
     counts: &ClassValueCounts,
     names: (&str, &str),

@@ -17,7 +17,7 @@ pub enum Cell {
 impl Cell {
     /// Number of hierarchy leaves the value covers (the support of its uniform pdf). A range
     /// that contains no leaf counts as one value.
-    pub fn leaves(&self, h: &Hierarchy) -> f64 {
+    pub(crate) fn leaves(&self, h: &Hierarchy) -> f64 {
         match *self {
             Cell::Node { level, code } => h.leaves_under(level as usize, code) as f64,
             Cell::Range { lo, hi } => {
@@ -30,7 +30,7 @@ impl Cell {
     }
 
     /// Does the value cover leaf `leaf` of `h`?
-    pub fn covers(&self, h: &Hierarchy, leaf: u32) -> bool {
+    pub(crate) fn covers(&self, h: &Hierarchy, leaf: u32) -> bool {
         match *self {
             Cell::Node { level, code } => h.up(level as usize)[leaf as usize] == code,
             Cell::Range { lo, hi } => h.leaf_value(leaf).is_some_and(|v| lo <= v && v <= hi),
@@ -39,7 +39,7 @@ impl Cell {
     }
 
     /// Generalization degree (h-ceiling Eqs. 1–2; Iyengar's LM per attribute): 1 when suppressed.
-    pub fn degree(&self, h: &Hierarchy) -> f64 {
+    pub(crate) fn degree(&self, h: &Hierarchy) -> f64 {
         match *self {
             Cell::Node { level, code } => h.degree(level as usize, code),
             Cell::Range { lo, hi } => h.range_degree(lo, hi),

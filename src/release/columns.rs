@@ -9,14 +9,14 @@ use datafusion::arrow::datatypes::{ArrowPrimitiveType, DataType, Float64Type, In
 use datafusion::arrow::error::ArrowError;
 
 /// Column `col` of every batch, or an error naming the release and the column.
-pub fn required_column(table: &str, col: &str, batches: &[RecordBatch]) -> Result<Vec<ArrayRef>> {
+pub(crate) fn required_column(table: &str, col: &str, batches: &[RecordBatch]) -> Result<Vec<ArrayRef>> {
     optional_column(table, col, batches)?.ok_or_else(|| {
         AnonError::column(table, col, "is missing; the release does not match the original's declarations")
     })
 }
 
 /// Column `col` of every batch, `None` when the table has no such column.
-pub fn optional_column(table: &str, col: &str, batches: &[RecordBatch]) -> Result<Option<Vec<ArrayRef>>> {
+pub(crate) fn optional_column(table: &str, col: &str, batches: &[RecordBatch]) -> Result<Option<Vec<ArrayRef>>> {
     let Some(first) = batches.first() else { return Ok(Some(Vec::new())) };
     if first.schema().column_with_name(col).is_none() {
         return Ok(None);
@@ -30,7 +30,7 @@ pub fn optional_column(table: &str, col: &str, batches: &[RecordBatch]) -> Resul
 }
 
 /// Values cast to Utf8 (NULL as `None`).
-pub fn str_values(table: &str, col: &str, parts: &[ArrayRef]) -> Result<Vec<Option<String>>> {
+pub(crate) fn str_values(table: &str, col: &str, parts: &[ArrayRef]) -> Result<Vec<Option<String>>> {
     let mut out = Vec::new();
     for a in parts {
         let v = cast(a, &DataType::Utf8)
@@ -42,14 +42,14 @@ pub fn str_values(table: &str, col: &str, parts: &[ArrayRef]) -> Result<Vec<Opti
 }
 
 /// Values cast to Float64 (NULL as `None`).
-pub fn f64_values(table: &str, col: &str, parts: &[ArrayRef]) -> Result<Vec<Option<f64>>> {
+pub(crate) fn f64_values(table: &str, col: &str, parts: &[ArrayRef]) -> Result<Vec<Option<f64>>> {
     primitive_values::<Float64Type>(parts, |a, _| {
         AnonError::column(table, col, format!("has type {}, expected a number", a.data_type()))
     })
 }
 
 /// Values cast to Int64 (NULL as `None`).
-pub fn int_values(parts: &[ArrayRef]) -> Result<Vec<Option<i64>>> {
+pub(crate) fn int_values(parts: &[ArrayRef]) -> Result<Vec<Option<i64>>> {
     primitive_values::<Int64Type>(parts, |_, e| e.into())
 }
 

@@ -28,7 +28,7 @@ use std::collections::HashMap;
 
 /// Label → node index of one hierarchy, with the leaves under every node.
 #[derive(Debug)]
-pub struct LabelIndex {
+pub(crate) struct LabelIndex {
     node: HashMap<String, (u8, u32)>,
     /// Labels without their dots (rule 2), for codes only; the first label of a dotless form wins.
     undotted: HashMap<String, (u8, u32)>,
@@ -37,7 +37,7 @@ pub struct LabelIndex {
 }
 
 impl LabelIndex {
-    pub fn new(h: &Hierarchy) -> Self {
+    pub(crate) fn new(h: &Hierarchy) -> Self {
         let (mut node, mut undotted) = (HashMap::new(), HashMap::new());
         let mut leaves = Vec::with_capacity(h.levels().len());
         for (j, level) in h.levels().iter().enumerate() {
@@ -57,22 +57,22 @@ impl LabelIndex {
     }
 
     /// The node a quasi-identifier label names (rule 1).
-    pub fn node(&self, label: &str) -> Option<(u8, u32)> {
+    pub(crate) fn node(&self, label: &str) -> Option<(u8, u32)> {
         self.node.get(label).copied()
     }
 
     /// The leaves under the node a quasi-identifier label names (rule 1).
-    pub fn leaves(&self, label: &str) -> Option<&[u32]> {
+    pub(crate) fn leaves(&self, label: &str) -> Option<&[u32]> {
         self.node(label).map(|n| self.node_leaves(n))
     }
 
     /// The leaves under node `code` of level `level`, ascending.
-    pub fn node_leaves(&self, (level, code): (u8, u32)) -> &[u32] {
+    pub(crate) fn node_leaves(&self, (level, code): (u8, u32)) -> &[u32] {
         &self.leaves[level as usize][code as usize]
     }
 
     /// The node a code names (rules 1 and 2): exactly, else up to the dots on either side.
-    pub fn code_node(&self, code: &str) -> Option<(u8, u32)> {
+    pub(crate) fn code_node(&self, code: &str) -> Option<(u8, u32)> {
         self.node(code).or_else(|| {
             let bare = code.replace('.', "");
             self.node.get(&bare).or_else(|| self.undotted.get(&bare)).copied()
@@ -81,7 +81,7 @@ impl LabelIndex {
 
     /// The leaves a released set-valued element covers (rule 2), ascending and distinct; `None`
     /// when any part names no node (rule 3).
-    pub fn element(&self, element: &str) -> Option<Vec<u32>> {
+    pub(crate) fn element(&self, element: &str) -> Option<Vec<u32>> {
         let e = element.trim();
         match e.strip_prefix('(').and_then(|x| x.strip_suffix(')')) {
             Some(inner) => {

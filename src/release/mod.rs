@@ -18,14 +18,14 @@
 //! `error` only, so methods, metrics and eval can all stand on it. (`crate::releases`, beside
 //! it, is something else: the session's record of which registered tables are outputs.)
 
-pub mod catalog;
+pub(crate) mod catalog;
 mod cell;
-pub mod columns;
-pub mod cover;
+pub(crate) mod columns;
+pub(crate) mod cover;
 
 pub use catalog::{CatalogRow, ClassValueCounts, decode_catalog};
-pub use cell::Cell;
-pub use cover::LabelIndex;
+pub(crate) use cell::Cell;
+pub(crate) use cover::LabelIndex;
 
 use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::datatypes::SchemaRef;
@@ -42,12 +42,12 @@ pub struct Published {
 
 impl Published {
     /// Rows of the release.
-    pub fn rows(&self) -> i64 {
+    pub(crate) fn rows(&self) -> i64 {
         self.batches.iter().map(|b| b.num_rows() as i64).sum()
     }
 
     /// The dropped source columns as a report's `dropped_columns` (None when none).
-    pub fn dropped_columns(&self) -> Option<String> {
+    pub(crate) fn dropped_columns(&self) -> Option<String> {
         dropped_list(&self.dropped)
     }
 }

@@ -6,7 +6,7 @@ use datafusion::arrow::datatypes::DataType;
 use datafusion::common::ScalarValue;
 use datafusion::logical_expr::Expr;
 
-pub struct Args<'a> {
+pub(crate) struct Args<'a> {
     function: &'static str,
     signature: &'static str,
     exprs: &'a [Expr],
@@ -14,7 +14,7 @@ pub struct Args<'a> {
 
 impl<'a> Args<'a> {
     /// Check the argument count against `min..=max`; `signature` is shown in errors.
-    pub fn new(
+    pub(crate) fn new(
         function: &'static str,
         signature: &'static str,
         exprs: &'a [Expr],
@@ -31,14 +31,8 @@ impl<'a> Args<'a> {
         Ok(Args { function, signature, exprs })
     }
 
-    pub fn function(&self) -> &'static str {
+    pub(crate) fn function(&self) -> &'static str {
         self.function
-    }
-    pub fn len(&self) -> usize {
-        self.exprs.len()
-    }
-    pub fn is_empty(&self) -> bool {
-        self.exprs.is_empty()
     }
 
     fn err(&self, name: &str, message: impl Into<String>) -> AnonError {
@@ -54,7 +48,7 @@ impl<'a> Args<'a> {
         }
     }
 
-    pub fn opt_str(&self, i: usize, name: &str) -> Result<Option<String>> {
+    pub(crate) fn opt_str(&self, i: usize, name: &str) -> Result<Option<String>> {
         match self.scalar(i, name)? {
             None => Ok(None),
             Some(ScalarValue::Utf8(Some(s)) | ScalarValue::Utf8View(Some(s)) | ScalarValue::LargeUtf8(Some(s))) => {
@@ -64,14 +58,14 @@ impl<'a> Args<'a> {
         }
     }
 
-    pub fn str(&self, i: usize, name: &str) -> Result<String> {
+    pub(crate) fn str(&self, i: usize, name: &str) -> Result<String> {
         self.opt_str(i, name)?.ok_or_else(|| self.err(name, "is required"))
     }
 
     /// The first two arguments of a method that publishes a table: the source and a plain,
     /// different output name, normalized the way DataFusion resolves an unquoted name (lower
     /// case), so `'ADULT'` is the table `adult`.
-    pub fn source_output(&self) -> Result<(String, String)> {
+    pub(crate) fn source_output(&self) -> Result<(String, String)> {
         let (source, output) = (self.str(0, "source")?, self.str(1, "output")?);
         super::check_output_name(self.function, &output)?;
         let output = crate::releases::normalize(&output);
@@ -81,7 +75,7 @@ impl<'a> Args<'a> {
         Ok((source, output))
     }
 
-    pub fn opt_i64(&self, i: usize, name: &str) -> Result<Option<i64>> {
+    pub(crate) fn opt_i64(&self, i: usize, name: &str) -> Result<Option<i64>> {
         match self.scalar(i, name)? {
             None => Ok(None),
             Some(v) => match v.cast_to(&DataType::Int64) {
@@ -93,11 +87,11 @@ impl<'a> Args<'a> {
         }
     }
 
-    pub fn i64(&self, i: usize, name: &str) -> Result<i64> {
+    pub(crate) fn i64(&self, i: usize, name: &str) -> Result<i64> {
         self.opt_i64(i, name)?.ok_or_else(|| self.err(name, "is required"))
     }
 
-    pub fn opt_f64(&self, i: usize, name: &str) -> Result<Option<f64>> {
+    pub(crate) fn opt_f64(&self, i: usize, name: &str) -> Result<Option<f64>> {
         match self.scalar(i, name)? {
             None => Ok(None),
             Some(v) => match v.cast_to(&DataType::Float64) {
@@ -108,7 +102,7 @@ impl<'a> Args<'a> {
     }
 
     /// A required integer of at least `min` (a method's k).
-    pub fn at_least(&self, i: usize, name: &str, min: u64) -> Result<u64> {
+    pub(crate) fn at_least(&self, i: usize, name: &str, min: u64) -> Result<u64> {
         let n = self.i64(i, name)?;
         u64::try_from(n)
             .ok()
@@ -116,12 +110,12 @@ impl<'a> Args<'a> {
             .ok_or_else(|| AnonError::argument(self.function, name, format!("must be at least {min}, got {n}")))
     }
 
-    pub fn f64(&self, i: usize, name: &str) -> Result<f64> {
+    pub(crate) fn f64(&self, i: usize, name: &str) -> Result<f64> {
         self.opt_f64(i, name)?.ok_or_else(|| self.err(name, "is required"))
     }
 
     /// An optional non-negative integer that fits `u64`.
-    pub fn opt_u64(&self, i: usize, name: &str) -> Result<Option<u64>> {
+    pub(crate) fn opt_u64(&self, i: usize, name: &str) -> Result<Option<u64>> {
         match self.opt_i64(i, name)? {
             Some(n) if n < 0 => Err(self.err(name, format!("must not be negative, got {n}"))),
             other => Ok(other.map(|n| n as u64)),

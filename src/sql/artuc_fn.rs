@@ -25,14 +25,14 @@ const F: &str = "artuc";
 
 /// Parsed arguments: the constraints table, the method's configuration and the variant.
 #[derive(Debug)]
-pub struct Params {
+pub(crate) struct Params {
     constraints: String,
     config: ArtucConfig,
     variant: Variant,
 }
 
 #[derive(Debug)]
-pub struct Artuc;
+pub(crate) struct Artuc;
 
 impl MethodSpec for Artuc {
     type Params = Params;

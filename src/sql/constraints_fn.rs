@@ -20,7 +20,7 @@ struct LoadConstraints {
     registry: Arc<Registry>,
 }
 
-pub fn register(ctx: &SessionContext, registry: Arc<Registry>) {
+pub(crate) fn register(ctx: &SessionContext, registry: Arc<Registry>) {
     ctx.register_udtf(F, Arc::new(LoadConstraints { registry }));
 }
 

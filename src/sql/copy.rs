@@ -37,7 +37,7 @@ pub const CSV_LIST_DELIMITER: &str = ";";
 
 /// DataFusion's planner, with `COPY` made atomic and CSV-safe.
 #[derive(Debug, Default)]
-pub struct SafeCopyPlanner;
+pub(crate) struct SafeCopyPlanner;
 
 #[async_trait]
 impl QueryPlanner for SafeCopyPlanner {

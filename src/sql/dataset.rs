@@ -20,7 +20,7 @@ struct LoadDataset {
     memo: Memo,
 }
 
-pub fn register(ctx: &SessionContext, registry: Arc<Registry>) {
+pub(crate) fn register(ctx: &SessionContext, registry: Arc<Registry>) {
     ctx.register_udtf("load_dataset", Arc::new(LoadDataset { registry, memo: Memo::default() }));
 }
 
@@ -56,7 +56,7 @@ impl TableFunctionImpl for LoadDataset {
 }
 
 /// Register a dataset's table and declarations, and build its summary row.
-pub fn install(
+pub(crate) fn install(
     ctx: &SessionContext,
     registry: &Registry,
     ds: DatasetTable,

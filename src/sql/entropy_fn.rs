@@ -10,7 +10,7 @@ use crate::error::Result;
 use crate::methods::entropy::{EntropyConfig, anonymize};
 
 #[derive(Debug)]
-pub struct Entropy;
+pub(crate) struct Entropy;
 
 impl MethodSpec for Entropy {
     type Params = EntropyConfig;

@@ -45,7 +45,7 @@ fn plan_only(ctx: &SessionContext, sql: &str) -> bool {
 
 /// An error if the statement being planned is plan-only: `function` would publish outputs,
 /// change declarations or charge a budget.
-pub fn refuse_when_planning_only(function: &str) -> Result<()> {
+pub(crate) fn refuse_when_planning_only(function: &str) -> Result<()> {
     if PLANNING_ONLY.try_with(|_| ()).is_err() {
         return Ok(());
     }

@@ -21,7 +21,7 @@ struct LatticeNodes {
 
 pub(super) const SIGNATURE: &str = "lattice_nodes(table)";
 
-pub fn register(ctx: &SessionContext, registry: Arc<Registry>) {
+pub(crate) fn register(ctx: &SessionContext, registry: Arc<Registry>) {
     ctx.register_udtf("lattice_nodes", Arc::new(LatticeNodes { registry }));
 }
 

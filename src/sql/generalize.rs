@@ -11,7 +11,7 @@ use crate::lattice::parse_levels;
 use crate::methods::options;
 
 #[derive(Debug)]
-pub struct Generalize;
+pub(crate) struct Generalize;
 
 impl MethodSpec for Generalize {
     /// The node's levels, and whether insensitive columns are kept.

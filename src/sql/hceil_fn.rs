@@ -20,7 +20,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 #[derive(Debug)]
-pub struct Hceil;
+pub(crate) struct Hceil;
 
 impl MethodSpec for Hceil {
     type Params = HceilConfig;

@@ -67,7 +67,7 @@ pub(super) const FLAT_SIG: &str = "flat_hierarchy(table, column)";
 pub(super) const MASKING_SIG: &str = "masking_hierarchy(table, column [, 'right'|'left' [, step]])";
 pub(super) const DATES_SIG: &str = "date_hierarchy(table, column)";
 
-pub fn register(ctx: &SessionContext, registry: Arc<Registry>) {
+pub(crate) fn register(ctx: &SessionContext, registry: Arc<Registry>) {
     for (name, op) in [
         ("load_hierarchy", Op::LoadFile),
         ("hierarchy_from_table", Op::FromTable),

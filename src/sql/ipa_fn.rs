@@ -32,7 +32,7 @@ const H: &str = "dp_histogram";
 
 /// `ipa_release(source, output, epsilon [, options])`.
 #[derive(Debug)]
-pub struct Ipa;
+pub(crate) struct Ipa;
 
 impl MethodSpec for Ipa {
     /// (epsilon, parsed options).
@@ -176,7 +176,7 @@ fn nodes_table(d: NodeDiagnostics) -> Result<Arc<dyn TableProvider>> {
 
 /// `dp_histogram(source, output, epsilon, node [, options])`.
 #[derive(Debug)]
-pub struct Histogram;
+pub(crate) struct Histogram;
 
 impl MethodSpec for Histogram {
     /// (epsilon, node levels, parsed options).

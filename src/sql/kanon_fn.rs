@@ -13,7 +13,7 @@ use crate::methods::kanon::{KanonConfig, anonymize, describe_node};
 use std::time::Instant;
 
 #[derive(Debug)]
-pub struct Kanon;
+pub(crate) struct Kanon;
 
 impl MethodSpec for Kanon {
     type Params = KanonConfig;

@@ -28,14 +28,14 @@ struct SetBudget {
     registry: Arc<Registry>,
 }
 
-pub fn register(ctx: &SessionContext, registry: Arc<Registry>) {
+pub(crate) fn register(ctx: &SessionContext, registry: Arc<Registry>) {
     ctx.register_udtf(F, Arc::new(SetBudget { registry }));
     ctx.register_udaf(fingerprint_udaf().as_ref().clone());
 }
 
 /// Reserve `charge` of `source`'s budget for `function`'s release: the account is the
 /// fingerprint of the source's rows (one aggregation pass), so copies and renames share it.
-pub fn reserve(
+pub(crate) fn reserve(
     registry: &Registry,
     ctx: &SessionContext,
     function: &str,
@@ -88,7 +88,7 @@ impl TableFunctionImpl for SetBudget {
     }
 }
 
-pub fn ledger_schema() -> SchemaRef {
+pub(crate) fn ledger_schema() -> SchemaRef {
     let f = |name: &str, t: DataType, nullable: bool| Field::new(name, t, nullable);
     Arc::new(Schema::new(vec![
         f("seq", DataType::Int64, true),
@@ -115,7 +115,7 @@ pub fn ledger_schema() -> SchemaRef {
 }
 
 /// The rows of `anon_privacy_ledger`: every record of `ledger`, each with the ledger's path.
-pub fn ledger_batch(ledger: &Ledger, rows: &[LedgerRow]) -> Result<RecordBatch> {
+pub(crate) fn ledger_batch(ledger: &Ledger, rows: &[LedgerRow]) -> Result<RecordBatch> {
     let text = |f: &dyn Fn(&LedgerRow) -> Option<String>| -> ArrayRef {
         Arc::new(StringArray::from(rows.iter().map(f).collect::<Vec<_>>()))
     };
@@ -150,7 +150,7 @@ pub fn ledger_batch(ledger: &Ledger, rows: &[LedgerRow]) -> Result<RecordBatch> 
 
 /// `anon_privacy_ledger`: a first row naming the ledger file (and whether it outlives the
 /// session; every other column NULL), then every record.
-pub fn ledger_table_batch(ledger: &Ledger) -> Result<RecordBatch> {
+pub(crate) fn ledger_table_batch(ledger: &Ledger) -> Result<RecordBatch> {
     let schema = ledger_schema();
     let note = if ledger.is_persistent() {
         "kept across sessions"

@@ -30,7 +30,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 /// What a method's table function declares; [`MethodFn`] does the rest.
-pub trait MethodSpec: Debug + Send + Sync + 'static {
+pub(crate) trait MethodSpec: Debug + Send + Sync + 'static {
     /// Parsed arguments after `(source, output)`. Their `Debug` form is the memo key, so it
     /// must show every field that changes the result.
     type Params: Debug;
@@ -76,29 +76,29 @@ pub trait MethodSpec: Debug + Send + Sync + 'static {
 }
 
 /// A parsed call: the live session, the source and output names, and the source's declarations.
-pub struct Call<'a> {
-    pub ctx: &'a SessionContext,
-    pub registry: &'a Registry,
-    pub source: &'a str,
-    pub output: &'a str,
-    pub meta: &'a TableMeta,
+pub(crate) struct Call<'a> {
+    pub(crate) ctx: &'a SessionContext,
+    pub(crate) registry: &'a Registry,
+    pub(crate) source: &'a str,
+    pub(crate) output: &'a str,
+    pub(crate) meta: &'a TableMeta,
     started: Instant,
 }
 
 impl Call<'_> {
     /// Milliseconds since the call started (reports' `time_ms`).
-    pub fn elapsed_ms(&self) -> f64 {
+    pub(crate) fn elapsed_ms(&self) -> f64 {
         self.started.elapsed().as_secs_f64() * 1e3
     }
 
     /// `<output>_<suffix>`.
-    pub fn side_name(&self, suffix: &str) -> String {
+    pub(crate) fn side_name(&self, suffix: &str) -> String {
         format!("{}_{suffix}", self.output)
     }
 
     /// The source columns a release that keeps insensitive columns or not leaves out, as the
     /// report's `dropped_columns` (NULL when none).
-    pub fn dropped_columns(&self, keep_insensitive: bool) -> Result<Option<String>> {
+    pub(crate) fn dropped_columns(&self, keep_insensitive: bool) -> Result<Option<String>> {
         let columns: Vec<String> =
             super::roles::table_columns(self.ctx, self.source)?.into_iter().map(|(c, _)| c).collect();
         let dropped = crate::encode::dropped_columns(self.meta, &columns, keep_insensitive);
@@ -108,24 +108,24 @@ impl Call<'_> {
 
 /// What a call publishes: the release (also the function's result) and its side tables by
 /// suffix. The report is a side table like the others (`report`).
-pub struct Outputs {
-    pub release: Arc<dyn TableProvider>,
-    pub side: Vec<(&'static str, Arc<dyn TableProvider>)>,
+pub(crate) struct Outputs {
+    pub(crate) release: Arc<dyn TableProvider>,
+    pub(crate) side: Vec<(&'static str, Arc<dyn TableProvider>)>,
 }
 
 impl Outputs {
-    pub fn new(release: Arc<dyn TableProvider>) -> Self {
+    pub(crate) fn new(release: Arc<dyn TableProvider>) -> Self {
         Outputs { release, side: Vec::new() }
     }
 
     /// Add a side table `<output>_<suffix>`.
-    pub fn with(mut self, suffix: &'static str, table: Arc<dyn TableProvider>) -> Self {
+    pub(crate) fn with(mut self, suffix: &'static str, table: Arc<dyn TableProvider>) -> Self {
         self.side.push((suffix, table));
         self
     }
 
     /// Add the one-row report `<output>_report`, `method` and `source` first.
-    pub fn with_report(self, call: &Call<'_>, method: &str, cells: Vec<(&str, Value)>) -> Result<Self> {
+    pub(crate) fn with_report(self, call: &Call<'_>, method: &str, cells: Vec<(&str, Value)>) -> Result<Self> {
         let mut all = vec![("method", Value::Text(method.into())), ("source", Value::Text(call.source.into()))];
         all.extend(cells);
         Ok(self.with("report", super::report::one_row(all)?))
@@ -134,14 +134,14 @@ impl Outputs {
 
 /// The adapter: a [`MethodSpec`] as a DataFusion table function.
 #[derive(Debug)]
-pub struct MethodFn<S: MethodSpec> {
+pub(crate) struct MethodFn<S: MethodSpec> {
     spec: S,
     registry: Arc<Registry>,
     memo: Memo,
 }
 
 /// Register `spec` under its name on `ctx`.
-pub fn register<S: MethodSpec>(ctx: &SessionContext, registry: Arc<Registry>, spec: S) {
+pub(crate) fn register<S: MethodSpec>(ctx: &SessionContext, registry: Arc<Registry>, spec: S) {
     ctx.register_udtf(S::NAME, Arc::new(MethodFn { spec, registry, memo: Memo::default() }));
 }
 

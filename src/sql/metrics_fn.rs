@@ -29,7 +29,7 @@ struct MetricValue {
     registry: Arc<Registry>,
 }
 
-pub fn register(ctx: &SessionContext, registry: Arc<Registry>) {
+pub(crate) fn register(ctx: &SessionContext, registry: Arc<Registry>) {
     ctx.register_udtf("anon_metrics", Arc::new(AnonMetrics { registry: registry.clone() }));
     ctx.register_udtf("metric_value", Arc::new(MetricValue { registry }));
 }

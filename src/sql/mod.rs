@@ -13,7 +13,7 @@ pub mod copy;
 mod dataset;
 pub mod docs;
 mod entropy_fn;
-pub mod explain;
+pub(crate) mod explain;
 mod explore;
 mod generalize;
 mod hceil_fn;
@@ -21,7 +21,7 @@ mod hierarchies;
 mod ipa_fn;
 mod kanon_fn;
 mod ledger_fn;
-pub mod method;
+pub(crate) mod method;
 mod metrics_fn;
 pub mod output;
 mod query_error_fn;
@@ -32,7 +32,7 @@ mod system;
 mod truthful_fn;
 mod verify_fn;
 
-pub use args::Args;
+pub(crate) use args::Args;
 pub use explain::run;
 pub use output::ParquetOutput;
 
@@ -48,7 +48,7 @@ use std::future::Future;
 use std::sync::Arc;
 
 /// Register every table function and system table on `ctx`.
-pub fn register(ctx: &SessionContext, registry: Arc<Registry>) {
+pub(crate) fn register(ctx: &SessionContext, registry: Arc<Registry>) {
     dataset::register(ctx, registry.clone());
     constraints_fn::register(ctx, registry.clone());
     roles::register(ctx, registry.clone());
@@ -72,7 +72,7 @@ pub fn register(ctx: &SessionContext, registry: Arc<Registry>) {
 
 /// A context over the live session of a table-function call. It shares the session's catalog,
 /// so tables registered through it are visible to the caller's statements.
-pub fn session_context(args: &TableFunctionArgs) -> Result<SessionContext> {
+pub(crate) fn session_context(args: &TableFunctionArgs) -> Result<SessionContext> {
     let state = args
         .session()
         .as_any()
@@ -96,7 +96,7 @@ pub(crate) fn in_order(ctx: &SessionContext, table: &str) -> Result<Vec<RecordBa
 /// runtime the worker is handed over (`block_in_place`); otherwise (current-thread runtime, or
 /// none) a scoped helper thread runs its own runtime, because `Handle::block_on` panics inside
 /// a runtime and an executor would deadlock a current-thread one.
-pub fn block_on<F>(fut: F) -> F::Output
+pub(crate) fn block_on<F>(fut: F) -> F::Output
 where
     F: Future + Send,
     F::Output: Send,
@@ -131,7 +131,7 @@ pub use crate::releases::replace_table;
 
 /// Is `provider` (by identity) still registered as `name`? Memoized results of side-effect
 /// functions are reused only while their outputs are still in the catalog.
-pub fn still_registered(ctx: &SessionContext, name: &str, provider: &Arc<dyn TableProvider>) -> bool {
+pub(crate) fn still_registered(ctx: &SessionContext, name: &str, provider: &Arc<dyn TableProvider>) -> bool {
     crate::releases::registered(ctx, name).is_some_and(|t| Arc::ptr_eq(&t, provider))
 }
 
@@ -139,26 +139,32 @@ pub fn still_registered(ctx: &SessionContext, name: &str, provider: &Arc<dyn Tab
 /// result). A result is reused only while its output is still the registered table, so a
 /// second reference or `EXPLAIN` does not recompute, while a dropped output is rebuilt.
 #[derive(Debug, Default)]
-pub struct Memo {
+pub(crate) struct Memo {
     entries: std::sync::Mutex<std::collections::HashMap<String, MemoEntry>>,
 }
 
 type MemoEntry = (String, Arc<dyn TableProvider>, Arc<dyn TableProvider>);
 
 impl Memo {
-    pub fn get(&self, ctx: &SessionContext, key: &str) -> Option<Arc<dyn TableProvider>> {
+    pub(crate) fn get(&self, ctx: &SessionContext, key: &str) -> Option<Arc<dyn TableProvider>> {
         let entries = self.entries.lock().expect("memo lock");
         let (name, registered, result) = entries.get(key)?;
         still_registered(ctx, name, registered).then(|| result.clone())
     }
 
-    pub fn put(&self, key: String, output: &str, registered: Arc<dyn TableProvider>, result: Arc<dyn TableProvider>) {
+    pub(crate) fn put(
+        &self,
+        key: String,
+        output: &str,
+        registered: Arc<dyn TableProvider>,
+        result: Arc<dyn TableProvider>,
+    ) {
         self.entries.lock().expect("memo lock").insert(key, (output.to_string(), registered, result));
     }
 }
 
 /// Validate an output table name: a plain identifier, so the release can be queried unquoted.
-pub fn check_output_name(function: &str, name: &str) -> Result<()> {
+pub(crate) fn check_output_name(function: &str, name: &str) -> Result<()> {
     let ok = !name.is_empty()
         && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
         && !name.starts_with(|c: char| c.is_ascii_digit());

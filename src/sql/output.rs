@@ -26,7 +26,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// the executors (which write) and the scheduler (which lists the files) share with the client.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ParquetOutput {
-    pub dir: PathBuf,
+    pub(crate) dir: PathBuf,
 }
 
 impl ParquetOutput {
@@ -46,7 +46,7 @@ impl ParquetOutput {
     }
 
     /// The option of `ctx`'s session, if set.
-    pub fn of(ctx: &SessionContext) -> Option<Arc<ParquetOutput>> {
+    pub(crate) fn of(ctx: &SessionContext) -> Option<Arc<ParquetOutput>> {
         ctx.state().config().get_extension::<ParquetOutput>()
     }
 }
@@ -65,7 +65,7 @@ fn fresh_dir(out: &ParquetOutput, name: &str) -> PathBuf {
 /// Run `df` and return the table it produced, to be registered as `name` by the caller: in
 /// memory, or with [`ParquetOutput`] as Parquet files under a fresh directory. Nothing is
 /// registered here; on error a partly written directory is removed.
-pub async fn publish(ctx: &SessionContext, name: &str, df: DataFrame) -> Result<Arc<dyn TableProvider>> {
+pub(crate) async fn publish(ctx: &SessionContext, name: &str, df: DataFrame) -> Result<Arc<dyn TableProvider>> {
     match ParquetOutput::of(ctx) {
         None => {
             let schema = df.schema().inner().clone();
@@ -124,8 +124,9 @@ fn dir_url(dir: &Path) -> Result<String> {
 
 /// Run `df`, writing its rows as Parquet files into `dir` (created if missing), and return a
 /// listing table over them. Where the plan runs, the files are written: on a cluster, by the
-/// executors.
-pub async fn write_dir(df: DataFrame, dir: &Path) -> Result<Arc<dyn TableProvider>> {
+/// executors. Only the Ballista scale-out writes directories it names itself.
+#[cfg(feature = "ballista")]
+pub(crate) async fn write_dir(df: DataFrame, dir: &Path) -> Result<Arc<dyn TableProvider>> {
     let schema = write_files(df, dir).await?;
     listing_table(&dir_url(dir)?, schema)
 }
@@ -152,7 +153,7 @@ pub fn listing_table(url: &str, schema: SchemaRef) -> Result<Arc<dyn TableProvid
 /// Publish batches built in the client (a catalog): in memory, or with [`ParquetOutput`] as
 /// one Parquet file that the client writes itself into a fresh directory. Shipping them to the
 /// executors to write would pass them through a plan message, which Ballista caps at 16 MB.
-pub fn publish_batches(
+pub(crate) fn publish_batches(
     ctx: &SessionContext,
     name: &str,
     schema: SchemaRef,
@@ -167,7 +168,7 @@ pub fn publish_batches(
 /// Write `batches` as one Parquet file from the client into a fresh directory under `out`;
 /// returns the directory and a listing table over it. A failed write leaves no directory (it is
 /// written as `<dir>.partial` and renamed when complete).
-pub fn write_from_client(
+pub(crate) fn write_from_client(
     out: &ParquetOutput,
     name: &str,
     schema: SchemaRef,

@@ -39,7 +39,7 @@ pub(super) const WORKLOAD_QUERIES_SIG: &str = "workload_queries(table, 'W1'|'W2'
 pub(super) const WORKLOAD_ERROR_SIG: &str =
     "workload_error(original, release, 'W1'|'W2'|'W3'|'attribute', n [, seed [, catalog]])";
 
-pub fn register(ctx: &SessionContext, registry: Arc<Registry>) {
+pub(crate) fn register(ctx: &SessionContext, registry: Arc<Registry>) {
     ctx.register_udtf("query_error", Arc::new(QueryError { registry: registry.clone() }));
     ctx.register_udtf("workload_queries", Arc::new(WorkloadQueries { registry: registry.clone() }));
     ctx.register_udtf("workload_error", Arc::new(WorkloadError { registry }));

@@ -10,10 +10,10 @@ use datafusion::catalog::TableProvider;
 use std::sync::Arc;
 
 /// First column of every diagnostics table (opt-in exact numbers of the original).
-pub const NOT_FOR_PUBLICATION: &str = "NOT FOR PUBLICATION: exact statistics of the original data";
+pub(crate) const NOT_FOR_PUBLICATION: &str = "NOT FOR PUBLICATION: exact statistics of the original data";
 
 /// A report cell.
-pub enum Value {
+pub(crate) enum Value {
     Text(String),
     /// Text that may be absent (NULL).
     OptText(Option<String>),
@@ -26,7 +26,7 @@ pub enum Value {
 /// The report's `seeded` cell: whether the call was seeded, never the seed: a published seed
 /// would let anyone replay the randomness (which records became counterfeits, which node was
 /// drawn).
-pub fn seeded(seed: Option<u64>) -> (&'static str, Value) {
+pub(crate) fn seeded(seed: Option<u64>) -> (&'static str, Value) {
     ("seeded", Value::Bool(seed.is_some()))
 }
 
@@ -77,12 +77,12 @@ pub fn batch<N: AsRef<str>>(columns: Vec<(N, Column)>) -> Result<RecordBatch> {
 }
 
 /// [`batch`] as an in-memory table.
-pub fn table<N: AsRef<str>>(columns: Vec<(N, Column)>) -> Result<Arc<dyn TableProvider>> {
+pub(crate) fn table<N: AsRef<str>>(columns: Vec<(N, Column)>) -> Result<Arc<dyn TableProvider>> {
     let b = batch(columns)?;
     mem_table(b.schema(), vec![b])
 }
 
 /// A one-row table with one column per (name, value), in order.
-pub fn one_row(cells: Vec<(&str, Value)>) -> Result<Arc<dyn TableProvider>> {
+pub(crate) fn one_row(cells: Vec<(&str, Value)>) -> Result<Arc<dyn TableProvider>> {
     table(cells.into_iter().map(|(name, v)| (name, v.into())).collect())
 }

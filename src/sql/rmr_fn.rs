@@ -16,7 +16,7 @@ use crate::methods::rmr::{RmrConfig, rmr};
 const F: &str = "rmr";
 
 #[derive(Debug)]
-pub struct Rmr;
+pub(crate) struct Rmr;
 
 impl MethodSpec for Rmr {
     type Params = RmrConfig;

@@ -22,12 +22,12 @@ struct DeclareRoles {
     registry: Arc<Registry>,
 }
 
-pub fn register(ctx: &SessionContext, registry: Arc<Registry>) {
+pub(crate) fn register(ctx: &SessionContext, registry: Arc<Registry>) {
     ctx.register_udtf("declare_roles", Arc::new(DeclareRoles { registry }));
 }
 
 /// Parse `col=role, col=role` against the table's columns: the columns named, with their roles.
-pub fn parse_roles(table: &str, spec: &str, columns: &[(String, DataType)]) -> Result<Vec<(String, Role)>> {
+pub(crate) fn parse_roles(table: &str, spec: &str, columns: &[(String, DataType)]) -> Result<Vec<(String, Role)>> {
     let mut declared: Vec<(String, Role)> = Vec::new();
     for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let (col, role) = part.split_once('=').ok_or_else(|| {
@@ -78,7 +78,7 @@ pub fn parse_roles(table: &str, spec: &str, columns: &[(String, DataType)]) -> R
 
 /// Every column with a role, in table order: the one just declared, else the one `earlier`
 /// gave it, else insensitive.
-pub fn merge_roles(
+pub(crate) fn merge_roles(
     columns: &[(String, DataType)],
     declared: &[(String, Role)],
     earlier: &[(String, Role)],
@@ -119,7 +119,7 @@ impl TableFunctionImpl for DeclareRoles {
 }
 
 /// Columns and types of a registered table, or an error naming it.
-pub fn table_columns(ctx: &SessionContext, table: &str) -> Result<Vec<(String, DataType)>> {
+pub(crate) fn table_columns(ctx: &SessionContext, table: &str) -> Result<Vec<(String, DataType)>> {
     let df = block_on(ctx.table(table)).map_err(|_| AnonError::table(table, "not found"))?;
     Ok(df.schema().fields().iter().map(|f| (f.name().clone(), f.data_type().clone())).collect())
 }

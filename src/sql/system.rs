@@ -16,7 +16,7 @@ use datafusion::physical_plan::ExecutionPlan;
 use datafusion::prelude::SessionContext;
 use std::sync::Arc;
 
-pub fn register(ctx: &SessionContext, registry: Arc<Registry>) {
+pub(crate) fn register(ctx: &SessionContext, registry: Arc<Registry>) {
     for kind in [SystemTable::Roles, SystemTable::Hierarchies, SystemTable::Ledger] {
         let t = RegistryTable { registry: registry.clone(), kind };
         ctx.register_table(kind.name(), Arc::new(t)).expect("system table names are free in a new session");

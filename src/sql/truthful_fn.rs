@@ -18,7 +18,7 @@ pub(super) const SIGNATURE: &str = "truthful_view(release, catalog [, sensitive_
 #[derive(Debug)]
 struct Truthful;
 
-pub fn register(ctx: &SessionContext, _registry: Arc<Registry>) {
+pub(crate) fn register(ctx: &SessionContext, _registry: Arc<Registry>) {
     ctx.register_udtf(F, Arc::new(Truthful));
 }
 

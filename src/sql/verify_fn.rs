@@ -22,7 +22,7 @@ struct VerifyRelease {
     registry: Arc<Registry>,
 }
 
-pub fn register(ctx: &SessionContext, registry: Arc<Registry>) {
+pub(crate) fn register(ctx: &SessionContext, registry: Arc<Registry>) {
     ctx.register_udtf("verify_release", Arc::new(VerifyRelease { registry }));
 }
 

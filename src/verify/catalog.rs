@@ -32,13 +32,13 @@ use std::sync::Arc;
 /// One catalog row.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CatalogRow {
-    pub class_ids: Vec<i64>,
-    pub value: String,
-    pub count: i64,
+    pub(crate) class_ids: Vec<i64>,
+    pub(crate) value: String,
+    pub(crate) count: i64,
 }
 
 /// Records of each (class id, sensitive value) in the release.
-pub type ClassCounts = HashMap<(i64, String), u64>;
+pub(crate) type ClassCounts = HashMap<(i64, String), u64>;
 
 /// Structural problems: unknown ids, a class in two groups, bad counts.
 fn structure(
@@ -76,7 +76,7 @@ fn structure(
 }
 
 /// The whole check, pure: see the module doc for the conditions.
-pub fn check_catalog(rows: &[CatalogRow], counts: &ClassCounts) -> Outcome {
+pub(crate) fn check_catalog(rows: &[CatalogRow], counts: &ClassCounts) -> Outcome {
     let mut problems = Vec::new();
     let groups = structure(rows, counts, &mut problems);
     let structural = problems.len();
@@ -175,7 +175,12 @@ async fn class_counts(ctx: &SessionContext, release: &str, sensitive: &str) -> R
     Ok(out)
 }
 
-pub async fn verify_catalog(ctx: &SessionContext, release: &str, catalog: &str, sensitive: &str) -> Result<Outcome> {
+pub(crate) async fn verify_catalog(
+    ctx: &SessionContext,
+    release: &str,
+    catalog: &str,
+    sensitive: &str,
+) -> Result<Outcome> {
     let rows = read_catalog(ctx, catalog).await?;
     let counts = class_counts(ctx, release, sensitive).await?;
     Ok(check_catalog(&rows, &counts))

@@ -47,7 +47,7 @@ fn select_exprs(layout: &Layout) -> Vec<Expr> {
     out
 }
 
-pub async fn h_ceiling(
+pub(crate) async fn h_ceiling(
     ctx: &SessionContext,
     meta: &TableMeta,
     original: &str,

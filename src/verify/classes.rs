@@ -15,31 +15,31 @@ use std::collections::HashMap;
 
 /// One quasi-identifier as published: its label column, and bound columns when numeric.
 #[derive(Debug, Clone)]
-pub struct QiColumns {
-    pub name: String,
-    pub numeric: bool,
+pub(crate) struct QiColumns {
+    pub(crate) name: String,
+    pub(crate) numeric: bool,
 }
 
 impl QiColumns {
-    pub fn lo(&self) -> String {
+    pub(crate) fn lo(&self) -> String {
         format!("{}_lo", self.name)
     }
-    pub fn hi(&self) -> String {
+    pub(crate) fn hi(&self) -> String {
         format!("{}_hi", self.name)
     }
 }
 
 /// The release's quasi-identifier columns, checked against its schema.
 #[derive(Debug, Clone)]
-pub struct Layout {
-    pub release: String,
-    pub qis: Vec<QiColumns>,
+pub(crate) struct Layout {
+    pub(crate) release: String,
+    pub(crate) qis: Vec<QiColumns>,
 }
 
 impl Layout {
     /// Quasi-identifiers come from the original table's declarations; the release must carry
     /// each one's label column and, for a numeric one, `_lo` and `_hi`.
-    pub fn new(meta: &TableMeta, original: &str, release: &str, schema: &Schema) -> Result<Self> {
+    pub(crate) fn new(meta: &TableMeta, original: &str, release: &str, schema: &Schema) -> Result<Self> {
         let mut qis = Vec::new();
         for name in meta.quasi_identifiers() {
             let numeric = meta.hierarchy(original, name)?.is_numeric();
@@ -66,7 +66,7 @@ impl Layout {
     }
 
     /// Every column that identifies a class: labels and bounds.
-    pub fn key_columns(&self) -> Vec<String> {
+    pub(crate) fn key_columns(&self) -> Vec<String> {
         let mut out = Vec::new();
         for q in &self.qis {
             out.push(q.name.clone());
@@ -79,7 +79,7 @@ impl Layout {
 
     /// A suppressed record: every label `*` and every numeric bound NULL. NULL-safe: a NULL
     /// label makes the row not suppressed.
-    pub fn suppressed(&self) -> Expr {
+    pub(crate) fn suppressed(&self) -> Expr {
         let mut parts: Vec<Expr> = Vec::new();
         for q in &self.qis {
             parts.push(ident(&q.name).eq(lit("*")));
@@ -91,7 +91,7 @@ impl Layout {
     }
 
     /// Group-by keys cast to text, aliased `__k{i}`.
-    pub fn key_exprs(&self) -> Vec<Expr> {
+    pub(crate) fn key_exprs(&self) -> Vec<Expr> {
         self.key_columns()
             .iter()
             .enumerate()
@@ -100,7 +100,7 @@ impl Layout {
     }
 
     /// A class's published description: `age=35-39, sex=F`.
-    pub fn describe(&self, keys: &[Option<String>]) -> String {
+    pub(crate) fn describe(&self, keys: &[Option<String>]) -> String {
         let mut parts = Vec::new();
         let mut i = 0;
         for q in &self.qis {
@@ -119,7 +119,7 @@ impl Layout {
 }
 
 /// Whole columns as text, for row loops.
-pub fn texts(col: &ArrayRef) -> Result<Vec<Option<String>>> {
+pub(crate) fn texts(col: &ArrayRef) -> Result<Vec<Option<String>>> {
     let col = cast(col, &DataType::Utf8)?;
     let s = col.as_string::<i32>();
     Ok((0..s.len()).map(|i| s.is_valid(i).then(|| s.value(i).to_string())).collect())
@@ -132,7 +132,7 @@ fn numeric_type(t: &DataType) -> bool {
 
 /// The class × sensitive histogram. Without a sensitive column every class holds one value, so
 /// k-anonymity still works.
-pub async fn histogram(ctx: &SessionContext, layout: &Layout, sensitive: Option<&str>) -> Result<Histogram> {
+pub(crate) async fn histogram(ctx: &SessionContext, layout: &Layout, sensitive: Option<&str>) -> Result<Histogram> {
     let df = ctx.table(layout.release.as_str()).await.map_err(|_| AnonError::table(&layout.release, "not found"))?;
     let numeric = match sensitive {
         Some(s) => {

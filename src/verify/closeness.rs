@@ -22,12 +22,12 @@ fn distribution(counts: &[(u32, u64)], m: usize) -> Vec<f64> {
     p
 }
 
-pub fn equal_emd(p: &[f64], q: &[f64]) -> f64 {
+pub(crate) fn equal_emd(p: &[f64], q: &[f64]) -> f64 {
     0.5 * p.iter().zip(q).map(|(a, b)| (a - b).abs()).sum::<f64>()
 }
 
 /// `p` and `q` indexed in ascending value order.
-pub fn ordered_emd(p: &[f64], q: &[f64]) -> f64 {
+pub(crate) fn ordered_emd(p: &[f64], q: &[f64]) -> f64 {
     let m = p.len();
     if m <= 1 {
         return 0.0;
@@ -50,7 +50,7 @@ fn order(h: &Histogram) -> Vec<usize> {
     idx
 }
 
-pub fn t_closeness(h: &Histogram, t: f64) -> Outcome {
+pub(crate) fn t_closeness(h: &Histogram, t: f64) -> Outcome {
     let m = h.values.len();
     let perm = order(h);
     let overall = distribution(&h.overall, m);

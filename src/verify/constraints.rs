@@ -29,7 +29,7 @@ pub enum Element {
 }
 
 /// Does `outer` (a constraint's element) contain `inner` (a record's value)?
-pub fn contains(h: &Hierarchy, outer: Element, inner: Element) -> bool {
+pub(crate) fn contains(h: &Hierarchy, outer: Element, inner: Element) -> bool {
     match (outer, inner) {
         (Element::Range(a, b), Element::Range(lo, hi)) => a <= lo && hi <= b,
         (Element::Node(j, code), Element::Node(mut i, mut c)) => {
@@ -132,7 +132,7 @@ fn demographics_ok(cs: &ConstraintSet, hs: &[&Hierarchy], rec: &[Option<Element>
     })
 }
 
-pub async fn verify_constraints(
+pub(crate) async fn verify_constraints(
     ctx: &SessionContext,
     layout: &Layout,
     hs: &[&Hierarchy],

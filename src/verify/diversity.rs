@@ -26,7 +26,7 @@ fn outcome(h: &Histogram, failing: Vec<(usize, String)>, summary: String) -> Out
 
 /// Every equivalence class has at least k rows (counterfeit rows count, as they do for the
 /// attacker who cannot tell them apart).
-pub fn k_anonymity(h: &Histogram, k: u64) -> Outcome {
+pub(crate) fn k_anonymity(h: &Histogram, k: u64) -> Outcome {
     let failing: Vec<(usize, String)> = h
         .classes
         .iter()
@@ -39,7 +39,7 @@ pub fn k_anonymity(h: &Histogram, k: u64) -> Outcome {
 }
 
 /// Every class holds at least l distinct sensitive values.
-pub fn distinct_l(h: &Histogram, l: u64) -> Outcome {
+pub(crate) fn distinct_l(h: &Histogram, l: u64) -> Outcome {
     let failing: Vec<(usize, String)> = h
         .classes
         .iter()
@@ -52,7 +52,7 @@ pub fn distinct_l(h: &Histogram, l: u64) -> Outcome {
 }
 
 /// Shannon entropy (natural log) of a class's sensitive distribution.
-pub fn entropy(counts: &[(u32, u64)]) -> f64 {
+pub(crate) fn entropy(counts: &[(u32, u64)]) -> f64 {
     let n: u64 = counts.iter().map(|c| c.1).sum();
     if n == 0 {
         return 0.0;
@@ -69,7 +69,7 @@ pub fn entropy(counts: &[(u32, u64)]) -> f64 {
 
 /// Entropy l-diversity: -Σ p(s) ln p(s) >= ln l in every class (a 1e-12 tolerance absorbs the
 /// rounding of a class that is exactly uniform over l values).
-pub fn entropy_l(h: &Histogram, l: f64) -> Outcome {
+pub(crate) fn entropy_l(h: &Histogram, l: f64) -> Outcome {
     let bound = l.ln();
     let failing: Vec<(usize, String)> = h
         .classes
@@ -87,7 +87,7 @@ pub fn entropy_l(h: &Histogram, l: f64) -> Outcome {
 /// Recursive (c,l)-diversity: with r_1 >= r_2 >= ... >= r_m the class's value counts,
 /// r_1 < c (r_l + r_{l+1} + ... + r_m). A class with fewer than l values has an empty tail
 /// (sum 0) and fails.
-pub fn recursive_holds(counts: &[(u32, u64)], c: f64, l: u64) -> (bool, u64, u64) {
+pub(crate) fn recursive_holds(counts: &[(u32, u64)], c: f64, l: u64) -> (bool, u64, u64) {
     let mut r: Vec<u64> = counts.iter().map(|x| x.1).collect();
     r.sort_unstable_by(|a, b| b.cmp(a));
     let r1 = r.first().copied().unwrap_or(0);
@@ -95,7 +95,7 @@ pub fn recursive_holds(counts: &[(u32, u64)], c: f64, l: u64) -> (bool, u64, u64
     ((r1 as f64) < c * tail as f64, r1, tail)
 }
 
-pub fn recursive_cl(h: &Histogram, c: f64, l: u64) -> Outcome {
+pub(crate) fn recursive_cl(h: &Histogram, c: f64, l: u64) -> Outcome {
     let failing: Vec<(usize, String)> = h
         .classes
         .iter()

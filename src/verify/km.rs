@@ -26,7 +26,7 @@ use datafusion::prelude::{SessionContext, ident};
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// Combinations enumerated across the whole release before the check gives up.
-pub const MAX_COMBINATIONS: u64 = 10_000_000;
+pub(crate) const MAX_COMBINATIONS: u64 = 10_000_000;
 
 /// One demographic class: its description and each record's covered codes (interned ids).
 #[derive(Debug, Clone)]
@@ -198,7 +198,7 @@ impl<'a> Expander<'a> {
 }
 
 /// Read the release: non-suppressed rows grouped by demographics, each with its covered codes.
-pub async fn verify_km(
+pub(crate) async fn verify_km(
     ctx: &SessionContext,
     layout: &Layout,
     column: &str,

@@ -35,13 +35,9 @@ mod diversity;
 mod km;
 mod options;
 
-pub use catalog::{CatalogRow, check_catalog};
-pub use classes::Layout;
-pub use closeness::{equal_emd, ordered_emd};
-pub use constraints::{Element, contains};
-pub use diversity::{entropy, recursive_holds};
+pub(crate) use classes::Layout;
 pub use km::{KmClass, check_km_classes};
-pub use options::{Check, parse_checks};
+pub(crate) use options::{Check, parse_checks};
 
 use crate::error::{AnonError, Result};
 use crate::meta::{Role, TableMeta};
@@ -49,26 +45,26 @@ use datafusion::prelude::SessionContext;
 
 /// One row of `verify_release`'s result.
 #[derive(Debug, Clone, PartialEq)]
-pub struct CheckRow {
-    pub check: String,
-    pub holds: bool,
-    pub detail: String,
-    pub violations: i64,
+pub(crate) struct CheckRow {
+    pub(crate) check: String,
+    pub(crate) holds: bool,
+    pub(crate) detail: String,
+    pub(crate) violations: i64,
 }
 
 /// The verdict of one check before it is named.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Outcome {
     pub holds: bool,
-    pub detail: String,
+    pub(crate) detail: String,
     pub violations: i64,
 }
 
 impl Outcome {
-    pub fn holds(detail: String) -> Self {
+    pub(crate) fn holds(detail: String) -> Self {
         Outcome { holds: true, detail, violations: 0 }
     }
-    pub fn fails(violations: i64, detail: String) -> Self {
+    pub(crate) fn fails(violations: i64, detail: String) -> Self {
         Outcome { holds: false, detail, violations }
     }
 }
@@ -76,29 +72,29 @@ impl Outcome {
 /// One equivalence class: its published description and its sensitive-value counts, as
 /// (value index, count) sorted by value index.
 #[derive(Debug, Clone)]
-pub struct ClassHist {
-    pub label: String,
-    pub counts: Vec<(u32, u64)>,
+pub(crate) struct ClassHist {
+    pub(crate) label: String,
+    pub(crate) counts: Vec<(u32, u64)>,
 }
 
 impl ClassHist {
-    pub fn size(&self) -> u64 {
+    pub(crate) fn size(&self) -> u64 {
         self.counts.iter().map(|c| c.1).sum()
     }
 }
 
 /// The class × sensitive-value histogram of a release.
 #[derive(Debug, Clone)]
-pub struct Histogram {
-    pub classes: Vec<ClassHist>,
+pub(crate) struct Histogram {
+    pub(crate) classes: Vec<ClassHist>,
     /// Sensitive values as text, by value index.
-    pub values: Vec<String>,
+    pub(crate) values: Vec<String>,
     /// For a numeric sensitive attribute, each value's number (ordered EMD).
-    pub numeric: Option<Vec<f64>>,
+    pub(crate) numeric: Option<Vec<f64>>,
     /// Counts over every row of the release, suppressed ones included.
-    pub overall: Vec<(u32, u64)>,
+    pub(crate) overall: Vec<(u32, u64)>,
     /// Suppressed rows, excluded from the classes.
-    pub suppressed: u64,
+    pub(crate) suppressed: u64,
 }
 
 impl Histogram {
@@ -108,16 +104,16 @@ impl Histogram {
 }
 
 /// Everything a verification needs to know about the call.
-pub struct Request<'a> {
-    pub original: &'a str,
-    pub release: &'a str,
-    pub catalog: Option<&'a str>,
-    pub checks: Vec<Check>,
+pub(crate) struct Request<'a> {
+    pub(crate) original: &'a str,
+    pub(crate) release: &'a str,
+    pub(crate) catalog: Option<&'a str>,
+    pub(crate) checks: Vec<Check>,
 }
 
 /// Run every requested check, in order. Errors are about the call (missing columns,
 /// declarations, catalog); a property that does not hold is a row with `holds = false`.
-pub async fn verify(ctx: &SessionContext, meta: &TableMeta, req: &Request<'_>) -> Result<Vec<CheckRow>> {
+pub(crate) async fn verify(ctx: &SessionContext, meta: &TableMeta, req: &Request<'_>) -> Result<Vec<CheckRow>> {
     let df = ctx.table(req.release).await.map_err(|_| AnonError::table(req.release, "not found"))?;
     let schema = df.schema().as_arrow().clone();
     let layout = Layout::new(meta, req.original, req.release, &schema)?;

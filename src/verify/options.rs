@@ -9,7 +9,7 @@ const KEYS: &str = "k=N, distinct_l=N, entropy_l=X, recursive_cl=C:L, t=X, h=X, 
 
 /// One requested check with its parameters.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Check {
+pub(crate) enum Check {
     KAnonymity { k: u64 },
     DistinctL { l: u64 },
     EntropyL { l: f64 },
@@ -23,7 +23,7 @@ pub enum Check {
 
 impl Check {
     /// The name shown in the `check` column.
-    pub fn name(&self) -> String {
+    pub(crate) fn name(&self) -> String {
         match self {
             Check::KAnonymity { k } => format!("k-anonymity(k={k})"),
             Check::DistinctL { l } => format!("distinct-l-diversity(l={l})"),
@@ -94,7 +94,7 @@ fn parse_one(key: &str, value: Option<&str>) -> Result<Check> {
 }
 
 /// Parse the options string into checks, in the order written. A key given twice is an error.
-pub fn parse_checks(spec: &str) -> Result<Vec<Check>> {
+pub(crate) fn parse_checks(spec: &str) -> Result<Vec<Check>> {
     let mut checks: Vec<(String, Check)> = Vec::new();
     for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let (key, value) = match part.split_once('=') {

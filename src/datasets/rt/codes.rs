@@ -78,16 +78,16 @@ fn category_factor(code: &str, band: usize, female: bool) -> f64 {
 
 /// A preset's code vocabulary: the leaves (indices into the ICD-9 table) that occur in it,
 /// in ICD order, grouped by section.
-pub struct Vocab {
-    pub leaves: Vec<u32>,
+pub(crate) struct Vocab {
+    pub(crate) leaves: Vec<u32>,
     /// Start of each section's run in `leaves`, plus the end.
-    pub sec_start: Vec<usize>,
+    pub(crate) sec_start: Vec<usize>,
 }
 
 impl Vocab {
     /// The `size` most popular eligible leaves of the preset (popularity from
     /// `base_weights`), so a smaller vocabulary is a prefix of a larger one.
-    pub fn new(t: &Icd9, base: &[f64], size: usize, eligible: impl Fn(usize) -> bool) -> Vocab {
+    pub(crate) fn new(t: &Icd9, base: &[f64], size: usize, eligible: impl Fn(usize) -> bool) -> Vocab {
         let mut ranked: Vec<usize> = (0..t.code.len()).filter(|&i| base[i] > 0.0 && eligible(i)).collect();
         ranked.sort_by(|&a, &b| base[b].total_cmp(&base[a]).then(a.cmp(&b)));
         ranked.truncate(size);
@@ -103,22 +103,22 @@ impl Vocab {
         Vocab { leaves, sec_start }
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.leaves.len()
     }
 }
 
 /// Code distribution of each profile (sex × age band): section weights and, within each
 /// section, cumulative leaf weights. Codes a profile may not carry have weight 0.
-pub struct Profiles {
+pub(crate) struct Profiles {
     sec_cum: Vec<Vec<f64>>,
     leaf_cum: Vec<Vec<f64>>,
     /// Number of codes each profile may carry.
-    pub allowed: Vec<usize>,
+    pub(crate) allowed: Vec<usize>,
 }
 
 impl Profiles {
-    pub fn new(t: &Icd9, base: &[f64], vocab: &Vocab) -> Profiles {
+    pub(crate) fn new(t: &Icd9, base: &[f64], vocab: &Vocab) -> Profiles {
         let n_prof = 2 * AGE_BANDS;
         let mut p = Profiles { sec_cum: Vec::new(), leaf_cum: Vec::new(), allowed: Vec::new() };
         for prof in 0..n_prof {
@@ -186,7 +186,7 @@ fn section_of(vocab: &Vocab) -> Vec<u32> {
 /// patient's size factor, truncated to the maximum; θ is set by bisection so that the mean
 /// of the realized sizes is the preset's. When `plant`, sizes stop one below the maximum and
 /// the largest record is raised to it, so exactly one record has the maximum.
-pub fn record_sizes(spec: &Spec, preset: RtPreset, d: &Demographics, plant: bool, rng: &mut StdRng) -> Vec<u32> {
+pub(crate) fn record_sizes(spec: &Spec, preset: RtPreset, d: &Demographics, plant: bool, rng: &mut StdRng) -> Vec<u32> {
     let n = d.size_class.len();
     let factors = size_factors(preset);
     let cap = if plant { spec.max_codes - 1 } else { spec.max_codes };
@@ -245,16 +245,16 @@ fn nb_cdf(r: f64, m: f64, cap: usize) -> Vec<f64> {
 
 /// Generated code sets: `items[offsets[r]..offsets[r + 1]]` are record r's vocabulary
 /// positions.
-pub struct CodeSets {
-    pub offsets: Vec<usize>,
-    pub items: Vec<u32>,
+pub(crate) struct CodeSets {
+    pub(crate) offsets: Vec<usize>,
+    pub(crate) items: Vec<u32>,
     /// Codes placed by the coverage pass (diagnostics).
-    pub placed: usize,
+    pub(crate) placed: usize,
 }
 
 /// Draw every record's code set: clusters of codes from one section at a time (comorbidity),
 /// sections and codes from the patient's profile distribution, no code twice in a record.
-pub fn generate(
+pub(crate) fn generate(
     spec: &Spec,
     vocab: &Vocab,
     prof: &Profiles,

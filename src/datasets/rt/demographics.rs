@@ -12,9 +12,9 @@ use super::RtPreset;
 use rand::{RngExt, rngs::StdRng};
 
 /// Age bands of the code model: 0, 1–4, 5–12, 13–19, 20–29, ..., 70–79, 80+.
-pub const AGE_BANDS: usize = 11;
+pub(crate) const AGE_BANDS: usize = 11;
 
-pub fn age_band(age: u32) -> usize {
+pub(crate) fn age_band(age: u32) -> usize {
     match age {
         0 => 0,
         1..=4 => 1,
@@ -26,15 +26,15 @@ pub fn age_band(age: u32) -> usize {
 }
 
 /// A representative age of each band (for restrictions, which only need 0, 1–12, 13–49, 50+).
-pub const BAND_AGE: [u32; AGE_BANDS] = [0, 2, 8, 16, 25, 35, 45, 55, 65, 75, 85];
+pub(crate) const BAND_AGE: [u32; AGE_BANDS] = [0, 2, 8, 16, 25, 35, 45, 55, 65, 75, 85];
 
 /// Reference year of the Informs-like data: age = 2001 - year_of_birth (1–83).
-pub const INFORMS_YEAR: i64 = 2001;
-pub const EHRD_MAX_AGE: i64 = 95;
+pub(crate) const INFORMS_YEAR: i64 = 2001;
+pub(crate) const EHRD_MAX_AGE: i64 = 95;
 
-pub const RACES: [&str; 6] = ["White", "Black", "Asian", "Pacific Islander", "American Indian", "Multiple"];
+pub(crate) const RACES: [&str; 6] = ["White", "Black", "Asian", "Pacific Islander", "American Indian", "Multiple"];
 /// Middle level of the race hierarchy.
-pub const RACE_GROUPS: [&str; 6] = [
+pub(crate) const RACE_GROUPS: [&str; 6] = [
     "White",
     "Black",
     "Asian or Pacific Islander",
@@ -46,28 +46,28 @@ const RACE_WEIGHTS: [f64; 6] = [0.725, 0.165, 0.045, 0.007, 0.013, 0.045];
 const MONTH_WEIGHTS: [f64; 12] = [8.1, 7.6, 8.3, 8.0, 8.3, 8.3, 8.8, 8.9, 8.7, 8.4, 8.0, 8.4];
 
 /// Generated demographics: the published columns of the preset and the latent profile.
-pub struct Demographics {
+pub(crate) struct Demographics {
     /// Published columns, as Int64 (numeric) or race index.
-    pub age: Vec<i64>,
-    pub female: Vec<bool>,
-    pub month: Vec<i64>,
-    pub year: Vec<i64>,
-    pub race: Vec<u8>,
-    pub schooling: Vec<i64>,
-    pub income: Vec<i64>,
+    pub(crate) age: Vec<i64>,
+    pub(crate) female: Vec<bool>,
+    pub(crate) month: Vec<i64>,
+    pub(crate) year: Vec<i64>,
+    pub(crate) race: Vec<u8>,
+    pub(crate) schooling: Vec<i64>,
+    pub(crate) income: Vec<i64>,
     /// Code profile: sex * AGE_BANDS + band.
-    pub profile: Vec<u8>,
+    pub(crate) profile: Vec<u8>,
     /// Size class: index into the preset's code-count factors.
-    pub size_class: Vec<u8>,
+    pub(crate) size_class: Vec<u8>,
 }
 
-pub fn profile_of(female: bool, band: usize) -> u8 {
+pub(crate) fn profile_of(female: bool, band: usize) -> u8 {
     (female as usize * AGE_BANDS + band) as u8
 }
 
 /// Code-count factor of each size class (mean number of codes relative to the typical
 /// patient): older patients, and poorer Informs patients, have more diagnoses.
-pub fn size_factors(preset: RtPreset) -> Vec<f64> {
+pub(crate) fn size_factors(preset: RtPreset) -> Vec<f64> {
     const EHRD: [f64; AGE_BANDS] = [0.45, 0.5, 0.5, 0.6, 0.7, 0.8, 1.0, 1.25, 1.5, 1.7, 1.8];
     const INFORMS: [f64; AGE_BANDS] = [0.6, 0.6, 0.6, 0.65, 0.75, 0.85, 1.0, 1.2, 1.35, 1.5, 1.55];
     match preset {
@@ -77,7 +77,7 @@ pub fn size_factors(preset: RtPreset) -> Vec<f64> {
     }
 }
 
-pub fn generate(preset: RtPreset, n: usize, rng: &mut StdRng) -> Demographics {
+pub(crate) fn generate(preset: RtPreset, n: usize, rng: &mut StdRng) -> Demographics {
     let mut d = Demographics {
         age: Vec::with_capacity(n),
         female: Vec::with_capacity(n),
@@ -247,13 +247,13 @@ fn income(age: u32, female: bool, schooling: i64, rng: &mut StdRng) -> i64 {
 }
 
 /// A standard normal draw (Box–Muller).
-pub fn normal(rng: &mut StdRng) -> f64 {
+pub(crate) fn normal(rng: &mut StdRng) -> f64 {
     let u1: f64 = 1.0 - rng.random::<f64>();
     let u2: f64 = rng.random::<f64>();
     (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
 }
 
-pub fn cumulative(w: &[f64]) -> Vec<f64> {
+pub(crate) fn cumulative(w: &[f64]) -> Vec<f64> {
     let mut acc = 0.0;
     w.iter()
         .map(|x| {
@@ -264,7 +264,7 @@ pub fn cumulative(w: &[f64]) -> Vec<f64> {
 }
 
 /// Index drawn with probability proportional to the weights behind `cum`.
-pub fn pick(cum: &[f64], rng: &mut StdRng) -> usize {
+pub(crate) fn pick(cum: &[f64], rng: &mut StdRng) -> usize {
     let total = cum.last().copied().unwrap_or(0.0);
     let u = rng.random::<f64>() * total;
     cum.partition_point(|&c| c <= u).min(cum.len() - 1)

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
 /// The ARX-format ICD-9-CM v32 hierarchy (see data/icd9 and docs/datasets_rt.md).
-pub const ICD9_TEXT: &str = include_str!("../../../data/icd9/icd9cm_v32_hierarchy.csv");
+pub(crate) const ICD9_TEXT: &str = include_str!("../../../data/icd9/icd9cm_v32_hierarchy.csv");
 
 /// Number of billable leaves in ICD-9-CM v32.
 pub const ICD9_LEAVES: usize = 14_567;
@@ -74,19 +74,19 @@ impl Restriction {
 }
 
 /// The leaves of the embedded file, in file (= hierarchy leaf) order.
-pub struct Icd9 {
-    pub code: Vec<&'static str>,
-    pub cat3: Vec<u16>,
-    pub section: Vec<u16>,
-    pub chapter: Vec<u8>,
-    pub restriction: Vec<Restriction>,
-    pub n_cat3: usize,
-    pub n_sections: usize,
+pub(crate) struct Icd9 {
+    pub(crate) code: Vec<&'static str>,
+    pub(crate) cat3: Vec<u16>,
+    pub(crate) section: Vec<u16>,
+    pub(crate) chapter: Vec<u8>,
+    pub(crate) restriction: Vec<Restriction>,
+    pub(crate) n_cat3: usize,
+    pub(crate) n_sections: usize,
 }
 
 /// The parsed leaf table (the embedded text is fixed; malformed lines would be skipped, and
 /// a unit test checks that all 14,567 leaves are here and agree with [`icd9_hierarchy`]).
-pub fn table() -> &'static Icd9 {
+pub(crate) fn table() -> &'static Icd9 {
     static T: OnceLock<Icd9> = OnceLock::new();
     T.get_or_init(parse_table)
 }
@@ -125,7 +125,7 @@ fn parse_table() -> Icd9 {
 }
 
 /// Sex and age restriction of a leaf, from its 3-digit category and a few 4/5-digit codes.
-pub fn restriction(code: &str, cat3: &str, chapter: usize) -> Restriction {
+pub(crate) fn restriction(code: &str, cat3: &str, chapter: usize) -> Restriction {
     use Restriction::*;
     match CHAPTERS[chapter] {
         "630-679" => return Pregnancy,
@@ -168,7 +168,7 @@ pub fn restriction(code: &str, cat3: &str, chapter: usize) -> Restriction {
 
 /// Frequent codes of US hospital and outpatient records, with their share of all code
 /// occurrences before age and sex effects (hypertension, hyperlipidemia, diabetes, ...).
-pub const COMMON_CODES: &[(&str, f64)] = &[
+pub(crate) const COMMON_CODES: &[(&str, f64)] = &[
     ("4019", 0.016),  // essential hypertension, unspecified
     ("2724", 0.010),  // hyperlipidemia
     ("25000", 0.008), // diabetes mellitus type II
@@ -243,7 +243,7 @@ pub const COMMON_CODES: &[(&str, f64)] = &[
 /// `gamma` > 1 concentrates each chapter's mass on its popular codes (popularity^gamma).
 /// The ranks do not depend on the user's seed, so a preset has the same code vocabulary and
 /// the same popular codes for every seed.
-pub fn base_weights(t: &Icd9, chapter_weight: &[f64; 19], head: f64, gamma: f64) -> Vec<f64> {
+pub(crate) fn base_weights(t: &Icd9, chapter_weight: &[f64; 19], head: f64, gamma: f64) -> Vec<f64> {
     const RANK_SEED: u64 = 0x1CD9_C0DE;
     let n = t.code.len();
     let mut rng = StdRng::seed_from_u64(RANK_SEED);

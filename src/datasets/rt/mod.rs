@@ -40,7 +40,7 @@ mod demographics;
 mod icd9;
 
 pub use constraints::{UC_SETS, utility_constraints};
-pub use demographics::{RACE_GROUPS, RACES};
+pub(crate) use demographics::{RACE_GROUPS, RACES};
 pub use icd9::{CHAPTERS, ICD9_LEAVES, Restriction, icd9_hierarchy};
 
 use super::DatasetTable;
@@ -64,9 +64,9 @@ const HEAD_EHRD: f64 = 2.0;
 const GAMMA_EHRD: f64 = 2.25;
 
 /// Rows per record batch.
-pub const BATCH_ROWS: usize = 65_536;
+pub(crate) const BATCH_ROWS: usize = 65_536;
 /// Upper bound on `rows`, so a typo cannot exhaust memory (EHRD: ~100 bytes per record).
-pub const MAX_RECORDS: usize = 5_000_000;
+pub(crate) const MAX_RECORDS: usize = 5_000_000;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RtPreset {
@@ -86,21 +86,21 @@ pub struct Table5 {
 
 /// A preset: its Table 5 targets and the parameters of the code model.
 pub(crate) struct Spec {
-    pub records: usize,
-    pub distinct_codes: usize,
-    pub max_codes: usize,
-    pub avg_codes: f64,
+    pub(crate) records: usize,
+    pub(crate) distinct_codes: usize,
+    pub(crate) max_codes: usize,
+    pub(crate) avg_codes: f64,
     /// Shape of the negative binomial of record sizes (smaller = more skewed).
-    pub nb_shape: f64,
+    pub(crate) nb_shape: f64,
     /// Mean number of codes drawn from one section at a time.
-    pub cluster_mean: f64,
+    pub(crate) cluster_mean: f64,
     /// Share of code occurrences of each chapter before age and sex effects.
-    pub chapters: [f64; 19],
+    pub(crate) chapters: [f64; 19],
     /// Multiplier of the frequent codes' boost ([`icd9::COMMON_CODES`]): how concentrated the
     /// code frequencies are (see [`icd9::base_weights`]).
-    pub head: f64,
+    pub(crate) head: f64,
     /// Exponent on the nested Zipf popularity within a chapter (1 = the plain law).
-    pub gamma: f64,
+    pub(crate) gamma: f64,
 }
 
 impl RtPreset {
@@ -125,7 +125,7 @@ impl RtPreset {
     }
 
     /// The demographic columns, in table order.
-    pub fn demographics(self) -> &'static [&'static str] {
+    pub(crate) fn demographics(self) -> &'static [&'static str] {
         match self {
             RtPreset::Ehrd => &["age", "gender"],
             RtPreset::Informs => &["month_of_birth", "year_of_birth", "race", "years_of_schooling", "income"],

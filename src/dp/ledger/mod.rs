@@ -35,14 +35,14 @@ const UNIT: f64 = (1u64 << EPSILON_GRID_BITS) as f64;
 /// Delta is kept in units of 2^-64.
 const DELTA_UNIT: f64 = 18_446_744_073_709_551_616.0;
 /// The smallest epsilon the grid holds: 2^-32.
-pub const MIN_EPSILON: f64 = 1.0 / UNIT;
+pub(crate) const MIN_EPSILON: f64 = 1.0 / UNIT;
 /// The largest epsilon a budget or a charge may be: 2^20. Far beyond any meaningful privacy,
 /// and small enough that sums of grid units cannot overflow.
-pub const MAX_EPSILON: f64 = (1u64 << 20) as f64;
+pub(crate) const MAX_EPSILON: f64 = (1u64 << 20) as f64;
 /// The environment variable naming the ledger file (the CLI and [`Ledger::standard`]).
-pub const LEDGER_ENV: &str = "ANONFUSION_LEDGER";
+pub(crate) const LEDGER_ENV: &str = "ANONFUSION_LEDGER";
 /// What a seeded call is listed as.
-pub const SEEDED: &str = "seeded (not private)";
+pub(crate) const SEEDED: &str = "seeded (not private)";
 
 /// An epsilon on the samplers' grid, rounded down by the samplers' own rounding
 /// ([`super::epsilon_numerator`]); 0 for an epsilon they would refuse. The ledger checks the
@@ -91,7 +91,7 @@ pub(crate) fn check_epsilon_range(function: &str, epsilon: f64) -> Result<()> {
 }
 
 /// A budget or charge's epsilon, checked against the grid's limits and rounded down onto it.
-pub fn epsilon_units(function: &str, epsilon: f64) -> Result<u64> {
+pub(crate) fn epsilon_units(function: &str, epsilon: f64) -> Result<u64> {
     super::epsilon_numerator(function, epsilon)
 }
 
@@ -133,20 +133,20 @@ impl Charge {
     }
 
     /// Also spend `delta` ((epsilon, delta)-DP), charged rounded up onto 2^-64.
-    pub fn with_delta(mut self, function: &str, delta: f64) -> Result<Self> {
+    pub(crate) fn with_delta(mut self, function: &str, delta: f64) -> Result<Self> {
         self.delta = delta_units(function, delta, true)?;
         Ok(self)
     }
 
     /// A seeded call: not private, charged nothing, needs no budget.
-    pub fn seeded(mut self, seeded: bool) -> Self {
+    pub(crate) fn seeded(mut self, seeded: bool) -> Self {
         self.seeded = seeded;
         self
     }
 
     /// The guarantee the ledger lists (default `epsilon-DP` or `(epsilon, delta)-DP`), e.g.
     /// `not differentially private` for a paper-faithful mode.
-    pub fn guarantee(mut self, label: &str) -> Self {
+    pub(crate) fn guarantee(mut self, label: &str) -> Self {
         self.guarantee = Some(label.to_string());
         self
     }
@@ -241,30 +241,30 @@ fn record_numbered(seq: u64, event: Event, account: &Account, epsilon: u64, delt
 /// One row of `anon_privacy_ledger`: a record, with the account's totals after it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LedgerRow {
-    pub seq: u64,
-    pub recorded_at_ms: i64,
-    pub fingerprint: String,
-    pub rows: u64,
+    pub(crate) seq: u64,
+    pub(crate) recorded_at_ms: i64,
+    pub(crate) fingerprint: String,
+    pub(crate) rows: u64,
     /// The name used by this call.
-    pub table: String,
+    pub(crate) table: String,
     /// Every name the account was seen under, sorted, comma-separated.
-    pub seen_as: String,
+    pub(crate) seen_as: String,
     /// `budget set`, `budget lowered`, `budget raised (force)`, `release`, or `reserved ...`.
     pub event: String,
-    pub guarantee: Option<String>,
+    pub(crate) guarantee: Option<String>,
     pub release: Option<String>,
-    pub method: Option<String>,
-    pub parts: Option<String>,
+    pub(crate) method: Option<String>,
+    pub(crate) parts: Option<String>,
     /// This record's charge (releases and reservations).
-    pub epsilon: Option<f64>,
-    pub delta: Option<f64>,
+    pub(crate) epsilon: Option<f64>,
+    pub(crate) delta: Option<f64>,
     /// The budget after this record.
-    pub budget: Option<f64>,
-    pub budget_delta: Option<f64>,
+    pub(crate) budget: Option<f64>,
+    pub(crate) budget_delta: Option<f64>,
     pub spent: f64,
-    pub spent_delta: f64,
-    pub remaining: Option<f64>,
-    pub remaining_delta: Option<f64>,
+    pub(crate) spent_delta: f64,
+    pub(crate) remaining: Option<f64>,
+    pub(crate) remaining_delta: Option<f64>,
 }
 
 static TEMPORARY: AtomicU64 = AtomicU64::new(0);
@@ -292,7 +292,7 @@ impl Ledger {
     /// The user's data directory's `anonfusion/ledger.tsv`: `$XDG_DATA_HOME` or
     /// `~/.local/share` on Linux and other Unixes, `~/Library/Application Support` on macOS,
     /// `%APPDATA%` on Windows.
-    pub fn default_path() -> Option<PathBuf> {
+    pub(crate) fn default_path() -> Option<PathBuf> {
         let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
         let base = if cfg!(windows) {
             var("APPDATA")
@@ -320,7 +320,7 @@ impl Ledger {
     }
 
     /// Kept across sessions (not [`Ledger::temporary`]).
-    pub fn is_persistent(&self) -> bool {
+    pub(crate) fn is_persistent(&self) -> bool {
         self.temporary.is_none()
     }
 

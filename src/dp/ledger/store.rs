@@ -69,28 +69,28 @@ impl Event {
 /// One line of the file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Record {
-    pub seq: u64,
-    pub at_ms: i64,
-    pub event: Event,
-    pub fingerprint: String,
-    pub rows: u64,
-    pub table: String,
+    pub(crate) seq: u64,
+    pub(crate) at_ms: i64,
+    pub(crate) event: Event,
+    pub(crate) fingerprint: String,
+    pub(crate) rows: u64,
+    pub(crate) table: String,
     /// The budget (budget events) or the charge (reserved, spent), in 2^-32.
-    pub epsilon: u64,
+    pub(crate) epsilon: u64,
     /// As `epsilon`, in 2^-64.
-    pub delta: u64,
-    pub guarantee: String,
-    pub release: String,
-    pub method: String,
-    pub parts: String,
+    pub(crate) delta: u64,
+    pub(crate) guarantee: String,
+    pub(crate) release: String,
+    pub(crate) method: String,
+    pub(crate) parts: String,
 }
 
 /// The whole ledger as read from its file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct State {
     /// The next record's sequence number (never reused, even after a dropped reservation).
-    pub next: u64,
-    pub records: Vec<Record>,
+    pub(crate) next: u64,
+    pub(crate) records: Vec<Record>,
 }
 
 impl Default for State {
@@ -133,7 +133,7 @@ fn unescape(s: &str) -> Option<String> {
 }
 
 impl State {
-    pub fn to_text(&self) -> String {
+    pub(crate) fn to_text(&self) -> String {
         let mut out = format!("{MAGIC}\tnext={}\n{COLUMNS}\n", self.next);
         for r in &self.records {
             let fields = [
@@ -158,7 +158,7 @@ impl State {
 
     /// Parse a whole file; a line that is not a record is an error naming the line (the file
     /// was edited or written by something else, and guessing could lose a spend).
-    pub fn parse(text: &str, shown: &str) -> Result<State> {
+    pub(crate) fn parse(text: &str, shown: &str) -> Result<State> {
         let bad = |line: usize, what: &str| {
             AnonError::argument(
                 "privacy ledger",
@@ -214,7 +214,7 @@ impl State {
 /// The file, its lock file and its temporary file.
 #[derive(Debug)]
 pub(super) struct Store {
-    pub path: PathBuf,
+    pub(crate) path: PathBuf,
 }
 
 fn failed(what: &str, path: &Path, e: impl std::fmt::Display) -> AnonError {
@@ -234,7 +234,7 @@ impl Store {
 
     /// The ledger as it is on disk; no file is an empty ledger. Takes no lock: the file is
     /// only ever replaced whole, by rename.
-    pub fn read(&self) -> Result<State> {
+    pub(crate) fn read(&self) -> Result<State> {
         match fs::read_to_string(&self.path) {
             Ok(text) => State::parse(&text, &self.path.display().to_string()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(State::default()),
@@ -245,7 +245,7 @@ impl Store {
     /// Run `change` on the current state under the exclusive lock and write the state if it says
     /// so (`(out, true)`). The state is re-read under the lock, so a change never works
     /// on a copy another process has since replaced.
-    pub fn update<T>(&self, change: impl FnOnce(&mut State) -> Result<(T, bool)>) -> Result<T> {
+    pub(crate) fn update<T>(&self, change: impl FnOnce(&mut State) -> Result<(T, bool)>) -> Result<T> {
         let _lock = self.lock()?;
         let mut state = self.read()?;
         let (out, write) = change(&mut state)?;

@@ -47,7 +47,7 @@ pub enum CodeElement {
 #[derive(Debug, Clone, PartialEq)]
 pub struct UtilityConstraint {
     /// Named in errors (`u1`, `u2`, ... as in Table 4).
-    pub name: String,
+    pub(crate) name: String,
     /// One element per demographic attribute, in the table's attribute order.
     pub demographics: Vec<DemographicElement>,
     pub codes: CodeElement,
@@ -68,7 +68,7 @@ pub enum Element {
 
 impl Element {
     /// Does the element contain leaf `leaf` of `h`?
-    pub fn contains_leaf(&self, h: &Hierarchy, leaf: u32) -> bool {
+    pub(crate) fn contains_leaf(&self, h: &Hierarchy, leaf: u32) -> bool {
         match *self {
             Element::Range(lo, hi) => h.leaf_value(leaf).is_some_and(|v| lo <= v && v <= hi),
             Element::Node(j, code) => h.up(j)[leaf as usize] == code,
@@ -95,11 +95,11 @@ pub struct Group {
 /// A validated utility constraint set U.
 #[derive(Debug, Clone)]
 pub struct ConstraintSet {
-    pub names: Vec<String>,
+    pub(crate) names: Vec<String>,
     /// Per constraint, its resolved demographic elements.
-    pub elements: Vec<Vec<Element>>,
+    pub(crate) elements: Vec<Vec<Element>>,
     /// Per constraint, its codes as sorted leaves of the code hierarchy.
-    pub code_sets: Vec<Vec<u32>>,
+    pub(crate) code_sets: Vec<Vec<u32>>,
     /// Per leaf of the code hierarchy, the index of the distinct code set holding it. Code sets
     /// are equal or disjoint, so a code belongs to at most one; two codes may be generalized
     /// together exactly when they share it (Definition 9, GenDiag Step 6).
@@ -117,7 +117,7 @@ impl ConstraintSet {
     }
 
     /// Resolve labels to hierarchy nodes and leaves, without the set-level requirements.
-    pub fn resolve(constraints: &[UtilityConstraint], table: &RtTable) -> Result<Self> {
+    pub(crate) fn resolve(constraints: &[UtilityConstraint], table: &RtTable) -> Result<Self> {
         if constraints.is_empty() {
             return Err(AnonError::argument(F, "constraints", "the utility constraint set is empty"));
         }
@@ -141,7 +141,7 @@ impl ConstraintSet {
         Ok(ConstraintSet { names, elements, code_sets, set_of_code })
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.names.len()
     }
     pub fn is_empty(&self) -> bool {
@@ -149,7 +149,7 @@ impl ConstraintSet {
     }
 
     /// The distinct code set holding a leaf code, if any.
-    pub fn code_set(&self, leaf: u32) -> Option<u32> {
+    pub(crate) fn code_set(&self, leaf: u32) -> Option<u32> {
         self.set_of_code.get(leaf as usize).copied().flatten()
     }
     pub fn set_of_code(&self) -> &[Option<u32>] {
@@ -158,7 +158,7 @@ impl ConstraintSet {
 
     /// The no-conflict requirement: for every attribute, any two constraints have equal or
     /// disjoint elements.
-    pub fn check_conflicts(&self, table: &RtTable) -> Result<()> {
+    pub(crate) fn check_conflicts(&self, table: &RtTable) -> Result<()> {
         let mut found: Vec<String> = Vec::new();
         for a in 0..self.len() {
             for b in a + 1..self.len() {
@@ -201,7 +201,7 @@ impl ConstraintSet {
 
     /// The coverage requirement: every record's demographics lie in one constraint and every
     /// diagnosis code in some constraint's code set. Counts offenders, never quotes values.
-    pub fn check_coverage(&self, table: &RtTable) -> Result<()> {
+    pub(crate) fn check_coverage(&self, table: &RtTable) -> Result<()> {
         let uncovered: Vec<usize> = (0..table.len()).filter(|&r| self.constraint_of(table, r).is_none()).collect();
         if let Some(first) = uncovered.first() {
             return Err(AnonError::argument(
@@ -230,7 +230,7 @@ impl ConstraintSet {
     }
 
     /// The first constraint whose demographic elements all contain record `r`'s values.
-    pub fn constraint_of(&self, table: &RtTable, r: usize) -> Option<usize> {
+    pub(crate) fn constraint_of(&self, table: &RtTable, r: usize) -> Option<usize> {
         self.elements
             .iter()
             .position(|u| u.iter().zip(&table.demographics).all(|(e, q)| e.contains_leaf(&q.hierarchy, q.codes[r])))

@@ -14,29 +14,29 @@ use std::sync::Arc;
 /// The set-valued attribute A_{l+1}: each record's diagnosis codes as leaf codes of `hierarchy`.
 #[derive(Debug, Clone)]
 pub struct CodeColumn {
-    pub name: String,
+    pub(crate) name: String,
     pub hierarchy: Arc<Hierarchy>,
     /// Per record, its distinct leaf codes, ascending.
     pub records: Vec<Vec<u32>>,
     /// Codes outside the hierarchy dropped before the method saw them (`unknown_codes=suppress`):
     /// (occurrences, distinct codes).
-    pub unknown: (u64, u64),
+    pub(crate) unknown: (u64, u64),
 }
 
 /// An encoded RT-dataset.
 #[derive(Debug, Clone)]
 pub struct RtTable {
-    pub name: String,
+    pub(crate) name: String,
     /// Demographic attributes A_1..A_l, in declaration order; `codes[r]` is record r's leaf.
     pub demographics: Vec<QiColumn>,
     /// Arrow type of each demographic in the source (the release writes numeric bounds in it).
-    pub types: Vec<DataType>,
+    pub(crate) types: Vec<DataType>,
     pub codes: CodeColumn,
 }
 
 impl RtTable {
     /// Assemble from encoded columns, checking that every code is a leaf of its hierarchy.
-    pub fn from_parts(
+    pub(crate) fn from_parts(
         name: &str,
         demographics: Vec<QiColumn>,
         types: Vec<DataType>,
@@ -106,11 +106,11 @@ impl RtTable {
         self.codes.records.is_empty()
     }
     /// Number of demographic attributes l.
-    pub fn attributes(&self) -> usize {
+    pub(crate) fn attributes(&self) -> usize {
         self.demographics.len()
     }
     /// The code sets of `records`, in their order: a cluster as GenDiag takes it.
-    pub fn code_sets(&self, records: &[u32]) -> Vec<&[u32]> {
+    pub(crate) fn code_sets(&self, records: &[u32]) -> Vec<&[u32]> {
         records.iter().map(|&r| self.codes.records[r as usize].as_slice()).collect()
     }
 }

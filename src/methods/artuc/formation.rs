@@ -27,7 +27,7 @@ pub enum Pick {
 
 impl Pick {
     /// The `pick=random|first` option of `function`.
-    pub fn parse(function: &str, value: &str) -> crate::error::Result<Pick> {
+    pub(crate) fn parse(function: &str, value: &str) -> crate::error::Result<Pick> {
         match value.to_ascii_lowercase().as_str() {
             "random" => Ok(Pick::Random),
             "first" => Ok(Pick::First),
@@ -39,14 +39,14 @@ impl Pick {
 /// A cluster being formed or merged: its group, records and generalized demographics.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Cluster {
-    pub group: usize,
+    pub(crate) group: usize,
     pub records: Vec<u32>,
-    pub hull: Hull,
+    pub(crate) hull: Hull,
 }
 
 impl Cluster {
     /// NCP(C) = Σ_{r ∈ C} NCP(r) = |C| · NCP of the hull (Definition 4).
-    pub fn ncp(&self, table: &RtTable, weights: &[f64]) -> f64 {
+    pub(crate) fn ncp(&self, table: &RtTable, weights: &[f64]) -> f64 {
         self.records.len() as f64 * self.hull.ncp(table, weights)
     }
 }

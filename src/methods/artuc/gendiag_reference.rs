@@ -12,13 +12,13 @@ use std::collections::{HashMap, HashSet};
 /// sets (code c in set c mod `sets`; with `none`, one drawn code in none).
 #[derive(Debug, Clone)]
 pub(crate) struct RandomCluster {
-    pub set_of: Vec<Option<u32>>,
-    pub recs: Vec<Vec<u32>>,
+    pub(crate) set_of: Vec<Option<u32>>,
+    pub(crate) recs: Vec<Vec<u32>>,
 }
 
 impl RandomCluster {
     /// `records` records of up to `codes` codes each, from `vocab` codes in `sets` code sets.
-    pub fn strategy(
+    pub(crate) fn strategy(
         vocab: u32,
         codes: usize,
         records: std::ops::Range<usize>,
@@ -33,7 +33,7 @@ impl RandomCluster {
         })
     }
 
-    pub fn refs(&self) -> Vec<&[u32]> {
+    pub(crate) fn refs(&self) -> Vec<&[u32]> {
         self.recs.iter().map(Vec::as_slice).collect()
     }
 }

@@ -12,11 +12,11 @@ use crate::release::Cell;
 
 /// The generalized demographics of a set of records: one cell per attribute.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Hull(pub Vec<Cell>);
+pub struct Hull(pub(crate) Vec<Cell>);
 
 impl Hull {
     /// A single record, ungeneralized.
-    pub fn of_record(table: &RtTable, r: u32) -> Hull {
+    pub(crate) fn of_record(table: &RtTable, r: u32) -> Hull {
         Hull(table.demographics.iter().map(|q| leaf_cell(&q.hierarchy, q.codes[r as usize])).collect())
     }
 
@@ -30,13 +30,13 @@ impl Hull {
     }
 
     /// Widen the hull to cover record `r`.
-    pub fn add(&mut self, table: &RtTable, r: u32) {
+    pub(crate) fn add(&mut self, table: &RtTable, r: u32) {
         let other = Hull::of_record(table, r);
         *self = self.merge(table, &other);
     }
 
     /// The hull of the union of two clusters.
-    pub fn merge(&self, table: &RtTable, other: &Hull) -> Hull {
+    pub(crate) fn merge(&self, table: &RtTable, other: &Hull) -> Hull {
         Hull(
             self.0
                 .iter()
@@ -49,7 +49,7 @@ impl Hull {
 
     /// `self.merge(table, other).ncp(table, weights)` without building the merged hull: the
     /// same terms summed in the same order, so the same value.
-    pub fn merged_ncp(&self, table: &RtTable, other: &Hull, weights: &[f64]) -> f64 {
+    pub(crate) fn merged_ncp(&self, table: &RtTable, other: &Hull, weights: &[f64]) -> f64 {
         self.0
             .iter()
             .zip(&other.0)
@@ -60,7 +60,7 @@ impl Hull {
     }
 
     /// A hashable key: equal keys are equal generalized values (Step 17).
-    pub fn key(&self) -> Vec<u64> {
+    pub(crate) fn key(&self) -> Vec<u64> {
         self.0
             .iter()
             .flat_map(|c| match *c {

@@ -16,9 +16,9 @@ use std::collections::{BTreeSet, HashMap};
 
 /// UL(C) and the codes GenDiag suppresses from C.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Score {
-    pub ul: f64,
-    pub suppressed: u64,
+pub(crate) struct Score {
+    pub(crate) ul: f64,
+    pub(crate) suppressed: u64,
 }
 
 #[derive(Debug, Clone)]
@@ -111,7 +111,7 @@ fn score(d: &Diag) -> Score {
 }
 
 /// The clusters of a run, by id (a merge retires two ids and creates the next one).
-pub struct Merger<'a> {
+pub(crate) struct Merger<'a> {
     table: &'a RtTable,
     set_of_code: &'a [Option<u32>],
     k: usize,
@@ -124,11 +124,11 @@ pub struct Merger<'a> {
     /// records were joined: the chosen union's run becomes its cluster's.
     recent: HashMap<(usize, usize), Diag>,
     /// GenDiag runs so far (for reports).
-    pub evaluations: u64,
+    pub(crate) evaluations: u64,
 }
 
 impl<'a> Merger<'a> {
-    pub fn new(
+    pub(crate) fn new(
         table: &'a RtTable,
         set_of_code: &'a [Option<u32>],
         (k, m): (usize, usize),
@@ -175,15 +175,15 @@ impl<'a> Merger<'a> {
     }
 
     /// Σ NCP(C) over the clusters.
-    pub fn ncp_sum(&self) -> f64 {
+    pub(crate) fn ncp_sum(&self) -> f64 {
         self.ncp_sum
     }
     /// Σ UL(C) over the clusters, each anonymized by GenDiag.
     /// (Clusters are scored once [`Merger::merge_identical`] has run.)
-    pub fn ul_sum(&self) -> f64 {
+    pub(crate) fn ul_sum(&self) -> f64 {
         self.alive().map(|(_, n)| n.score.map_or(0.0, |s| s.ul)).sum()
     }
-    pub fn suppressed(&self) -> u64 {
+    pub(crate) fn suppressed(&self) -> u64 {
         self.alive().map(|(_, n)| n.score.map_or(0, |s| s.suppressed)).sum()
     }
 
@@ -197,21 +197,19 @@ impl<'a> Merger<'a> {
             node.diag = d;
         }
     }
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.alive().count()
     }
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
 
-    /// The current clusters, by id.
-    pub fn clusters(&self) -> Vec<(usize, Cluster)> {
+    /// The current clusters, by id (the equivalence tests compare them).
+    #[cfg(test)]
+    pub(crate) fn clusters(&self) -> Vec<(usize, Cluster)> {
         self.alive().map(|(i, n)| (i, n.cluster.clone())).collect()
     }
 
     /// The current clusters, by id, each with its GenDiag run when one was kept (the run
     /// GenDiag gives on the cluster's records in their order).
-    pub fn into_clusters(self) -> Vec<(Cluster, Option<Diag>)> {
+    pub(crate) fn into_clusters(self) -> Vec<(Cluster, Option<Diag>)> {
         self.nodes.into_iter().flatten().map(|n| (n.cluster, n.diag)).collect()
     }
 
@@ -222,7 +220,7 @@ impl<'a> Merger<'a> {
     /// alive cluster's values merges with that one (their union gets the next id). Per value the
     /// alive ids are kept sorted, so the next pair is the value whose second-lowest id is the
     /// lowest. The unions are scored once, at the end, not at every intermediate size.
-    pub fn merge_identical(&mut self) -> Vec<(usize, usize)> {
+    pub(crate) fn merge_identical(&mut self) -> Vec<(usize, usize)> {
         let mut by_key: HashMap<Vec<u64>, BTreeSet<usize>> = HashMap::new();
         for (i, n) in self.alive() {
             by_key.entry(n.cluster.hull.key()).or_default().insert(i);
@@ -302,7 +300,7 @@ impl<'a> Merger<'a> {
     }
 
     /// Σ NCP(C) after merging a and b.
-    pub fn ncp_sum_after(&self, a: usize, b: usize) -> f64 {
+    pub(crate) fn ncp_sum_after(&self, a: usize, b: usize) -> f64 {
         let (x, y) = (self.node(a), self.node(b));
         let hull = x.cluster.hull.merge(self.table, &y.cluster.hull);
         let merged = (x.cluster.records.len() + y.cluster.records.len()) as f64 * hull.ncp(self.table, self.weights);
@@ -318,7 +316,7 @@ impl<'a> Merger<'a> {
     /// UL found so far; and a run is given up once it has suppressed more codes than that best
     /// UL (UL ≥ Σ s(r), and suppressions only accumulate). Partners are tried cached scores
     /// first, then by their own UL, so a low best is found early.
-    pub fn select(&mut self, admissible: &dyn Fn(f64) -> bool) -> Option<(usize, usize)> {
+    pub(crate) fn select(&mut self, admissible: &dyn Fn(f64) -> bool) -> Option<(usize, usize)> {
         self.recent.clear();
         self.score_all();
         let mut order: Vec<(f64, usize, usize)> =
@@ -404,7 +402,7 @@ impl<'a> Merger<'a> {
     }
 
     /// Step 21: replace a and b by their union; returns the new cluster's id.
-    pub fn apply(&mut self, a: usize, b: usize) -> usize {
+    pub(crate) fn apply(&mut self, a: usize, b: usize) -> usize {
         let score = self.pair_score(a, b);
         // The run is kept when this select ran it on a's records then b's, the union's order.
         let diag = self.recent.remove(&(a, b));

@@ -16,20 +16,20 @@
 //! for the data owner to choose from, and [`Trajectory::release`] publishes a chosen step.
 //! [`baseline`] is the paper's Baseline (Section 5). [`release`] builds the Arrow release.
 
-pub mod constraints;
-pub mod data;
+pub(crate) mod constraints;
+pub(crate) mod data;
 #[cfg(test)]
 mod equivalence;
 pub mod formation;
 pub mod gendiag;
 #[cfg(test)]
 mod gendiag_reference;
-pub mod hull;
-pub mod load;
-pub mod merge;
+pub(crate) mod hull;
+pub(crate) mod load;
+pub(crate) mod merge;
 pub mod release;
 mod run;
-pub mod variant;
+pub(crate) mod variant;
 
 pub use constraints::{CodeElement, ConstraintSet, DemographicElement, Element, Group, UtilityConstraint};
 pub use data::{CodeColumn, RtTable};
@@ -118,7 +118,7 @@ impl ArtucConfig {
     }
 
     /// Check the parameters against the table (δ and ε are checked by [`ArtucConfig::validate_limits`]).
-    pub fn validate(&self, table: &RtTable) -> Result<()> {
+    pub(crate) fn validate(&self, table: &RtTable) -> Result<()> {
         if self.k < 1 {
             return Err(AnonError::argument(F, "k", "must be at least 1"));
         }
@@ -136,7 +136,7 @@ impl ArtucConfig {
     }
 
     /// δ must be a number in [0, 1] (NCP's range).
-    pub fn validate_limits(&self) -> Result<()> {
+    pub(crate) fn validate_limits(&self) -> Result<()> {
         if !(0.0..=1.0).contains(&self.delta) {
             return Err(AnonError::argument(F, "delta", format!("must be in [0, 1], got {}", self.delta)));
         }
@@ -144,7 +144,7 @@ impl ArtucConfig {
     }
 
     /// The weights w_i, defaulting to 1/l each.
-    pub fn weights_for(&self, table: &RtTable) -> Vec<f64> {
+    pub(crate) fn weights_for(&self, table: &RtTable) -> Vec<f64> {
         self.weights.clone().unwrap_or_else(|| vec![1.0 / table.attributes().max(1) as f64; table.attributes()])
     }
 }

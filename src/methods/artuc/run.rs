@@ -24,10 +24,10 @@ use rand::rngs::StdRng;
 /// One published cluster: its records, generalized demographics and anonymized codes.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AnonCluster {
-    pub group: usize,
+    pub(crate) group: usize,
     /// Record indices into the table, in the order of `diag.records`.
     pub records: Vec<u32>,
-    pub hull: Hull,
+    pub(crate) hull: Hull,
     pub diag: Diag,
 }
 
@@ -44,7 +44,7 @@ pub struct Measures {
     /// Codes GenDiag suppressed.
     pub suppressed_codes: u64,
     /// Records of groups smaller than k (Step 2) and the codes they held.
-    pub withheld_records: u64,
+    pub(crate) withheld_records: u64,
     pub withheld_codes: u64,
 }
 
@@ -55,7 +55,7 @@ impl Measures {
     }
 
     /// UL's suppression term, Σ s(r) / |D̃| (the paper's UL_sup, Fig. 15b).
-    pub fn ul_sup(&self) -> f64 {
+    pub(crate) fn ul_sup(&self) -> f64 {
         if self.records == 0 { 0.0 } else { self.suppressed_codes as f64 / self.records as f64 }
     }
 
@@ -262,8 +262,8 @@ fn finish_with(
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Step {
     /// The cluster ids merged to reach this step (None for the first state).
-    pub merged: Option<(usize, usize)>,
-    pub clusters: usize,
+    pub(crate) merged: Option<(usize, usize)>,
+    pub(crate) clusters: usize,
     pub ncp: f64,
     pub ul: f64,
     /// Suppressed codes, withheld records' codes included (the count ε bounds).

@@ -26,7 +26,7 @@ pub enum Variant {
 }
 
 impl Variant {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Variant::Artuc => "artuc",
             Variant::Anytime(_) => "anytime",
@@ -36,7 +36,7 @@ impl Variant {
 
     /// Split an options string into the method's own options and the variant (`variant`,
     /// `step`).
-    pub fn split_options(opts: &str) -> Result<(String, Variant)> {
+    pub(crate) fn split_options(opts: &str) -> Result<(String, Variant)> {
         let (mut rest, mut variant, mut step) = (Vec::new(), Variant::Artuc, None);
         for (k, v) in options::pairs(F, opts)? {
             match k.as_str() {
@@ -109,8 +109,8 @@ pub struct Source<'a> {
 pub struct Outcome {
     pub table: RtTable,
     pub result: ArtucResult,
-    pub trajectory: Option<Trajectory>,
-    pub step: Option<usize>,
+    pub(crate) trajectory: Option<Trajectory>,
+    pub(crate) step: Option<usize>,
 }
 
 /// One call: encode `source`, read the constraints table (`constraints`: its name and batches)

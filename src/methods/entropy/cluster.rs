@@ -28,20 +28,20 @@ use std::collections::{BTreeMap, BinaryHeap};
 /// Work done, for the report.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Stats {
-    pub seeds: u64,
+    pub(crate) seeds: u64,
     /// Candidate rows whose key was computed in full.
-    pub scored: u64,
+    pub(crate) scored: u64,
     /// Candidate rows skipped on their lower bound.
-    pub pruned: u64,
-    pub leftovers: u64,
+    pub(crate) pruned: u64,
+    pub(crate) leftovers: u64,
 }
 
 /// A candidate in the selection heap, ordered by (key, row).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Cand {
-    pub key: f64,
-    pub row: u32,
-    pub count: u64,
+    pub(crate) key: f64,
+    pub(crate) row: u32,
+    pub(crate) count: u64,
 }
 impl PartialEq for Cand {
     fn eq(&self, o: &Self) -> bool {
@@ -65,21 +65,21 @@ impl Ord for Cand {
 pub(crate) struct Remaining {
     count: Vec<u64>,
     tree: Vec<u64>,
-    pub total: u64,
+    pub(crate) total: u64,
 }
 
 impl Remaining {
-    pub fn new(counts: &[u64]) -> Self {
+    pub(crate) fn new(counts: &[u64]) -> Self {
         let mut r = Remaining { count: vec![0; counts.len()], tree: vec![0; counts.len() + 1], total: 0 };
         for (row, &c) in counts.iter().enumerate() {
             r.add(row, c as i64);
         }
         r
     }
-    pub fn of(&self, row: usize) -> u64 {
+    pub(crate) fn of(&self, row: usize) -> u64 {
         self.count[row]
     }
-    pub fn add(&mut self, row: usize, d: i64) {
+    pub(crate) fn add(&mut self, row: usize, d: i64) {
         self.count[row] = self.count[row].wrapping_add_signed(d);
         self.total = self.total.wrapping_add_signed(d);
         let mut i = row + 1;
@@ -89,7 +89,7 @@ impl Remaining {
         }
     }
     /// The row holding the r-th remaining record (0-based, in row order).
-    pub fn nth(&self, mut r: u64) -> usize {
+    pub(crate) fn nth(&self, mut r: u64) -> usize {
         let (mut pos, mut step) = (0usize, self.tree.len().next_power_of_two());
         while step > 0 {
             if pos + step < self.tree.len() && self.tree[pos + step] <= r {
@@ -110,7 +110,7 @@ pub struct Clusterer {
     /// Rows with remaining records, ascending.
     pub(crate) active: Vec<u32>,
     pub blocks: Vec<Block>,
-    pub stats: Stats,
+    pub(crate) stats: Stats,
     pub(crate) sv: SeedView,
 }
 
@@ -137,7 +137,12 @@ impl Clusterer {
     }
 
     /// Algorithm 2 with every block held to `guard` too ([`super::guarded`]), or without one.
-    pub fn run_guarded(&mut self, rng: &mut StdRng, progress: &dyn Progress, guard: Option<&Guard>) -> Result<()> {
+    pub(crate) fn run_guarded(
+        &mut self,
+        rng: &mut StdRng,
+        progress: &dyn Progress,
+        guard: Option<&Guard>,
+    ) -> Result<()> {
         progress.begin("entropy Q-blocks", self.left.total);
         while self.left.total >= self.k {
             let before = self.left.total;

@@ -10,7 +10,7 @@ use crate::methods::kanon::models::{Models, SensitiveContext, class_ok};
 
 /// The privacy models every Q-block must satisfy besides its k records.
 #[derive(Debug, Clone)]
-pub struct Guard {
+pub(crate) struct Guard {
     models: Models,
     /// The same models with k = 1: does a block of any size satisfy them?
     any_size: Models,
@@ -20,7 +20,7 @@ pub struct Guard {
 
 impl Guard {
     /// `models` against the distribution of the sensitive attribute over the whole table.
-    pub fn new(models: Models, state: &State, values: &[String]) -> Self {
+    pub(crate) fn new(models: Models, state: &State, values: &[String]) -> Self {
         let mut counts = vec![0u64; values.len()];
         for row in 0..state.rows() {
             counts[state.z[row] as usize] += state.counts[row];
@@ -31,7 +31,7 @@ impl Guard {
 
     /// Does a block of `size` records with sensitive histogram `hist` satisfy every model, k
     /// included?
-    pub fn holds(&self, hist: &[u32], size: u64) -> bool {
+    pub(crate) fn holds(&self, hist: &[u32], size: u64) -> bool {
         class_ok(&self.models, size, Some(hist), Some(&self.ctx))
     }
 
@@ -69,7 +69,7 @@ impl Guard {
     }
 
     /// The sensitive histogram and size of some records.
-    pub fn histogram(&self, state: &State, members: &[(u32, u64)]) -> (Vec<u32>, u64) {
+    pub(crate) fn histogram(&self, state: &State, members: &[(u32, u64)]) -> (Vec<u32>, u64) {
         let mut hist = vec![0u32; self.values];
         for &(row, c) in members {
             hist[state.z[row as usize] as usize] += c as u32;
@@ -77,7 +77,7 @@ impl Guard {
         (hist, members.iter().map(|m| m.1).sum())
     }
 
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         self.models.describe()
     }
 }

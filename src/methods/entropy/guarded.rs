@@ -83,7 +83,7 @@ impl Clusterer {
     /// Form one Q-block around a record of `seed` that satisfies `guard`, taking the records
     /// nearest the seed whose sensitive values the guard wants. Returns false, changing
     /// nothing, when the remaining records cannot complete such a block.
-    pub fn form_guarded_block(&mut self, seed: usize, guard: &Guard) -> bool {
+    pub(crate) fn form_guarded_block(&mut self, seed: usize, guard: &Guard) -> bool {
         self.state.seed_view(seed, &mut self.sv);
         let (state, sv) = (&self.state, &self.sv);
         let mut cands = Vec::with_capacity(self.active.len());
@@ -149,7 +149,7 @@ impl Clusterer {
     /// joins the block that still satisfies the guard with it at the least rise in N × total
     /// information loss (ties: the earliest), as long as the records staying behind still
     /// satisfy it too. Those that stay form the last block.
-    pub fn absorb_leftovers(&mut self, guard: &Guard) {
+    pub(crate) fn absorb_leftovers(&mut self, guard: &Guard) {
         self.active.clear();
         let rest: Vec<(u32, u64)> =
             (0..self.state.rows()).filter(|&r| self.left.of(r) > 0).map(|r| (r as u32, self.left.of(r))).collect();

@@ -17,14 +17,14 @@ pub struct Measures {
     /// paper explains CE's falling loss by "a reduction in the average value of p_ij".
     pub total_information_loss: f64,
     /// Σ_Q Σ_a H_Q(X_a), the blocks' losses unweighted (grows with the number of blocks).
-    pub block_entropy_sum: f64,
+    pub(crate) block_entropy_sum: f64,
     /// I(Q; Z) = H(Z) − Σ_Q (|Q|/N) H_Q(Z).
-    pub mutual_information: f64,
+    pub(crate) mutual_information: f64,
     /// Blocks with 1, 2 and 3 or more distinct sensitive values (l = 1, 2, 3 of Fig. 5).
     pub diversity: [u64; 3],
 }
 
-pub fn measure(state: &State, blocks: &[Block]) -> Measures {
+pub(crate) fn measure(state: &State, blocks: &[Block]) -> Measures {
     let n: u64 = blocks.iter().map(Block::size).sum();
     let mut out = Measures::default();
     let mut z_all: BTreeMap<u32, u64> = BTreeMap::new();

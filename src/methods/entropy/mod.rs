@@ -15,20 +15,20 @@
 //!
 //! Everything runs on the frequency table; the release is built from the blocks ([`release`]).
 
-pub mod block;
+pub(crate) mod block;
 pub mod cluster;
-pub mod guard;
-pub mod guarded;
-pub mod loss;
-pub mod pair;
+pub(crate) mod guard;
+pub(crate) mod guarded;
+pub(crate) mod loss;
+pub(crate) mod pair;
 pub mod reference;
-pub mod release;
-pub mod state;
+pub(crate) mod release;
+pub(crate) mod state;
 
 pub use block::Block;
 pub use cluster::{Clusterer, Stats};
-pub use guard::Guard;
-pub use loss::Measures;
+pub(crate) use guard::Guard;
+pub(crate) use loss::Measures;
 pub use state::State;
 
 use crate::encode::publish::source_schema;
@@ -53,13 +53,13 @@ pub enum Distance {
 }
 
 impl Distance {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Distance::EntropyMi => "d",
             Distance::ConditionalEntropy => "ce",
         }
     }
-    pub fn parse(s: &str) -> Option<Self> {
+    pub(crate) fn parse(s: &str) -> Option<Self> {
         match s.to_ascii_lowercase().as_str() {
             "d" | "ce+mi" | "ce_mi" | "entropy_mi" => Some(Distance::EntropyMi),
             "ce" | "conditional_entropy" => Some(Distance::ConditionalEntropy),
@@ -93,7 +93,7 @@ impl EntropyConfig {
     }
 
     /// The privacy models a guarded call holds every block to, k included.
-    pub fn models(&self) -> Option<Models> {
+    pub(crate) fn models(&self) -> Option<Models> {
         (self.entropy_l.is_some() || self.t.is_some()).then(|| Models {
             entropy_l: self.entropy_l,
             t: self.t,
@@ -132,7 +132,7 @@ impl EntropyConfig {
     }
 
     /// Check the parameters against the table.
-    pub fn validate(&self, records: u64, sensitive_values: usize) -> Result<()> {
+    pub(crate) fn validate(&self, records: u64, sensitive_values: usize) -> Result<()> {
         if self.k < 2 {
             return Err(AnonError::argument(F, "k", format!("must be at least 2, got {}", self.k)));
         }
@@ -157,7 +157,7 @@ pub struct EntropyResult {
     pub measures: Measures,
     /// The table's d (or H(X|Y) for CE) once every block is generalized.
     pub objective: f64,
-    pub stats: Stats,
+    pub(crate) stats: Stats,
 }
 
 /// Build the Q-blocks of a frequency table (with its sensitive column).

@@ -11,8 +11,8 @@ use super::state::{FLog, State};
 
 /// What every pair with one seed shares.
 #[derive(Debug, Clone, Default)]
-pub struct SeedView {
-    pub row: usize,
+pub(crate) struct SeedView {
+    pub(crate) row: usize,
     tid: u32,
     z: u32,
     /// Per attribute and leaf x: Y*'s label as a node index, its share of the H part, and
@@ -26,7 +26,7 @@ pub struct SeedView {
 
 impl State {
     /// Fill `sv` for seed `row` (reusing its buffers).
-    pub fn seed_view(&self, row: usize, sv: &mut SeedView) {
+    pub(crate) fn seed_view(&self, row: usize, sv: &mut SeedView) {
         let f = &self.f;
         sv.row = row;
         sv.tid = self.tid[row];
@@ -58,7 +58,7 @@ impl State {
 
     /// Stage one of the pair key: the H part and an upper bound on the records Y* holds.
     #[inline]
-    pub fn pair_h(&self, sv: &SeedView, row: usize) -> (f64, u64) {
+    pub(crate) fn pair_h(&self, sv: &SeedView, row: usize) -> (f64, u64) {
         let mut h = 0.0;
         let mut e = u64::MAX;
         for (a, &x) in self.leaves(row).iter().enumerate() {
@@ -72,12 +72,12 @@ impl State {
     /// raises its W (W = c·H(Z|Y) loses f(c)−f(c−1) ≥ f(c_z)−f(c_z−1)), and two records raise
     /// Y*'s W by at most f(e+2) − f(e), so the I part is at least −(f(e+2) − f(e)).
     #[inline]
-    pub fn pair_bound(&self, h: f64, e_max: u64) -> f64 {
+    pub(crate) fn pair_bound(&self, h: f64, e_max: u64) -> f64 {
         if self.with_mi { h - self.f.step(e_max, 2) } else { h }
     }
 
     /// The change of N·d when the seed and a record of `row` are generalized together.
-    pub fn pair_key(&self, sv: &SeedView, row: usize) -> f64 {
+    pub(crate) fn pair_key(&self, sv: &SeedView, row: usize) -> f64 {
         if self.tid[row] == sv.tid {
             return 0.0; // same quasi-identifiers: nothing is generalized
         }

@@ -42,7 +42,7 @@ fn block_columns(
 }
 
 /// Build the release of `blocks` (block i gets class id i + 1).
-pub fn release(
+pub(crate) fn release(
     ft: &FrequencyTable,
     meta: &TableMeta,
     table: &str,

@@ -23,30 +23,30 @@ use std::sync::Arc;
 
 /// f(c) = c·log₂c for every count the table can reach (f(0) = f(1) = 0).
 #[derive(Debug, Clone)]
-pub struct FLog(Vec<f64>);
+pub(crate) struct FLog(Vec<f64>);
 
 impl FLog {
-    pub fn new(n: u64) -> Self {
+    pub(crate) fn new(n: u64) -> Self {
         FLog((0..=n + 2).map(|c| if c < 2 { 0.0 } else { c as f64 * (c as f64).log2() }).collect())
     }
     #[inline]
-    pub fn f(&self, c: u64) -> f64 {
+    pub(crate) fn f(&self, c: u64) -> f64 {
         self.0[c as usize]
     }
     /// f(c + δ) − f(c).
     #[inline]
-    pub fn step(&self, c: u64, delta: i64) -> f64 {
+    pub(crate) fn step(&self, c: u64, delta: i64) -> f64 {
         self.f(c.wrapping_add_signed(delta)) - self.f(c)
     }
 }
 
 /// A label: (hierarchy level, node code at that level).
-pub type Label = (u8, u32);
+pub(crate) type Label = (u8, u32);
 
 /// Counts of one quasi-identifier's labels.
 #[derive(Debug, Clone)]
 pub(crate) struct AttrCounts {
-    pub h: Arc<Hierarchy>,
+    pub(crate) h: Arc<Hierarchy>,
     /// Index of level j's first node among all nodes of the hierarchy.
     offset: Vec<u32>,
     /// c_y of generalized labels, by node index (leaf entries unused: see `joint`).
@@ -66,11 +66,11 @@ impl AttrCounts {
         let joint = vec![0; h.leaf_count() * (h.height() + 1)];
         AttrCounts { h, offset, label: vec![0; nodes], joint }
     }
-    pub fn nodes(&self) -> usize {
+    pub(crate) fn nodes(&self) -> usize {
         self.label.len()
     }
     #[inline]
-    pub fn node(&self, (j, code): Label) -> u32 {
+    pub(crate) fn node(&self, (j, code): Label) -> u32 {
         self.offset[j as usize] + code
     }
     #[inline]
@@ -78,23 +78,23 @@ impl AttrCounts {
         x as usize * (self.h.height() + 1) + j as usize
     }
     #[inline]
-    pub fn joint(&self, x: u32, j: u8) -> u64 {
+    pub(crate) fn joint(&self, x: u32, j: u8) -> u64 {
         self.joint[self.ji(x, j)]
     }
     /// Records labelled `y` (leaf or not).
     #[inline]
-    pub fn label_count(&self, x: u32, y: Label) -> u64 {
+    pub(crate) fn label_count(&self, x: u32, y: Label) -> u64 {
         if y.0 == 0 { self.joint(x, 0) } else { self.label[self.node(y) as usize] }
     }
     /// The closest common ancestor of two leaves.
-    pub fn cca(&self, a: u32, b: u32) -> Label {
+    pub(crate) fn cca(&self, a: u32, b: u32) -> Label {
         (0..=self.h.height())
             .map(|j| (j as u8, self.h.up(j)[a as usize], self.h.up(j)[b as usize]))
             .find(|t| t.1 == t.2)
             .map_or((0, a), |t| (t.0, t.1))
     }
     /// The closest common ancestor of a label and a leaf.
-    pub fn widen(&self, y: Label, x: u32) -> Label {
+    pub(crate) fn widen(&self, y: Label, x: u32) -> Label {
         let mut node = y;
         for j in y.0 as usize..=self.h.height() {
             if self.h.up(j)[x as usize] == node.1 {
@@ -133,13 +133,13 @@ impl AttrCounts {
 /// Records and sensitive histogram of one generalized label tuple.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct TupleCounts {
-    pub total: u64,
+    pub(crate) total: u64,
     /// (sensitive code, records), sorted by code.
-    pub by_z: Vec<(u32, u64)>,
+    pub(crate) by_z: Vec<(u32, u64)>,
 }
 
 impl TupleCounts {
-    pub fn z(&self, z: u32) -> u64 {
+    pub(crate) fn z(&self, z: u32) -> u64 {
         self.by_z.binary_search_by_key(&z, |e| e.0).map_or(0, |i| self.by_z[i].1)
     }
     fn add(&mut self, z: u32, c: i64) {
@@ -266,18 +266,18 @@ impl State {
         })
     }
 
-    pub fn rows(&self) -> usize {
+    pub(crate) fn rows(&self) -> usize {
         self.counts.len()
     }
-    pub fn attributes(&self) -> usize {
+    pub(crate) fn attributes(&self) -> usize {
         self.attrs.len()
     }
     #[inline]
-    pub fn leaves(&self, row: usize) -> &[u32] {
+    pub(crate) fn leaves(&self, row: usize) -> &[u32] {
         let m = self.attrs.len();
         &self.codes[row * m..(row + 1) * m]
     }
-    pub fn leaf_label(&self, row: usize) -> Vec<Label> {
+    pub(crate) fn leaf_label(&self, row: usize) -> Vec<Label> {
         self.leaves(row).iter().map(|&x| (0, x)).collect()
     }
     pub(crate) fn key(&self, labels: &[Label]) -> u128 {
@@ -316,7 +316,7 @@ impl State {
     }
 
     /// Move `c` records of `row` from labels `from` to labels `to`.
-    pub fn relabel(&mut self, row: usize, c: u64, from: &[Label], to: &[Label]) {
+    pub(crate) fn relabel(&mut self, row: usize, c: u64, from: &[Label], to: &[Label]) {
         if from == to || c == 0 {
             return;
         }
@@ -346,12 +346,12 @@ impl State {
     }
 
     /// N·H(X|Y) summed over the quasi-identifiers, from scratch.
-    pub fn n_conditional_entropy(&self) -> f64 {
+    pub(crate) fn n_conditional_entropy(&self) -> f64 {
         self.attrs.iter().map(|a| a.n_entropy(&self.f)).sum()
     }
 
     /// N·I(Y;Z), Y the tuple of labels, from scratch.
-    pub fn n_mutual_information(&self) -> f64 {
+    pub(crate) fn n_mutual_information(&self) -> f64 {
         let f = &self.f;
         let mut w = 0.0;
         for t in self.general.values() {
@@ -379,7 +379,7 @@ impl State {
     /// The counts of the table with `blocks` generalized to their labels and every other
     /// record at its leaves, counted from scratch (the plain algorithm's way; the incremental
     /// updates of [`State::relabel`] are tested against it).
-    pub fn recount(ft: &FrequencyTable, with_mi: bool, blocks: &[super::block::Block]) -> Result<Self> {
+    pub(crate) fn recount(ft: &FrequencyTable, with_mi: bool, blocks: &[super::block::Block]) -> Result<Self> {
         let mut s = State::new(ft, with_mi)?;
         for a in &mut s.attrs {
             a.label.fill(0);

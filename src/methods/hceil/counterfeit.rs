@@ -40,14 +40,14 @@ pub enum ValueDraw {
 }
 
 impl ValueDraw {
-    pub fn parse(s: &str) -> Option<Self> {
+    pub(crate) fn parse(s: &str) -> Option<Self> {
         match s.trim().to_ascii_lowercase().as_str() {
             "concealable" => Some(ValueDraw::Concealable),
             "domain" | "paper" | "uniform" => Some(ValueDraw::Domain),
             _ => None,
         }
     }
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             ValueDraw::Concealable => "concealable",
             ValueDraw::Domain => "domain",
@@ -57,31 +57,31 @@ impl ValueDraw {
 
 /// One catalog row: the classes of a group, a sensitive value and its counterfeit count.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CatalogEntry {
-    pub classes: Vec<u32>,
-    pub value: u32,
-    pub count: u64,
+pub(crate) struct CatalogEntry {
+    pub(crate) classes: Vec<u32>,
+    pub(crate) value: u32,
+    pub(crate) count: u64,
 }
 
 /// The counterfeits of one node and their catalog.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct NodeCatalog {
     /// (class, value, count), sorted by class then value.
-    pub counterfeits: Vec<(u32, u32, u32)>,
+    pub(crate) counterfeits: Vec<(u32, u32, u32)>,
     /// Sorted by the group's smallest class, then value.
-    pub entries: Vec<CatalogEntry>,
-    pub total: u64,
+    pub(crate) entries: Vec<CatalogEntry>,
+    pub(crate) total: u64,
 }
 
 impl NodeCatalog {
     /// Counterfeit records of `value` in `class`.
-    pub fn counterfeits_of(&self, class: u32, value: u32) -> u32 {
+    pub(crate) fn counterfeits_of(&self, class: u32, value: u32) -> u32 {
         self.counterfeits.binary_search_by(|x| (x.0, x.1).cmp(&(class, value))).map_or(0, |i| self.counterfeits[i].2)
     }
 
     /// The catalog of a subset of a node's classes, renumbered to the node's: class `c` of the
     /// subset is the node's `ids[c]`. `ids` ascending, so every order is kept.
-    pub fn renumber(mut self, ids: &[u32]) -> Self {
+    pub(crate) fn renumber(mut self, ids: &[u32]) -> Self {
         for c in &mut self.counterfeits {
             c.0 = ids[c.0 as usize];
         }
@@ -95,12 +95,12 @@ impl NodeCatalog {
 }
 
 /// The classes of a node as the catalog sees them.
-pub struct Classes<'a> {
+pub(crate) struct Classes<'a> {
     /// Genuine records per class.
-    pub sizes: &'a [u64],
+    pub(crate) sizes: &'a [u64],
     /// Genuine records per class and value, class-major.
-    pub hist: &'a [u32],
-    pub width: usize,
+    pub(crate) hist: &'a [u32],
+    pub(crate) width: usize,
 }
 
 impl Classes<'_> {
@@ -157,7 +157,7 @@ impl Groups {
 
 /// Insert counterfeits into every class smaller than k and group the catalog. `None` when
 /// some class's counterfeits cannot be concealed (Algorithm 2 returns null).
-pub fn build(cl: &Classes, k: u64, draw: ValueDraw, rng: &mut impl Rng) -> Option<NodeCatalog> {
+pub(crate) fn build(cl: &Classes, k: u64, draw: ValueDraw, rng: &mut impl Rng) -> Option<NodeCatalog> {
     let m = cl.sizes.len();
     // Hardest first (Algorithm 2, line 3): the classes needing the most counterfeits.
     let mut order: Vec<u32> = (0..m as u32).filter(|&c| cl.sizes[c as usize] < k).collect();

@@ -16,11 +16,11 @@
 //! The search runs on the frequency table with per-class sensitive histograms; the release is
 //! built from the chosen node's classes ([`release`]).
 
-pub mod counterfeit;
-pub mod release;
-pub mod score;
+pub(crate) mod counterfeit;
+pub(crate) mod release;
+pub(crate) mod score;
 pub mod search;
-pub mod truthful;
+pub(crate) mod truthful;
 
 pub use counterfeit::{NodeCatalog, ValueDraw};
 pub use score::Objective;
@@ -46,28 +46,28 @@ const F: &str = "hceil_anonymize";
 /// its value is arbitrary (9% already releases every setting of the paper's Adult experiments;
 /// Table 1's toy example needs 15%). `objective=charged` needs no limit
 /// (docs/hceil.md, "The objective"); `max_counterfeits=none` lifts it.
-pub const DEFAULT_MAX_COUNTERFEITS_PERCENT: f64 = 10.0;
+pub(crate) const DEFAULT_MAX_COUNTERFEITS_PERCENT: f64 = 10.0;
 
 /// The parameters of one call.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HceilConfig {
-    pub k: u64,
+    pub(crate) k: u64,
     /// The ceiling; `None` searches every node for the RCE-minimal h.
-    pub h: Option<f64>,
-    pub draw: ValueDraw,
+    pub(crate) h: Option<f64>,
+    pub(crate) draw: ValueDraw,
     /// `None` draws from OS entropy.
-    pub seed: Option<u64>,
+    pub(crate) seed: Option<u64>,
     /// Most counterfeit records, in percent of the table; `None` for no limit (the paper).
     /// Defaults to [`DEFAULT_MAX_COUNTERFEITS_PERCENT`].
-    pub max_counterfeits_percent: Option<f64>,
+    pub(crate) max_counterfeits_percent: Option<f64>,
     /// Most suppressed records, in percent of the table (default 0: none).
-    pub suppression_percent: f64,
+    pub(crate) suppression_percent: f64,
     /// What the search minimizes (default [`Objective::Rce`], the paper's).
-    pub objective: Objective,
+    pub(crate) objective: Objective,
     /// Register `output_diagnostics` (exact numbers of the original; not for publication).
-    pub diagnostics: bool,
+    pub(crate) diagnostics: bool,
     /// Evaluate every candidate instead of stopping at the bound.
-    pub exhaustive: bool,
+    pub(crate) exhaustive: bool,
 }
 
 impl HceilConfig {
@@ -149,7 +149,7 @@ impl HceilConfig {
     }
 
     /// Check the parameters against the table: its size and its sensitive values.
-    pub fn validate(&self, records: u64, sensitive_values: usize) -> Result<()> {
+    pub(crate) fn validate(&self, records: u64, sensitive_values: usize) -> Result<()> {
         if self.k < 2 {
             return Err(AnonError::argument(F, "k", format!("must be at least 2, got {}", self.k)));
         }
@@ -191,7 +191,7 @@ impl HceilConfig {
     }
 
     /// The suppression limit in records, rounded down as `kanon_anonymize` rounds it.
-    pub fn suppression_budget(&self, records: u64) -> u64 {
+    pub(crate) fn suppression_budget(&self, records: u64) -> u64 {
         let kanon = crate::methods::kanon::KanonConfig {
             suppression_percent: self.suppression_percent,
             ..crate::methods::kanon::KanonConfig::new(self.k)
@@ -216,40 +216,40 @@ impl HceilConfig {
 /// The chosen node, its catalog and what it costs.
 #[derive(Debug, Clone)]
 pub struct HceilResult {
-    pub levels: Vec<u8>,
+    pub(crate) levels: Vec<u8>,
     /// The ceiling applied, or for a search without h the chosen node's largest D(r).
-    pub h: f64,
-    pub max_degree: f64,
+    pub(crate) h: f64,
+    pub(crate) max_degree: f64,
     pub rce: f64,
     /// Mean D(r) over the published records, min–max ranges.
-    pub lm: f64,
+    pub(crate) lm: f64,
     /// The same with numeric attributes at their hierarchy intervals (as `kanon_anonymize`
     /// publishes them): computable from the release and the node.
-    pub lm_intervals: f64,
-    pub catalog: NodeCatalog,
+    pub(crate) lm_intervals: f64,
+    pub(crate) catalog: NodeCatalog,
     /// Published classes.
-    pub classes: usize,
+    pub(crate) classes: usize,
     /// Which of the node's classes are suppressed, and their records (not publishable: the
     /// release does not show how many records the source had).
-    pub suppressed: Vec<bool>,
-    pub suppressed_records: u64,
+    pub(crate) suppressed: Vec<bool>,
+    pub(crate) suppressed_records: u64,
     /// Rows of the release: genuine records kept plus counterfeits.
-    pub published_records: u64,
+    pub(crate) published_records: u64,
     /// The objective's value (includes the suppressed records: not publishable either).
-    pub objective_value: score::Key,
-    pub stats: Stats,
+    pub(crate) objective_value: score::Key,
+    pub(crate) stats: Stats,
     /// Filled by [`anonymize`] (aggregation and search; the caller times the materialization).
-    pub passes: PassTimes,
+    pub(crate) passes: PassTimes,
 }
 
 impl HceilResult {
-    pub fn node(&self) -> String {
+    pub(crate) fn node(&self) -> String {
         format_levels(&self.levels)
     }
 
     /// A mean loss over the published records, with every suppressed record counted as a
     /// record losing 1 (as `kanon_anonymize` and `anon_metrics` count a suppressed record).
-    pub fn counting_suppressed(&self, lm: f64) -> f64 {
+    pub(crate) fn counting_suppressed(&self, lm: f64) -> f64 {
         let (p, s) = (self.published_records as f64, self.suppressed_records as f64);
         (lm * p + s) / (p + s).max(1.0)
     }
@@ -329,8 +329,8 @@ fn os_seed() -> u64 {
 /// [`release::ClassCells`]) and the catalog table. Not a [`crate::release::Published`]: the
 /// caller chooses where the rows are built (in the client, or by a plan on a cluster).
 pub struct Outputs {
-    pub release: release::ClassCells,
-    pub catalog: RecordBatch,
+    pub(crate) release: release::ClassCells,
+    pub(crate) catalog: RecordBatch,
 }
 
 /// Anonymize a declared table: aggregate, search, and prepare the release and build the

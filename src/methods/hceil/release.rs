@@ -31,12 +31,12 @@ use std::sync::Arc;
 
 /// Field metadata on the catalog's `sensitive_value` naming the release's sensitive column, so
 /// `truthful_view` needs no third argument.
-pub const SENSITIVE_COLUMN_KEY: &str = "anonfusion.sensitive_column";
+pub(crate) const SENSITIVE_COLUMN_KEY: &str = "anonfusion.sensitive_column";
 
 /// Class ids (1-based) of the published classes in the order of their generalized values; a
 /// suppressed class gets 0 and no row. Numbering only what is published leaves no gap where a
 /// suppressed class would sort.
-pub fn class_ids(cached: &Cached, suppressed: &[bool]) -> Vec<i64> {
+pub(crate) fn class_ids(cached: &Cached, suppressed: &[bool]) -> Vec<i64> {
     let g = &cached.g;
     let mut order: Vec<usize> = (0..g.len()).filter(|&c| !suppressed[c]).collect();
     order.sort_by(|&a, &b| g.codes.iter().map(|c| c[a]).cmp(g.codes.iter().map(|c| c[b])));
@@ -103,26 +103,26 @@ fn class_columns(
 /// [`crate::release::Published`] table every method returns; expanded by a plan
 /// ([`ClassCells::expand`]) the client never holds the rows. Named for what it holds, since
 /// it is a builder of the release, not the release.
-pub struct ClassCells {
-    pub schema: SchemaRef,
+pub(crate) struct ClassCells {
+    pub(crate) schema: SchemaRef,
     class_cols: Vec<ArrayRef>,
     values: ArrayRef,
     cells: Vec<(u32, u32, u64)>,
     /// Source columns the release leaves out (neither identifier, quasi-identifier nor
     /// sensitive).
-    pub dropped: Vec<String>,
+    pub(crate) dropped: Vec<String>,
 }
 
 impl ClassCells {
     /// The rows, built in the client.
-    pub fn batches(&self) -> Result<Vec<RecordBatch>> {
+    pub(crate) fn batches(&self) -> Result<Vec<RecordBatch>> {
         let (row_class, row_value) = cell_rows(self.cells.iter().copied());
         class_rows(&self.schema, &self.class_cols, &self.values, &row_class, &row_value)
     }
 
     /// One row per cell: the release's columns and the cell's row count. As many rows as the
     /// chosen node has (class, value) pairs, however many records the release holds.
-    pub fn cells(&self) -> Result<RecordBatch> {
+    pub(crate) fn cells(&self) -> Result<RecordBatch> {
         let classes = UInt32Array::from_iter_values(self.cells.iter().map(|c| c.0));
         let values = UInt32Array::from_iter_values(self.cells.iter().map(|c| c.1));
         let mut fields: Vec<Field> = self.schema.fields().iter().map(|f| f.as_ref().clone()).collect();
@@ -138,7 +138,7 @@ impl ClassCells {
     /// its rows by `unnest(range(n))`, so that a cluster's executors build them and the client
     /// never holds them. Rows come cell by cell, as in the client, so their order says nothing
     /// about source records.
-    pub fn expand(&self, cells: DataFrame) -> Result<DataFrame> {
+    pub(crate) fn expand(&self, cells: DataFrame) -> Result<DataFrame> {
         let out: Vec<Expr> = self.schema.fields().iter().map(|f| ident(f.name())).collect();
         Ok(cells.with_column(I, range(lit(0i64), col(N), lit(1i64)))?.unnest_columns(&[I])?.select(out)?)
     }
@@ -150,7 +150,7 @@ const N: &str = "__anonfusion_rows";
 const I: &str = "__anonfusion_row";
 
 /// The release of the chosen node: its schema, class-level columns and cells.
-pub fn release(
+pub(crate) fn release(
     ft: &FrequencyTable,
     meta: &TableMeta,
     table: &str,
@@ -169,7 +169,12 @@ pub fn release(
 }
 
 /// The catalog table: `class_ids` List<Int64>, `sensitive_value` Utf8, `count` Int64.
-pub fn catalog_batch(catalog: &NodeCatalog, ids: &[i64], values: &[String], sensitive: &str) -> Result<RecordBatch> {
+pub(crate) fn catalog_batch(
+    catalog: &NodeCatalog,
+    ids: &[i64],
+    values: &[String],
+    sensitive: &str,
+) -> Result<RecordBatch> {
     let mut rows: Vec<(Vec<i64>, &str, i64)> = catalog
         .entries
         .iter()

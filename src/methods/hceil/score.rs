@@ -16,7 +16,7 @@ use crate::hierarchy::Hierarchy;
 use std::sync::Arc;
 
 /// P_c of every class: the probability mass its release puts on each covered leaf tuple.
-pub fn cell_probabilities(hs: &[Arc<Hierarchy>], g: &Grouping) -> Vec<f64> {
+pub(crate) fn cell_probabilities(hs: &[Arc<Hierarchy>], g: &Grouping) -> Vec<f64> {
     (0..g.len())
         .map(|c| {
             hs.iter()
@@ -50,7 +50,7 @@ pub enum Objective {
 }
 
 impl Objective {
-    pub fn parse(s: &str) -> Option<Self> {
+    pub(crate) fn parse(s: &str) -> Option<Self> {
         match s.trim().to_ascii_lowercase().as_str() {
             "rce" | "paper" => Some(Objective::Rce),
             "charged" | "rce_charged" => Some(Objective::Charged),
@@ -58,7 +58,7 @@ impl Objective {
             _ => None,
         }
     }
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Objective::Rce => "rce",
             Objective::Charged => "charged",
@@ -67,7 +67,7 @@ impl Objective {
     }
 
     /// The key of a node: its RCE, counterfeit and suppressed records.
-    pub fn key(self, rce: f64, counterfeits: u64, suppressed: u64) -> Key {
+    pub(crate) fn key(self, rce: f64, counterfeits: u64, suppressed: u64) -> Key {
         let (c, s) = (counterfeits as f64, suppressed as f64);
         match self {
             Objective::Rce => (rce + s, 0.0),
@@ -78,12 +78,12 @@ impl Objective {
 }
 
 /// An objective's value: compared first on `.0`, then on `.1`.
-pub type Key = (f64, f64);
+pub(crate) type Key = (f64, f64);
 
 /// The classes a budget of `budget` records suppresses: classes smaller than k, smallest first,
 /// as many as fit. Smallest first leaves the fewest counterfeits: a class of n records costs n
 /// of the budget and saves k − n counterfeits, and that ratio falls with n.
-pub fn suppressed(sizes: &[u64], k: u64, budget: u64) -> Vec<bool> {
+pub(crate) fn suppressed(sizes: &[u64], k: u64, budget: u64) -> Vec<bool> {
     let mut out = vec![false; sizes.len()];
     if budget == 0 {
         return out;
@@ -102,13 +102,13 @@ pub fn suppressed(sizes: &[u64], k: u64, budget: u64) -> Vec<bool> {
 }
 
 /// Counterfeits the kept classes need: Σ (k − |E|) over kept classes smaller than k.
-pub fn deficit(sizes: &[u64], k: u64, suppressed: &[bool]) -> u64 {
+pub(crate) fn deficit(sizes: &[u64], k: u64, suppressed: &[bool]) -> u64 {
     sizes.iter().zip(suppressed).filter(|(_, s)| !**s).map(|(&n, _)| k.saturating_sub(n)).sum()
 }
 
 /// Lower bound of the node's key under `objective`: every kept class padded to k, every
 /// record weighted 1; a suppressed record costs 1.
-pub fn bound(g: &Grouping, p: &[f64], k: u64, suppressed: &[bool], objective: Objective) -> Key {
+pub(crate) fn bound(g: &Grouping, p: &[f64], k: u64, suppressed: &[bool], objective: Objective) -> Key {
     let mut rce = 0.0;
     for ((&n, &p), &s) in g.sizes.iter().zip(p).zip(suppressed) {
         rce += if s { n as f64 } else { n as f64 - n.max(k) as f64 * p };
@@ -118,7 +118,7 @@ pub fn bound(g: &Grouping, p: &[f64], k: u64, suppressed: &[bool], objective: Ob
 }
 
 /// Published records of each class: genuine plus counterfeit.
-pub fn published_sizes(g: &Grouping, catalog: &NodeCatalog) -> Vec<u64> {
+pub(crate) fn published_sizes(g: &Grouping, catalog: &NodeCatalog) -> Vec<u64> {
     let mut sizes = g.sizes.clone();
     for &(c, _, n) in &catalog.counterfeits {
         sizes[c as usize] += n as u64;
@@ -128,7 +128,7 @@ pub fn published_sizes(g: &Grouping, catalog: &NodeCatalog) -> Vec<u64> {
 
 /// RCE of the node's release with its catalog (module doc); `published` from
 /// [`published_sizes`].
-pub fn rce(published: &[u64], hist: &[u32], width: usize, p: &[f64], catalog: &NodeCatalog) -> f64 {
+pub(crate) fn rce(published: &[u64], hist: &[u32], width: usize, p: &[f64], catalog: &NodeCatalog) -> f64 {
     let mut total: f64 = published.iter().zip(p).map(|(&n, &p)| n as f64 * (1.0 - p)).sum();
     for e in &catalog.entries {
         let genuine: u64 = e.classes.iter().map(|&c| hist[c as usize * width + e.value as usize] as u64).sum();
@@ -145,7 +145,7 @@ pub fn rce(published: &[u64], hist: &[u32], width: usize, p: &[f64], catalog: &N
 /// D(r) of every class with numeric attributes at their hierarchy interval (the node's
 /// interval, as `kanon_anonymize` publishes it) instead of the class's min–max range: the LM
 /// both methods are compared on.
-pub fn interval_degrees(hs: &[Arc<Hierarchy>], g: &Grouping) -> Vec<f64> {
+pub(crate) fn interval_degrees(hs: &[Arc<Hierarchy>], g: &Grouping) -> Vec<f64> {
     let n = hs.len().max(1) as f64;
     (0..g.len())
         .map(|c| hs.iter().enumerate().map(|(a, h)| h.degree(g.levels[a] as usize, g.codes[a][c])).sum::<f64>() / n)
@@ -154,7 +154,7 @@ pub fn interval_degrees(hs: &[Arc<Hierarchy>], g: &Grouping) -> Vec<f64> {
 
 /// LM over the published records: the mean D(r) (Iyengar's loss metric with the h-ceiling
 /// paper's numeric ranges), counterfeits included as `anon_metrics` counts them.
-pub fn lm(degrees: &[f64], published: &[u64]) -> f64 {
+pub(crate) fn lm(degrees: &[f64], published: &[u64]) -> f64 {
     let n: u64 = published.iter().sum();
     degrees.iter().zip(published).map(|(&d, &s)| d * s as f64).sum::<f64>() / n.max(1) as f64
 }

@@ -52,35 +52,35 @@ pub struct Candidate {
 
 /// A node with its counterfeits, catalog and costs.
 #[derive(Debug, Clone)]
-pub struct Scored {
-    pub node: NodeId,
+pub(crate) struct Scored {
+    pub(crate) node: NodeId,
     /// The objective's value.
-    pub key: Key,
-    pub rce: f64,
+    pub(crate) key: Key,
+    pub(crate) rce: f64,
     /// Mean D(r) over the published records (min–max ranges).
-    pub lm: f64,
+    pub(crate) lm: f64,
     /// The same with numeric attributes at their hierarchy intervals.
-    pub lm_intervals: f64,
-    pub max_degree: f64,
-    pub catalog: NodeCatalog,
+    pub(crate) lm_intervals: f64,
+    pub(crate) max_degree: f64,
+    pub(crate) catalog: NodeCatalog,
     /// Published classes.
-    pub classes: usize,
+    pub(crate) classes: usize,
     /// Which classes are suppressed (left out of the release).
-    pub suppressed: Vec<bool>,
-    pub suppressed_records: u64,
+    pub(crate) suppressed: Vec<bool>,
+    pub(crate) suppressed_records: u64,
 }
 
 /// How much of the lattice the search touched.
 #[derive(Debug, Clone, Default)]
 pub struct Stats {
-    pub nodes_total: usize,
+    pub(crate) nodes_total: usize,
     /// Nodes of the pruned lattice (every record within the ceiling).
-    pub candidates: usize,
+    pub(crate) candidates: usize,
     /// Nodes whose counterfeits and catalog were built.
-    pub evaluated: usize,
+    pub(crate) evaluated: usize,
     /// Evaluated nodes whose catalog could not be grouped safely or that needed more
     /// counterfeits than allowed.
-    pub rejected: usize,
+    pub(crate) rejected: usize,
 }
 
 /// Line 1: every node within the ceiling, with its bound, bottom-up (by height, then id).
@@ -120,7 +120,13 @@ pub fn candidates(nodes: &mut NodeCache, p: &Params, progress: &dyn Progress) ->
 
 /// Lines 4–15 for one node: suppression, counterfeits, catalog, RCE. `None` when the node is
 /// rejected.
-pub fn evaluate(hs: &[Arc<Hierarchy>], width: usize, node: NodeId, cached: &Cached, p: &Params) -> Option<Scored> {
+pub(crate) fn evaluate(
+    hs: &[Arc<Hierarchy>],
+    width: usize,
+    node: NodeId,
+    cached: &Cached,
+    p: &Params,
+) -> Option<Scored> {
     let g = &cached.g;
     let suppressed = score::suppressed(&g.sizes, p.k, p.suppression);
     let deficit = score::deficit(&g.sizes, p.k, &suppressed);
@@ -185,7 +191,7 @@ fn better(a: &Scored, b: &Scored, height: impl Fn(NodeId) -> usize) -> bool {
 }
 
 /// Lines 2–21: the candidate of least objective, or `None` when every candidate is rejected.
-pub fn best(
+pub(crate) fn best(
     nodes: &mut NodeCache,
     mut cands: Vec<Candidate>,
     p: &Params,

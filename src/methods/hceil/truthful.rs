@@ -70,7 +70,7 @@ fn marks(
 
 /// The truthful table of a release (`class_id`, quasi-identifier columns, `sensitive`) and its
 /// catalog. `names` = (release, catalog) for error messages.
-pub fn truthful(
+pub(crate) fn truthful(
     schema: SchemaRef,
     batches: &[RecordBatch],
     catalog: &[CatalogRow],

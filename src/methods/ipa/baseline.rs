@@ -17,15 +17,15 @@ use crate::error::{AnonError, Result};
 const F: &str = "dp_histogram";
 
 /// Most cells (value combinations × informative values) a pure histogram may walk.
-pub const MAX_CELLS: u64 = 50_000_000;
+pub(crate) const MAX_CELLS: u64 = 50_000_000;
 
 /// A histogram release and what it cost.
 #[derive(Debug, Clone)]
 pub struct HistogramRelease {
     pub histogram: DpHistogram,
     /// ε′ of the count noise (ε rounded down onto the exact grid).
-    pub epsilon: f64,
-    pub mode: CellNoise,
+    pub(crate) epsilon: f64,
+    pub(crate) mode: CellNoise,
     /// Diagnostic: IL against the original, counterfeit and withheld records.
     pub realized: Realized,
 }

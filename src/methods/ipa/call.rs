@@ -28,28 +28,28 @@ pub const DEFAULT_GUARANTEE: Guarantee = Guarantee::Pure;
 
 /// What an `ipa_release` call runs.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Mode {
+pub(crate) enum Mode {
     Paper(IpaConfig),
     Sound(DpConfig),
 }
 
 /// Parsed options of one call.
 #[derive(Debug, Clone, PartialEq)]
-pub struct CallOptions {
-    pub mode: Mode,
+pub(crate) struct CallOptions {
+    pub(crate) mode: Mode,
     /// The informative attribute's declared values (`values=`), when given.
-    pub values: Option<Vec<String>>,
-    pub diagnostics: bool,
+    pub(crate) values: Option<Vec<String>>,
+    pub(crate) diagnostics: bool,
 }
 
 impl CallOptions {
-    pub fn seed(&self) -> Option<u64> {
+    pub(crate) fn seed(&self) -> Option<u64> {
         match &self.mode {
             Mode::Paper(c) => c.seed,
             Mode::Sound(c) => c.seed,
         }
     }
-    pub fn guarantee(&self) -> Guarantee {
+    pub(crate) fn guarantee(&self) -> Guarantee {
         match &self.mode {
             Mode::Paper(_) => Guarantee::Paper,
             Mode::Sound(c) => c.guarantee,
@@ -57,7 +57,7 @@ impl CallOptions {
     }
 
     /// `ipa_release`'s options.
-    pub fn ipa(epsilon: f64, text: &str) -> Result<Self> {
+    pub(crate) fn ipa(epsilon: f64, text: &str) -> Result<Self> {
         const F: &str = "ipa_release";
         let pairs = options::pairs(F, text)?;
         let get = |k: &str| pairs.iter().rev().find(|(key, _)| key == k).map(|(_, v)| v.as_str());
@@ -150,7 +150,7 @@ impl CallOptions {
     }
 
     /// `dp_histogram`'s options (the mode is always `Sound`; only its guarantee and seed are used).
-    pub fn histogram(epsilon: f64, text: &str) -> Result<Self> {
+    pub(crate) fn histogram(epsilon: f64, text: &str) -> Result<Self> {
         const F: &str = "dp_histogram";
         let pairs = options::pairs(F, text)?;
         let get = |k: &str| pairs.iter().rev().find(|(key, _)| key == k).map(|(_, v)| v.as_str());
@@ -204,7 +204,7 @@ pub enum Outcome {
 
 /// Run `ipa_release` on a declared table: one aggregation (the frequency table), then the
 /// paper's algorithm or the sound one, and the release labelled with its guarantee.
-pub async fn ipa_release(
+pub(crate) async fn ipa_release(
     ctx: &SessionContext,
     table: &str,
     meta: &TableMeta,
@@ -231,7 +231,7 @@ pub async fn ipa_release(
 }
 
 /// Run `dp_histogram` on a declared table at node `levels` (checked against the lattice).
-pub async fn histogram_release(
+pub(crate) async fn histogram_release(
     ctx: &SessionContext,
     table: &str,
     meta: &TableMeta,

@@ -43,7 +43,7 @@ pub fn informative_domain(
 }
 
 /// Refuse any quasi-identifier hierarchy derived from the data, naming the column.
-pub fn check_declared<'a>(
+pub(crate) fn check_declared<'a>(
     function: &str,
     hierarchies: impl IntoIterator<Item = (&'a str, &'a Hierarchy)>,
 ) -> Result<()> {

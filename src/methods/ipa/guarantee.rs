@@ -9,10 +9,10 @@ use crate::error::{AnonError, Result};
 pub const DEFAULT_DELTA: f64 = 1e-9;
 
 /// The text every non-private output carries (report, ledger, table metadata).
-pub const NOT_DP: &str = "not differentially private";
+pub(crate) const NOT_DP: &str = "not differentially private";
 
 /// The Arrow schema-metadata key of a release's guarantee.
-pub const METADATA_KEY: &str = "anonfusion.guarantee";
+pub(crate) const METADATA_KEY: &str = "anonfusion.guarantee";
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Guarantee {
@@ -41,7 +41,7 @@ impl Guarantee {
     }
 
     /// The sentence written to the report, the ledger and the release's metadata.
-    pub fn statement(&self) -> String {
+    pub(crate) fn statement(&self) -> String {
         match self {
             Guarantee::Pure => "epsilon-differentially private (add/remove one record)".into(),
             Guarantee::Approx { delta } => {
@@ -53,7 +53,7 @@ impl Guarantee {
 
     /// `guarantee=` and `delta=` as given (`None` when absent); `allowed` lists the modes the
     /// function offers, `default` is used without `guarantee=`.
-    pub fn parse(
+    pub(crate) fn parse(
         function: &str,
         guarantee: Option<&str>,
         delta: Option<&str>,
@@ -99,7 +99,7 @@ impl Guarantee {
 /// P(1 + X ≥ τ) = q^(τ−1)/(1 + q) ≤ δ for the discrete Laplace X of `noise` (q = e^−ε′), so
 /// a cell that exists only because of one record is published with probability at most δ
 /// (docs/dp.md, "approx"). q is rounded up before the check, so τ is never too small.
-pub fn threshold(noise: &DiscreteLaplace, delta: f64) -> u64 {
+pub(crate) fn threshold(noise: &DiscreteLaplace, delta: f64) -> u64 {
     let q = noise.q() * (1.0 + 1e-12);
     let tail = |k: u64| q.powf(k as f64) / (1.0 + noise.q() * (1.0 - 1e-12));
     let mut k = ((delta * (1.0 + noise.q())).ln() / q.ln()).ceil().max(0.0) as u64;
@@ -114,14 +114,14 @@ pub fn threshold(noise: &DiscreteLaplace, delta: f64) -> u64 {
 
 /// Default of [`floor`]'s probability: an empty cell of a `pure` histogram is published with
 /// probability at most 1/20 (measured on the NPS-like table, docs/results/ipa.md).
-pub const DEFAULT_FLOOR_PROBABILITY: f64 = 0.05;
+pub(crate) const DEFAULT_FLOOR_PROBABILITY: f64 = 0.05;
 
 /// The publication floor of a `pure` histogram: the smallest T ≥ 1 with
 /// P(X ≥ T) = q^T/(1 + q) ≤ `p` for the discrete Laplace X of `noise` (q = e^−ε′), i.e. an
 /// empty cell is published with probability at most `p`. It depends only on the public noise
 /// scale and `p`, never on the data, and it is applied to the noisy counts only: ε-DP is
 /// untouched (post-processing; docs/dp.md). `p` ≥ 1/(1 + q) gives T = 1, plain max(0, c + X).
-pub fn floor(noise: &DiscreteLaplace, p: f64) -> u64 {
+pub(crate) fn floor(noise: &DiscreteLaplace, p: f64) -> u64 {
     let q = noise.q();
     let mut t = 1u64;
     while t < 1_000_000 && q.powf(t as f64) / (1.0 + q) > p {

@@ -98,7 +98,7 @@ fn decode(hs: &[Arc<Hierarchy>], levels: &[u8], mut idx: u128) -> Vec<u32> {
 
 /// Draw the histogram of one node (`cached`: its classes with their informative histograms
 /// over `width` declared values). `max_cells` bounds the pure domain that is walked.
-pub fn noisy_histogram<R: Rng + ?Sized>(
+pub(crate) fn noisy_histogram<R: Rng + ?Sized>(
     hs: &[Arc<Hierarchy>],
     cached: &Cached,
     width: usize,
@@ -161,7 +161,7 @@ pub fn noisy_histogram<R: Rng + ?Sized>(
 /// evaluation only: it reads the original counts). A combination's released rows up to its
 /// real count per value are real, the excess counterfeit; the classes averaged over are the
 /// combinations holding real or released records (docs/ipa.md).
-pub fn histogram_loss(hs: &[Arc<Hierarchy>], cached: &Cached, width: usize, hist: &DpHistogram) -> Realized {
+pub(crate) fn histogram_loss(hs: &[Arc<Hierarchy>], cached: &Cached, width: usize, hist: &DpHistogram) -> Realized {
     let mut by_combo: BTreeMap<Vec<u32>, (Vec<u32>, Vec<u64>)> = BTreeMap::new();
     let g = &cached.g;
     for c in 0..g.len() {
@@ -194,9 +194,9 @@ pub fn histogram_loss(hs: &[Arc<Hierarchy>], cached: &Cached, width: usize, hist
 pub struct Realized {
     pub loss: Loss,
     /// Released rows beyond their cell's real count.
-    pub counterfeit: u64,
+    pub(crate) counterfeit: u64,
     /// Real records of a cell not released (its noisy count fell below the real one).
-    pub withheld: u64,
+    pub(crate) withheld: u64,
 }
 
 /// A combination as a perturbed class: records up to the real count are real, the rest

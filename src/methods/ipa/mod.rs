@@ -19,7 +19,7 @@ pub mod call;
 pub mod domain;
 pub mod guarantee;
 pub mod histogram;
-pub mod outcome;
+pub(crate) mod outcome;
 pub mod perturb;
 pub mod release;
 pub mod score;
@@ -28,8 +28,8 @@ pub mod select;
 pub mod sound;
 
 pub use guarantee::Guarantee;
-pub use perturb::{Noise, Perturbation, PerturbedClass};
-pub use score::Loss;
+pub(crate) use perturb::{Noise, Perturbation, PerturbedClass};
+pub(crate) use score::Loss;
 pub use search::NodeScore;
 
 use crate::dp::{DiscreteLaplace, StreamKey};
@@ -45,11 +45,11 @@ const F: &str = "ipa_release";
 
 /// The paper's split (Results, "Data utility"): ε_suppression, ε_insertion, ε_value,
 /// ε_candidates = 0.1, 0.3, 0.3, 0.3 of ε = 1.
-pub const DEFAULT_SPLIT: [f64; 4] = [0.1, 0.3, 0.3, 0.3];
+pub(crate) const DEFAULT_SPLIT: [f64; 4] = [0.1, 0.3, 0.3, 0.3];
 
 /// The suppression parameter of the paper's example ("if we set t = 2", Table 7). The paper
 /// states no other value.
-pub const DEFAULT_T: u64 = 2;
+pub(crate) const DEFAULT_T: u64 = 2;
 
 /// Tolerance on the sum of a split.
 const SPLIT_TOLERANCE: f64 = 1e-9;
@@ -58,14 +58,14 @@ const SPLIT_TOLERANCE: f64 = 1e-9;
 #[derive(Debug, Clone, PartialEq)]
 pub struct IpaConfig {
     /// Total budget ε (Theorem 9).
-    pub epsilon: f64,
+    pub(crate) epsilon: f64,
     /// (suppression, insertion, value, candidates): fractions of ε summing to 1, or absolute
     /// budgets summing to ε.
-    pub split: [f64; 4],
+    pub(crate) split: [f64; 4],
     /// Suppression parameter t of Definition 3 (at least 2: the threshold's sensitivity is t − 1).
-    pub t: u64,
+    pub(crate) t: u64,
     /// `None` draws from OS entropy (the only setting with a privacy guarantee).
-    pub seed: Option<u64>,
+    pub(crate) seed: Option<u64>,
 }
 
 /// Absolute budget of each part.
@@ -73,7 +73,7 @@ pub struct IpaConfig {
 pub struct Budget {
     pub suppression: f64,
     pub insertion: f64,
-    pub value: f64,
+    pub(crate) value: f64,
     pub candidates: f64,
 }
 
@@ -133,7 +133,7 @@ impl IpaConfig {
     }
 
     /// Epsilon, split and t, before anything is read.
-    pub fn check_parameters(&self) -> Result<()> {
+    pub(crate) fn check_parameters(&self) -> Result<()> {
         if !self.epsilon.is_finite() || self.epsilon <= 0.0 {
             return Err(AnonError::argument(
                 F,
@@ -227,7 +227,7 @@ pub struct IpaResult {
     pub spent: Budget,
     /// Real records whose class was suppressed (released as `*` unless withheld).
     pub suppressed_records: u64,
-    pub suppressed_classes: usize,
+    pub(crate) suppressed_classes: usize,
     /// Real records withheld to realize negative noisy sizes.
     pub withheld_records: u64,
     pub counterfeit_records: u64,
@@ -286,7 +286,7 @@ pub fn search_with_nodes<'a>(
 }
 
 /// The released table of one call (dropped: neither identifier, dimension nor informative).
-pub use crate::release::Published;
+pub(crate) use crate::release::Published;
 
 /// Anonymize a declared table: aggregate, run IPA, and build the release.
 pub async fn anonymize(

@@ -20,13 +20,13 @@ use crate::error::Result;
 
 impl CallOptions {
     /// Whether the call is seeded (tests only: not private, and its report says so).
-    pub fn seeded(&self) -> bool {
+    pub(crate) fn seeded(&self) -> bool {
         self.seed().is_some()
     }
 
     /// `ipa_release`'s ledger charge and its parts: the paper's four budgets, or the sound
     /// mode's selection and counts.
-    pub fn ipa_charge(&self) -> Result<(Charge, String)> {
+    pub(crate) fn ipa_charge(&self) -> Result<(Charge, String)> {
         let (units, parts) = match &self.mode {
             Mode::Paper(c) => {
                 let b = c.budget()?;
@@ -46,7 +46,7 @@ impl CallOptions {
     }
 
     /// `dp_histogram`'s ledger charge: all of ε on the counts.
-    pub fn histogram_charge(&self, epsilon: f64) -> Result<(Charge, String)> {
+    pub(crate) fn histogram_charge(&self, epsilon: f64) -> Result<(Charge, String)> {
         self.charge("dp_histogram", grid_units(epsilon), &format!("counts={epsilon}"))
     }
 
@@ -71,14 +71,14 @@ impl CallOptions {
     }
 
     /// The report's guarantee text: a seeded call promises nothing (the seed is not written).
-    pub fn statement(&self) -> String {
+    pub(crate) fn statement(&self) -> String {
         let s = self.guarantee().statement();
         if self.seeded() { format!("{s}; VOID: seeded call (tests only)") } else { s }
     }
 }
 
 /// approx's publication threshold τ, or pure's floor: the least published count of a cell.
-pub fn least_published(mode: CellNoise) -> i64 {
+pub(crate) fn least_published(mode: CellNoise) -> i64 {
     match mode {
         CellNoise::Threshold(t) | CellNoise::Pure { floor: t } => t as i64,
     }
@@ -86,15 +86,15 @@ pub fn least_published(mode: CellNoise) -> i64 {
 
 /// Every candidate node of a call (exact statistics of the original: diagnostics only): its
 /// levels, named columns of numbers, and whether it was the one released.
-pub struct NodeDiagnostics {
-    pub levels: Vec<Vec<u8>>,
-    pub columns: Vec<(&'static str, Vec<f64>)>,
-    pub chosen: Vec<bool>,
+pub(crate) struct NodeDiagnostics {
+    pub(crate) levels: Vec<Vec<u8>>,
+    pub(crate) columns: Vec<(&'static str, Vec<f64>)>,
+    pub(crate) chosen: Vec<bool>,
 }
 
 impl NodeDiagnostics {
     /// The paper's nodes: their IL parts and Eq. 12's probability of being chosen.
-    pub fn paper(res: &IpaResult, config: &IpaConfig) -> Result<Self> {
+    pub(crate) fn paper(res: &IpaResult, config: &IpaConfig) -> Result<Self> {
         let s = &res.scores;
         let probabilities = choice_mechanism(s, config.budget()?.candidates)?.probabilities();
         Ok(NodeDiagnostics {
@@ -111,7 +111,7 @@ impl NodeDiagnostics {
     }
 
     /// The sound selection's candidates: their utility terms and selection probability.
-    pub fn sound(res: &DpRelease) -> Self {
+    pub(crate) fn sound(res: &DpRelease) -> Self {
         let c = &res.candidates;
         NodeDiagnostics {
             levels: c.iter().map(|x| x.levels.clone()).collect(),

@@ -31,23 +31,23 @@ use crate::error::{AnonError, Result};
 use rand::Rng;
 
 /// Sensitivity of the Eq. 3 scores (module doc).
-pub const SCORE_SENSITIVITY: f64 = 1.0;
+pub(crate) const SCORE_SENSITIVITY: f64 = 1.0;
 
 /// The samplers of Algorithm 1, built once per call.
 #[derive(Debug, Clone)]
 pub struct Noise {
     /// `t` of Definition 3.
-    pub t: u64,
+    pub(crate) t: u64,
     /// `Lap((t − 1)/ε_suppression)`, as the discrete Laplace.
     pub threshold: DiscreteLaplace,
     /// `Lap(1/ε_insertion)`.
-    pub size: DiscreteLaplace,
+    pub(crate) size: DiscreteLaplace,
     /// `ε_value` of Eq. 4.
     pub epsilon_value: f64,
 }
 
 impl Noise {
-    pub fn new(t: u64, epsilon_suppression: f64, epsilon_insertion: f64, epsilon_value: f64) -> Result<Self> {
+    pub(crate) fn new(t: u64, epsilon_suppression: f64, epsilon_insertion: f64, epsilon_value: f64) -> Result<Self> {
         if t < 2 {
             return Err(AnonError::argument("ipa_release", "t", format!("must be at least 2, got {t}")));
         }
@@ -106,7 +106,7 @@ pub struct Perturbation {
 /// The node's classes in the order of their generalized values, so the noise a class gets
 /// does not depend on how the grouping was rolled up (the cache may build a node from any
 /// specialization, in any class order).
-pub fn canonical_order(cached: &Cached) -> Vec<u32> {
+pub(crate) fn canonical_order(cached: &Cached) -> Vec<u32> {
     let g = &cached.g;
     let mut order: Vec<u32> = (0..g.len() as u32).collect();
     order.sort_by(|&a, &b| g.codes.iter().map(|c| c[a as usize]).cmp(g.codes.iter().map(|c| c[b as usize])));
@@ -122,7 +122,7 @@ pub fn is_suppressed<R: Rng + ?Sized>(n: u64, noise: &Noise, rng: &mut R) -> boo
 
 /// Eq. 3: `Count_i(v)/(|E_i| + 1)` for a value in the class, `1/((|E_i| + 1)(|Inf| − |Inf_i|))`
 /// for one that is not.
-pub fn scores(hist: &[u32]) -> Vec<f64> {
+pub(crate) fn scores(hist: &[u32]) -> Vec<f64> {
     let n: u64 = hist.iter().map(|&c| u64::from(c)).sum();
     let present = hist.iter().filter(|&&c| c > 0).count();
     let absent = (hist.len() - present).max(1) as f64;

@@ -24,7 +24,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 /// The label of a suppressed value.
-pub const SUPPRESSED: &str = "*";
+pub(crate) const SUPPRESSED: &str = "*";
 
 /// One column per dimension attribute value (class-level arrays, one entry per class), with
 /// their fields. A class is its node codes at `levels`, or `None` for the `*` class.
@@ -86,7 +86,7 @@ pub fn release(
 }
 
 /// The published rows of a DP histogram: one row per record of every cell.
-pub fn histogram_release(
+pub(crate) fn histogram_release(
     ft: &FrequencyTable,
     source: &Schema,
     hist: &DpHistogram,
@@ -113,7 +113,7 @@ fn build(
 
 /// The release labelled with its guarantee in the Arrow schema metadata (`anonfusion.guarantee`,
 /// plus `anonfusion.epsilon` and `anonfusion.delta`), so the label travels with the table.
-pub fn labelled(
+pub(crate) fn labelled(
     schema: SchemaRef,
     batches: Vec<RecordBatch>,
     guarantee: Guarantee,

@@ -28,7 +28,7 @@ use crate::measures::ncp::leaf_ncp;
 use std::sync::Arc;
 
 /// ΔIL of Eq. 12: three parts of sensitivity 1.
-pub const IL_SENSITIVITY: f64 = 3.0;
+pub(crate) const IL_SENSITIVITY: f64 = 3.0;
 
 /// The parts of IL (Eq. 10).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -43,18 +43,18 @@ impl Loss {
         self.ncp + self.emd + self.rate
     }
     /// Eq. 11: u = 3 − IL.
-    pub fn utility(&self) -> f64 {
+    pub(crate) fn utility(&self) -> f64 {
         IL_SENSITIVITY - self.il()
     }
 }
 
 /// NCP of one record of class `c` (mean of Eq. 5 over the dimension attributes).
-pub fn class_ncp(hs: &[Arc<Hierarchy>], g: &Grouping, c: usize) -> f64 {
+pub(crate) fn class_ncp(hs: &[Arc<Hierarchy>], g: &Grouping, c: usize) -> f64 {
     codes_ncp(hs, &g.levels, |a| g.codes[a][c])
 }
 
 /// NCP of one record generalized to node codes `code(a)` at `levels`.
-pub fn codes_ncp(hs: &[Arc<Hierarchy>], levels: &[u8], code: impl Fn(usize) -> u32) -> f64 {
+pub(crate) fn codes_ncp(hs: &[Arc<Hierarchy>], levels: &[u8], code: impl Fn(usize) -> u32) -> f64 {
     let q = hs.len().max(1) as f64;
     hs.iter()
         .enumerate()
@@ -64,13 +64,13 @@ pub fn codes_ncp(hs: &[Arc<Hierarchy>], levels: &[u8], code: impl Fn(usize) -> u
 }
 
 /// NCP of a `*` record.
-pub fn suppressed_ncp(hs: &[Arc<Hierarchy>]) -> f64 {
+pub(crate) fn suppressed_ncp(hs: &[Arc<Hierarchy>]) -> f64 {
     let q = hs.len().max(1) as f64;
     hs.iter().map(|h| leaf_ncp(h.leaf_count() as f64, h.leaf_count())).sum::<f64>() / q
 }
 
 /// Eq. 7 for one class (module doc).
-pub fn class_emd(c: &PerturbedClass) -> f64 {
+pub(crate) fn class_emd(c: &PerturbedClass) -> f64 {
     let (n, m) = (c.original_size(), c.released_size());
     if n == 0 || m == 0 {
         return 1.0;
@@ -81,7 +81,7 @@ pub fn class_emd(c: &PerturbedClass) -> f64 {
 }
 
 /// Eq. 8 for one class.
-pub fn class_rate(c: &PerturbedClass) -> f64 {
+pub(crate) fn class_rate(c: &PerturbedClass) -> f64 {
     let m = c.released_size();
     if m == 0 { 0.0 } else { c.counterfeits() as f64 / m as f64 }
 }

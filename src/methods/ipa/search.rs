@@ -26,11 +26,11 @@ pub const CHOICE_STREAM: u64 = u64::MAX;
 pub struct NodeScore {
     pub node: NodeId,
     /// The node's generalization level per dimension attribute.
-    pub levels: Vec<u8>,
+    pub(crate) levels: Vec<u8>,
     pub loss: Loss,
-    pub suppressed_records: u64,
-    pub withheld_records: u64,
-    pub counterfeit_records: u64,
+    pub(crate) suppressed_records: u64,
+    pub(crate) withheld_records: u64,
+    pub(crate) counterfeit_records: u64,
 }
 
 /// Algorithm 1 on one node with its own stream.
@@ -45,7 +45,7 @@ pub fn perturb_node(
 }
 
 /// Lines 2–5: every node perturbed and scored, in node-id order.
-pub fn score_all(
+pub(crate) fn score_all(
     nodes: &mut NodeCache,
     noise: &Noise,
     key: &StreamKey,
@@ -86,7 +86,7 @@ pub fn score_all(
 }
 
 /// The mechanism of Eq. 12 over the scored nodes.
-pub fn choice_mechanism(scores: &[NodeScore], epsilon_candidates: f64) -> Result<ExponentialMechanism> {
+pub(crate) fn choice_mechanism(scores: &[NodeScore], epsilon_candidates: f64) -> Result<ExponentialMechanism> {
     let utilities: Vec<f64> = scores.iter().map(|s| s.loss.utility()).collect();
     ExponentialMechanism::new(&utilities, epsilon_candidates, IL_SENSITIVITY)
 }

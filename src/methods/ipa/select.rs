@@ -52,9 +52,9 @@ pub struct Candidate {
     pub node: NodeId,
     pub levels: Vec<u8>,
     /// Public: cells of the node's domain.
-    pub cells: u64,
-    pub ncp_total: f64,
-    pub noise_total: f64,
+    pub(crate) cells: u64,
+    pub(crate) ncp_total: f64,
+    pub(crate) noise_total: f64,
     /// Σ_x h_L(x) (module doc).
     pub class_total: f64,
     pub utility: f64,
@@ -63,12 +63,12 @@ pub struct Candidate {
 /// The utility's parameters (all public).
 #[derive(Debug, Clone, Copy)]
 pub struct Utility {
-    pub mode: CellNoise,
+    pub(crate) mode: CellNoise,
     /// q = e^−ε_counts of the count noise.
-    pub q: f64,
-    pub noise_weight: f64,
+    pub(crate) q: f64,
+    pub(crate) noise_weight: f64,
     /// λ: the weight of the class term.
-    pub class_weight: f64,
+    pub(crate) class_weight: f64,
 }
 
 /// Grid of the class term's summands (module doc): 2^32 units per class.
@@ -91,7 +91,7 @@ impl Utility {
 
     /// Σ_r NCP_L(r) from the node's classes: per attribute, the integer Σ size × leaves
     /// covered (a leaf covers 0, Eq. 5), divided by the attribute's leaves and their number.
-    pub fn ncp_total(hs: &[Arc<Hierarchy>], cached: &Cached) -> f64 {
+    pub(crate) fn ncp_total(hs: &[Arc<Hierarchy>], cached: &Cached) -> f64 {
         let g = &cached.g;
         let q = hs.len().max(1) as f64;
         hs.iter()
@@ -111,7 +111,7 @@ impl Utility {
     }
 
     /// Noise_L (module doc) from the node's non-empty cells and its public cell count.
-    pub fn noise_total(&self, cached: &Cached, cells: u64) -> f64 {
+    pub(crate) fn noise_total(&self, cached: &Cached, cells: u64) -> f64 {
         let counts = cached.hist.iter().filter(|&&c| c > 0).map(|&c| u64::from(c));
         match self.mode {
             CellNoise::Pure { floor } => {
@@ -144,7 +144,7 @@ impl Utility {
 
     /// Σ_x h_L(x) (module doc) over the node's classes and, under pure, its `combos − classes`
     /// empty combinations (h = 1 each), exactly in units of 2^−32.
-    pub fn class_total(&self, cached: &Cached, width: usize, combos: u64) -> f64 {
+    pub(crate) fn class_total(&self, cached: &Cached, width: usize, combos: u64) -> f64 {
         let g = &cached.g;
         let units: u64 = (0..g.len())
             .map(|c| {
@@ -188,7 +188,7 @@ impl Utility {
 /// - c < T, m = T − c: p₀ q^m (m/(1 − q) + k) + c (1 − q^m/(1 + q)).
 ///
 /// T = 1 gives A (2 − q^c) for c ≥ 1 and A for c = 0, A = q/((1 − q)(1 + q)).
-pub fn floored_error(q: f64, floor: u64, c: u64) -> f64 {
+pub(crate) fn floored_error(q: f64, floor: u64, c: u64) -> f64 {
     let floor = floor.max(1);
     let t = floor as f64;
     let (p0, k) = ((1.0 - q) / (1.0 + q), q / ((1.0 - q) * (1.0 - q)));
@@ -242,7 +242,7 @@ pub fn score_lattice(
 }
 
 /// The exponential mechanism over the candidates.
-pub fn mechanism(candidates: &[Candidate], utility: &Utility, epsilon: f64) -> Result<ExponentialMechanism> {
+pub(crate) fn mechanism(candidates: &[Candidate], utility: &Utility, epsilon: f64) -> Result<ExponentialMechanism> {
     let u: Vec<f64> = candidates.iter().map(|c| c.utility).collect();
     ExponentialMechanism::new(&u, epsilon, utility.sensitivity())
 }

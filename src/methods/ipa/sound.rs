@@ -16,17 +16,17 @@ const F: &str = "ipa_release";
 
 /// Default share of ε spent choosing the node (the rest noises the counts); measured on the
 /// NPS-like table (docs/results/ipa.md).
-pub const DEFAULT_SELECTION: f64 = 0.2;
+pub(crate) const DEFAULT_SELECTION: f64 = 0.2;
 
 /// Default weight of the expected count error against NCP in the utility (docs/ipa.md).
-pub const DEFAULT_NOISE_WEIGHT: f64 = 1.0;
+pub(crate) const DEFAULT_NOISE_WEIGHT: f64 = 1.0;
 
 /// Default weight λ of the class term (per-class expected loss) against NCP in the utility:
 /// measured on the NPS-like table (docs/results/ipa.md).
-pub const DEFAULT_CLASS_WEIGHT: f64 = 1000.0;
+pub(crate) const DEFAULT_CLASS_WEIGHT: f64 = 1000.0;
 
 /// Most cells a candidate node may have (a public rule: larger nodes are never scored).
-pub const DEFAULT_MAX_CELLS: u64 = 10_000_000;
+pub(crate) const DEFAULT_MAX_CELLS: u64 = 10_000_000;
 
 /// Stream of the node choice, and of the counts; other streams are not used here.
 const CHOICE_STREAM: u64 = u64::MAX;
@@ -35,17 +35,17 @@ const COUNTS_STREAM: u64 = u64::MAX - 1;
 /// The parameters of a sound release (all public).
 #[derive(Debug, Clone, PartialEq)]
 pub struct DpConfig {
-    pub epsilon: f64,
+    pub(crate) epsilon: f64,
     /// `Pure` or `Approx`.
-    pub guarantee: Guarantee,
+    pub(crate) guarantee: Guarantee,
     /// Fraction of ε for the node choice, in (0, 1).
-    pub selection: f64,
-    pub noise_weight: f64,
-    pub class_weight: f64,
-    pub max_cells: u64,
+    pub(crate) selection: f64,
+    pub(crate) noise_weight: f64,
+    pub(crate) class_weight: f64,
+    pub(crate) max_cells: u64,
     /// `pure`: the publication floor of the noisy counts (`None`: from the noise scale,
     /// [`super::guarantee::floor`]).
-    pub floor: Option<u64>,
+    pub(crate) floor: Option<u64>,
     pub seed: Option<u64>,
 }
 
@@ -65,7 +65,7 @@ impl DpConfig {
 
     /// (ε_selection, ε_counts) as the samplers realize them (each rounded down onto the exact
     /// grid, so their sum is at most ε).
-    pub fn budget(&self) -> Result<(f64, f64)> {
+    pub(crate) fn budget(&self) -> Result<(f64, f64)> {
         if !self.epsilon.is_finite() || self.epsilon <= 0.0 {
             return Err(AnonError::argument(
                 F,
@@ -94,7 +94,7 @@ impl DpConfig {
     }
 
     /// The count noise and how cells are published.
-    pub fn counts(&self) -> Result<(DiscreteLaplace, CellNoise)> {
+    pub(crate) fn counts(&self) -> Result<(DiscreteLaplace, CellNoise)> {
         let (_, counts) = self.budget()?;
         let noise = DiscreteLaplace::for_epsilon(counts, 1)?;
         let mode = match self.guarantee {
@@ -111,15 +111,15 @@ impl DpConfig {
 #[derive(Debug, Clone)]
 pub struct DpRelease {
     pub histogram: DpHistogram,
-    pub epsilon_selection: f64,
-    pub epsilon_counts: f64,
-    pub mode: CellNoise,
+    pub(crate) epsilon_selection: f64,
+    pub(crate) epsilon_counts: f64,
+    pub(crate) mode: CellNoise,
     /// Diagnostics (exact data): every scored node, its selection probability, the chosen one.
-    pub candidates: Vec<Candidate>,
-    pub probabilities: Vec<f64>,
-    pub chosen: usize,
+    pub(crate) candidates: Vec<Candidate>,
+    pub(crate) probabilities: Vec<f64>,
+    pub(crate) chosen: usize,
     /// Diagnostics: IL of the release against the original, counterfeit and withheld records.
-    pub realized: Realized,
+    pub(crate) realized: Realized,
 }
 
 /// Choose the node and release its histogram. `ft` must be the public table

@@ -22,7 +22,7 @@ pub enum Metric {
 }
 
 impl Metric {
-    pub fn parse(s: &str) -> Option<Metric> {
+    pub(crate) fn parse(s: &str) -> Option<Metric> {
         match s.trim().to_ascii_lowercase().as_str() {
             "lm" | "loss" => Some(Metric::Lm),
             "ncp" => Some(Metric::Ncp),
@@ -30,7 +30,7 @@ impl Metric {
             _ => None,
         }
     }
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Metric::Lm => "LM",
             Metric::Ncp => "NCP",
@@ -41,19 +41,19 @@ impl Metric {
 
 /// Per-attribute loss of every node at every level, so a class's loss is a sum of lookups.
 #[derive(Debug, Clone)]
-pub struct LossTable {
-    pub metric: Metric,
+pub(crate) struct LossTable {
+    pub(crate) metric: Metric,
     /// `node_loss[a][level][code]`, already divided by the number of attributes.
     node_loss: Vec<Vec<Vec<f64>>>,
     /// `level_loss[a][level]`: the attribute's loss summed over all records at that level,
     /// from the attribute's marginal counts (for the separable lower bound).
     level_loss: Vec<Vec<f64>>,
-    pub records: u64,
+    pub(crate) records: u64,
 }
 
 impl LossTable {
     /// `marginals[a][leaf]`: records with that leaf in attribute a.
-    pub fn new(metric: Metric, hs: &[Arc<Hierarchy>], marginals: &[Vec<u64>], records: u64) -> Self {
+    pub(crate) fn new(metric: Metric, hs: &[Arc<Hierarchy>], marginals: &[Vec<u64>], records: u64) -> Self {
         let n = hs.len().max(1) as f64;
         let node_loss: Vec<Vec<Vec<f64>>> = hs
             .iter()
@@ -83,7 +83,7 @@ impl LossTable {
     }
 
     /// Loss of one record of a class with these node codes at these levels (LM, NCP).
-    pub fn record_loss(&self, levels: &[u8], codes: impl Fn(usize) -> u32) -> f64 {
+    pub(crate) fn record_loss(&self, levels: &[u8], codes: impl Fn(usize) -> u32) -> f64 {
         (0..levels.len()).map(|a| self.node_loss[a][levels[a] as usize][codes(a) as usize]).sum()
     }
 
@@ -91,7 +91,7 @@ impl LossTable {
     /// whatever is suppressed: generalization-only loss is monotone and a suppressed record
     /// loses at least as much as its generalized values. `None` for DM, whose bound needs the
     /// node's classes.
-    pub fn lower_bound(&self, levels: &[u8]) -> Option<f64> {
+    pub(crate) fn lower_bound(&self, levels: &[u8]) -> Option<f64> {
         match self.metric {
             Metric::Dm => None,
             _ => {

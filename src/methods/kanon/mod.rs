@@ -7,12 +7,12 @@
 //! The search runs on the frequency table (see [`search`]); the release is materialized by
 //! one DataFusion plan over the source.
 
-pub mod loss;
-pub mod models;
+pub(crate) mod loss;
+pub(crate) mod models;
 pub mod search;
 
 pub use loss::Metric;
-pub use models::Models;
+pub(crate) use models::Models;
 
 use crate::encode::{
     FrequencyTable, cached_frequency_table, check_sensitive_not_null, materialize_suppressed, node_label,
@@ -35,7 +35,7 @@ pub struct KanonConfig {
     pub suppression_percent: f64,
     /// Publish the columns declared insensitive too (`keep_insensitive=true`); by default a
     /// release holds only the quasi-identifiers and the sensitive attribute.
-    pub keep_insensitive: bool,
+    pub(crate) keep_insensitive: bool,
     /// Optimal or heuristic search, and the time budget.
     pub search: SearchOptions,
 }
@@ -115,7 +115,7 @@ impl KanonConfig {
         Ok(self)
     }
 
-    pub fn validate(&self, records: u64) -> Result<()> {
+    pub(crate) fn validate(&self, records: u64) -> Result<()> {
         self.models.validate("kanon_anonymize")?;
         if !(0.0..=100.0).contains(&self.suppression_percent) {
             return Err(AnonError::argument(
@@ -147,8 +147,8 @@ pub struct KanonResult {
     pub loss: f64,
     pub suppressed_records: u64,
     /// Labels of the suppressed classes, one per quasi-identifier.
-    pub suppressed_classes: Vec<Vec<String>>,
-    pub classes: usize,
+    pub(crate) suppressed_classes: Vec<Vec<String>>,
+    pub(crate) classes: usize,
     pub nodes_total: usize,
     pub nodes_evaluated: usize,
     /// The heuristic ran first (the lattice is above `max_nodes`, or it was asked for).
@@ -158,7 +158,7 @@ pub struct KanonResult {
     /// A proven lower bound of the optimal loss; equals `loss` when proven optimal.
     pub loss_lower_bound: f64,
     /// Filled by [`anonymize`] (aggregation and search; the caller times the materialization).
-    pub passes: PassTimes,
+    pub(crate) passes: PassTimes,
 }
 
 /// Search the lattice of a frequency table. `None` when no node satisfies the models within
@@ -169,7 +169,7 @@ pub fn search(ft: &FrequencyTable, config: &KanonConfig) -> Result<Option<KanonR
 }
 
 /// [`search`], stopped with [`AnonError::Cancelled`] when `progress.cancelled()` (Ctrl-C).
-pub fn search_cancellable(
+pub(crate) fn search_cancellable(
     ft: &FrequencyTable,
     config: &KanonConfig,
     progress: &dyn Progress,
@@ -262,6 +262,6 @@ pub async fn anonymize(
 }
 
 /// The node as users read it, e.g. `[1, 0, 2]`.
-pub fn describe_node(levels: &[u8]) -> String {
+pub(crate) fn describe_node(levels: &[u8]) -> String {
     format_levels(levels)
 }

@@ -10,7 +10,7 @@ use crate::measures::entropy::entropy_nats;
 /// The models a release must satisfy; k-anonymity always applies.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Models {
-    pub k: u64,
+    pub(crate) k: u64,
     pub distinct_l: Option<u64>,
     pub entropy_l: Option<f64>,
     /// (c, l)
@@ -19,12 +19,12 @@ pub struct Models {
 }
 
 impl Models {
-    pub fn k_only(k: u64) -> Self {
+    pub(crate) fn k_only(k: u64) -> Self {
         Models { k, distinct_l: None, entropy_l: None, recursive_cl: None, t: None }
     }
 
     /// Do the models look at the sensitive attribute?
-    pub fn need_sensitive(&self) -> bool {
+    pub(crate) fn need_sensitive(&self) -> bool {
         self.distinct_l.is_some() || self.entropy_l.is_some() || self.recursive_cl.is_some() || self.t.is_some()
     }
 
@@ -32,11 +32,11 @@ impl Models {
     /// under generalization: merging a failing class into a passing one can make the union
     /// fail entropy/recursive diversity or t-closeness (a skewed class dilutes a balanced one).
     /// Without suppression every model here is monotone (entropy is concave, EMD convex).
-    pub fn monotone_with_suppression(&self) -> bool {
+    pub(crate) fn monotone_with_suppression(&self) -> bool {
         self.entropy_l.is_none() && self.recursive_cl.is_none() && self.t.is_none()
     }
 
-    pub fn validate(&self, function: &str) -> Result<()> {
+    pub(crate) fn validate(&self, function: &str) -> Result<()> {
         let bad = |arg: &str, m: String| Err(AnonError::argument(function, arg, m));
         if self.k < 1 {
             return bad("k", format!("must be at least 1, got {}", self.k));
@@ -68,7 +68,7 @@ impl Models {
     }
 
     /// A short description for reports: `k=5, distinct_l=3, t=0.15`.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let mut parts = vec![format!("k={}", self.k)];
         if let Some(l) = self.distinct_l {
             parts.push(format!("distinct_l={l}"));
@@ -89,18 +89,18 @@ impl Models {
 /// The table-wide sensitive distribution t-closeness compares against, and how far apart two
 /// values are: equal distance for categorical values, ordered distance for numeric ones.
 #[derive(Debug, Clone)]
-pub struct SensitiveContext {
+pub(crate) struct SensitiveContext {
     /// Overall frequency of each sensitive code.
-    pub global: Vec<f64>,
+    pub(crate) global: Vec<f64>,
     /// Numeric sensitive attribute: codes in ascending value order (ordered-distance EMD).
-    pub order: Option<Vec<usize>>,
+    pub(crate) order: Option<Vec<usize>>,
     /// The largest EMD any class can have: the EMD is convex in the class's distribution, so
     /// its maximum over all distributions is at a single value.
-    pub max_emd: f64,
+    pub(crate) max_emd: f64,
 }
 
 impl SensitiveContext {
-    pub fn new(values: &[String], counts: &[u64]) -> Self {
+    pub(crate) fn new(values: &[String], counts: &[u64]) -> Self {
         let total: u64 = counts.iter().sum();
         let global = counts.iter().map(|&c| c as f64 / total.max(1) as f64).collect();
         let numbers: Option<Vec<f64>> = values.iter().map(|v| v.trim().parse::<f64>().ok()).collect();
@@ -145,7 +145,7 @@ impl SensitiveContext {
 
     /// Earth mover's distance between a class histogram and the global distribution: the
     /// equal ground distance, or the ordered one over the sorted domain (numeric attributes).
-    pub fn emd(&self, hist: &[u32], size: u64) -> f64 {
+    pub(crate) fn emd(&self, hist: &[u32], size: u64) -> f64 {
         let n = size.max(1) as f64;
         match &self.order {
             None => equal_emd_of(hist.iter().zip(&self.global).map(|(&h, &q)| (h as f64 / n, q))),
@@ -186,7 +186,7 @@ fn entropy(hist: &[u32], size: u64) -> f64 {
 /// Both bounds are convex in the class's EMD or entropy, so by Jensen's inequality the
 /// subclasses' shares weighted by size add up to at least the class's: the monotonicity.
 /// 0 for a class that passes.
-pub fn failing_share(models: &Models, size: u64, hist: Option<&[u32]>, ctx: Option<&SensitiveContext>) -> f64 {
+pub(crate) fn failing_share(models: &Models, size: u64, hist: Option<&[u32]>, ctx: Option<&SensitiveContext>) -> f64 {
     if size < models.k {
         return 1.0;
     }
@@ -214,7 +214,7 @@ pub fn failing_share(models: &Models, size: u64, hist: Option<&[u32]>, ctx: Opti
 }
 
 /// Does a class of `size` records with sensitive histogram `hist` satisfy every model?
-pub fn class_ok(models: &Models, size: u64, hist: Option<&[u32]>, ctx: Option<&SensitiveContext>) -> bool {
+pub(crate) fn class_ok(models: &Models, size: u64, hist: Option<&[u32]>, ctx: Option<&SensitiveContext>) -> bool {
     if size < models.k {
         return false;
     }

@@ -52,13 +52,13 @@ const EPS: f64 = 1e-9;
 /// The outcome of checking one node.
 #[derive(Debug, Clone)]
 pub struct Evaluation {
-    pub node: NodeId,
-    pub anonymous: bool,
+    pub(crate) node: NodeId,
+    pub(crate) anonymous: bool,
     pub loss: f64,
-    pub suppressed_records: u64,
+    pub(crate) suppressed_records: u64,
     /// Classes that fail the models (suppressed when the node is anonymous).
-    pub failing: Vec<u32>,
-    pub classes: usize,
+    pub(crate) failing: Vec<u32>,
+    pub(crate) classes: usize,
     /// DM without suppression: a lower bound of DM for this node and its generalizations.
     dm_bound: f64,
     /// Every specialization (and the node) must suppress more records than the limit allows,
@@ -69,7 +69,7 @@ pub struct Evaluation {
 /// Checks nodes against the models, rolling each up from the cheapest cached specialization.
 pub struct Evaluator<'a> {
     nodes: NodeCache<'a>,
-    pub lattice: Lattice,
+    pub(crate) lattice: Lattice,
     scorer: Scorer<'a>,
     pub evaluated: usize,
 }
@@ -119,7 +119,7 @@ impl<'a> Evaluator<'a> {
     }
 
     /// Classes of a node (cached for roll-ups).
-    pub fn classes(&mut self, node: NodeId) -> Result<Arc<Cached>> {
+    pub(crate) fn classes(&mut self, node: NodeId) -> Result<Arc<Cached>> {
         self.nodes.classes(node)
     }
 
@@ -127,7 +127,7 @@ impl<'a> Evaluator<'a> {
     /// A node whose grouping would relabel many classes is first probed on a sample of them
     /// ([`NodeCache::sample_class_sizes`]); when the sampled classes smaller than k already
     /// hold more records than may be suppressed, the node and all below it fail, ungrouped.
-    pub fn evaluate(&mut self, node: NodeId) -> Result<Evaluation> {
+    pub(crate) fn evaluate(&mut self, node: NodeId) -> Result<Evaluation> {
         self.evaluated += 1;
         if let Some(e) = self.probe(node)? {
             return Ok(e);
@@ -165,32 +165,32 @@ impl<'a> Evaluator<'a> {
 
     /// Evaluate several nodes on all cores (the nodes are independent), then cache their
     /// groupings. Results come back in the order of `nodes`.
-    pub fn evaluate_batch(&mut self, nodes: &[NodeId]) -> Result<Vec<Evaluation>> {
+    pub(crate) fn evaluate_batch(&mut self, nodes: &[NodeId]) -> Result<Vec<Evaluation>> {
         let scorer = &self.scorer;
         let out = self.nodes.map_batch(nodes, |n, c| Ok(scorer.check(n, c)))?;
         self.evaluated += out.len();
         Ok(out)
     }
 
-    pub fn loss(&self) -> &LossTable {
+    pub(crate) fn loss(&self) -> &LossTable {
         &self.scorer.loss
     }
 
-    pub fn budget(&self) -> u64 {
+    pub(crate) fn budget(&self) -> u64 {
         self.scorer.budget
     }
 
     /// The lower bound of the node's loss that orders the search (0 for DM).
-    pub fn bound(&self, levels: &[u8]) -> f64 {
+    pub(crate) fn bound(&self, levels: &[u8]) -> f64 {
         self.scorer.loss.lower_bound(levels).unwrap_or(0.0)
     }
 
     /// A lower bound of DM for every release: k times the number of records.
-    pub fn dm_floor(&self) -> f64 {
+    pub(crate) fn dm_floor(&self) -> f64 {
         self.scorer.models.k as f64 * self.scorer.ft.total() as f64
     }
 
-    pub fn monotone(&self) -> bool {
+    pub(crate) fn monotone(&self) -> bool {
         self.scorer.budget == 0 || self.scorer.models.monotone_with_suppression()
     }
 }
@@ -272,7 +272,7 @@ pub enum Strategy {
 }
 
 impl Strategy {
-    pub fn parse(s: &str) -> Option<Strategy> {
+    pub(crate) fn parse(s: &str) -> Option<Strategy> {
         match s.trim().to_ascii_lowercase().as_str() {
             "auto" => Some(Strategy::Auto),
             "optimal" | "exhaustive" => Some(Strategy::Optimal),
@@ -283,9 +283,9 @@ impl Strategy {
 }
 
 /// ARX switches to its heuristic above 100,000 nodes; so do we by default.
-pub const DEFAULT_MAX_NODES: usize = 100_000;
+pub(crate) const DEFAULT_MAX_NODES: usize = 100_000;
 /// Time budget of the heuristic mode when none is given.
-pub const DEFAULT_HEURISTIC_BUDGET_MS: u64 = 1_000;
+pub(crate) const DEFAULT_HEURISTIC_BUDGET_MS: u64 = 1_000;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct SearchOptions {
@@ -305,7 +305,7 @@ impl Default for SearchOptions {
 
 impl SearchOptions {
     /// Does this lattice get the heuristic?
-    pub fn heuristic(&self, lattice_size: usize) -> bool {
+    pub(crate) fn heuristic(&self, lattice_size: usize) -> bool {
         match self.strategy {
             Strategy::Auto => lattice_size > self.max_nodes,
             Strategy::Optimal => false,
@@ -317,14 +317,14 @@ impl SearchOptions {
 /// What a search found and how far it got in proving it optimal.
 #[derive(Debug, Clone)]
 pub struct Outcome {
-    pub best: Option<Evaluation>,
+    pub(crate) best: Option<Evaluation>,
     /// The heuristic ran first.
-    pub heuristic: bool,
+    pub(crate) heuristic: bool,
     /// Every node that could beat `best` was ruled out (or checked).
-    pub proven: bool,
+    pub(crate) proven: bool,
     /// A proven lower bound of the optimal loss: the best loss when proven, else the next
     /// bound in the order where the budget ended (for DM, k |D|). `None` when nothing passed.
-    pub lower_bound: Option<f64>,
+    pub(crate) lower_bound: Option<f64>,
 }
 
 /// The optimal anonymous node, or `None` when no node satisfies the models within budget.
@@ -341,7 +341,11 @@ pub fn run(ev: &mut Evaluator, opts: &SearchOptions) -> Result<Outcome> {
 /// [`run`], stopping with [`AnonError::Cancelled`] once `cancelled()` says so (the CLI's and
 /// the Python package's Ctrl-C, through `Progress::cancelled`). It is read wherever the time
 /// budget is, so a search stops within one node's evaluation.
-pub fn run_cancellable(ev: &mut Evaluator, opts: &SearchOptions, cancelled: &dyn Fn() -> bool) -> Result<Outcome> {
+pub(crate) fn run_cancellable(
+    ev: &mut Evaluator,
+    opts: &SearchOptions,
+    cancelled: &dyn Fn() -> bool,
+) -> Result<Outcome> {
     let heuristic = opts.heuristic(ev.lattice.size());
     let budget = opts.time_budget_ms.or(heuristic.then_some(DEFAULT_HEURISTIC_BUDGET_MS));
     let deadline = budget.map(|ms| Instant::now() + Duration::from_millis(ms));

@@ -45,18 +45,18 @@ pub(crate) const F: &str = "rmr";
 /// The parameters of one call.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RmrConfig {
-    pub k: u64,
-    pub m: u64,
+    pub(crate) k: u64,
+    pub(crate) m: u64,
     /// NCP(D̃) ≤ δ, the bound on the demographics' loss.
-    pub delta: f64,
+    pub(crate) delta: f64,
     /// At most ε suppressed diagnosis codes.
-    pub epsilon: u64,
+    pub(crate) epsilon: u64,
     /// w_i of NCP, one per demographic attribute; `None` weighs each 1/l.
-    pub weights: Option<Vec<f64>>,
+    pub(crate) weights: Option<Vec<f64>>,
     /// How cluster formation picks the record that starts a cluster.
-    pub pick: Pick,
+    pub(crate) pick: Pick,
     /// `None` draws from OS entropy (only used with [`Pick::Random`]).
-    pub seed: Option<u64>,
+    pub(crate) seed: Option<u64>,
 }
 
 impl RmrConfig {
@@ -84,7 +84,7 @@ impl RmrConfig {
     }
 
     /// Check the parameters against the table.
-    pub fn validate(&self, table: &RtTable) -> Result<()> {
+    pub(crate) fn validate(&self, table: &RtTable) -> Result<()> {
         if self.k < 1 || self.k > table.len() as u64 {
             return Err(AnonError::argument(
                 F,

@@ -59,7 +59,13 @@ pub fn gendiag(records: &[&[u32]], set_of_code: &[Option<u32>], k: usize, m: usi
 /// [`gendiag`], given up (None) as soon as more than `limit` codes are suppressed: suppressions
 /// only accumulate and UL(C) ≥ Σ_r s(r), so such a cluster's UL exceeds `limit`. Step 20 asks
 /// only whether a union beats the best UL found so far.
-pub fn gendiag_within(records: &[&[u32]], set_of_code: &[Option<u32>], k: usize, m: usize, limit: u64) -> Option<Diag> {
+pub(crate) fn gendiag_within(
+    records: &[&[u32]],
+    set_of_code: &[Option<u32>],
+    k: usize,
+    m: usize,
+    limit: u64,
+) -> Option<Diag> {
     let mut s = State::new(records, set_of_code);
     let mut buf = Vec::new();
     if m <= PACKED_MAX && s.items.len() < PACKED_ITEMS {

@@ -14,7 +14,7 @@ use std::collections::HashSet;
 
 impl State {
     /// Q with each set's support.
-    pub fn violating(&self, k: usize, m: usize) -> Vec<(Vec<usize>, usize)> {
+    pub(crate) fn violating(&self, k: usize, m: usize) -> Vec<(Vec<usize>, usize)> {
         match self.violating_packed(k, m) {
             Some(q) => q.into_iter().map(|p| (unpack(p), self.support(&unpack(p)))).collect(),
             None => self.violating_scan(k, m),
@@ -22,7 +22,7 @@ impl State {
     }
 
     /// Q as packed sets (None when m or the item count is too large to pack).
-    pub fn violating_packed(&self, k: usize, m: usize) -> Option<Vec<u64>> {
+    pub(crate) fn violating_packed(&self, k: usize, m: usize) -> Option<Vec<u64>> {
         if m > PACKED_MAX || self.items.len() >= PACKED_ITEMS {
             return None;
         }

@@ -11,40 +11,40 @@ use std::rc::Rc;
 
 pub(super) struct State {
     /// Local code id → leaf code, ascending (so local ids order like codes).
-    pub codes: Vec<u32>,
+    pub(crate) codes: Vec<u32>,
     /// Per record, its local code ids, ascending. Shared (like `code_recs`) so that Q's tail
     /// can be walked from the original codes while the state changes.
-    pub rec_codes: Rc<Vec<Vec<usize>>>,
+    pub(crate) rec_codes: Rc<Vec<Vec<usize>>>,
     /// Per local code, the records holding it, ascending.
-    pub code_recs: Rc<Vec<Vec<u32>>>,
+    pub(crate) code_recs: Rc<Vec<Vec<u32>>>,
     /// Local code → its item; items start as one per code.
-    pub item_of: Vec<Option<usize>>,
+    pub(crate) item_of: Vec<Option<usize>>,
     /// Item → local codes, ascending (empty once merged away).
-    pub items: Vec<Vec<usize>>,
+    pub(crate) items: Vec<Vec<usize>>,
     /// Item → |items[item]| and its lowest leaf code (u32::MAX once merged away), kept dense:
     /// Step 6 reads them for every candidate.
-    pub size: Vec<u32>,
+    pub(crate) size: Vec<u32>,
     first: Vec<u32>,
     /// Per alive item, the records holding it, ascending.
-    pub item_recs: Vec<Vec<u32>>,
+    pub(crate) item_recs: Vec<Vec<u32>>,
     /// The same as bitset rows of `words` words, item after item.
     bits: Vec<u64>,
     words: usize,
     /// Item → its constraint code set (dense id), fixed: merges stay within a set.
-    pub item_set: Vec<Option<usize>>,
+    pub(crate) item_set: Vec<Option<usize>>,
     /// Per code set, its alive items (any order) and each item's position there.
-    pub set_items: Vec<Vec<usize>>,
+    pub(crate) set_items: Vec<Vec<usize>>,
     set_pos: Vec<usize>,
-    pub alive: Vec<bool>,
+    pub(crate) alive: Vec<bool>,
     /// True until the first merge or suppression: items are the codes themselves.
-    pub fresh: bool,
-    pub suppressed: Vec<u32>,
+    pub(crate) fresh: bool,
+    pub(crate) suppressed: Vec<u32>,
     /// Σ suppressed: the codes suppressed so far.
-    pub suppressed_total: u64,
+    pub(crate) suppressed_total: u64,
 }
 
 impl State {
-    pub fn new(records: &[&[u32]], set_of_code: &[Option<u32>]) -> Self {
+    pub(crate) fn new(records: &[&[u32]], set_of_code: &[Option<u32>]) -> Self {
         let mut codes: Vec<u32> = records.iter().flat_map(|r| r.iter().copied()).collect();
         codes.sort_unstable();
         codes.dedup();
@@ -93,21 +93,21 @@ impl State {
         }
     }
 
-    pub fn words(&self) -> usize {
+    pub(crate) fn words(&self) -> usize {
         self.words
     }
 
     #[inline]
-    pub fn row(&self, item: usize) -> &[u64] {
+    pub(crate) fn row(&self, item: usize) -> &[u64] {
         &self.bits[item * self.words..(item + 1) * self.words]
     }
 
     #[inline]
-    pub fn holds(&self, item: usize, r: u32) -> bool {
+    pub(crate) fn holds(&self, item: usize, r: u32) -> bool {
         self.bits[item * self.words + r as usize / 64] >> (r % 64) & 1 == 1
     }
 
-    pub fn record_items(&self, r: usize) -> Vec<usize> {
+    pub(crate) fn record_items(&self, r: usize) -> Vec<usize> {
         let mut v: Vec<usize> = self.rec_codes[r].iter().filter_map(|&c| self.item_of[c]).collect();
         v.sort_unstable();
         v.dedup();
@@ -115,14 +115,14 @@ impl State {
     }
 
     /// Records holding every item of `p` (alive items).
-    pub fn support(&self, p: &[usize]) -> usize {
+    pub(crate) fn support(&self, p: &[usize]) -> usize {
         self.support_up_to(p, usize::MAX)
     }
 
     /// [`State::support`], counted no further than `cap`: whether a set reaches support k
     /// needs only k of its records, and most of Q is satisfied by the time it is reached (at
     /// m = 3 Q is mostly triples, whose full count was most of a run).
-    pub fn support_up_to(&self, p: &[usize], cap: usize) -> usize {
+    pub(crate) fn support_up_to(&self, p: &[usize], cap: usize) -> usize {
         match *p {
             [] => self.suppressed.len().min(cap),
             [a] => self.item_recs[a].len().min(cap),
@@ -156,7 +156,7 @@ impl State {
 
     /// The support of `rest` ∪ {u ∪ v}: records holding u or v and every item of `rest`, over
     /// the bitsets or the shortest record lists, whichever is shorter.
-    pub fn support_merged(&self, u: usize, v: usize, rest: &[usize]) -> usize {
+    pub(crate) fn support_merged(&self, u: usize, v: usize, rest: &[usize]) -> usize {
         let (ru, rv) = (&self.item_recs[u], &self.item_recs[v]);
         let shortest =
             rest.iter().map(|&i| self.item_recs[i].len()).min().unwrap_or(usize::MAX).min(ru.len() + rv.len());
@@ -190,7 +190,7 @@ impl State {
 
     /// The lowest leaf code of an item: a stable, data-independent order for ties.
     #[inline]
-    pub fn first_code(&self, item: usize) -> u32 {
+    pub(crate) fn first_code(&self, item: usize) -> u32 {
         self.first[item]
     }
 
@@ -201,12 +201,12 @@ impl State {
     /// `item` became is the one holding code `item`: one lookup, no chain of merges to follow
     /// (following chains was a quarter of an m = 3 run).
     #[inline]
-    pub fn resolve(&self, item: usize) -> Option<usize> {
+    pub(crate) fn resolve(&self, item: usize) -> Option<usize> {
         self.item_of[item]
     }
 
     /// The alive items `p`'s items became, ascending, into `out`.
-    pub fn resolve_into(&self, p: &[usize], out: &mut Vec<usize>) {
+    pub(crate) fn resolve_into(&self, p: &[usize], out: &mut Vec<usize>) {
         out.clear();
         for &i in p {
             if let Some(j) = self.resolve(i) {
@@ -237,7 +237,7 @@ impl State {
     /// cluster of fewer than k records every item is suppressed by then, and nothing is left
     /// to do either).
     #[inline]
-    pub fn satisfied_small(&self, p: &[usize], k: usize) -> Option<bool> {
+    pub(crate) fn satisfied_small(&self, p: &[usize], k: usize) -> Option<bool> {
         match *p {
             [a] => {
                 let x = self.resolve(a)?;
@@ -271,7 +271,7 @@ impl State {
     }
 
     /// Step 8: replace u and u′ by ũ everywhere (ũ keeps u's index).
-    pub fn merge(&mut self, u: usize, v: usize) {
+    pub(crate) fn merge(&mut self, u: usize, v: usize) {
         self.fresh = false;
         let moved = std::mem::take(&mut self.items[v]);
         for &c in &moved {
@@ -293,7 +293,7 @@ impl State {
     }
 
     /// Steps 11–12: suppress e from every record of the cluster, counting the codes each loses.
-    pub fn suppress(&mut self, e: usize) {
+    pub(crate) fn suppress(&mut self, e: usize) {
         self.fresh = false;
         for &c in &self.items[e] {
             self.item_of[c] = None;

@@ -14,28 +14,28 @@ use std::path::{Path, PathBuf};
 pub(crate) struct EvaluateArgs {
     /// The original table (its roles and hierarchies must be declared, e.g. by load_dataset)
     #[arg(long, value_name = "TABLE")]
-    pub(crate) original: String,
+    original: String,
     /// The release to estimate from
     #[arg(long, value_name = "TABLE")]
-    pub(crate) release: String,
+    release: String,
     /// A counterfeit catalog (class_ids, sensitive_value, count): counterfeit-aware estimates
     #[arg(long, value_name = "TABLE")]
-    pub(crate) catalog: Option<String>,
+    catalog: Option<String>,
     /// SQL scripts run first to set up the tables (repeatable)
     #[arg(long = "setup", value_name = "FILE")]
-    pub(crate) setup: Vec<PathBuf>,
+    setup: Vec<PathBuf>,
     /// SQL statements run after the setup scripts, e.g. "SELECT * FROM load_dataset('nps')" (repeatable)
     #[arg(long = "load", value_name = "SQL", allow_hyphen_values = true)]
-    pub(crate) load: Vec<String>,
+    load: Vec<String>,
     /// Write an SVG chart of original vs estimate per group (several queries: FILE_1.svg, ...)
     #[arg(long, value_name = "FILE.svg")]
-    pub(crate) plot: Option<PathBuf>,
+    plot: Option<PathBuf>,
     /// Chart title (default: the first line of the query file)
     #[arg(long)]
-    pub(crate) title: Option<String>,
+    title: Option<String>,
     /// Query files, one query each
     #[arg(required = true, value_name = "QUERY_FILE")]
-    pub(crate) queries: Vec<PathBuf>,
+    queries: Vec<PathBuf>,
 }
 
 /// Run the subcommand; the error is the message to show.

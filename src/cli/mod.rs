@@ -44,14 +44,14 @@ enum Action {
 /// A session plus the display settings the backslash commands change.
 pub(crate) struct Runner {
     pub(crate) ctx: SessionContext,
-    pub(crate) format: Format,
-    pub(crate) timing: bool,
+    format: Format,
+    timing: bool,
     /// `\x`: tables print one record per block, one line per column.
-    pub(crate) expanded: bool,
+    expanded: bool,
     /// Print each statement before its result (the demo).
-    pub(crate) echo: bool,
+    echo: bool,
     /// Ctrl-C cancels the running statement (the REPL, which installs [`cancel::install`]).
-    pub(crate) cancellable: bool,
+    cancellable: bool,
     /// The session's progress bar, cleared when a statement is cancelled mid-search.
     pub(crate) bar: Arc<progress::Bar>,
     /// `\o FILE`: where results go instead of the caller's output.

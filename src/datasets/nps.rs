@@ -90,16 +90,16 @@ pub(crate) const LOCATIONS: [(&str, &str, f64); 16] = [
 
 /// One disease of the background model.
 pub(crate) struct Disease {
-    pub(crate) name: &'static str,
-    pub(crate) group: &'static str,
+    name: &'static str,
+    group: &'static str,
     /// Probability of surgery (stroke: 1, the background never holds a stroke without surgery).
-    pub(crate) surgery: f64,
+    surgery: f64,
     /// Mean length of stay (days) before the age and surgery factors.
-    pub(crate) los_mean: f64,
+    los_mean: f64,
     /// Probability that the patient is female.
-    pub(crate) female: f64,
+    female: f64,
     /// Relative frequency among patients aged 0–14, 15–44, 45–64 and 65+.
-    pub(crate) weight: [f64; 4],
+    weight: [f64; 4],
 }
 
 const fn d(

@@ -37,7 +37,7 @@ pub(crate) fn node_label(h: &Hierarchy, level: usize, code: u32) -> String {
 
 /// The lookup of one quasi-identifier at one level.
 pub(crate) struct LevelLookup {
-    pub(crate) batch: RecordBatch,
+    batch: RecordBatch,
 }
 
 impl LevelLookup {

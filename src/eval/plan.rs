@@ -43,7 +43,7 @@ pub(crate) struct Attr {
     pub(crate) name: String,
     pub(crate) kind: AttrKind,
     /// Integer column in the original (integer division in FLOOR buckets).
-    pub(crate) integer: bool,
+    integer: bool,
 }
 
 /// A variable of the model: an attribute's value, or whether a set holds one code.

@@ -93,9 +93,9 @@ const MEMO_MIN_LEN: usize = 32;
 
 /// Per-record state: each variable's distribution, and the values fixed by conditioning.
 pub(crate) struct Env<'a> {
-    pub(crate) supports: &'a [Support],
+    supports: &'a [Support],
     pub(crate) fixed: Vec<Option<Val>>,
-    pub(crate) fixed_mask: u64,
+    fixed_mask: u64,
     memo: &'a mut AtomMemo,
 }
 

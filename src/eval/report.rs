@@ -75,10 +75,10 @@ impl GroupError {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Part {
     pub groups: usize,
-    pub(crate) total_original: Option<f64>,
-    pub(crate) total_estimate: Option<f64>,
+    total_original: Option<f64>,
+    total_estimate: Option<f64>,
     pub mass: f64,
-    pub(crate) mean_abs_error: Option<f64>,
+    mean_abs_error: Option<f64>,
     pub are: Option<f64>,
 }
 
@@ -87,7 +87,7 @@ pub struct Part {
 /// (every group: the h-ceiling paper's figure).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Summary {
-    pub(crate) original: Part,
+    original: Part,
     pub missing: Part,
     pub spurious: Part,
     pub union: Part,

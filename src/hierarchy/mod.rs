@@ -90,10 +90,10 @@ pub(crate) struct Level {
     /// Index of each node's parent in the next level (empty for the root level).
     pub(crate) parent: Vec<u32>,
     /// Number of leaves under each node (|M_p| of Eq. 2).
-    pub(crate) leaf_count: Vec<u32>,
+    leaf_count: Vec<u32>,
     /// Numeric hierarchies only: inclusive bounds of each node, the hull of its label's interval
     /// and its leaves' values.
-    pub(crate) bounds: Vec<(f64, f64)>,
+    bounds: Vec<(f64, f64)>,
 }
 
 /// A validated generalization hierarchy for one attribute.

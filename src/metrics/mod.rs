@@ -39,17 +39,17 @@ fn m(metric: &str, value: f64, detail: &str) -> Metric {
 
 /// Everything the metrics read.
 pub(crate) struct Inputs<'a> {
-    pub(crate) release: &'a Decoded,
+    release: &'a Decoded,
     /// The original's frequency table over its quasi-identifiers (and sensitive attribute);
     /// without it the alignment-based metrics (entropy loss) are left out.
-    pub(crate) original: Option<&'a FrequencyTable>,
-    pub(crate) original_name: &'a str,
-    pub(crate) catalog: &'a [CatalogRow],
-    pub(crate) catalog_name: &'a str,
+    original: Option<&'a FrequencyTable>,
+    original_name: &'a str,
+    catalog: &'a [CatalogRow],
+    catalog_name: &'a str,
     /// Per set-valued column of the release (same order): the original's records (demographic
     /// leaves and codes), for UL's suppression term.
-    pub(crate) original_codes: &'a [ul::OriginalRecords],
-    pub(crate) ncp_weights: Option<&'a [f64]>,
+    original_codes: &'a [ul::OriginalRecords],
+    ncp_weights: Option<&'a [f64]>,
 }
 
 /// Every metric that applies, in a fixed order.

@@ -54,11 +54,11 @@ impl OriginalRecords {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct UlBounds {
     /// Σ_r UL(r) without its s(r) term, over released records.
-    pub(crate) generalized: f64,
+    generalized: f64,
     /// Least and greatest Σ_r s(r) of any original-to-release assignment the bounds admit.
     pub suppressed: (u64, u64),
     /// |D|: released records.
-    pub(crate) records: u64,
+    records: u64,
 }
 
 impl UlBounds {

@@ -110,7 +110,7 @@ impl Call<'_> {
 /// suffix. The report is a side table like the others (`report`).
 pub(crate) struct Outputs {
     pub(crate) release: Arc<dyn TableProvider>,
-    pub(crate) side: Vec<(&'static str, Arc<dyn TableProvider>)>,
+    side: Vec<(&'static str, Arc<dyn TableProvider>)>,
 }
 
 impl Outputs {

@@ -26,7 +26,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// the executors (which write) and the scheduler (which lists the files) share with the client.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ParquetOutput {
-    pub(crate) dir: PathBuf,
+    dir: PathBuf,
 }
 
 impl ParquetOutput {

@@ -32,9 +32,9 @@ use std::sync::Arc;
 /// One catalog row.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CatalogRow {
-    pub(crate) class_ids: Vec<i64>,
-    pub(crate) value: String,
-    pub(crate) count: i64,
+    class_ids: Vec<i64>,
+    value: String,
+    count: i64,
 }
 
 /// Records of each (class id, sensitive value) in the release.

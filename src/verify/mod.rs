@@ -56,7 +56,7 @@ pub(crate) struct CheckRow {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Outcome {
     pub holds: bool,
-    pub(crate) detail: String,
+    detail: String,
     pub violations: i64,
 }
 
@@ -73,8 +73,8 @@ impl Outcome {
 /// (value index, count) sorted by value index.
 #[derive(Debug, Clone)]
 pub(crate) struct ClassHist {
-    pub(crate) label: String,
-    pub(crate) counts: Vec<(u32, u64)>,
+    label: String,
+    counts: Vec<(u32, u64)>,
 }
 
 impl ClassHist {
@@ -86,15 +86,15 @@ impl ClassHist {
 /// The class × sensitive-value histogram of a release.
 #[derive(Debug, Clone)]
 pub(crate) struct Histogram {
-    pub(crate) classes: Vec<ClassHist>,
+    classes: Vec<ClassHist>,
     /// Sensitive values as text, by value index.
-    pub(crate) values: Vec<String>,
+    values: Vec<String>,
     /// For a numeric sensitive attribute, each value's number (ordered EMD).
-    pub(crate) numeric: Option<Vec<f64>>,
+    numeric: Option<Vec<f64>>,
     /// Counts over every row of the release, suppressed ones included.
-    pub(crate) overall: Vec<(u32, u64)>,
+    overall: Vec<(u32, u64)>,
     /// Suppressed rows, excluded from the classes.
-    pub(crate) suppressed: u64,
+    suppressed: u64,
 }
 
 impl Histogram {

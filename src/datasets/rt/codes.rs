@@ -81,7 +81,7 @@ fn category_factor(code: &str, band: usize, female: bool) -> f64 {
 pub(crate) struct Vocab {
     pub(crate) leaves: Vec<u32>,
     /// Start of each section's run in `leaves`, plus the end.
-    pub(crate) sec_start: Vec<usize>,
+    sec_start: Vec<usize>,
 }
 
 impl Vocab {
@@ -114,7 +114,7 @@ pub(crate) struct Profiles {
     sec_cum: Vec<Vec<f64>>,
     leaf_cum: Vec<Vec<f64>>,
     /// Number of codes each profile may carry.
-    pub(crate) allowed: Vec<usize>,
+    allowed: Vec<usize>,
 }
 
 impl Profiles {
@@ -249,7 +249,7 @@ pub(crate) struct CodeSets {
     pub(crate) offsets: Vec<usize>,
     pub(crate) items: Vec<u32>,
     /// Codes placed by the coverage pass (diagnostics).
-    pub(crate) placed: usize,
+    placed: usize,
 }
 
 /// Draw every record's code set: clusters of codes from one section at a time (comorbidity),

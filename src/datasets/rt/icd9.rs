@@ -76,12 +76,12 @@ impl Restriction {
 /// The leaves of the embedded file, in file (= hierarchy leaf) order.
 pub(crate) struct Icd9 {
     pub(crate) code: Vec<&'static str>,
-    pub(crate) cat3: Vec<u16>,
+    cat3: Vec<u16>,
     pub(crate) section: Vec<u16>,
     pub(crate) chapter: Vec<u8>,
     pub(crate) restriction: Vec<Restriction>,
-    pub(crate) n_cat3: usize,
-    pub(crate) n_sections: usize,
+    n_cat3: usize,
+    n_sections: usize,
 }
 
 /// The parsed leaf table (the embedded text is fixed; malformed lines would be skipped, and

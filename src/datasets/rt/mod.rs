@@ -86,21 +86,21 @@ pub struct Table5 {
 
 /// A preset: its Table 5 targets and the parameters of the code model.
 pub(crate) struct Spec {
-    pub(crate) records: usize,
-    pub(crate) distinct_codes: usize,
-    pub(crate) max_codes: usize,
-    pub(crate) avg_codes: f64,
+    records: usize,
+    distinct_codes: usize,
+    max_codes: usize,
+    avg_codes: f64,
     /// Shape of the negative binomial of record sizes (smaller = more skewed).
-    pub(crate) nb_shape: f64,
+    nb_shape: f64,
     /// Mean number of codes drawn from one section at a time.
-    pub(crate) cluster_mean: f64,
+    cluster_mean: f64,
     /// Share of code occurrences of each chapter before age and sex effects.
-    pub(crate) chapters: [f64; 19],
+    chapters: [f64; 19],
     /// Multiplier of the frequent codes' boost ([`icd9::COMMON_CODES`]): how concentrated the
     /// code frequencies are (see [`icd9::base_weights`]).
-    pub(crate) head: f64,
+    head: f64,
     /// Exponent on the nested Zipf popularity within a chapter (1 = the plain law).
-    pub(crate) gamma: f64,
+    gamma: f64,
 }
 
 impl RtPreset {

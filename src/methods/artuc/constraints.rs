@@ -47,7 +47,7 @@ pub enum CodeElement {
 #[derive(Debug, Clone, PartialEq)]
 pub struct UtilityConstraint {
     /// Named in errors (`u1`, `u2`, ... as in Table 4).
-    pub(crate) name: String,
+    name: String,
     /// One element per demographic attribute, in the table's attribute order.
     pub demographics: Vec<DemographicElement>,
     pub codes: CodeElement,
@@ -99,7 +99,7 @@ pub struct ConstraintSet {
     /// Per constraint, its resolved demographic elements.
     pub(crate) elements: Vec<Vec<Element>>,
     /// Per constraint, its codes as sorted leaves of the code hierarchy.
-    pub(crate) code_sets: Vec<Vec<u32>>,
+    code_sets: Vec<Vec<u32>>,
     /// Per leaf of the code hierarchy, the index of the distinct code set holding it. Code sets
     /// are equal or disjoint, so a code belongs to at most one; two codes may be generalized
     /// together exactly when they share it (Definition 9, GenDiag Step 6).

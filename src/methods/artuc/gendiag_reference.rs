@@ -13,7 +13,7 @@ use std::collections::{HashMap, HashSet};
 #[derive(Debug, Clone)]
 pub(crate) struct RandomCluster {
     pub(crate) set_of: Vec<Option<u32>>,
-    pub(crate) recs: Vec<Vec<u32>>,
+    recs: Vec<Vec<u32>>,
 }
 
 impl RandomCluster {

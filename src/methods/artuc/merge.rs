@@ -17,8 +17,8 @@ use std::collections::{BTreeSet, HashMap};
 /// UL(C) and the codes GenDiag suppresses from C.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct Score {
-    pub(crate) ul: f64,
-    pub(crate) suppressed: u64,
+    ul: f64,
+    suppressed: u64,
 }
 
 #[derive(Debug, Clone)]

@@ -262,7 +262,7 @@ fn finish_with(
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Step {
     /// The cluster ids merged to reach this step (None for the first state).
-    pub(crate) merged: Option<(usize, usize)>,
+    merged: Option<(usize, usize)>,
     pub(crate) clusters: usize,
     pub ncp: f64,
     pub ul: f64,

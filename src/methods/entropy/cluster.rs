@@ -65,7 +65,7 @@ impl Ord for Cand {
 pub(crate) struct Remaining {
     count: Vec<u64>,
     tree: Vec<u64>,
-    pub(crate) total: u64,
+    total: u64,
 }
 
 impl Remaining {

@@ -12,7 +12,7 @@ use super::state::{FLog, State};
 /// What every pair with one seed shares.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct SeedView {
-    pub(crate) row: usize,
+    row: usize,
     tid: u32,
     z: u32,
     /// Per attribute and leaf x: Y*'s label as a node index, its share of the H part, and

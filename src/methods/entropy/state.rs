@@ -135,7 +135,7 @@ impl AttrCounts {
 pub(crate) struct TupleCounts {
     pub(crate) total: u64,
     /// (sensitive code, records), sorted by code.
-    pub(crate) by_z: Vec<(u32, u64)>,
+    by_z: Vec<(u32, u64)>,
 }
 
 impl TupleCounts {
@@ -168,7 +168,7 @@ pub struct State {
     pub(crate) f: FLog,
     pub(crate) attrs: Vec<AttrCounts>,
     /// Leaf codes, row-major (row × attribute).
-    pub(crate) codes: Vec<u32>,
+    codes: Vec<u32>,
     pub(crate) z: Vec<u32>,
     pub(crate) counts: Vec<u64>,
     /// Mixed-radix weights turning a label tuple into one u128 key.

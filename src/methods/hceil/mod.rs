@@ -59,7 +59,7 @@ pub struct HceilConfig {
     pub(crate) seed: Option<u64>,
     /// Most counterfeit records, in percent of the table; `None` for no limit (the paper).
     /// Defaults to [`DEFAULT_MAX_COUNTERFEITS_PERCENT`].
-    pub(crate) max_counterfeits_percent: Option<f64>,
+    max_counterfeits_percent: Option<f64>,
     /// Most suppressed records, in percent of the table (default 0: none).
     pub(crate) suppression_percent: f64,
     /// What the search minimizes (default [`Objective::Rce`], the paper's).
@@ -67,7 +67,7 @@ pub struct HceilConfig {
     /// Register `output_diagnostics` (exact numbers of the original; not for publication).
     pub(crate) diagnostics: bool,
     /// Evaluate every candidate instead of stopping at the bound.
-    pub(crate) exhaustive: bool,
+    exhaustive: bool,
 }
 
 impl HceilConfig {
@@ -216,7 +216,7 @@ impl HceilConfig {
 /// The chosen node, its catalog and what it costs.
 #[derive(Debug, Clone)]
 pub struct HceilResult {
-    pub(crate) levels: Vec<u8>,
+    levels: Vec<u8>,
     /// The ceiling applied, or for a search without h the chosen node's largest D(r).
     pub(crate) h: f64,
     pub(crate) max_degree: f64,
@@ -234,7 +234,7 @@ pub struct HceilResult {
     pub(crate) suppressed: Vec<bool>,
     pub(crate) suppressed_records: u64,
     /// Rows of the release: genuine records kept plus counterfeits.
-    pub(crate) published_records: u64,
+    published_records: u64,
     /// The objective's value (includes the suppressed records: not publishable either).
     pub(crate) objective_value: score::Key,
     pub(crate) stats: Stats,

@@ -38,7 +38,7 @@ pub(crate) enum Mode {
 pub(crate) struct CallOptions {
     pub(crate) mode: Mode,
     /// The informative attribute's declared values (`values=`), when given.
-    pub(crate) values: Option<Vec<String>>,
+    values: Option<Vec<String>>,
     pub(crate) diagnostics: bool,
 }
 

@@ -58,14 +58,14 @@ const SPLIT_TOLERANCE: f64 = 1e-9;
 #[derive(Debug, Clone, PartialEq)]
 pub struct IpaConfig {
     /// Total budget ε (Theorem 9).
-    pub(crate) epsilon: f64,
+    epsilon: f64,
     /// (suppression, insertion, value, candidates): fractions of ε summing to 1, or absolute
     /// budgets summing to ε.
-    pub(crate) split: [f64; 4],
+    split: [f64; 4],
     /// Suppression parameter t of Definition 3 (at least 2: the threshold's sensitivity is t − 1).
     pub(crate) t: u64,
     /// `None` draws from OS entropy (the only setting with a privacy guarantee).
-    pub(crate) seed: Option<u64>,
+    seed: Option<u64>,
 }
 
 /// Absolute budget of each part.

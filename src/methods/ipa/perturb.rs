@@ -37,11 +37,11 @@ pub(crate) const SCORE_SENSITIVITY: f64 = 1.0;
 #[derive(Debug, Clone)]
 pub struct Noise {
     /// `t` of Definition 3.
-    pub(crate) t: u64,
+    t: u64,
     /// `Lap((t − 1)/ε_suppression)`, as the discrete Laplace.
     pub threshold: DiscreteLaplace,
     /// `Lap(1/ε_insertion)`.
-    pub(crate) size: DiscreteLaplace,
+    size: DiscreteLaplace,
     /// `ε_value` of Eq. 4.
     pub epsilon_value: f64,
 }

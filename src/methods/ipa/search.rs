@@ -28,9 +28,9 @@ pub struct NodeScore {
     /// The node's generalization level per dimension attribute.
     pub(crate) levels: Vec<u8>,
     pub loss: Loss,
-    pub(crate) suppressed_records: u64,
-    pub(crate) withheld_records: u64,
-    pub(crate) counterfeit_records: u64,
+    suppressed_records: u64,
+    withheld_records: u64,
+    counterfeit_records: u64,
 }
 
 /// Algorithm 1 on one node with its own stream.

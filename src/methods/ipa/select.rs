@@ -63,12 +63,12 @@ pub struct Candidate {
 /// The utility's parameters (all public).
 #[derive(Debug, Clone, Copy)]
 pub struct Utility {
-    pub(crate) mode: CellNoise,
+    mode: CellNoise,
     /// q = e^−ε_counts of the count noise.
-    pub(crate) q: f64,
-    pub(crate) noise_weight: f64,
+    q: f64,
+    noise_weight: f64,
     /// λ: the weight of the class term.
-    pub(crate) class_weight: f64,
+    class_weight: f64,
 }
 
 /// Grid of the class term's summands (module doc): 2^32 units per class.

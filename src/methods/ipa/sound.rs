@@ -35,7 +35,7 @@ const COUNTS_STREAM: u64 = u64::MAX - 1;
 /// The parameters of a sound release (all public).
 #[derive(Debug, Clone, PartialEq)]
 pub struct DpConfig {
-    pub(crate) epsilon: f64,
+    epsilon: f64,
     /// `Pure` or `Approx`.
     pub(crate) guarantee: Guarantee,
     /// Fraction of ε for the node choice, in (0, 1).

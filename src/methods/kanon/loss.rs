@@ -48,7 +48,7 @@ pub(crate) struct LossTable {
     /// `level_loss[a][level]`: the attribute's loss summed over all records at that level,
     /// from the attribute's marginal counts (for the separable lower bound).
     level_loss: Vec<Vec<f64>>,
-    pub(crate) records: u64,
+    records: u64,
 }
 
 impl LossTable {

@@ -147,7 +147,7 @@ pub struct KanonResult {
     pub loss: f64,
     pub suppressed_records: u64,
     /// Labels of the suppressed classes, one per quasi-identifier.
-    pub(crate) suppressed_classes: Vec<Vec<String>>,
+    suppressed_classes: Vec<Vec<String>>,
     pub(crate) classes: usize,
     pub nodes_total: usize,
     pub nodes_evaluated: usize,

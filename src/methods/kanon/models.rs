@@ -93,10 +93,10 @@ pub(crate) struct SensitiveContext {
     /// Overall frequency of each sensitive code.
     pub(crate) global: Vec<f64>,
     /// Numeric sensitive attribute: codes in ascending value order (ordered-distance EMD).
-    pub(crate) order: Option<Vec<usize>>,
+    order: Option<Vec<usize>>,
     /// The largest EMD any class can have: the EMD is convex in the class's distribution, so
     /// its maximum over all distributions is at a single value.
-    pub(crate) max_emd: f64,
+    max_emd: f64,
 }
 
 impl SensitiveContext {

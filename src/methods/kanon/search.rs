@@ -53,7 +53,7 @@ const EPS: f64 = 1e-9;
 #[derive(Debug, Clone)]
 pub struct Evaluation {
     pub(crate) node: NodeId,
-    pub(crate) anonymous: bool,
+    anonymous: bool,
     pub loss: f64,
     pub(crate) suppressed_records: u64,
     /// Classes that fail the models (suppressed when the node is anonymous).

@@ -52,7 +52,7 @@ pub struct RmrConfig {
     /// At most ε suppressed diagnosis codes.
     pub(crate) epsilon: u64,
     /// w_i of NCP, one per demographic attribute; `None` weighs each 1/l.
-    pub(crate) weights: Option<Vec<f64>>,
+    weights: Option<Vec<f64>>,
     /// How cluster formation picks the record that starts a cluster.
     pub(crate) pick: Pick,
     /// `None` draws from OS entropy (only used with [`Pick::Random`]).

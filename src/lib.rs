@@ -21,6 +21,30 @@
 //! let registry = anonfusion::register_all(&ctx);
 //! assert!(registry.get("adult").is_none()); // nothing declared yet
 //! ```
+//!
+//! ## The embedding API
+//!
+//! Everything `pub` below is what a Rust service, the Python package (`python/`), the
+//! binaries, benchmarks, examples and integration tests call; everything else is
+//! `pub(crate)`. The surface was cut by the compiler, not by hand: every item was made
+//! crate-private and made `pub` again only where one of those targets reaches it (issue 17).
+//! - Sessions: [`new_session`], [`session`], [`session_with_ledger`], [`register_all`];
+//!   declarations: [`Registry`], [`TableMeta`], [`Role`]; errors: [`AnonError`], [`Result`],
+//!   [`error::describe`]; [`progress`] reporters.
+//! - [`sql`]: running statements ([`sql::run`]), registering tables ([`sql::replace_table`],
+//!   [`sql::mem_table`]), Parquet output for releases ([`sql::ParquetOutput`]).
+//! - [`methods`]: each paper's library call beside its table function (`kanon`, `hceil`,
+//!   `ipa`, `artuc`, `rmr`, `entropy`): a config, the call, its result.
+//! - [`datasets`] (bundled and synthetic tables), [`hierarchy`] (builders and loaders),
+//!   [`encode`] (frequency tables the methods run on), [`lattice`].
+//! - [`dp`]: the exact samplers, the exponential mechanism and the privacy ledger.
+//! - Measuring and checking: [`measures`], [`metrics`], [`release`] (catalog reader),
+//!   [`eval`] (query error), [`verify`] (independent checks).
+//! - `scale` (feature `ballista`): sessions on a Ballista cluster, its scheduler and executor.
+//!
+//! Some `pub` items serve only the integration tests, which drive internals (the
+//! entropy reference oracle, lattice and frequency-table builders) from outside the crate;
+//! they are not a promise of stability.
 
 pub mod datasets;
 pub mod dp;

@@ -332,7 +332,7 @@ pub fn nps_like(rows: usize, seed: u64) -> Result<DatasetTable> {
     Ok(DatasetTable { name: "nps".into(), batches: batches(&cols)?, meta: meta()? })
 }
 
-pub(crate) fn schema() -> SchemaRef {
+pub fn schema() -> SchemaRef {
     Arc::new(Schema::new(vec![
         Field::new("age", DataType::Int64, false),
         Field::new("sex", DataType::Utf8, false),
@@ -376,7 +376,7 @@ fn categorical(attribute: &str, rows: impl IntoIterator<Item = Vec<&'static str>
 
 /// Roles and hierarchies: age (5/10/20-year bands), sex, length_of_stay (5/10/30/90-day bands),
 /// location (province → region → *), surgery; disease (disease → group → *) is sensitive.
-pub(crate) fn meta() -> Result<TableMeta> {
+pub fn meta() -> Result<TableMeta> {
     let mut meta = TableMeta::default();
     let h = &mut meta.hierarchies;
     h.insert("age".into(), Arc::new(widths_hierarchy("age", 0, 99, &AGE_WIDTHS)?));

@@ -160,5 +160,14 @@ fn merging_with_bounds_matches_scoring_every_partner() {
         assert_eq!(fast.clusters(), slow.clusters());
         assert_eq!((fast.ul_sum(), fast.suppressed()), (slow.ul_sum(), slow.suppressed()));
         assert!(fast.evaluations < slow.evaluations, "{} vs {}", fast.evaluations, slow.evaluations);
+        // The runs kept for the release are the ones GenDiag gives on the final clusters.
+        let mut kept = 0;
+        for (c, d) in fast.into_clusters() {
+            if let Some(d) = d {
+                assert_eq!(d, gendiag(&t.code_sets(&c.records), &sets, k, m), "seed {seed}, m {m}");
+                kept += 1;
+            }
+        }
+        assert!(kept > 0, "seed {seed}, m {m}: no run kept");
     }
 }

@@ -11,7 +11,7 @@
 
 use super::data::RtTable;
 use super::formation::Cluster;
-use super::gendiag::gendiag_within;
+use super::gendiag::{Diag, gendiag_within};
 use std::collections::{BTreeSet, HashMap};
 
 /// UL(C) and the codes GenDiag suppresses from C.
@@ -27,6 +27,9 @@ struct Node {
     ncp: f64,
     /// None until needed: clusters merged away by Step 17 are never scored.
     score: Option<Score>,
+    /// The GenDiag run that scored it, when kept: the release's Steps 23–25 reuse it instead of
+    /// running GenDiag on every final cluster again.
+    diag: Option<Diag>,
     /// Per code set, the records holding it and its codes' occurrences (for [`forced`]).
     sets: SetProfile,
 }
@@ -102,6 +105,11 @@ fn forced(a: &SetProfile, b: &SetProfile, k: usize) -> u64 {
     sum
 }
 
+/// A GenDiag run's score.
+fn score(d: &Diag) -> Score {
+    Score { ul: d.ul, suppressed: d.suppressed_total() }
+}
+
 /// The clusters of a run, by id (a merge retires two ids and creates the next one).
 pub(crate) struct Merger<'a> {
     table: &'a RtTable,
@@ -112,6 +120,9 @@ pub(crate) struct Merger<'a> {
     nodes: Vec<Option<Node>>,
     ncp_sum: f64,
     pairs: HashMap<(usize, usize), Score>,
+    /// The runs of the current [`Merger::select`], by (C_UL, partner) in the order their
+    /// records were joined: the chosen union's run becomes its cluster's.
+    recent: HashMap<(usize, usize), Diag>,
     /// GenDiag runs so far (for reports).
     pub(crate) evaluations: u64,
 }
@@ -133,10 +144,11 @@ impl<'a> Merger<'a> {
             nodes: Vec::new(),
             ncp_sum: 0.0,
             pairs: HashMap::new(),
+            recent: HashMap::new(),
             evaluations: 0,
         };
         for c in clusters {
-            me.push(c, None, None);
+            me.push(c, None, None, None);
         }
         me
     }
@@ -144,20 +156,17 @@ impl<'a> Merger<'a> {
     /// GenDiag on each set of records, on all cores: the runs are independent and each is
     /// deterministic, so the scores are the ones a sequential loop gives, in the same order.
     /// A run suppressing more than `limit` codes is given up (None).
-    fn score_many(&mut self, jobs: &[Vec<u32>], limit: u64) -> Vec<Option<Score>> {
+    fn score_many(&mut self, jobs: &[Vec<u32>], limit: u64) -> Vec<Option<Diag>> {
         self.evaluations += jobs.len() as u64;
         let (table, sets, k, m) = (self.table, self.set_of_code, self.k, self.m);
-        crate::parallel::map(jobs, |records| {
-            let d = gendiag_within(&table.code_sets(records), sets, k, m, limit)?;
-            Some(Score { ul: d.ul, suppressed: d.suppressed_total() })
-        })
+        crate::parallel::map(jobs, |records| gendiag_within(&table.code_sets(records), sets, k, m, limit))
     }
 
-    fn push(&mut self, cluster: Cluster, score: Option<Score>, sets: Option<SetProfile>) -> usize {
+    fn push(&mut self, cluster: Cluster, score: Option<Score>, diag: Option<Diag>, sets: Option<SetProfile>) -> usize {
         let ncp = cluster.ncp(self.table, self.weights);
         self.ncp_sum += ncp;
         let sets = sets.unwrap_or_else(|| profile(&self.table.code_sets(&cluster.records), self.set_of_code));
-        self.nodes.push(Some(Node { cluster, ncp, score, sets }));
+        self.nodes.push(Some(Node { cluster, ncp, score, diag, sets }));
         self.nodes.len() - 1
     }
 
@@ -182,17 +191,26 @@ impl<'a> Merger<'a> {
     fn score_all(&mut self) {
         let ids: Vec<usize> = self.alive().filter(|(_, n)| n.score.is_none()).map(|(i, _)| i).collect();
         let jobs: Vec<Vec<u32>> = ids.iter().map(|&i| self.node(i).cluster.records.clone()).collect();
-        for (i, s) in ids.into_iter().zip(self.score_many(&jobs, u64::MAX)) {
-            self.nodes[i].as_mut().expect("alive").score = s;
+        for (i, d) in ids.into_iter().zip(self.score_many(&jobs, u64::MAX)) {
+            let node = self.nodes[i].as_mut().expect("alive");
+            node.score = d.as_ref().map(score);
+            node.diag = d;
         }
     }
     pub(crate) fn len(&self) -> usize {
         self.alive().count()
     }
 
-    /// The current clusters, by id.
+    /// The current clusters, by id (the equivalence tests compare them).
+    #[cfg(test)]
     pub(crate) fn clusters(&self) -> Vec<(usize, Cluster)> {
         self.alive().map(|(i, n)| (i, n.cluster.clone())).collect()
+    }
+
+    /// The current clusters, by id, each with its GenDiag run when one was kept (the run
+    /// GenDiag gives on the cluster's records in their order).
+    pub(crate) fn into_clusters(self) -> Vec<(Cluster, Option<Diag>)> {
+        self.nodes.into_iter().flatten().map(|n| (n.cluster, n.diag)).collect()
     }
 
     /// Step 17: merge clusters with the same generalized values (same values imply the same
@@ -215,7 +233,7 @@ impl<'a> Merger<'a> {
             let ids = by_key.get_mut(&key).expect("a key with repeats");
             let a = ids.pop_first().expect("two ids");
             ids.remove(&b);
-            let merged = self.union(a, b, None, false);
+            let merged = self.union(a, b, None, None, false);
             ids.insert(merged);
             if let Some(i) = second(ids) {
                 next.insert((i, key));
@@ -239,7 +257,7 @@ impl<'a> Merger<'a> {
             let pair = self.alive().find_map(|(i, n)| seen.insert(n.cluster.hull.key(), i).map(|j| (j, i)));
             match pair {
                 Some((a, b)) => {
-                    self.union(a, b, None, true);
+                    self.union(a, b, None, None, true);
                     done.push((a, b));
                 }
                 None => break,
@@ -260,10 +278,11 @@ impl<'a> Merger<'a> {
         let missing: Vec<usize> = partners.iter().copied().filter(|&b| !self.pairs.contains_key(&key(b))).collect();
         let jobs: Vec<Vec<u32>> = missing.iter().map(|&b| self.union_records(a, b)).collect();
         let mut given_up = Vec::new();
-        for (b, s) in missing.into_iter().zip(self.score_many(&jobs, limit)) {
-            match s {
-                Some(s) => {
-                    self.pairs.insert(key(b), s);
+        for (b, d) in missing.into_iter().zip(self.score_many(&jobs, limit)) {
+            match d {
+                Some(d) => {
+                    self.pairs.insert(key(b), score(&d));
+                    self.recent.insert((a, b), d);
                 }
                 None => given_up.push(b),
             }
@@ -298,6 +317,7 @@ impl<'a> Merger<'a> {
     /// UL (UL ≥ Σ s(r), and suppressions only accumulate). Partners are tried cached scores
     /// first, then by their own UL, so a low best is found early.
     pub(crate) fn select(&mut self, admissible: &dyn Fn(f64) -> bool) -> Option<(usize, usize)> {
+        self.recent.clear();
         self.score_all();
         let mut order: Vec<(f64, usize, usize)> =
             self.alive().map(|(i, n)| (n.score.map_or(0.0, |s| s.ul), i, n.cluster.group)).collect();
@@ -384,12 +404,15 @@ impl<'a> Merger<'a> {
     /// Step 21: replace a and b by their union; returns the new cluster's id.
     pub(crate) fn apply(&mut self, a: usize, b: usize) -> usize {
         let score = self.pair_score(a, b);
-        self.union(a, b, Some(score), true)
+        // The run is kept when this select ran it on a's records then b's, the union's order.
+        let diag = self.recent.remove(&(a, b));
+        self.recent.clear();
+        self.union(a, b, Some(score), diag, true)
     }
 
     /// Replace a and b by their union. `exact` keeps Σ NCP and the pair cache exact after the
     /// merge; Step 17's run of merges restores both once at its end instead.
-    fn union(&mut self, a: usize, b: usize, score: Option<Score>, exact: bool) -> usize {
+    fn union(&mut self, a: usize, b: usize, score: Option<Score>, diag: Option<Diag>, exact: bool) -> usize {
         let (x, y) = (self.nodes[a].take(), self.nodes[b].take());
         let (x, y) = (x.expect("merger: retired id"), y.expect("merger: retired id"));
         self.ncp_sum -= x.ncp + y.ncp;
@@ -398,7 +421,7 @@ impl<'a> Merger<'a> {
         let hull = x.cluster.hull.merge(self.table, &y.cluster.hull);
         let mut sets = SetProfile::with_capacity(x.sets.len().max(y.sets.len()));
         zip_profiles(&x.sets, &y.sets, |key, n, occ| sets.push((key, n, occ)));
-        let id = self.push(Cluster { group: x.cluster.group, records, hull }, score, Some(sets));
+        let id = self.push(Cluster { group: x.cluster.group, records, hull }, score, diag, Some(sets));
         if exact {
             self.pairs.retain(|&(p, q), _| p != a && p != b && q != a && q != b);
             // Re-add from the clusters' own NCPs so repeated merges do not accumulate rounding.

@@ -178,8 +178,8 @@ pub fn anonymize(
         progress.tick(1)?;
     }
     progress.finish();
-    let clusters = merger.clusters().into_iter().map(|c| c.1).collect();
-    let result = finish(table, cs, config, clusters, prep.withheld, merger.evaluations);
+    let evaluations = merger.evaluations;
+    let result = finish_with(table, cs, config, merger.into_clusters(), prep.withheld, evaluations);
     check_epsilon(&result, config)?;
     Ok(result)
 }
@@ -213,13 +213,32 @@ fn finish(
     withheld: Vec<u32>,
     evaluations: u64,
 ) -> ArtucResult {
+    let clusters = clusters.into_iter().map(|c| (c, None)).collect();
+    finish_with(table, cs, config, clusters, withheld, evaluations)
+}
+
+/// [`finish`] for clusters of which some come with their GenDiag run already made (merging
+/// scored them by the same deterministic run on the same records in the same order), so
+/// GenDiag runs only on the others.
+fn finish_with(
+    table: &RtTable,
+    cs: &ConstraintSet,
+    config: &ArtucConfig,
+    clusters: Vec<(Cluster, Option<Diag>)>,
+    withheld: Vec<u32>,
+    evaluations: u64,
+) -> ArtucResult {
     let weights = config.weights_for(table);
     let (k, m) = (config.k as usize, config.m as usize);
-    let diags = crate::parallel::map(&clusters, |c| gendiag(&table.code_sets(&c.records), cs.set_of_code(), k, m));
+    let missing: Vec<&Cluster> = clusters.iter().filter(|(_, d)| d.is_none()).map(|(c, _)| c).collect();
+    let mut ran =
+        crate::parallel::map(&missing, |c| gendiag(&table.code_sets(&c.records), cs.set_of_code(), k, m)).into_iter();
     let out: Vec<AnonCluster> = clusters
         .into_iter()
-        .zip(diags)
-        .map(|(c, diag)| AnonCluster { group: c.group, records: c.records, hull: c.hull, diag })
+        .map(|(c, kept)| {
+            let diag = kept.or_else(|| ran.next()).expect("a run per cluster without one");
+            AnonCluster { group: c.group, records: c.records, hull: c.hull, diag }
+        })
         .collect();
     let records: u64 = out.iter().map(|c| c.records.len() as u64).sum();
     let ncp_sum: f64 = out.iter().map(|c| c.records.len() as f64 * c.hull.ncp(table, &weights)).sum();

@@ -19,10 +19,11 @@ mod q;
 mod state;
 
 use crate::measures::ul::record_ul;
-use q::{PACKED_MAX, unpack_into};
+use q::{PACKED_ITEMS, PACKED_MAX, TailVisitor, unpack_into, walk_tail};
 use state::State;
 use std::cmp::Reverse;
 use std::collections::HashMap;
+use std::rc::Rc;
 
 /// The anonymized codes of one cluster.
 #[derive(Debug, Clone, PartialEq)]
@@ -67,28 +68,111 @@ pub(crate) fn gendiag_within(
 ) -> Option<Diag> {
     let mut s = State::new(records, set_of_code);
     let mut buf = Vec::new();
-    match s.violating_packed(k, m) {
-        Some(q) => {
-            let mut p = Vec::with_capacity(PACKED_MAX);
-            for key in q {
-                unpack_into(key, &mut p);
-                s.process(&p, k, &mut buf);
-                if s.suppressed_total > limit {
-                    return None;
-                }
+    if m <= PACKED_MAX && s.items.len() < PACKED_ITEMS {
+        let mut p = Vec::with_capacity(PACKED_MAX);
+        let head = s.violating_head(k, m);
+        // Q's tail is read from the original codes (shared, fixed) as the pass changes the state.
+        let (rec_codes, code_recs) = (Rc::clone(&s.rec_codes), Rc::clone(&s.code_recs));
+        let mut pass = Pass::new(&mut s, &mut buf, k, limit);
+        for key in head {
+            unpack_into(key, &mut p);
+            if !pass.set(&p) {
+                return None;
             }
         }
-        None => {
-            for (p, _) in s.violating(k, m) {
-                s.process(&p, k, &mut buf);
-                if s.suppressed_total > limit {
-                    return None;
-                }
+        if !walk_tail(&rec_codes, &code_recs, (k, m), &mut pass) {
+            return None;
+        }
+    } else {
+        for (p, _) in s.violating(k, m) {
+            s.process(&p, k, &mut buf);
+            if s.suppressed_total > limit {
+                return None;
             }
         }
     }
     debug_assert!(s.violating(k, m).is_empty(), "GenDiag: a violating set survived the pass");
     Some(s.finish())
+}
+
+/// Steps 4–14 on Q in order (the head's sets, then the tail's triples, [`walk_tail`]), passing
+/// over the triples known to be satisfied without counting their support. When a triple of Q
+/// is reached, every proper subset of it has been processed or had support ≥ k (a subset has
+/// at least the triple's support, and within a support smaller sets come first), so the
+/// subset's image has support ≥ k (in a cluster of at least k records; in a smaller one every
+/// item is suppressed by then), and merges and suppressions never lower an image's support, so
+/// it stays so. A triple whose image has fewer than three items (one was suppressed, or two
+/// codes share an item) is the image of such a subset: satisfied. So in the tail a first item
+/// a that was suppressed, or a pair {a, b} whose codes were suppressed or share an item, has no
+/// triple to look at. Otherwise, with a's and b's items x and y, the third items z found
+/// satisfied are remembered until x or y changes (triples of one pair come one after another,
+/// and a long record's later codes share few items). Passing over them is exact: Steps 4–14
+/// do nothing for a satisfied set.
+struct Pass<'a> {
+    s: &'a mut State,
+    buf: &'a mut Vec<usize>,
+    k: usize,
+    limit: u64,
+    /// Per item, the epoch in which (x, y, item) was found satisfied (u64: an epoch per pair
+    /// never wraps).
+    seen: Vec<u64>,
+    epoch: u64,
+    /// The pair the epoch is for: (a, b) and their items (x, y).
+    pair: Option<(usize, usize, usize, usize)>,
+}
+
+impl<'a> Pass<'a> {
+    fn new(s: &'a mut State, buf: &'a mut Vec<usize>, k: usize, limit: u64) -> Self {
+        let seen = vec![0; s.items.len()];
+        Pass { s, buf, k, limit, seen, epoch: 0, pair: None }
+    }
+
+    /// Steps 4–14 for one set of Q's head; false once more than the limit is suppressed.
+    fn set(&mut self, p: &[usize]) -> bool {
+        if p.len() == 3 {
+            return self.triple(p);
+        }
+        self.s.process(p, self.k, self.buf);
+        self.s.suppressed_total <= self.limit
+    }
+
+    /// The items of a and b when both are alive and distinct, the epoch set for them.
+    fn items(&mut self, a: usize, b: usize) -> Option<(usize, usize)> {
+        let (x, y) = (self.s.resolve(a)?, self.s.resolve(b)?);
+        if x == y {
+            return None;
+        }
+        if self.pair != Some((a, b, x, y)) {
+            self.pair = Some((a, b, x, y));
+            self.epoch += 1;
+        }
+        Some((x, y))
+    }
+}
+
+impl TailVisitor for Pass<'_> {
+    fn first(&mut self, a: usize) -> bool {
+        self.s.resolve(a).is_some()
+    }
+
+    fn pair(&mut self, a: usize, b: usize) -> bool {
+        self.items(a, b).is_some()
+    }
+
+    fn triple(&mut self, t: &[usize]) -> bool {
+        let &[a, b, c] = t else { return true };
+        let Some((x, y)) = self.items(a, b) else { return true };
+        match self.s.resolve(c) {
+            Some(z) if z != x && z != y && self.seen[z] != self.epoch => {}
+            _ => return true,
+        }
+        self.s.process(t, self.k, self.buf);
+        // Its image is satisfied now: remember its third item while a's and b's are the epoch's.
+        if let (Some(_), Some(z)) = (self.items(a, b), self.s.resolve(c)) {
+            self.seen[z] = self.epoch;
+        }
+        self.s.suppressed_total <= self.limit
+    }
 }
 
 /// Step 6's order on candidate pairs: |ũ| (so UL(ũ) = 2^|ũ| − 1), then the larger support of p

@@ -32,21 +32,31 @@ impl State {
         Some(self.violating_sorted(k, m))
     }
 
-    /// Q on the fresh state (m ≤ 3), in order without a hash map or a sort: buckets by support
+    /// Q on the fresh state (m ≤ 3), in order: its head ([`State::violating_head`]) and then
+    /// its tail ([`walk_tail`]).
+    fn violating_fresh(&self, k: usize, m: usize) -> Vec<u64> {
+        let mut out = self.violating_head(k, m);
+        walk_tail(&self.rec_codes, &self.code_recs, (k, m), &mut Collect(&mut out));
+        out
+    }
+
+    /// Q on the fresh state (m ≤ 3) but its tail, the triples of support 1 (Q's last segment:
+    /// [`walk_tail`] visits those), in order without a hash map or a sort: buckets by support
     /// (from k − 1 down), in each the singletons, then the pairs, then the triples, each
     /// ascending. Per first item a, a's records are walked once: each later item b is counted
     /// (the support of {a, b}) and marked, and for m = 3 the record is also kept under b. Then
     /// b is read back ascending, and for m = 3 the later items c of b's kept records are
     /// counted and read back the same way. A cluster's triples are most of its Q at m = 3 (a
     /// 100-code record alone holds 161,700), so counting them in a hash map was nearly all of
-    /// an m = 3 run.
-    fn violating_fresh(&self, k: usize, m: usize) -> Vec<u64> {
+    /// an m = 3 run; a pair held by one record has only triples of support 1, so its triples
+    /// are left to the tail without being counted.
+    pub fn violating_head(&self, k: usize, m: usize) -> Vec<u64> {
         let top = k.min(self.suppressed.len() + 1);
         let mut buckets: [Vec<Vec<u64>>; PACKED_MAX] = std::array::from_fn(|_| vec![Vec::new(); top]);
         let n = self.items.len();
-        let (mut pair_count, mut triple_count) = (vec![0u32; n], vec![0u32; n]);
-        let (mut b_marks, mut c_marks) = (Marks::new(n), Marks::new(n));
-        let mut with_b: Vec<Vec<u32>> = vec![Vec::new(); if m == 3 { n } else { 0 }];
+        let mut walk = PairWalk::new(n, m);
+        let mut triple_count = vec![0u32; n];
+        let mut c_marks = Marks::new(n);
         for (a, recs) in self.code_recs.iter().enumerate() {
             if !recs.is_empty() && recs.len() < k {
                 buckets[0][recs.len()].push(pack(&[a]));
@@ -54,33 +64,22 @@ impl State {
             if m < 2 {
                 continue;
             }
-            for &r in recs {
-                for &b in after(&self.rec_codes[r as usize], a) {
-                    pair_count[b] += 1;
-                    b_marks.mark(b);
-                    if m == 3 {
-                        with_b[b].push(r);
-                    }
-                }
-            }
-            b_marks.drain(|b| {
-                let support = std::mem::take(&mut pair_count[b]) as usize;
+            walk.pairs(&self.rec_codes, a, recs, |b, support, with_b| {
                 if support < k {
                     buckets[1][support].push(pack(&[a, b]));
                 }
-                if m < 3 {
+                if m < 3 || support < 2 {
                     return;
                 }
-                for &r in &with_b[b] {
+                for &r in with_b {
                     for &c in after(&self.rec_codes[r as usize], b) {
                         triple_count[c] += 1;
                         c_marks.mark(c);
                     }
                 }
-                with_b[b].clear();
                 c_marks.drain(|c| {
                     let support = std::mem::take(&mut triple_count[c]) as usize;
-                    if support < k {
+                    if (2..k).contains(&support) {
                         buckets[2][support].push(pack(&[a, b, c]));
                     }
                 });
@@ -151,6 +150,137 @@ fn after(items: &[usize], a: usize) -> &[usize] {
     &items[items.partition_point(|&b| b <= a)..]
 }
 
+/// What walks Q's tail ([`walk_tail`]) gets to see, in the tail's order.
+pub(super) trait TailVisitor {
+    /// Whether to walk the triples whose lowest item is `a` (false: none of them needs a look).
+    fn first(&mut self, _a: usize) -> bool {
+        true
+    }
+    /// Whether to walk the triples of the pair {a, b} (false: none of them needs a look).
+    fn pair(&mut self, _a: usize, _b: usize) -> bool {
+        true
+    }
+    /// One triple of the tail; false stops the walk.
+    fn triple(&mut self, t: &[usize]) -> bool;
+}
+
+/// Collects the tail as packed sets (Q in full, for [`State::violating`] and the tests).
+struct Collect<'a>(&'a mut Vec<u64>);
+
+impl TailVisitor for Collect<'_> {
+    fn triple(&mut self, t: &[usize]) -> bool {
+        self.0.push(pack(t));
+        true
+    }
+}
+
+/// Q's tail on the fresh state: the triples held by one record (support 1 < k, so in Q when
+/// k ≥ 2), in Q's order (ascending), each visited as it is found and never stored. Returns
+/// false when the visitor stopped the walk.
+///
+/// Q's order puts them last (support 1 is the lowest, triples the largest sets), and they are
+/// most of an m = 3 Q: a long record's code triples are nearly all its own. GenDiag gives up a
+/// run as soon as it suppresses more than a limit, which it mostly learns before the tail, so
+/// counting and storing the tail first was most of a given-up run's cost. A pair held by one
+/// record r makes every triple with a later code of r a tail triple, read off r directly.
+/// The walk reads only the original codes, so the state may change while it runs, and the
+/// visitor may pass over a first item or a pair whose triples it knows need nothing.
+pub(super) fn walk_tail(
+    rec_codes: &[Vec<usize>],
+    code_recs: &[Vec<u32>],
+    (k, m): (usize, usize),
+    v: &mut impl TailVisitor,
+) -> bool {
+    if m < 3 || k < 2 {
+        return true;
+    }
+    let n = code_recs.len();
+    let mut walk = PairWalk::new(n, m);
+    let mut triple_count = vec![0u32; n];
+    let mut c_marks = Marks::new(n);
+    let mut go = true;
+    for (a, recs) in code_recs.iter().enumerate() {
+        if recs.is_empty() || !v.first(a) {
+            continue;
+        }
+        walk.pairs(rec_codes, a, recs, |b, support, with_b| {
+            if !go || !v.pair(a, b) {
+                return;
+            }
+            if support == 1 {
+                for &c in after(&rec_codes[with_b[0] as usize], b) {
+                    if !v.triple(&[a, b, c]) {
+                        go = false;
+                        return;
+                    }
+                }
+                return;
+            }
+            for &r in with_b {
+                for &c in after(&rec_codes[r as usize], b) {
+                    triple_count[c] += 1;
+                    c_marks.mark(c);
+                }
+            }
+            c_marks.drain(|c| {
+                // Drained even once stopped: the marks must be left clear.
+                if std::mem::take(&mut triple_count[c]) == 1 && go && !v.triple(&[a, b, c]) {
+                    go = false;
+                }
+            });
+        });
+        if !go {
+            return false;
+        }
+    }
+    true
+}
+
+/// Per first item a, its pairs {a, b} in ascending b, each with its support and (m = 3) the
+/// records holding it: a's records walked once, each later item counted and marked.
+struct PairWalk {
+    pair_count: Vec<u32>,
+    b_marks: Marks,
+    /// Per b, the records holding {a, b} (m = 3 only).
+    with_b: Vec<Vec<u32>>,
+}
+
+impl PairWalk {
+    fn new(n: usize, m: usize) -> Self {
+        PairWalk {
+            pair_count: vec![0; n],
+            b_marks: Marks::new(n),
+            with_b: vec![Vec::new(); if m == 3 { n } else { 0 }],
+        }
+    }
+
+    /// Visit (b, support of {a, b}, its records (empty unless m = 3)) for every b > a held with
+    /// a by some record of `recs` (a's records), ascending in b.
+    fn pairs(&mut self, rec_codes: &[Vec<usize>], a: usize, recs: &[u32], mut visit: impl FnMut(usize, usize, &[u32])) {
+        let keep = !self.with_b.is_empty();
+        for &r in recs {
+            for &b in after(&rec_codes[r as usize], a) {
+                self.pair_count[b] += 1;
+                self.b_marks.mark(b);
+                if keep {
+                    self.with_b[b].push(r);
+                }
+            }
+        }
+        let (pair_count, with_b) = (&mut self.pair_count, &mut self.with_b);
+        self.b_marks.drain(|b| {
+            let support = std::mem::take(&mut pair_count[b]) as usize;
+            match with_b.get_mut(b) {
+                Some(list) => {
+                    visit(b, support, list);
+                    list.clear();
+                }
+                None => visit(b, support, &[]),
+            }
+        });
+    }
+}
+
 /// A set of item ids read back ascending and emptied in one pass: a bitmap over the ids plus
 /// the range of words touched, so reading costs the range, not the whole vocabulary.
 struct Marks {
@@ -191,7 +321,7 @@ type QKey = (Reverse<u32>, usize, [u32; PACKED_MAX]);
 
 /// Sets of up to this many items are packed into a u64 key, 21 bits an item.
 pub(super) const PACKED_MAX: usize = 3;
-const PACKED_ITEMS: usize = (1 << 21) - 1;
+pub(super) const PACKED_ITEMS: usize = (1 << 21) - 1;
 
 /// An ascending item set as a u64: item + 1 in 21-bit fields, lowest first.
 fn pack(p: &[usize]) -> u64 {

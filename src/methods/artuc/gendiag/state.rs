@@ -7,14 +7,16 @@
 
 use crate::encode::hash::{FastMap, fast_map};
 use std::collections::HashMap;
+use std::rc::Rc;
 
 pub(super) struct State {
     /// Local code id → leaf code, ascending (so local ids order like codes).
     pub(crate) codes: Vec<u32>,
-    /// Per record, its local code ids, ascending.
-    pub(crate) rec_codes: Vec<Vec<usize>>,
+    /// Per record, its local code ids, ascending. Shared (like `code_recs`) so that Q's tail
+    /// can be walked from the original codes while the state changes.
+    pub(crate) rec_codes: Rc<Vec<Vec<usize>>>,
     /// Per local code, the records holding it, ascending.
-    pub(crate) code_recs: Vec<Vec<u32>>,
+    pub(crate) code_recs: Rc<Vec<Vec<u32>>>,
     /// Local code → its item; items start as one per code.
     pub(crate) item_of: Vec<Option<usize>>,
     /// Item → local codes, ascending (empty once merged away).
@@ -72,9 +74,9 @@ impl State {
         let (item_set, set_items, set_pos) = code_sets(&codes, set_of_code);
         State {
             codes: codes.clone(),
-            rec_codes,
+            rec_codes: Rc::new(rec_codes),
             item_recs: code_recs.clone(),
-            code_recs,
+            code_recs: Rc::new(code_recs),
             item_of: (0..n).map(Some).collect(),
             items: (0..n).map(|i| vec![i]).collect(),
             size: vec![1; n],
@@ -226,7 +228,14 @@ impl State {
 
     /// Whether p's image already has support ≥ k, for p of at most three items without
     /// building the image (most of Q is satisfied by the time it is reached); None when p is
-    /// larger or lost an item to suppression (Steps 4–14 decide those).
+    /// larger or a singleton that was suppressed (Steps 4–14 decide those).
+    ///
+    /// Asked only in Q's order: by then every proper subset of a pair or triple p has been
+    /// processed or had support ≥ k (a subset has at least p's support, and within a support
+    /// smaller sets come first), so an image of p with fewer items than p (an item suppressed,
+    /// or two codes in one item) is a subset's image and satisfied, with no count (in a
+    /// cluster of fewer than k records every item is suppressed by then, and nothing is left
+    /// to do either).
     #[inline]
     pub(crate) fn satisfied_small(&self, p: &[usize], k: usize) -> Option<bool> {
         match *p {
@@ -234,19 +243,18 @@ impl State {
                 let x = self.resolve(a)?;
                 Some(self.item_recs[x].len() >= k)
             }
-            [a, b] => {
-                let (x, y) = (self.resolve(a)?, self.resolve(b)?);
-                Some(if x == y { self.item_recs[x].len() } else { self.support_pair(x, y) } >= k)
-            }
-            [a, b, c] => {
-                let mut t = [self.resolve(a)?, self.resolve(b)?, self.resolve(c)?];
-                t.sort_unstable();
-                Some(match t {
-                    [x, _, z] if x == z => self.item_recs[x].len() >= k,
-                    [x, y, z] if x == y || y == z => self.support_pair(x, z) >= k,
-                    t => self.support_up_to(&t, k) >= k,
-                })
-            }
+            [a, b] => Some(match (self.resolve(a), self.resolve(b)) {
+                (Some(x), Some(y)) if x != y => self.support_pair(x, y) >= k,
+                _ => true,
+            }),
+            [a, b, c] => Some(match (self.resolve(a), self.resolve(b), self.resolve(c)) {
+                (Some(x), Some(y), Some(z)) if x != y && y != z && x != z => {
+                    let mut t = [x, y, z];
+                    t.sort_unstable();
+                    self.support_up_to(&t, k) >= k
+                }
+                _ => true,
+            }),
             _ => None,
         }
     }

@@ -22,6 +22,7 @@
 use anonfusion::dp::DiscreteLaplace;
 use anonfusion::encode::{FrequencyTable, NodeCache, QiColumn, SensitiveColumn};
 use anonfusion::hierarchy::{Hierarchy, HierarchyBuilder, HierarchyKind};
+use anonfusion::methods::ipa::adaptive::{self, AdaptiveConfig, AdaptiveRelease};
 use anonfusion::methods::ipa::baseline::dp_histogram;
 use anonfusion::methods::ipa::domain::public_table;
 use anonfusion::methods::ipa::histogram::{CellNoise, DpHistogram};
@@ -178,7 +179,52 @@ fn audit_sound(what: &str, d: &FrequencyTable, d2: &FrequencyTable, guarantee: G
     let delta = guarantee.delta();
     let mut v = ipa.violations(&format!("{what} ipa_release {}", guarantee.name()), EPSILON, delta);
     v.extend(hist.violations(&format!("{what} dp_histogram {}", guarantee.name()), EPSILON, delta));
+    if guarantee == Guarantee::Pure {
+        v.extend(audit_adaptive(what, d, d2));
+    }
     v
+}
+
+/// The adaptive partition of the audit tables: from the root [2, 1] (zip and age `*`), zip to
+/// regions, then to zips, then age to its leaves; θ 3, a coarse level, and a larger share of ε
+/// on the partition than the default so that its choice depends on the data in the audit.
+fn adaptive_config(seed: u64) -> AdaptiveConfig {
+    let steps = vec![("zip".to_string(), 1), ("zip".to_string(), 0), ("age".to_string(), 0)];
+    AdaptiveConfig::new(EPSILON, vec![2, 1], steps).with_theta(vec![3.0]).with_shares(0.4, 0.2).with_seed(seed)
+}
+
+/// Events of an adaptive release: each class being in the partition (depth, codes, pooled; the
+/// whole partition has too many outcomes to estimate), a row whose class is zip z5, the rare
+/// value, and the released count of (z5's class, flu) capped at 6.
+fn adaptive_events(r: &AdaptiveRelease) -> Vec<String> {
+    let name =
+        |c: &adaptive::PartitionClass| format!("class {}{:?}{}", c.depth, c.codes, if c.pooled { "p" } else { "" });
+    let mut e: Vec<String> = r.classes.iter().map(name).collect();
+    e.push(format!("classes = {}", r.classes.len()));
+    let z5 = |class: u32| {
+        let c = &r.classes[class as usize];
+        r.levels[c.depth][0] == 0 && c.codes[0] == 4
+    };
+    if r.cells.iter().any(|c| z5(c.class)) {
+        e.push("z5 row".into());
+    }
+    if r.cells.iter().any(|c| c.value == 2) {
+        e.push("rare value".into());
+    }
+    let flu: u64 = r.cells.iter().filter(|c| z5(c.class) && c.value == 0).map(|c| c.count).sum();
+    e.push(format!("count(z5 class, flu) = {}", flu.min(6)));
+    e
+}
+
+/// Audit the adaptive partition (`ipa_release`'s `partition=adaptive`, pure) on D, D′.
+fn audit_adaptive(what: &str, d: &FrequencyTable, d2: &FrequencyTable) -> Vec<String> {
+    let mut tally = Tally::default();
+    for run in 0..RUNS {
+        for (on_d, ft, seed) in [(true, d, run), (false, d2, RUNS + run)] {
+            tally.add(on_d, adaptive_events(&adaptive::release(ft, &adaptive_config(seed)).unwrap()));
+        }
+    }
+    tally.violations(&format!("{what} ipa_release adaptive"), EPSILON, 0.0)
 }
 
 const APPROX: Guarantee = Guarantee::Approx { delta: AUDIT_DELTA };
@@ -343,4 +389,31 @@ fn utility_sensitivity_brute_force() {
     // (approx: a record alone in its combination creates a class that loses everything).
     assert!(worst > 0.99 && worst <= 1.0 + 1e-12, "{worst}");
     assert!(worst_class > 0.99, "{worst_class}");
+}
+
+/// The adaptive partition's structure on random tables: every record lies in exactly one
+/// class (released − counterfeit + withheld = N); with every child kept (θ = −10^15) it is the
+/// full node of the last depth, with none (θ = 10^15) it is the root's combinations, pooled.
+#[test]
+fn adaptive_partition_covers_every_record() {
+    let hs = hierarchies();
+    let mut rng = StdRng::seed_from_u64(11);
+    for case in 0..20 {
+        let n = rng.random_range(1..60);
+        let records: Vec<(u32, u32, u32)> =
+            (0..n).map(|_| (rng.random_range(0..5), rng.random_range(0..2), rng.random_range(0..3))).collect();
+        let ft = table(&hs, &records);
+        for theta in [-1e15, 3.0, 1e15] {
+            let r = adaptive::release(&ft, &adaptive_config(case).with_theta(vec![theta])).unwrap();
+            let real = r.released_records - r.realized_counterfeit() + r.realized_withheld();
+            assert_eq!(real, n as u64, "case {case} theta {theta}");
+            let depths: Vec<usize> = r.classes.iter().map(|c| c.depth).collect();
+            if theta < 0.0 {
+                // zip × age leaves: 10 classes at the last depth, none pooled.
+                assert!(r.classes.len() == 10 && depths.iter().all(|&d| d == 3) && r.classes.iter().all(|c| !c.pooled));
+            } else if theta > 1e14 {
+                assert!(r.classes.len() == 1 && r.classes[0].pooled && depths == [0], "{:?}", r.classes);
+            }
+        }
+    }
 }

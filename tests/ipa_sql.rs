@@ -166,6 +166,36 @@ async fn the_ledger_charges_each_release_and_refuses_past_the_budget() {
     assert!(err(&ctx, "SELECT * FROM set_privacy_budget('nope', 1.0)").await.contains("nope"));
 }
 
+/// `partition=adaptive`: the release mixes generalization levels, the report holds the plan,
+/// the budgets and counts read off the release, the ledger is charged the three stages.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn adaptive_partition_registers_release_report_and_diagnostics() {
+    let ctx = table();
+    rows(&ctx, "SELECT * FROM set_privacy_budget('t', 2.0)").await;
+    let plan = "partition=adaptive, root=2:2, steps=q0:1|q0:0|q1:1, theta=2, values=s0|s1|s2, diagnostics=true";
+    let n = int(&ctx, &format!("SELECT COUNT(*) FROM ipa_release('t', 'r', 1.0, '{plan}')")).await;
+    assert_eq!(n, int(&ctx, "SELECT released_records FROM r_report").await);
+    assert_eq!(n, int(&ctx, "SELECT released_records FROM r_diagnostics").await);
+    let parts = float(&ctx, "SELECT epsilon_partition + epsilon_coarse + epsilon_cells FROM r_report").await;
+    let total = float(&ctx, "SELECT epsilon FROM r_report").await;
+    assert!((parts - total).abs() < 1e-12 && total <= 1.0 && total > 1.0 - 1e-8, "{parts} {total}");
+    let report = text(&ctx, "SELECT node, steps, theta, classes_by_depth FROM r_report").await;
+    assert!(report.contains("adaptive from [2, 2]") && report.contains("q0:1|q0:0|q1:1"), "{report}");
+    assert!(text(&ctx, "SELECT guarantee FROM r_report").await.contains("epsilon-differentially private"));
+    let il = float(&ctx, "SELECT il - (ncp + emd + rate) FROM r_diagnostics").await;
+    assert!(il.abs() < 1e-12);
+    assert!(!columns(&ctx, "r_report").await.iter().any(|c| c == "il" || c == "seed" || c == "withheld_records"));
+    assert!(!ctx.table_exist("r_diagnostics_nodes").unwrap());
+    // Charged the three stages: at most 1.0, within the grid's rounding.
+    let spent = float(&ctx, "SELECT MAX(spent) FROM anon_privacy_ledger WHERE table_name = 't'").await;
+    assert!(spent <= 1.0 && spent > 1.0 - 1e-8, "{spent}");
+    let parts = text(&ctx, "SELECT parts FROM anon_privacy_ledger WHERE table_name = 't' AND release = 'r'").await;
+    assert!(parts.contains("3 steps") && parts.contains("coarse="), "{parts}");
+    // Every released label is a node of the declared hierarchy, at any level.
+    let labels = text(&ctx, "SELECT DISTINCT q0 FROM r").await;
+    assert!(!labels.contains("NULL"), "{labels}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dp_histogram_releases_every_noisy_cell() {
     let ctx = table();
@@ -216,6 +246,40 @@ async fn bad_input_is_named_registers_nothing_and_spends_nothing() {
         ("SELECT * FROM dp_histogram('t', 'x', 0, '1,1', 'values=s0|s1|s2')", "epsilon"),
         ("SELECT * FROM dp_histogram('t', 'x', 1.0, 'top', 'values=s0|s1|s2')", "node"),
         ("SELECT * FROM dp_histogram('t', 'x', 1.0, '1,1')", "no declared domain"),
+        ("SELECT * FROM ipa_release('t', 'x', 1.0, 'partition=sideways, values=s0|s1|s2')", "partition"),
+        ("SELECT * FROM ipa_release('t', 'x', 1.0, 'partition=adaptive, steps=q0:1, values=s0|s1|s2')", "root"),
+        ("SELECT * FROM ipa_release('t', 'x', 1.0, 'partition=adaptive, root=2:2, values=s0|s1|s2')", "steps"),
+        (
+            "SELECT * FROM ipa_release('t', 'x', 1.0, 'partition=adaptive, root=9:9, steps=q0:1, values=s0|s1|s2')",
+            "root",
+        ),
+        ("SELECT * FROM ipa_release('t', 'x', 1.0, 'partition=adaptive, root=2, steps=q0:1, values=s0|s1|s2')", "root"),
+        (
+            "SELECT * FROM ipa_release('t', 'x', 1.0, 'partition=adaptive, root=2:2, steps=zz:1, values=s0|s1|s2')",
+            "steps",
+        ),
+        (
+            "SELECT * FROM ipa_release('t', 'x', 1.0, 'partition=adaptive, root=2:2, steps=q0:2, values=s0|s1|s2')",
+            "steps",
+        ),
+        (
+            "SELECT * FROM ipa_release('t', 'x', 1.0, 'partition=adaptive, root=2:2, steps=q0, values=s0|s1|s2')",
+            "steps",
+        ),
+        (
+            "SELECT * FROM ipa_release('t', 'x', 1.0, 'partition=adaptive, root=2:2, steps=q0:1, theta=1|2, values=s0|s1|s2')",
+            "theta",
+        ),
+        (
+            "SELECT * FROM ipa_release('t', 'x', 1.0, 'partition=adaptive, root=2:2, steps=q0:1, coarse=0.95, values=s0|s1|s2')",
+            "coarse",
+        ),
+        (
+            "SELECT * FROM ipa_release('t', 'x', 1.0, 'guarantee=approx, partition=adaptive, root=2:2, steps=q0:1, values=s0|s1|s2')",
+            "partition",
+        ),
+        ("SELECT * FROM ipa_release('t', 'x', 1.0, 'root=2:2, values=s0|s1|s2')", "applies to partition=adaptive only"),
+        ("SELECT * FROM ipa_release('t', 'x', 1.0, 'guarantee=paper, partition=adaptive')", "pure and approx"),
     ];
     for (sql, needle) in cases {
         let e = err(&ctx, sql).await;

@@ -19,6 +19,7 @@ use super::{Args, block_on, mem_table};
 use crate::dp::ledger::{Charge, epsilon_units};
 use crate::error::{AnonError, Result};
 use crate::lattice::{format_levels, parse_levels};
+use crate::methods::ipa::adaptive::{AdaptiveConfig, AdaptiveRelease};
 use crate::methods::ipa::call::{self, CallOptions, Mode, Outcome};
 use crate::methods::ipa::histogram::Realized;
 use crate::methods::ipa::outcome::{NodeDiagnostics, least_published};
@@ -38,7 +39,7 @@ impl MethodSpec for Ipa {
     /// (epsilon, parsed options).
     type Params = (f64, CallOptions);
     const NAME: &'static str = F;
-    const SIGNATURE: &'static str = "ipa_release(source, output, epsilon [, 'guarantee=pure|approx|paper, delta=1e-9, values=a|b, selection=0.2, noise_weight=1, class_weight=1000, floor=4, max_cells=N, diagnostics=true, seed=42, t=2, split=0.1:0.3:0.3:0.3'])";
+    const SIGNATURE: &'static str = "ipa_release(source, output, epsilon [, 'guarantee=pure|approx|paper, delta=1e-9, values=a|b, partition=node|adaptive, root=1:0:5:2:0, steps=location:1|location:0, theta=1000, coarse=0.5, selection=0.2, noise_weight=1, class_weight=1000, floor=4, max_cells=N, diagnostics=true, seed=42, t=2, split=0.1:0.3:0.3:0.3'])";
     const ARITY: (usize, usize) = (3, 4);
 
     fn parse(&self, a: &Args) -> Result<(f64, CallOptions)> {
@@ -72,12 +73,16 @@ impl MethodSpec for Ipa {
         let release = mem_table(published.schema.clone(), published.batches.clone())?;
         let (report, mut summary, nodes) = match (&outcome, &call.mode) {
             (Outcome::Paper(res), Mode::Paper(config)) => {
-                (paper_report(res, config), paper_summary(res), NodeDiagnostics::paper(res, config)?)
+                (paper_report(res, config), paper_summary(res), Some(NodeDiagnostics::paper(res, config)?))
             }
             (Outcome::Sound(res), Mode::Sound(config)) => {
                 let mut summary = realized_cells(&res.realized, res.histogram.released_records);
                 summary.push(("chosen_probability", Float(res.probabilities[res.chosen])));
-                (sound_report(res, config), summary, NodeDiagnostics::sound(res))
+                (sound_report(res, config), summary, Some(NodeDiagnostics::sound(res)))
+            }
+            (Outcome::Adaptive(res), Mode::Adaptive(config)) => {
+                let summary = realized_cells(&res.realized, res.released_records);
+                (adaptive_report(res, config), summary, None)
             }
             _ => unreachable!("the outcome follows the mode"),
         };
@@ -92,8 +97,32 @@ impl MethodSpec for Ipa {
             return Ok(out);
         }
         summary.push(("time_ms", Float(ms)));
-        Ok(out.with("diagnostics", one_row(summary)?).with("diagnostics_nodes", nodes_table(nodes)?))
+        let out = out.with("diagnostics", one_row(summary)?);
+        match nodes {
+            Some(nodes) => Ok(out.with("diagnostics_nodes", nodes_table(nodes)?)),
+            None => Ok(out),
+        }
     }
+}
+
+/// The adaptive partition's report cells between `guarantee` and `released_records`: its
+/// public parameters, budgets, and counts read off the release (classes per depth).
+fn adaptive_report(res: &AdaptiveRelease, c: &AdaptiveConfig) -> Vec<(&'static str, Value)> {
+    let b = &res.budget;
+    vec![
+        ("epsilon", Float(b.total())),
+        ("epsilon_partition", Float(b.partition())),
+        ("epsilon_coarse", Float(b.coarse)),
+        ("epsilon_cells", Float(b.cells)),
+        ("delta", Float(0.0)),
+        ("threshold", OptInt(Some(c.floor.max(1) as i64))),
+        ("node", Text(format!("adaptive from {}", format_levels(&c.root)))),
+        ("steps", Text(c.steps_text())),
+        ("theta", Text(c.theta_text())),
+        ("classes", Int(res.classes.len() as i64)),
+        ("classes_by_depth", Text(res.classes_by_depth())),
+        ("released_cells", Int(res.cells.len() as i64)),
+    ]
 }
 
 /// The paper's report cells between `guarantee` and `released_records`.

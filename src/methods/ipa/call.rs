@@ -9,6 +9,7 @@
 //! `paper` only `t=` and `split=`. `dp_histogram`: `guarantee=pure|approx`, `delta=`,
 //! `values=`, `floor=` (pure), `diagnostics=`, `seed=`.
 
+use super::adaptive::{AdaptiveConfig, AdaptiveRelease};
 use super::baseline::{HistogramRelease, dp_histogram};
 use super::domain::{check_declared, informative_domain, public_table};
 use super::guarantee::Guarantee;
@@ -31,6 +32,8 @@ pub const DEFAULT_GUARANTEE: Guarantee = Guarantee::Pure;
 pub(crate) enum Mode {
     Paper(IpaConfig),
     Sound(DpConfig),
+    /// `partition=adaptive` (guarantee `pure`): [`super::adaptive`].
+    Adaptive(AdaptiveConfig),
 }
 
 /// Parsed options of one call.
@@ -47,12 +50,14 @@ impl CallOptions {
         match &self.mode {
             Mode::Paper(c) => c.seed,
             Mode::Sound(c) => c.seed,
+            Mode::Adaptive(c) => c.seed,
         }
     }
     pub(crate) fn guarantee(&self) -> Guarantee {
         match &self.mode {
             Mode::Paper(_) => Guarantee::Paper,
             Mode::Sound(c) => c.guarantee,
+            Mode::Adaptive(_) => Guarantee::Pure,
         }
     }
 
@@ -65,6 +70,7 @@ impl CallOptions {
             Guarantee::parse(F, get("guarantee"), get("delta"), &["pure", "approx", "paper"], DEFAULT_GUARANTEE)?;
         let (mut paper, mut sound) = (IpaConfig::new(epsilon), DpConfig::new(epsilon, guarantee));
         let (mut values, mut diagnostics) = (None, false);
+        let mut plan = Plan::default();
         let is_paper = guarantee == Guarantee::Paper;
         let only = |key: &str, paper_key: bool| -> Result<()> {
             if paper_key != is_paper {
@@ -102,6 +108,11 @@ impl CallOptions {
                 "selection" => {
                     only("selection", false)?;
                     sound.selection = number(F, "selection", value)?;
+                    plan.selection = Some(sound.selection);
+                }
+                "partition" | "root" | "steps" | "theta" | "coarse" => {
+                    only(key, false)?;
+                    plan.set(key, value)?;
                 }
                 "noise_weight" => {
                     only("noise_weight", false)?;
@@ -114,6 +125,7 @@ impl CallOptions {
                 "floor" => {
                     only("floor", false)?;
                     sound.floor = Some(floor(F, value)?);
+                    plan.floor = sound.floor;
                 }
                 "max_cells" => {
                     only("max_cells", false)?;
@@ -126,7 +138,7 @@ impl CallOptions {
                         F,
                         "options",
                         format!(
-                            "unknown option '{other}' (guarantee, delta, values, selection, noise_weight, class_weight, floor, max_cells, diagnostics, seed, t, split)"
+                            "unknown option '{other}' (guarantee, delta, values, partition, root, steps, theta, coarse, selection, noise_weight, class_weight, floor, max_cells, diagnostics, seed, t, split)"
                         ),
                     ));
                 }
@@ -135,6 +147,9 @@ impl CallOptions {
         let mode = if is_paper {
             paper.check_parameters()?;
             Mode::Paper(paper)
+        } else if let Some(adaptive) = plan.config(epsilon, guarantee, sound.seed)? {
+            adaptive.budget()?;
+            Mode::Adaptive(adaptive)
         } else {
             sound.budget()?;
             if sound.floor.is_some() && guarantee != Guarantee::Pure {
@@ -180,6 +195,87 @@ impl CallOptions {
     }
 }
 
+/// The `partition=adaptive` options as given; [`Plan::config`] checks them together.
+#[derive(Debug, Default)]
+struct Plan {
+    adaptive: Option<bool>,
+    root: Option<Vec<u8>>,
+    steps: Option<Vec<(String, u8)>>,
+    theta: Option<Vec<f64>>,
+    coarse: Option<f64>,
+    selection: Option<f64>,
+    floor: Option<u64>,
+}
+
+impl Plan {
+    fn set(&mut self, key: &str, value: &str) -> Result<()> {
+        const F: &str = "ipa_release";
+        let bad = |what: &str| AnonError::argument(F, key, format!("'{value}' is not {what}"));
+        match key {
+            "partition" => {
+                self.adaptive = Some(match value.trim() {
+                    "adaptive" => true,
+                    "node" => false,
+                    _ => return Err(bad("'node' or 'adaptive'")),
+                })
+            }
+            "root" => {
+                let levels = value.split(':').map(|l| l.trim().parse::<u8>().ok()).collect::<Option<Vec<u8>>>();
+                self.root = Some(levels.ok_or_else(|| bad("a node written as levels such as 1:0:5:2:0"))?);
+            }
+            "steps" => {
+                let step = |s: &str| {
+                    let (name, level) = s.trim().rsplit_once(':')?;
+                    Some((name.trim().to_string(), level.trim().parse::<u8>().ok()?))
+                };
+                let steps = value.split('|').map(step).collect::<Option<Vec<_>>>();
+                self.steps =
+                    Some(steps.ok_or_else(|| bad("a list of refinements such as length_of_stay:3|location:0"))?);
+            }
+            "theta" => {
+                let t = value.split('|').map(|t| t.trim().parse::<f64>().ok()).collect::<Option<Vec<f64>>>();
+                self.theta = Some(t.ok_or_else(|| bad("a number, or one number per step separated by '|'"))?);
+            }
+            _ => self.coarse = Some(number(F, "coarse", value)?),
+        }
+        Ok(())
+    }
+
+    /// The adaptive configuration when `partition=adaptive`, `None` for a node release;
+    /// plan options without it are an error naming the first one.
+    fn config(&self, epsilon: f64, guarantee: Guarantee, seed: Option<u64>) -> Result<Option<AdaptiveConfig>> {
+        const F: &str = "ipa_release";
+        if self.adaptive != Some(true) {
+            let given = [("root", self.root.is_some()), ("steps", self.steps.is_some())];
+            let given = given.into_iter().chain([("theta", self.theta.is_some()), ("coarse", self.coarse.is_some())]);
+            if let Some((key, _)) = given.into_iter().find(|(_, g)| *g) {
+                return Err(AnonError::argument(F, key, "applies to partition=adaptive only"));
+            }
+            return Ok(None);
+        }
+        if guarantee != Guarantee::Pure {
+            return Err(AnonError::argument(F, "partition", "adaptive is a guarantee=pure release"));
+        }
+        let root = self.root.clone().ok_or_else(|| {
+            AnonError::argument(F, "root", "partition=adaptive needs the root node, e.g. 'root=1:0:5:2:0'")
+        })?;
+        let steps = self.steps.clone().ok_or_else(|| {
+            AnonError::argument(
+                F,
+                "steps",
+                "partition=adaptive needs its refinement steps, e.g. 'steps=location:1|location:0'",
+            )
+        })?;
+        let mut c = AdaptiveConfig::new(epsilon, root, steps);
+        c.seed = seed;
+        c.theta = self.theta.clone().unwrap_or(c.theta);
+        c.coarse = self.coarse.unwrap_or(c.coarse);
+        c.partition = self.selection.unwrap_or(c.partition);
+        c.floor = self.floor.unwrap_or(c.floor);
+        Ok(Some(c))
+    }
+}
+
 /// `floor=`: the pure histogram's publication floor, an integer ≥ 1 (1 publishes every
 /// positive noisy count).
 fn floor(function: &str, value: &str) -> Result<u64> {
@@ -200,6 +296,7 @@ fn value_list(value: &str) -> Vec<String> {
 pub enum Outcome {
     Paper(IpaResult),
     Sound(DpRelease),
+    Adaptive(AdaptiveRelease),
 }
 
 /// Run `ipa_release` on a declared table: one aggregation (the frequency table), then the
@@ -226,6 +323,14 @@ pub(crate) async fn ipa_release(
                 release::labelled(schema, batches, guarantee, res.epsilon_selection + res.epsilon_counts)?;
             let dropped = crate::encode::publish::dropped_columns(&source, meta);
             Ok((Outcome::Sound(res), Published { schema, batches, dropped }))
+        }
+        Mode::Adaptive(config) => {
+            let (ft, source) = public_source(ctx, table, meta, "ipa_release", call).await?;
+            let res = super::adaptive::release(&ft, config)?;
+            let (schema, batches) = release::partition_release(&ft, &source, &res)?;
+            let (schema, batches) = release::labelled(schema, batches, guarantee, res.budget.total())?;
+            let dropped = crate::encode::publish::dropped_columns(&source, meta);
+            Ok((Outcome::Adaptive(res), Published { schema, batches, dropped }))
         }
     }
 }

@@ -173,18 +173,33 @@ pub(crate) fn histogram_loss(hs: &[Arc<Hierarchy>], cached: &Cached, width: usiz
         by_combo.entry(cell.codes.clone()).or_insert_with(|| (vec![0; width], vec![0; width])).1
             [cell.value as usize] += cell.count;
     }
+    realized_loss(
+        by_combo.iter().map(|(codes, (original, released))| {
+            (codes_ncp(hs, &hist.levels, |a| codes[a]), &original[..], &released[..])
+        }),
+    )
+}
+
+/// IPA's IL of released classes given (NCP of one record of the class, real counts per value,
+/// released counts per value): rows up to the real count are real, the excess counterfeit;
+/// EMD and Rate are averaged over the classes given (those with real or released records).
+pub(crate) fn realized_loss<'a>(classes: impl Iterator<Item = (f64, &'a [u32], &'a [u64])>) -> Realized {
     let (mut ncp_sum, mut emd, mut rate) = (0.0, 0.0, 0.0);
-    let (mut counterfeit, mut withheld) = (0, 0);
-    for (codes, (original, released)) in &by_combo {
-        let class = as_class(original, released);
+    let (mut counterfeit, mut withheld, mut released, mut k) = (0, 0, 0, 0usize);
+    for (ncp, original, out) in classes {
+        let class = as_class(original, out);
+        if class.original_size() == 0 && class.released_size() == 0 {
+            continue;
+        }
+        k += 1;
         counterfeit += class.counterfeits();
         withheld += class.original_size() + class.counterfeits() - class.released_size();
-        ncp_sum += class.released_size() as f64 * codes_ncp(hs, &hist.levels, |a| codes[a]);
+        released += class.released_size();
+        ncp_sum += class.released_size() as f64 * ncp;
         emd += class_emd(&class);
         rate += class_rate(&class);
     }
-    let k = by_combo.len().max(1) as f64;
-    let released = hist.released_records;
+    let k = k.max(1) as f64;
     let loss = Loss { ncp: if released == 0 { 1.0 } else { ncp_sum / released as f64 }, emd: emd / k, rate: rate / k };
     Realized { loss, counterfeit, withheld }
 }

@@ -14,6 +14,7 @@
 //! Randomness: every draw goes through the exact samplers of `crate::dp`, node `i` from stream
 //! `i` of one key ([`crate::dp::StreamKey`]), the node choice from its own stream.
 
+pub mod adaptive;
 pub mod baseline;
 pub mod call;
 pub mod domain;

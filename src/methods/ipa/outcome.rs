@@ -41,6 +41,19 @@ impl CallOptions {
                 let (sel, counts) = c.budget()?;
                 (grid_units(sel) + grid_units(counts), format!("selection={sel}, counts={counts}"))
             }
+            Mode::Adaptive(c) => {
+                let b = c.budget()?;
+                let units = b.steps as u64 * grid_units(b.per_step) + grid_units(b.coarse) + grid_units(b.cells);
+                let parts = format!(
+                    "partition={} ({} steps of {}), coarse={}, cells={}",
+                    b.partition(),
+                    b.steps,
+                    b.per_step,
+                    b.coarse,
+                    b.cells
+                );
+                (units, parts)
+            }
         };
         self.charge("ipa_release", units, &parts)
     }

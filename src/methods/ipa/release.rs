@@ -10,6 +10,7 @@
 //! so a counterfeit row is identical to the real rows of its class with the same value, in
 //! content and position.
 
+use super::adaptive::AdaptiveRelease;
 use super::guarantee::{Guarantee, METADATA_KEY};
 use super::histogram::DpHistogram;
 use super::perturb::Perturbation;
@@ -26,27 +27,27 @@ use std::sync::Arc;
 /// The label of a suppressed value.
 pub(crate) const SUPPRESSED: &str = "*";
 
+/// A class of the release: its levels and its node codes at them; `None` is the `*` class.
+type ClassKey<'a> = Option<(&'a [u8], Vec<u32>)>;
+
 /// One column per dimension attribute value (class-level arrays, one entry per class), with
-/// their fields. A class is its node codes at `levels`, or `None` for the `*` class.
-fn class_columns(
-    ft: &FrequencyTable,
-    source: &Schema,
-    levels: &[u8],
-    classes: &[Option<Vec<u32>>],
-) -> Result<(Vec<Field>, Vec<ArrayRef>)> {
+/// their fields. Classes may be at different levels (an adaptive partition).
+fn class_columns(ft: &FrequencyTable, source: &Schema, classes: &[ClassKey]) -> Result<(Vec<Field>, Vec<ArrayRef>)> {
     let (mut fields, mut cols) = (Vec::new(), Vec::<ArrayRef>::new());
     for (a, q) in ft.qis.iter().enumerate() {
-        let (h, level) = (&q.hierarchy, levels[a] as usize);
+        let h = &q.hierarchy;
         let labels: Vec<String> = classes
             .iter()
-            .map(|c| c.as_ref().map_or(SUPPRESSED.to_string(), |codes| node_label(h, level, codes[a])))
+            .map(|c| {
+                c.as_ref().map_or(SUPPRESSED.to_string(), |(levels, codes)| node_label(h, levels[a] as usize, codes[a]))
+            })
             .collect();
         fields.push(Field::new(&q.name, DataType::Utf8, false));
         cols.push(Arc::new(StringArray::from(labels)));
         if h.is_numeric() {
             let ty = source.field_with_name(&q.name).map_or(DataType::Float64, |f| f.data_type().clone());
             let bounds: Vec<Option<(f64, f64)>> =
-                classes.iter().map(|c| c.as_ref().and_then(|codes| h.bounds(level, codes[a]))).collect();
+                classes.iter().map(|c| c.as_ref().and_then(|(l, codes)| h.bounds(l[a] as usize, codes[a]))).collect();
             for (suffix, pick) in [("lo", 0usize), ("hi", 1)] {
                 let v: Float64Array =
                     bounds.iter().map(|b| b.map(|(lo, hi)| if pick == 0 { lo } else { hi })).collect();
@@ -79,10 +80,13 @@ pub fn release(
     p: &Perturbation,
 ) -> Result<(SchemaRef, Vec<RecordBatch>)> {
     let g = &cached.g;
-    let classes: Vec<Option<Vec<u32>>> =
-        p.classes.iter().map(|pc| pc.class.map(|c| g.codes.iter().map(|col| col[c as usize]).collect())).collect();
+    let classes: Vec<ClassKey> = p
+        .classes
+        .iter()
+        .map(|pc| pc.class.map(|c| (&g.levels[..], g.codes.iter().map(|col| col[c as usize]).collect())))
+        .collect();
     let (row_class, row_value) = rows(p);
-    build(ft, source, &g.levels, &classes, &row_class, &row_value)
+    build(ft, source, &classes, &row_class, &row_value)
 }
 
 /// The published rows of a DP histogram: one row per record of every cell.
@@ -91,21 +95,32 @@ pub(crate) fn histogram_release(
     source: &Schema,
     hist: &DpHistogram,
 ) -> Result<(SchemaRef, Vec<RecordBatch>)> {
-    let classes: Vec<Option<Vec<u32>>> = hist.cells.iter().map(|c| Some(c.codes.clone())).collect();
+    let classes: Vec<ClassKey> = hist.cells.iter().map(|c| Some((&hist.levels[..], c.codes.clone()))).collect();
     let (row_class, row_value) = cell_rows(hist.cells.iter().enumerate().map(|(i, c)| (i as u32, c.value, c.count)));
-    build(ft, source, &hist.levels, &classes, &row_class, &row_value)
+    build(ft, source, &classes, &row_class, &row_value)
+}
+
+/// The published rows of an adaptive partition: each class with its own depth's levels.
+pub(crate) fn partition_release(
+    ft: &FrequencyTable,
+    source: &Schema,
+    res: &AdaptiveRelease,
+) -> Result<(SchemaRef, Vec<RecordBatch>)> {
+    let classes: Vec<ClassKey> =
+        res.classes.iter().map(|c| Some((&res.levels[c.depth][..], c.codes.clone()))).collect();
+    let (row_class, row_value) = cell_rows(res.cells.iter().map(|c| (c.class, c.value, c.count)));
+    build(ft, source, &classes, &row_class, &row_value)
 }
 
 fn build(
     ft: &FrequencyTable,
     source: &Schema,
-    levels: &[u8],
-    classes: &[Option<Vec<u32>>],
+    classes: &[ClassKey],
     row_class: &[u32],
     row_value: &[u32],
 ) -> Result<(SchemaRef, Vec<RecordBatch>)> {
     let inf = ft.sensitive.as_ref().ok_or_else(|| AnonError::table("release", "no informative attribute"))?;
-    let (fields, class_cols) = class_columns(ft, source, levels, classes)?;
+    let (fields, class_cols) = class_columns(ft, source, classes)?;
     let (schema, values) = release_schema("release", inf, source, fields)?;
     let batches = class_rows(&schema, &class_cols, &values, row_class, row_value)?;
     Ok((schema, batches))

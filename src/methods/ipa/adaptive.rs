@@ -1,0 +1,626 @@
+//! The adaptive-partition release (`ipa_release(..., 'partition=adaptive')`, guarantee
+//! `pure`): instead of one node of the lattice, a partition of the domain refined only where
+//! the data are dense, chosen privately from noisy counts, then the generalized histogram of
+//! that partition with an optional coarse level that the classes are made consistent with.
+//! Proof: docs/dp.md, "The adaptive partition"; measurements: docs/results/ipa.md.
+//!
+//! Public parameters: a root node R (levels), a fixed sequence of S refinement steps (each
+//! takes one attribute to a finer level of its declared hierarchy), thresholds θ_k, the
+//! split ε = ε_partition + ε_coarse + ε_cells and a publication floor T.
+//!
+//! 1. **Partition (ε_partition, ε_partition / S per step).** The root's combinations (a public
+//!    set) are the nodes of depth 0, all kept. At step k every child of every node kept at
+//!    depth k − 1 (every value of the declared hierarchy below the parent's value, empty ones
+//!    included) gets its count plus discrete Laplace noise; a child whose noisy count reaches
+//!    θ_k is kept. A parent's children that are not kept, if any, are pooled into one class
+//!    published with the parent's generalization. The nodes kept after step S are classes.
+//! 2. **Coarse level (ε_coarse, optional).** Every (root combination, informative value) cell
+//!    gets its count plus noise.
+//! 3. **Cells (ε_cells).** Every (class, informative value) cell, empty ones included, gets its
+//!    count plus noise.
+//! 4. **Post-processing.** Without a coarse level a cell is published iff its noisy count is
+//!    at least T (the pure histogram's rule). With one, per coarse cell: the target is the
+//!    inverse-variance combination of its noisy count and its classes' noisy sum (Hay et al.
+//!    2010), rounded and at least 0; the classes' values below T are set to 0 and projected
+//!    onto {x ≥ 0, Σ x = target} (scaled up when the target exceeds their sum, else the L2
+//!    projection), then made integers by largest remainders, so the target is kept exactly.
+//!
+//! The noise of every stage is drawn in a canonical order (nodes and classes ascending by
+//! their mixed-radix index, values ascending), from its own stream, so a seed gives one
+//! release whatever order the frequency table was grouped in.
+
+use super::histogram::{Realized, realized_loss};
+use super::score::codes_ncp;
+use crate::dp::{DiscreteLaplace, StreamKey};
+use crate::encode::FrequencyTable;
+use crate::error::{AnonError, Result};
+use crate::hierarchy::Hierarchy;
+use crate::lattice::format_levels;
+use rand::Rng;
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+const F: &str = "ipa_release";
+
+/// Default share of ε for choosing the partition (docs/results/ipa.md, "Adaptive partitions").
+pub(crate) const DEFAULT_PARTITION_SHARE: f64 = 0.1;
+/// Default share of ε for the coarse level.
+pub(crate) const DEFAULT_COARSE_SHARE: f64 = 0.5;
+/// Default threshold θ: a child is refined further when its noisy count reaches it. Sized for
+/// tables of about a million records (the NPS-like table); scale it with the table.
+pub(crate) const DEFAULT_THETA: f64 = 1000.0;
+/// Default publication floor T of the cells.
+pub(crate) const DEFAULT_FLOOR: u64 = 2;
+/// Most cells a depth of the plan may have (a public rule on the declared domain).
+const MAX_CELLS: u128 = 10_000_000;
+
+/// Noise streams of the three stages.
+const PARTITION_STREAM: u64 = u64::MAX - 2;
+const COARSE_STREAM: u64 = u64::MAX - 3;
+const CELLS_STREAM: u64 = u64::MAX - 4;
+
+/// The parameters of an adaptive release (all public).
+#[derive(Debug, Clone, PartialEq)]
+pub struct AdaptiveConfig {
+    epsilon: f64,
+    /// The root node's levels, one per quasi-identifier in declaration order.
+    pub(crate) root: Vec<u8>,
+    /// (attribute name, new level) per refinement step.
+    pub(crate) steps: Vec<(String, u8)>,
+    /// θ per step (one value stands for every step).
+    pub(crate) theta: Vec<f64>,
+    /// Shares of ε for the partition and the coarse level (0: no coarse level); the cells get
+    /// the rest.
+    pub(crate) partition: f64,
+    pub(crate) coarse: f64,
+    pub(crate) floor: u64,
+    pub seed: Option<u64>,
+}
+
+/// The budgets as the samplers realize them (each rounded down onto the exact grid).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct AdaptiveBudget {
+    /// ε of one refinement step; the partition spends `steps` of them.
+    pub(crate) per_step: f64,
+    pub(crate) steps: usize,
+    pub(crate) coarse: f64,
+    pub(crate) cells: f64,
+}
+
+impl AdaptiveBudget {
+    pub(crate) fn partition(&self) -> f64 {
+        self.per_step * self.steps as f64
+    }
+    pub(crate) fn total(&self) -> f64 {
+        self.partition() + self.coarse + self.cells
+    }
+}
+
+impl AdaptiveConfig {
+    /// The defaults but for the plan (root and steps), which the caller declares.
+    pub fn new(epsilon: f64, root: Vec<u8>, steps: Vec<(String, u8)>) -> Self {
+        AdaptiveConfig {
+            epsilon,
+            root,
+            steps,
+            theta: vec![DEFAULT_THETA],
+            partition: DEFAULT_PARTITION_SHARE,
+            coarse: DEFAULT_COARSE_SHARE,
+            floor: DEFAULT_FLOOR,
+            seed: None,
+        }
+    }
+
+    pub fn with_seed(mut self, seed: u64) -> Self {
+        self.seed = Some(seed);
+        self
+    }
+
+    /// θ: one value for every step, or one per step.
+    pub fn with_theta(mut self, theta: Vec<f64>) -> Self {
+        self.theta = theta;
+        self
+    }
+
+    /// The shares of ε for the partition and the coarse level (0: none); the cells get the rest.
+    pub fn with_shares(mut self, partition: f64, coarse: f64) -> Self {
+        (self.partition, self.coarse) = (partition, coarse);
+        self
+    }
+
+    pub fn with_floor(mut self, floor: u64) -> Self {
+        self.floor = floor;
+        self
+    }
+
+    /// The realized budgets; errors name the option at fault.
+    pub(crate) fn budget(&self) -> Result<AdaptiveBudget> {
+        if !self.epsilon.is_finite() || self.epsilon <= 0.0 {
+            return Err(AnonError::argument(
+                F,
+                "epsilon",
+                format!("must be a finite number > 0, got {}", self.epsilon),
+            ));
+        }
+        if self.steps.is_empty() {
+            return Err(AnonError::argument(F, "steps", "needs at least one refinement step, e.g. 'location:0'"));
+        }
+        if !(self.partition > 0.0 && self.partition < 1.0) {
+            return Err(AnonError::argument(F, "selection", format!("must be in (0, 1), got {}", self.partition)));
+        }
+        if !(self.coarse >= 0.0 && self.partition + self.coarse < 1.0) {
+            return Err(AnonError::argument(
+                F,
+                "coarse",
+                format!(
+                    "must be >= 0 and leave part of epsilon for the cells (selection + coarse < 1), got {}",
+                    self.coarse
+                ),
+            ));
+        }
+        if self.theta.len() != 1 && self.theta.len() != self.steps.len() {
+            return Err(AnonError::argument(
+                F,
+                "theta",
+                format!("give one threshold or one per step ({} steps), got {}", self.steps.len(), self.theta.len()),
+            ));
+        }
+        if let Some(t) = self.theta.iter().find(|t| !t.is_finite()) {
+            return Err(AnonError::argument(F, "theta", format!("must be a finite number, got {t}")));
+        }
+        let part = |e: f64, name: &str| {
+            DiscreteLaplace::for_epsilon(e, 1)
+                .map(|d| d.epsilon(1))
+                .map_err(|_| AnonError::argument(F, name, format!("the {name} budget {e} is too small")))
+        };
+        let steps = self.steps.len();
+        let coarse = if self.coarse > 0.0 { part(self.epsilon * self.coarse, "coarse")? } else { 0.0 };
+        Ok(AdaptiveBudget {
+            per_step: part(self.epsilon * self.partition / steps as f64, "selection")?,
+            steps,
+            coarse,
+            cells: part(self.epsilon * (1.0 - self.partition - self.coarse), "cells")?,
+        })
+    }
+
+    fn theta(&self, step: usize) -> f64 {
+        if self.theta.len() == 1 { self.theta[0] } else { self.theta[step] }
+    }
+
+    /// The plan's text, as the report shows it: `length_of_stay:3|location:1`.
+    pub(crate) fn steps_text(&self) -> String {
+        self.steps.iter().map(|(a, l)| format!("{a}:{l}")).collect::<Vec<_>>().join("|")
+    }
+    pub(crate) fn theta_text(&self) -> String {
+        self.theta.iter().map(|t| t.to_string()).collect::<Vec<_>>().join("|")
+    }
+}
+
+/// One class of the chosen partition: a node of some depth, whole (kept to the last step) or
+/// pooled (its children that were not kept).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PartitionClass {
+    /// The depth whose levels generalize the class (0 = the root).
+    pub depth: usize,
+    /// Node codes at that depth's levels.
+    pub codes: Vec<u32>,
+    /// Whether the class is the pooled remainder of the node's children.
+    pub pooled: bool,
+}
+
+/// One published cell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PartitionCell {
+    pub class: u32,
+    pub value: u32,
+    pub count: u64,
+}
+
+/// A released adaptive partition.
+#[derive(Debug, Clone)]
+pub struct AdaptiveRelease {
+    /// Levels of each depth (0 = the root, S = after the last step).
+    pub levels: Vec<Vec<u8>>,
+    pub classes: Vec<PartitionClass>,
+    /// Cells with a positive count, class by class, values ascending.
+    pub cells: Vec<PartitionCell>,
+    pub released_records: u64,
+    pub(crate) budget: AdaptiveBudget,
+    /// Diagnostics only (reads the original): IL of the release, counterfeit and withheld.
+    pub(crate) realized: Realized,
+}
+
+impl AdaptiveRelease {
+    /// Diagnostics (exact data): released rows beyond their cell's real count.
+    pub fn realized_counterfeit(&self) -> u64 {
+        self.realized.counterfeit
+    }
+    /// Diagnostics (exact data): real records of a cell not released.
+    pub fn realized_withheld(&self) -> u64 {
+        self.realized.withheld
+    }
+
+    /// Number of classes published at each depth (public: computed from the release's labels).
+    pub(crate) fn classes_by_depth(&self) -> String {
+        let mut n = vec![0usize; self.levels.len()];
+        self.classes.iter().for_each(|c| n[c.depth] += 1);
+        n.iter().map(|x| x.to_string()).collect::<Vec<_>>().join("|")
+    }
+}
+
+/// Mixed-radix numbering of the combinations at one vector of levels (first attribute
+/// fastest), so every stage walks nodes in one canonical order.
+struct Radix {
+    levels: Vec<u8>,
+    widths: Vec<u128>,
+    size: u128,
+}
+
+impl Radix {
+    fn new(hs: &[Arc<Hierarchy>], levels: Vec<u8>) -> Result<Self> {
+        let widths: Vec<u128> = hs.iter().zip(&levels).map(|(h, &l)| h.width(l as usize) as u128).collect();
+        let size = widths.iter().try_fold(1u128, |acc, &w| acc.checked_mul(w)).filter(|&n| n <= MAX_CELLS);
+        let size = size.ok_or_else(|| {
+            AnonError::argument(
+                F,
+                "steps",
+                format!("the node {} has more than {MAX_CELLS} combinations; refine less", format_levels(&levels)),
+            )
+        })?;
+        Ok(Radix { levels, widths, size })
+    }
+    fn index(&self, code: impl Fn(usize) -> u32) -> u128 {
+        let (mut idx, mut stride) = (0u128, 1u128);
+        for (a, w) in self.widths.iter().enumerate() {
+            idx += u128::from(code(a)) * stride;
+            stride *= w;
+        }
+        idx
+    }
+    fn decode(&self, mut idx: u128) -> Vec<u32> {
+        self.widths
+            .iter()
+            .map(|w| {
+                let c = (idx % w) as u32;
+                idx /= w;
+                c
+            })
+            .collect()
+    }
+}
+
+/// The node at `level` above `code` at level `from` (from ≤ level).
+fn ancestor(h: &Hierarchy, from: u8, level: u8, mut code: u32) -> u32 {
+    for j in from..level {
+        code = h.parent(j as usize, code);
+    }
+    code
+}
+
+/// The plan resolved against the table: each depth's numbering and each step's attribute.
+struct Plan {
+    depths: Vec<Radix>,
+    /// Per step: the refined attribute, and for each of its codes at the parent level, its
+    /// children at the new level (ascending).
+    steps: Vec<(usize, Vec<Vec<u32>>)>,
+}
+
+impl Plan {
+    fn new(ft: &FrequencyTable, config: &AdaptiveConfig) -> Result<Self> {
+        let hs = ft.hierarchies();
+        if config.root.len() != hs.len() || config.root.iter().zip(&hs).any(|(&l, h)| l as usize > h.height()) {
+            let heights: Vec<u8> = hs.iter().map(|h| h.height() as u8).collect();
+            return Err(AnonError::argument(
+                F,
+                "root",
+                format!(
+                    "'{}' is not a node of the lattice (one level per quasi-identifier, heights {})",
+                    format_levels(&config.root),
+                    format_levels(&heights)
+                ),
+            ));
+        }
+        let mut levels = config.root.clone();
+        let mut depths = vec![Radix::new(&hs, levels.clone())?];
+        let mut steps = Vec::new();
+        for (name, lv) in &config.steps {
+            let a = ft.qis.iter().position(|q| &q.name == name).ok_or_else(|| {
+                let names: Vec<&str> = ft.qis.iter().map(|q| q.name.as_str()).collect();
+                AnonError::argument(F, "steps", format!("'{name}' is not a quasi-identifier ({})", names.join(", ")))
+            })?;
+            let from = levels[a];
+            if *lv >= from {
+                return Err(AnonError::argument(
+                    F,
+                    "steps",
+                    format!("'{name}:{lv}' does not refine {name}, which is at level {from} there"),
+                ));
+            }
+            let h = &hs[a];
+            let mut kids = vec![Vec::new(); h.width(from as usize)];
+            for c in 0..h.width(*lv as usize) as u32 {
+                kids[ancestor(h, *lv, from, c) as usize].push(c);
+            }
+            levels[a] = *lv;
+            depths.push(Radix::new(&hs, levels.clone())?);
+            steps.push((a, kids));
+        }
+        Ok(Plan { depths, steps })
+    }
+}
+
+/// Every frequency row's node index at every depth, and each depth's record totals.
+struct Counts {
+    /// `index[k][i]`: row i's node at depth k.
+    index: Vec<Vec<u128>>,
+    totals: Vec<HashMap<u128, u64>>,
+}
+
+impl Counts {
+    fn new(ft: &FrequencyTable, plan: &Plan) -> Self {
+        let hs = ft.hierarchies();
+        let mut index = Vec::with_capacity(plan.depths.len());
+        let mut totals = Vec::with_capacity(plan.depths.len());
+        for d in &plan.depths {
+            let up: Vec<&[u32]> = hs.iter().zip(&d.levels).map(|(h, &l)| h.up(l as usize)).collect();
+            let idx: Vec<u128> = (0..ft.len()).map(|i| d.index(|a| up[a][ft.qis[a].codes[i] as usize])).collect();
+            let mut t: HashMap<u128, u64> = HashMap::new();
+            for (&x, &n) in idx.iter().zip(&ft.counts) {
+                *t.entry(x).or_default() += n;
+            }
+            index.push(idx);
+            totals.push(t);
+        }
+        Counts { index, totals }
+    }
+}
+
+/// A class as stage 1 chose it: its depth, node index there, whether pooled, and its root
+/// combination (the coarse cell group it belongs to).
+#[derive(Debug, Clone, Copy)]
+struct Chosen {
+    depth: usize,
+    node: u128,
+    pooled: bool,
+    root: u128,
+}
+
+/// Stage 1: the partition's classes in canonical order, and the kept nodes of every depth.
+fn choose_partition<R: Rng + ?Sized>(
+    plan: &Plan,
+    counts: &Counts,
+    config: &AdaptiveConfig,
+    noise: &DiscreteLaplace,
+    rng: &mut R,
+) -> (Vec<Chosen>, Vec<HashSet<u128>>) {
+    let mut frontier: Vec<(u128, u128)> = (0..plan.depths[0].size).map(|i| (i, i)).collect();
+    let mut classes = Vec::new();
+    let mut kept = vec![frontier.iter().map(|&(_, v)| v).collect::<HashSet<u128>>()];
+    for (k, (a, kids)) in plan.steps.iter().enumerate() {
+        let (parent, child) = (&plan.depths[k], &plan.depths[k + 1]);
+        let theta = config.theta(k);
+        let mut next = Vec::new();
+        for &(g, v) in &frontier {
+            let codes = parent.decode(v);
+            let mut sparse = false;
+            for &c in &kids[codes[*a] as usize] {
+                let u = child.index(|b| if b == *a { c } else { codes[b] });
+                let n = counts.totals[k + 1].get(&u).copied().unwrap_or(0);
+                if n as f64 + noise.sample(rng) as f64 >= theta {
+                    next.push((g, u));
+                } else {
+                    sparse = true;
+                }
+            }
+            if sparse {
+                classes.push(Chosen { depth: k, node: v, pooled: true, root: g });
+            }
+        }
+        kept.push(next.iter().map(|&(_, u)| u).collect());
+        frontier = next;
+    }
+    let last = plan.steps.len();
+    classes.extend(frontier.into_iter().map(|(g, v)| Chosen { depth: last, node: v, pooled: false, root: g }));
+    (classes, kept)
+}
+
+/// Every class's real histogram over `width` values (class-major).
+fn class_histograms(
+    ft: &FrequencyTable,
+    counts: &Counts,
+    kept: &[HashSet<u128>],
+    ids: &HashMap<(usize, u128), usize>,
+    width: usize,
+) -> Result<Vec<u32>> {
+    let s = ft.sensitive.as_ref().ok_or_else(|| AnonError::argument(F, "source", "needs an informative attribute"))?;
+    let mut hist = vec![0u32; ids.len() * width];
+    for i in 0..ft.len() {
+        // The first depth whose node was not kept: the record is in its parent's pool.
+        let depth = (1..kept.len()).find(|&k| !kept[k].contains(&counts.index[k][i]));
+        let key = match depth {
+            Some(k) => (k - 1, counts.index[k - 1][i]),
+            None => (kept.len() - 1, counts.index[kept.len() - 1][i]),
+        };
+        let class = ids.get(&key).ok_or_else(|| AnonError::table(F, "a record outside the partition (internal)"))?;
+        hist[class * width + s.codes[i] as usize] += ft.counts[i] as u32;
+    }
+    Ok(hist)
+}
+
+/// Release the adaptive partition of `ft`, which must be the public table
+/// ([`super::domain::public_table`]).
+pub fn release(ft: &FrequencyTable, config: &AdaptiveConfig) -> Result<AdaptiveRelease> {
+    let budget = config.budget()?;
+    let width = ft.sensitive.as_ref().map_or(0, |s| s.values.len());
+    if width == 0 {
+        return Err(AnonError::argument(F, "source", "needs an informative attribute with a declared domain"));
+    }
+    let plan = Plan::new(ft, config)?;
+    let counts = Counts::new(ft, &plan);
+    let key = StreamKey::new(config.seed)?;
+    let step_noise = DiscreteLaplace::for_epsilon(budget.per_step, 1)?;
+    let (chosen, kept) = choose_partition(&plan, &counts, config, &step_noise, &mut key.stream(PARTITION_STREAM));
+    let ids: HashMap<(usize, u128), usize> = chosen.iter().enumerate().map(|(i, c)| ((c.depth, c.node), i)).collect();
+    let hist = class_histograms(ft, &counts, &kept, &ids, width)?;
+    let cell_noise = DiscreteLaplace::for_epsilon(budget.cells, 1)?;
+    let mut rng = key.stream(CELLS_STREAM);
+    let noisy: Vec<i64> = hist.iter().map(|&n| i64::from(n) + cell_noise.sample(&mut rng)).collect();
+    let released = if budget.coarse > 0.0 {
+        let groups: Vec<u128> = chosen.iter().map(|c| c.root).collect();
+        let coarse = coarse_counts(ft, &counts, plan.depths[0].size, width, budget.coarse, &key)?;
+        let var = (DiscreteLaplace::for_epsilon(budget.coarse, 1)?.variance(), cell_noise.variance());
+        consistent(&noisy, &groups, &coarse, width, var, config.floor)
+    } else {
+        noisy.iter().map(|&y| if y >= config.floor.max(1) as i64 { y as u64 } else { 0 }).collect()
+    };
+    let classes: Vec<PartitionClass> = chosen
+        .iter()
+        .map(|c| PartitionClass { depth: c.depth, codes: plan.depths[c.depth].decode(c.node), pooled: c.pooled })
+        .collect();
+    let levels: Vec<Vec<u8>> = plan.depths.iter().map(|d| d.levels.clone()).collect();
+    let cells: Vec<PartitionCell> = released
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| **n > 0)
+        .map(|(i, &count)| PartitionCell { class: (i / width) as u32, value: (i % width) as u32, count })
+        .collect();
+    let hs = ft.hierarchies();
+    let realized = realized_loss(classes.iter().enumerate().map(|(p, c)| {
+        let ncp = codes_ncp(&hs, &levels[c.depth], |a| c.codes[a]);
+        (ncp, &hist[p * width..(p + 1) * width], &released[p * width..(p + 1) * width])
+    }));
+    let released_records = cells.iter().map(|c| c.count).sum();
+    Ok(AdaptiveRelease { levels, classes, cells, released_records, budget, realized })
+}
+
+/// The coarse level: every (root combination, value) cell's noisy count, root-major.
+fn coarse_counts(
+    ft: &FrequencyTable,
+    counts: &Counts,
+    roots: u128,
+    width: usize,
+    epsilon: f64,
+    key: &StreamKey,
+) -> Result<Vec<i64>> {
+    let s = ft.sensitive.as_ref().ok_or_else(|| AnonError::argument(F, "source", "needs an informative attribute"))?;
+    let mut exact = vec![0i64; roots as usize * width];
+    for i in 0..ft.len() {
+        exact[counts.index[0][i] as usize * width + s.codes[i] as usize] += ft.counts[i] as i64;
+    }
+    let noise = DiscreteLaplace::for_epsilon(epsilon, 1)?;
+    let mut rng = key.stream(COARSE_STREAM);
+    Ok(exact.into_iter().map(|n| n + noise.sample(&mut rng)).collect())
+}
+
+/// Post-processing with a coarse level: per (root combination g, value w), the classes'
+/// values made consistent with the combined target (module doc, step 4). `noisy` is
+/// class-major, `groups[p]` class p's root combination, `var` = (coarse, cell) variances.
+fn consistent(noisy: &[i64], groups: &[u128], coarse: &[i64], width: usize, var: (f64, f64), floor: u64) -> Vec<u64> {
+    let mut members: Vec<Vec<usize>> = vec![Vec::new(); coarse.len() / width.max(1)];
+    for (p, &g) in groups.iter().enumerate() {
+        members[g as usize].push(p);
+    }
+    let mut out = vec![0u64; noisy.len()];
+    let mut buf = Vec::new();
+    for (g, kids) in members.iter().enumerate().filter(|(_, k)| !k.is_empty()) {
+        for w in 0..width {
+            let sum: f64 = kids.iter().map(|&p| noisy[p * width + w] as f64).sum();
+            let t = hay_target(coarse[g * width + w] as f64, var.0, sum, kids.len(), var.1);
+            buf.clear();
+            buf.extend(
+                kids.iter().map(|&p| noisy[p * width + w]).map(|y| if y < floor as i64 { 0.0 } else { y as f64 }),
+            );
+            project(&mut buf, t);
+            for (&p, n) in kids.iter().zip(integerize(&buf)) {
+                out[p * width + w] = n;
+            }
+        }
+    }
+    out
+}
+
+/// The inverse-variance combination of a coarse cell's noisy count (variance `var_coarse`)
+/// and the sum of its `m` classes' noisy values (each `var_fine`), rounded, at least 0.
+fn hay_target(coarse: f64, var_coarse: f64, sum: f64, m: usize, var_fine: f64) -> f64 {
+    let (a, b) = (1.0 / var_coarse, 1.0 / (m as f64 * var_fine));
+    ((a * coarse + b * sum) / (a + b)).round().max(0.0)
+}
+
+/// `y` onto {x ≥ 0, Σ x = s}: when s is at least the positive values' sum (and that is
+/// positive) they are scaled up, which keeps empty classes empty; else the L2 projection
+/// x = max(0, y − λ).
+fn project(y: &mut [f64], s: f64) {
+    if s <= 0.0 {
+        y.iter_mut().for_each(|x| *x = 0.0);
+        return;
+    }
+    let positive: f64 = y.iter().map(|v| v.max(0.0)).sum();
+    if positive > 0.0 && s >= positive {
+        y.iter_mut().for_each(|x| *x = x.max(0.0) * s / positive);
+        return;
+    }
+    let mut sorted = y.to_vec();
+    sorted.sort_by(|a, b| b.total_cmp(a));
+    let (mut sum, mut lambda) = (0.0, 0.0);
+    for (k, &v) in sorted.iter().enumerate() {
+        sum += v;
+        let l = (sum - s) / (k + 1) as f64;
+        if v - l <= 0.0 {
+            break;
+        }
+        lambda = l;
+    }
+    y.iter_mut().for_each(|x| *x = (*x - lambda).max(0.0));
+}
+
+/// Non-negative integers with the same (rounded) total: floors, then one more for the
+/// largest remainders (ties to the first).
+fn integerize(x: &[f64]) -> Vec<u64> {
+    let mut out: Vec<u64> = x.iter().map(|v| v.floor().max(0.0) as u64).collect();
+    let total = x.iter().sum::<f64>().round().max(0.0) as u64;
+    let mut rest: Vec<(f64, usize)> = x.iter().enumerate().map(|(i, v)| (v - v.floor(), i)).collect();
+    rest.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    let missing = total.saturating_sub(out.iter().sum()) as usize;
+    for &(_, i) in rest.iter().take(missing) {
+        out[i] += 1;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn projection_keeps_the_target_and_empty_classes() {
+        // Target above the positive sum: scaled up, the zero stays zero.
+        let mut y = vec![2.0, 0.0, 6.0];
+        project(&mut y, 12.0);
+        assert_eq!(y, vec![3.0, 0.0, 9.0]);
+        // Target below: x = max(0, y - λ) with Σ = s.
+        let mut y = vec![5.0, 1.0, 3.0];
+        project(&mut y, 4.0);
+        assert_eq!(y, vec![3.0, 0.0, 1.0]);
+        // Nothing positive: the target is spread evenly.
+        let mut y = vec![0.0, 0.0];
+        project(&mut y, 3.0);
+        assert_eq!(y, vec![1.5, 1.5]);
+    }
+
+    #[test]
+    fn integers_keep_the_total() {
+        assert_eq!(integerize(&[1.5, 1.5]), vec![2, 1]);
+        assert_eq!(integerize(&[0.2, 0.3, 2.5]), vec![0, 0, 3]);
+        let x = [3.3, 2.2, 1.1, 0.4];
+        assert_eq!(integerize(&x).iter().sum::<u64>(), 7);
+    }
+
+    #[test]
+    fn hay_target_weights_by_inverse_variance() {
+        // Equal variances of the coarse count and of the one-class sum: the mean.
+        assert_eq!(hay_target(10.0, 2.0, 20.0, 1, 2.0), 15.0);
+        // Two classes: the sum has twice the variance, so the coarse count weighs 2/3.
+        assert_eq!(hay_target(30.0, 2.0, 0.0, 2, 2.0), 20.0);
+        assert_eq!(hay_target(-5.0, 1.0, -5.0, 1, 1.0), 0.0);
+    }
+}

@@ -129,6 +129,7 @@ fn wide_table(ctx: &SessionContext, name: &str, qis: usize, seed: u64) -> TableM
     TableMeta {
         roles: (0..qis).map(|a| (format!("q{a}"), Role::QuasiIdentifier)).collect(),
         hierarchies: hs.iter().enumerate().map(|(a, h)| (format!("q{a}"), h.clone())).collect(),
+        ..TableMeta::default()
     }
 }
 

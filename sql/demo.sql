@@ -29,12 +29,13 @@ SELECT (SELECT COUNT(*) FROM nps_h) AS released_records,
 SELECT * FROM verify_release('nps', 'nps_h', 'k=10, h=0.3, catalog', 'nps_h_catalog');
 
 -- 3. Differentially private microdata with the disease kept (IPA, sound default: pure
--- epsilon-DP; 'guarantee=approx' gives (epsilon, delta)-DP). No DP release without a budget; the
--- budget is charged before any noise is drawn.
+-- epsilon-DP, here the adaptive partition the nps table declares as its plan: refined where the
+-- noisy counts show many patients; 'guarantee=approx' gives (epsilon, delta)-DP). No DP release
+-- without a budget; the budget is charged before any noise is drawn.
 -- The demo's ledger is a scratch one (see its path below), never your own.
 SELECT table_name, budget, budget_delta FROM set_privacy_budget('nps', 2.0, 'delta=1e-6');
 SELECT COUNT(*) AS released_records FROM ipa_release('nps', 'nps_ipa', 1.0);
-SELECT guarantee, node, epsilon, delta, released_cells, released_records FROM nps_ipa_report;
+SELECT guarantee, node, steps, classes, epsilon, delta, released_cells, released_records FROM nps_ipa_report;
 SELECT seq, event, guarantee, release, epsilon, spent, remaining, ledger_path FROM anon_privacy_ledger;
 
 -- 4. The k-anonymous baseline (optimal full-domain generalization, k = 10) the papers compare with.

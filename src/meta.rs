@@ -56,6 +56,9 @@ pub struct TableMeta {
     pub roles: Vec<(String, Role)>,
     /// Column → hierarchy (quasi-identifiers and set-valued columns).
     pub hierarchies: BTreeMap<String, Arc<Hierarchy>>,
+    /// `ipa_release`'s declared plan (`declare_release_plan`): public options, e.g. an adaptive
+    /// partition's root and steps, used when a call names no `partition=` of its own.
+    pub release_plan: Option<String>,
 }
 
 impl TableMeta {
@@ -157,6 +160,13 @@ impl Registry {
         self.bump();
         let mut t = self.tables.write().expect("registry lock");
         t.entry(table.to_string()).or_default().hierarchies.insert(column.to_string(), h);
+    }
+
+    /// Declare (or with `None` withdraw) the table's `ipa_release` plan.
+    pub(crate) fn set_release_plan(&self, table: &str, plan: Option<String>) {
+        self.bump();
+        let mut t = self.tables.write().expect("registry lock");
+        t.entry(table.to_string()).or_default().release_plan = plan;
     }
 
     /// Install a whole declaration at once (bundled datasets), replacing any earlier one.

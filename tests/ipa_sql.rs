@@ -310,3 +310,42 @@ async fn bad_input_is_named_registers_nothing_and_spends_nothing() {
     let e = err(&ctx, "SELECT * FROM ipa_release('t', 'x', 1.0)").await;
     assert!(e.contains("sensitive"), "{e}");
 }
+
+/// `declare_release_plan`: the table's plan is what `ipa_release` runs when a call names no
+/// `partition=`; `partition=node` and `approx` calls do not use it; bad plans are refused with
+/// the option named; `''` withdraws the plan.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_declared_plan_is_the_default_release() {
+    let ctx = table();
+    rows(&ctx, "SELECT * FROM set_privacy_budget('t', 10.0, 'delta=1e-6')").await;
+    let plan = text(
+        &ctx,
+        "SELECT release_plan FROM declare_release_plan('t', 'partition=adaptive, root=2:2, steps=q0:1|q1:0, theta=2')",
+    )
+    .await;
+    assert!(plan.contains("root=2:2"), "{plan}");
+    let node = |name: &str| format!("SELECT node FROM {name}_report");
+    rows(&ctx, &format!("SELECT COUNT(*) FROM ipa_release('t', 'a', 1.0, '{VALUES}, seed=1')")).await;
+    assert!(text(&ctx, &node("a")).await.contains("adaptive from [2, 2]"));
+    rows(&ctx, &format!("SELECT COUNT(*) FROM ipa_release('t', 'b', 1.0, 'partition=node, {VALUES}, seed=1')")).await;
+    assert!(!text(&ctx, &node("b")).await.contains("adaptive"));
+    rows(&ctx, &format!("SELECT COUNT(*) FROM ipa_release('t', 'c', 1.0, 'guarantee=approx, {VALUES}, seed=1')")).await;
+    assert!(!text(&ctx, &node("c")).await.contains("adaptive"));
+    // The call's own options override the plan's.
+    rows(&ctx, &format!("SELECT COUNT(*) FROM ipa_release('t', 'd', 1.0, 'theta=5, {VALUES}, seed=1')")).await;
+    assert!(text(&ctx, "SELECT theta FROM d_report").await.contains('5'));
+    for (plan, needle) in [
+        ("partition=adaptive, root=2:2, steps=q0:1, seed=3", "seed"),
+        ("partition=adaptive, root=2, steps=q0:1", "root"),
+        ("partition=adaptive, root=2:2, steps=zz:1", "zz"),
+        ("root=2:2, steps=q0:1", "partition"),
+        ("partition=node", "adaptive"),
+    ] {
+        let e = err(&ctx, &format!("SELECT * FROM declare_release_plan('t', '{plan}')")).await;
+        assert!(e.contains(needle), "{plan}: {e}");
+    }
+    assert!(err(&ctx, "SELECT * FROM declare_release_plan('nope', 'partition=adaptive')").await.contains("nope"));
+    rows(&ctx, "SELECT * FROM declare_release_plan('t', '')").await;
+    rows(&ctx, &format!("SELECT COUNT(*) FROM ipa_release('t', 'e', 1.0, '{VALUES}, seed=1')")).await;
+    assert!(!text(&ctx, &node("e")).await.contains("adaptive"));
+}

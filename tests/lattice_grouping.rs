@@ -110,6 +110,7 @@ async fn in_memory_counting_equals_the_plan() {
             ("sex".into(), anonfusion::meta::Role::QuasiIdentifier),
         ],
         hierarchies: [("age".to_string(), age), ("sex".to_string(), sex)].into_iter().collect(),
+        ..Default::default()
     };
     for (i, values) in ["(30, 'F'), (31, 'M'), (30, 'F')", "(30, NULL)", "(130, 'F')", "(30, 'X')"].iter().enumerate() {
         ctx.sql(&format!("CREATE TABLE t{i} (age BIGINT, sex VARCHAR) AS VALUES {values}")).await.unwrap();

@@ -1,4 +1,4 @@
--- Fig. 7 for the sound default (guarantee=pure): IL as epsilon varies, three seeded runs per
+-- Fig. 7 for the node release (guarantee=pure, partition=node): IL as epsilon varies, three seeded runs per
 -- budget (seeds 1-3: reproducible, hence NOT private), NPS-like table (1,375,900 rows), and the
 -- node-choice utility's parts by lattice height (Figs. 8-10's view of the sound mode: it scores
 -- every node exactly and perturbs only the chosen one). IL from <output>_diagnostics
@@ -6,18 +6,18 @@
 --   anonfusion -f sql/experiments/ipa_dp_epsilon.sql
 
 SELECT COUNT(*) AS records FROM load_dataset('nps');
-SELECT COUNT(*) AS released FROM ipa_release('nps', 'e0_1_s1', 0.1, 'diagnostics=true, seed=1');
-SELECT COUNT(*) AS released FROM ipa_release('nps', 'e0_1_s2', 0.1, 'diagnostics=true, seed=2');
-SELECT COUNT(*) AS released FROM ipa_release('nps', 'e0_1_s3', 0.1, 'diagnostics=true, seed=3');
-SELECT COUNT(*) AS released FROM ipa_release('nps', 'e0_5_s1', 0.5, 'diagnostics=true, seed=1');
-SELECT COUNT(*) AS released FROM ipa_release('nps', 'e0_5_s2', 0.5, 'diagnostics=true, seed=2');
-SELECT COUNT(*) AS released FROM ipa_release('nps', 'e0_5_s3', 0.5, 'diagnostics=true, seed=3');
-SELECT COUNT(*) AS released FROM ipa_release('nps', 'e1_s1', 1, 'diagnostics=true, seed=1');
-SELECT COUNT(*) AS released FROM ipa_release('nps', 'e1_s2', 1, 'diagnostics=true, seed=2');
-SELECT COUNT(*) AS released FROM ipa_release('nps', 'e1_s3', 1, 'diagnostics=true, seed=3');
-SELECT COUNT(*) AS released FROM ipa_release('nps', 'e2_s1', 2, 'diagnostics=true, seed=1');
-SELECT COUNT(*) AS released FROM ipa_release('nps', 'e2_s2', 2, 'diagnostics=true, seed=2');
-SELECT COUNT(*) AS released FROM ipa_release('nps', 'e2_s3', 2, 'diagnostics=true, seed=3');
+SELECT COUNT(*) AS released FROM ipa_release('nps', 'e0_1_s1', 0.1, 'partition=node, diagnostics=true, seed=1');
+SELECT COUNT(*) AS released FROM ipa_release('nps', 'e0_1_s2', 0.1, 'partition=node, diagnostics=true, seed=2');
+SELECT COUNT(*) AS released FROM ipa_release('nps', 'e0_1_s3', 0.1, 'partition=node, diagnostics=true, seed=3');
+SELECT COUNT(*) AS released FROM ipa_release('nps', 'e0_5_s1', 0.5, 'partition=node, diagnostics=true, seed=1');
+SELECT COUNT(*) AS released FROM ipa_release('nps', 'e0_5_s2', 0.5, 'partition=node, diagnostics=true, seed=2');
+SELECT COUNT(*) AS released FROM ipa_release('nps', 'e0_5_s3', 0.5, 'partition=node, diagnostics=true, seed=3');
+SELECT COUNT(*) AS released FROM ipa_release('nps', 'e1_s1', 1, 'partition=node, diagnostics=true, seed=1');
+SELECT COUNT(*) AS released FROM ipa_release('nps', 'e1_s2', 1, 'partition=node, diagnostics=true, seed=2');
+SELECT COUNT(*) AS released FROM ipa_release('nps', 'e1_s3', 1, 'partition=node, diagnostics=true, seed=3');
+SELECT COUNT(*) AS released FROM ipa_release('nps', 'e2_s1', 2, 'partition=node, diagnostics=true, seed=1');
+SELECT COUNT(*) AS released FROM ipa_release('nps', 'e2_s2', 2, 'partition=node, diagnostics=true, seed=2');
+SELECT COUNT(*) AS released FROM ipa_release('nps', 'e2_s3', 2, 'partition=node, diagnostics=true, seed=3');
 
 -- IL by epsilon (mean of three runs) and the nodes chosen.
 SELECT epsilon, ROUND(AVG(il), 4) AS il, ROUND(MIN(il), 4) AS il_min, ROUND(MAX(il), 4) AS il_max, ROUND(AVG(ncp), 4) AS ncp, ROUND(AVG(emd), 4) AS emd, ROUND(AVG(rate), 4) AS rate, STRING_AGG(node, ' ') AS nodes FROM (SELECT 0.1 AS epsilon, d.il, d.ncp, d.emd, d.rate, r.node FROM e0_1_s1_diagnostics d, e0_1_s1_report r UNION ALL SELECT 0.1 AS epsilon, d.il, d.ncp, d.emd, d.rate, r.node FROM e0_1_s2_diagnostics d, e0_1_s2_report r UNION ALL SELECT 0.1 AS epsilon, d.il, d.ncp, d.emd, d.rate, r.node FROM e0_1_s3_diagnostics d, e0_1_s3_report r UNION ALL SELECT 0.5 AS epsilon, d.il, d.ncp, d.emd, d.rate, r.node FROM e0_5_s1_diagnostics d, e0_5_s1_report r UNION ALL SELECT 0.5 AS epsilon, d.il, d.ncp, d.emd, d.rate, r.node FROM e0_5_s2_diagnostics d, e0_5_s2_report r UNION ALL SELECT 0.5 AS epsilon, d.il, d.ncp, d.emd, d.rate, r.node FROM e0_5_s3_diagnostics d, e0_5_s3_report r UNION ALL SELECT 1 AS epsilon, d.il, d.ncp, d.emd, d.rate, r.node FROM e1_s1_diagnostics d, e1_s1_report r UNION ALL SELECT 1 AS epsilon, d.il, d.ncp, d.emd, d.rate, r.node FROM e1_s2_diagnostics d, e1_s2_report r UNION ALL SELECT 1 AS epsilon, d.il, d.ncp, d.emd, d.rate, r.node FROM e1_s3_diagnostics d, e1_s3_report r UNION ALL SELECT 2 AS epsilon, d.il, d.ncp, d.emd, d.rate, r.node FROM e2_s1_diagnostics d, e2_s1_report r UNION ALL SELECT 2 AS epsilon, d.il, d.ncp, d.emd, d.rate, r.node FROM e2_s2_diagnostics d, e2_s2_report r UNION ALL SELECT 2 AS epsilon, d.il, d.ncp, d.emd, d.rate, r.node FROM e2_s3_diagnostics d, e2_s3_report r) GROUP BY epsilon ORDER BY epsilon;

@@ -1,4 +1,4 @@
--- The sound ipa_release (guarantee=approx and pure), the paper's mode, k-anonymity (k = 10)
+-- The sound node releases of ipa_release (guarantee=approx, and pure with partition=node), the paper's mode, k-anonymity (k = 10)
 -- and the DP histogram at k-anonymity's node, on the NPS-like table (1,375,900 rows), epsilon = 1,
 -- ten runs each (seeds 1-10: reproducible, hence NOT private; real releases take no seed).
 --   anonfusion -f sql/experiments/ipa_dp_nps.sql
@@ -20,16 +20,16 @@ SELECT COUNT(*) AS released FROM ipa_release('nps', 'a8', 1.0, 'guarantee=approx
 SELECT COUNT(*) AS released FROM ipa_release('nps', 'a9', 1.0, 'guarantee=approx, diagnostics=true, seed=9');
 SELECT COUNT(*) AS released FROM ipa_release('nps', 'a10', 1.0, 'guarantee=approx, diagnostics=true, seed=10');
 -- pure, ten runs
-SELECT COUNT(*) AS released FROM ipa_release('nps', 'p1', 1.0, 'guarantee=pure, diagnostics=true, seed=1');
-SELECT COUNT(*) AS released FROM ipa_release('nps', 'p2', 1.0, 'guarantee=pure, diagnostics=true, seed=2');
-SELECT COUNT(*) AS released FROM ipa_release('nps', 'p3', 1.0, 'guarantee=pure, diagnostics=true, seed=3');
-SELECT COUNT(*) AS released FROM ipa_release('nps', 'p4', 1.0, 'guarantee=pure, diagnostics=true, seed=4');
-SELECT COUNT(*) AS released FROM ipa_release('nps', 'p5', 1.0, 'guarantee=pure, diagnostics=true, seed=5');
-SELECT COUNT(*) AS released FROM ipa_release('nps', 'p6', 1.0, 'guarantee=pure, diagnostics=true, seed=6');
-SELECT COUNT(*) AS released FROM ipa_release('nps', 'p7', 1.0, 'guarantee=pure, diagnostics=true, seed=7');
-SELECT COUNT(*) AS released FROM ipa_release('nps', 'p8', 1.0, 'guarantee=pure, diagnostics=true, seed=8');
-SELECT COUNT(*) AS released FROM ipa_release('nps', 'p9', 1.0, 'guarantee=pure, diagnostics=true, seed=9');
-SELECT COUNT(*) AS released FROM ipa_release('nps', 'p10', 1.0, 'guarantee=pure, diagnostics=true, seed=10');
+SELECT COUNT(*) AS released FROM ipa_release('nps', 'p1', 1.0, 'guarantee=pure, partition=node, diagnostics=true, seed=1');
+SELECT COUNT(*) AS released FROM ipa_release('nps', 'p2', 1.0, 'guarantee=pure, partition=node, diagnostics=true, seed=2');
+SELECT COUNT(*) AS released FROM ipa_release('nps', 'p3', 1.0, 'guarantee=pure, partition=node, diagnostics=true, seed=3');
+SELECT COUNT(*) AS released FROM ipa_release('nps', 'p4', 1.0, 'guarantee=pure, partition=node, diagnostics=true, seed=4');
+SELECT COUNT(*) AS released FROM ipa_release('nps', 'p5', 1.0, 'guarantee=pure, partition=node, diagnostics=true, seed=5');
+SELECT COUNT(*) AS released FROM ipa_release('nps', 'p6', 1.0, 'guarantee=pure, partition=node, diagnostics=true, seed=6');
+SELECT COUNT(*) AS released FROM ipa_release('nps', 'p7', 1.0, 'guarantee=pure, partition=node, diagnostics=true, seed=7');
+SELECT COUNT(*) AS released FROM ipa_release('nps', 'p8', 1.0, 'guarantee=pure, partition=node, diagnostics=true, seed=8');
+SELECT COUNT(*) AS released FROM ipa_release('nps', 'p9', 1.0, 'guarantee=pure, partition=node, diagnostics=true, seed=9');
+SELECT COUNT(*) AS released FROM ipa_release('nps', 'p10', 1.0, 'guarantee=pure, partition=node, diagnostics=true, seed=10');
 -- paper, ten runs
 SELECT COUNT(*) AS released FROM ipa_release('nps', 'w1', 1.0, 'guarantee=paper, diagnostics=true, seed=1');
 SELECT COUNT(*) AS released FROM ipa_release('nps', 'w2', 1.0, 'guarantee=paper, diagnostics=true, seed=2');

@@ -374,6 +374,13 @@ fn categorical(attribute: &str, rows: impl IntoIterator<Item = Vec<&'static str>
     b.build()
 }
 
+/// The declared `ipa_release` plan (docs/results/ipa.md, "Adaptive partitions"): the root is
+/// the grouping of the questions the release is for (sql/q1.sql .. q4.sql: 5-year ages, sex,
+/// surgery), the steps refine length of stay and location where the noisy counts reach θ.
+/// Public parameters, tuned on this synthetic table (stated there).
+pub const RELEASE_PLAN: &str = "partition=adaptive, root=1:0:5:2:0, steps=length_of_stay:3|location:1|location:0, \
+                                theta=1000, coarse=0.5, selection=0.1, floor=2";
+
 /// Roles and hierarchies: age (5/10/20-year bands), sex, length_of_stay (5/10/30/90-day bands),
 /// location (province → region → *), surgery; disease (disease → group → *) is sensitive.
 pub fn meta() -> Result<TableMeta> {
@@ -390,6 +397,7 @@ pub fn meta() -> Result<TableMeta> {
         .map(|c| (c.to_string(), Role::QuasiIdentifier))
         .collect();
     meta.roles.push(("disease".into(), Role::Sensitive));
+    meta.release_plan = Some(RELEASE_PLAN.to_string());
     Ok(meta)
 }
 

@@ -5,7 +5,7 @@
 use super::method::MethodSpec;
 use super::{
     artuc_fn, constraints_fn, dataset, entropy_fn, explore, generalize, hceil_fn, hierarchies, ipa_fn, kanon_fn,
-    ledger_fn, metrics_fn, query_error_fn, rmr_fn, roles, truthful_fn, verify_fn,
+    ledger_fn, metrics_fn, plan_fn, query_error_fn, rmr_fn, roles, truthful_fn, verify_fn,
 };
 
 /// One table function: its SQL name, usage line and one-line purpose.
@@ -29,6 +29,11 @@ pub const TABLE_FUNCTIONS: &[FunctionDoc] = &[
     doc("load_dataset", dataset::SIGNATURE, "register a bundled dataset with its roles and hierarchies"),
     doc("load_constraints", constraints_fn::SIGNATURE, "register one of the ArtUC paper's utility-constraint sets"),
     doc("declare_roles", roles::SIGNATURE, "declare each column's role (identifier, quasi-identifier, sensitive, ...)"),
+    doc(
+        "declare_release_plan",
+        plan_fn::SIGNATURE,
+        "declare the public plan ipa_release uses on a table (an adaptive partition)",
+    ),
     doc("load_hierarchy", hierarchies::LOAD_SIG, "attach a generalization hierarchy from an ARX-format file"),
     doc("hierarchy_from_table", hierarchies::FROM_TABLE_SIG, "attach a generalization hierarchy from a table"),
     doc("interval_hierarchy", hierarchies::INTERVALS_SIG, "attach numeric bands as a column's hierarchy"),

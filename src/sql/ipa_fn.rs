@@ -19,6 +19,7 @@ use super::{Args, block_on, mem_table};
 use crate::dp::ledger::{Charge, epsilon_units};
 use crate::error::{AnonError, Result};
 use crate::lattice::{format_levels, parse_levels};
+use crate::meta::TableMeta;
 use crate::methods::ipa::adaptive::{AdaptiveConfig, AdaptiveRelease};
 use crate::methods::ipa::call::{self, CallOptions, Mode, Outcome};
 use crate::methods::ipa::histogram::Realized;
@@ -36,37 +37,40 @@ const H: &str = "dp_histogram";
 pub(crate) struct Ipa;
 
 impl MethodSpec for Ipa {
-    /// (epsilon, parsed options).
-    type Params = (f64, CallOptions);
+    /// (epsilon, the options' text, the options parsed without the table's declared plan).
+    type Params = (f64, String, CallOptions);
     const NAME: &'static str = F;
     const SIGNATURE: &'static str = "ipa_release(source, output, epsilon [, 'guarantee=pure|approx|paper, delta=1e-9, values=a|b, partition=node|adaptive, root=1:0:5:2:0, steps=location:1|location:0, theta=1000, coarse=0.5, selection=0.2, noise_weight=1, class_weight=1000, floor=4, max_cells=N, diagnostics=true, seed=42, t=2, split=0.1:0.3:0.3:0.3'])";
     const ARITY: (usize, usize) = (3, 4);
 
-    fn parse(&self, a: &Args) -> Result<(f64, CallOptions)> {
+    fn parse(&self, a: &Args) -> Result<Self::Params> {
         let epsilon = a.f64(2, "epsilon")?;
         // The grid's limits, before the options: 1e308 is an error, not a clamp.
         epsilon_units(F, epsilon)?;
-        Ok((epsilon, CallOptions::ipa(epsilon, &a.opt_str(3, "options")?.unwrap_or_default())?))
+        let text = a.opt_str(3, "options")?.unwrap_or_default();
+        let call = CallOptions::ipa_unresolved(epsilon, &text)?;
+        Ok((epsilon, text, call))
     }
 
     /// Only seeded calls are memoized: a repeat returns the same release and spends nothing.
-    fn deterministic(&self, (_, call): &(f64, CallOptions)) -> bool {
+    fn deterministic(&self, (_, _, call): &Self::Params) -> bool {
         call.seed().is_some()
     }
 
-    fn side_tables(&self, _: &(f64, CallOptions)) -> Vec<&'static str> {
+    fn side_tables(&self, _: &Self::Params) -> Vec<&'static str> {
         vec!["report", "diagnostics", "diagnostics_nodes"]
     }
 
-    fn charge(&self, (_, call): &(f64, CallOptions)) -> Result<Option<(Charge, String)>> {
-        call.ipa_charge().map(Some)
+    fn charge(&self, (epsilon, text, _): &Self::Params, meta: &TableMeta) -> Result<Option<(Charge, String)>> {
+        CallOptions::ipa_declared(*epsilon, text, meta.release_plan.as_deref())?.ipa_charge().map(Some)
     }
 
-    fn seed(&self, (_, call): &(f64, CallOptions)) -> Option<u64> {
+    fn seed(&self, (_, _, call): &Self::Params) -> Option<u64> {
         call.seed()
     }
 
-    fn run(&self, c: &Call<'_>, (_, call): &(f64, CallOptions)) -> Result<Outputs> {
+    fn run(&self, c: &Call<'_>, (epsilon, text, _): &Self::Params) -> Result<Outputs> {
+        let call = &CallOptions::ipa_declared(*epsilon, text, c.meta.release_plan.as_deref())?;
         let progress = c.registry.progress();
         let (outcome, published) = block_on(call::ipa_release(c.ctx, c.source, c.meta, call, progress.as_ref()))?;
         let ms = c.elapsed_ms();
@@ -233,7 +237,7 @@ impl MethodSpec for Histogram {
         vec!["report", "diagnostics"]
     }
 
-    fn charge(&self, (epsilon, _, call): &Self::Params) -> Result<Option<(Charge, String)>> {
+    fn charge(&self, (epsilon, _, call): &Self::Params, _: &TableMeta) -> Result<Option<(Charge, String)>> {
         call.histogram_charge(*epsilon).map(Some)
     }
 

@@ -62,7 +62,8 @@ pub(crate) trait MethodSpec: Debug + Send + Sync + 'static {
     /// ledger's `parts`). It is reserved in the source's account before `run` draws any noise,
     /// committed once every output is built and before any is registered, and returned if the
     /// call fails. `None`: the method promises no differential privacy and charges nothing.
-    fn charge(&self, _params: &Self::Params) -> Result<Option<(Charge, String)>> {
+    /// `meta`: the source's declarations (a declared plan can decide what a call spends).
+    fn charge(&self, _params: &Self::Params, _meta: &TableMeta) -> Result<Option<(Charge, String)>> {
         Ok(None)
     }
 
@@ -175,7 +176,7 @@ impl<S: MethodSpec> MethodFn<S> {
         let names = output_names(&output, &self.spec.side_tables(&params));
         let releases = self.registry.releases();
         releases.check(&ctx, S::NAME, &source, &names, &self.registry)?;
-        let charge = self.spec.charge(&params)?;
+        let charge = self.spec.charge(&params, &meta)?;
         let reservation = match &charge {
             Some((c, _)) => Some(super::ledger_fn::reserve(&self.registry, &ctx, S::NAME, &source, c.clone())?),
             None => None,

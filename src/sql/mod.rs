@@ -24,6 +24,7 @@ mod ledger_fn;
 pub(crate) mod method;
 mod metrics_fn;
 pub mod output;
+mod plan_fn;
 mod query_error_fn;
 pub mod report;
 mod rmr_fn;
@@ -52,6 +53,7 @@ pub(crate) fn register(ctx: &SessionContext, registry: Arc<Registry>) {
     dataset::register(ctx, registry.clone());
     constraints_fn::register(ctx, registry.clone());
     roles::register(ctx, registry.clone());
+    plan_fn::register(ctx, registry.clone());
     hierarchies::register(ctx, registry.clone());
     explore::register(ctx, registry.clone());
     method::register(ctx, registry.clone(), generalize::Generalize);

@@ -3,6 +3,8 @@
 //! ledger and registers tables.
 //!
 //! `ipa_release` options: `guarantee=pure|approx|paper` (default [`DEFAULT_GUARANTEE`]),
+//! `partition=node|adaptive` with `root=`, `steps=`, `theta=`, `coarse=` (adaptive; a `pure`
+//! call that names no partition runs the table's declared plan, [`CallOptions::ipa_declared`]),
 //! `delta=` (approx), `values=a|b|c` (the informative attribute's declared domain when its
 //! column has no hierarchy), `selection=` (fraction of ε for the node choice),
 //! `noise_weight=`, `class_weight=`, `floor=` (pure), `max_cells=`, `diagnostics=true`, `seed=` (tests: not private), and for
@@ -23,8 +25,9 @@ use crate::methods::options;
 use crate::progress::Progress;
 use datafusion::prelude::SessionContext;
 
-/// The default of `ipa_release`: the sound mode with the better measured utility on the
-/// NPS-like table (docs/ipa.md, "Choosing the default").
+/// The default guarantee of `ipa_release`: the sound mode with the better measured utility on
+/// the NPS-like table (docs/ipa.md, "Choosing the default"); with it a table's declared plan
+/// (an adaptive partition) is the default partition.
 pub const DEFAULT_GUARANTEE: Guarantee = Guarantee::Pure;
 
 /// What an `ipa_release` call runs.
@@ -63,6 +66,17 @@ impl CallOptions {
 
     /// `ipa_release`'s options.
     pub(crate) fn ipa(epsilon: f64, text: &str) -> Result<Self> {
+        Self::ipa_with(epsilon, text, false)
+    }
+
+    /// The options as far as they can be checked before the table's declarations are known:
+    /// plan options without `partition=` may be completing a declared plan
+    /// ([`Self::ipa_declared`] checks them then).
+    pub(crate) fn ipa_unresolved(epsilon: f64, text: &str) -> Result<Self> {
+        Self::ipa_with(epsilon, text, true)
+    }
+
+    fn ipa_with(epsilon: f64, text: &str, plan_pending: bool) -> Result<Self> {
         const F: &str = "ipa_release";
         let pairs = options::pairs(F, text)?;
         let get = |k: &str| pairs.iter().rev().find(|(key, _)| key == k).map(|(_, v)| v.as_str());
@@ -116,10 +130,12 @@ impl CallOptions {
                 }
                 "noise_weight" => {
                     only("noise_weight", false)?;
+                    plan.node_only.get_or_insert("noise_weight");
                     sound.noise_weight = number(F, "noise_weight", value)?;
                 }
                 "class_weight" => {
                     only("class_weight", false)?;
+                    plan.node_only.get_or_insert("class_weight");
                     sound.class_weight = number(F, "class_weight", value)?;
                 }
                 "floor" => {
@@ -129,6 +145,7 @@ impl CallOptions {
                 }
                 "max_cells" => {
                     only("max_cells", false)?;
+                    plan.node_only.get_or_insert("max_cells");
                     sound.max_cells = value.parse().map_err(|_| {
                         AnonError::argument(F, "max_cells", format!("'{value}' is not a positive integer"))
                     })?;
@@ -147,7 +164,7 @@ impl CallOptions {
         let mode = if is_paper {
             paper.check_parameters()?;
             Mode::Paper(paper)
-        } else if let Some(adaptive) = plan.config(epsilon, guarantee, sound.seed)? {
+        } else if let Some(adaptive) = plan.config(epsilon, guarantee, sound.seed, plan_pending)? {
             adaptive.budget()?;
             Mode::Adaptive(adaptive)
         } else {
@@ -162,6 +179,26 @@ impl CallOptions {
             Mode::Sound(sound)
         };
         Ok(CallOptions { mode, values, diagnostics })
+    }
+
+    /// `ipa_release`'s options with the table's declared plan (`declare_release_plan`): when
+    /// the call names no `partition=` and its guarantee is `pure` (the default), the plan's
+    /// options come first and the call's own override them.
+    pub(crate) fn ipa_declared(epsilon: f64, text: &str, plan: Option<&str>) -> Result<Self> {
+        let own = Self::ipa_unresolved(epsilon, text)?;
+        let given = options::pairs("ipa_release", text)?;
+        let named = given.iter().any(|(k, _)| k == "partition");
+        match plan {
+            Some(plan) if !named && own.guarantee() == Guarantee::Pure => {
+                // The plan's options the call does not give itself, then the call's.
+                let plan = options::pairs("ipa_release", plan)?;
+                let kept = plan.iter().filter(|(k, _)| !given.iter().any(|(g, _)| g == k));
+                let mut all: Vec<String> = kept.map(|(k, v)| format!("{k}={v}")).collect();
+                all.push(text.to_string());
+                Self::ipa(epsilon, &all.join(", "))
+            }
+            _ => Self::ipa(epsilon, text),
+        }
     }
 
     /// `dp_histogram`'s options (the mode is always `Sound`; only its guarantee and seed are used).
@@ -205,6 +242,8 @@ struct Plan {
     coarse: Option<f64>,
     selection: Option<f64>,
     floor: Option<u64>,
+    /// The first option given that only the node release reads.
+    node_only: Option<&'static str>,
 }
 
 impl Plan {
@@ -243,8 +282,18 @@ impl Plan {
 
     /// The adaptive configuration when `partition=adaptive`, `None` for a node release;
     /// plan options without it are an error naming the first one.
-    fn config(&self, epsilon: f64, guarantee: Guarantee, seed: Option<u64>) -> Result<Option<AdaptiveConfig>> {
+    /// `pending`: plan options without `partition=` are accepted (a declared plan may come).
+    fn config(
+        &self,
+        epsilon: f64,
+        guarantee: Guarantee,
+        seed: Option<u64>,
+        pending: bool,
+    ) -> Result<Option<AdaptiveConfig>> {
         const F: &str = "ipa_release";
+        if self.adaptive.is_none() && pending {
+            return Ok(None);
+        }
         if self.adaptive != Some(true) {
             let given = [("root", self.root.is_some()), ("steps", self.steps.is_some())];
             let given = given.into_iter().chain([("theta", self.theta.is_some()), ("coarse", self.coarse.is_some())]);
@@ -255,6 +304,9 @@ impl Plan {
         }
         if guarantee != Guarantee::Pure {
             return Err(AnonError::argument(F, "partition", "adaptive is a guarantee=pure release"));
+        }
+        if let Some(key) = self.node_only {
+            return Err(AnonError::argument(F, key, "applies to partition=node only"));
         }
         let root = self.root.clone().ok_or_else(|| {
             AnonError::argument(F, "root", "partition=adaptive needs the root node, e.g. 'root=1:0:5:2:0'")
@@ -318,7 +370,7 @@ pub(crate) async fn ipa_release(
         Mode::Sound(config) => {
             let (ft, source) = public_source(ctx, table, meta, "ipa_release", call).await?;
             let res = super::sound::release(&ft, config, progress)?;
-            let (schema, batches) = release::histogram_release(&ft, &source, &res.histogram)?;
+            let (schema, batches) = release::cells_release(&ft, &source, &res.histogram)?;
             let (schema, batches) =
                 release::labelled(schema, batches, guarantee, res.epsilon_selection + res.epsilon_counts)?;
             let dropped = crate::encode::publish::dropped_columns(&source, meta);
@@ -327,7 +379,7 @@ pub(crate) async fn ipa_release(
         Mode::Adaptive(config) => {
             let (ft, source) = public_source(ctx, table, meta, "ipa_release", call).await?;
             let res = super::adaptive::release(&ft, config)?;
-            let (schema, batches) = release::partition_release(&ft, &source, &res)?;
+            let (schema, batches) = release::cells_release(&ft, &source, &res)?;
             let (schema, batches) = release::labelled(schema, batches, guarantee, res.budget.total())?;
             let dropped = crate::encode::publish::dropped_columns(&source, meta);
             Ok((Outcome::Adaptive(res), Published { schema, batches, dropped }))
@@ -359,7 +411,7 @@ pub(crate) async fn histogram_release(
     }
     let Mode::Sound(config) = &call.mode else { unreachable!("dp_histogram's options are always sound") };
     let res = dp_histogram(&ft, levels, epsilon, call.guarantee(), config.floor, call.seed())?;
-    let (schema, batches) = release::histogram_release(&ft, &source, &res.histogram)?;
+    let (schema, batches) = release::cells_release(&ft, &source, &res.histogram)?;
     let (schema, batches) = release::labelled(schema, batches, call.guarantee(), res.epsilon)?;
     let dropped = crate::encode::publish::dropped_columns(&source, meta);
     Ok((res, Published { schema, batches, dropped }))

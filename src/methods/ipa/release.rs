@@ -89,27 +89,40 @@ pub fn release(
     build(ft, source, &classes, &row_class, &row_value)
 }
 
-/// The published rows of a DP histogram: one row per record of every cell.
-pub(crate) fn histogram_release(
-    ft: &FrequencyTable,
-    source: &Schema,
-    hist: &DpHistogram,
-) -> Result<(SchemaRef, Vec<RecordBatch>)> {
-    let classes: Vec<ClassKey> = hist.cells.iter().map(|c| Some((&hist.levels[..], c.codes.clone()))).collect();
-    let (row_class, row_value) = cell_rows(hist.cells.iter().enumerate().map(|(i, c)| (i as u32, c.value, c.count)));
-    build(ft, source, &classes, &row_class, &row_value)
+/// Released cells: the classes they belong to (levels and codes) and (class, value, count).
+pub(crate) trait Cells {
+    fn classes(&self) -> Vec<ClassKey<'_>>;
+    fn cells(&self) -> impl Iterator<Item = (u32, u32, u64)>;
 }
 
-/// The published rows of an adaptive partition: each class with its own depth's levels.
-pub(crate) fn partition_release(
+/// A node's histogram: each cell is its own class, all at the node's levels.
+impl Cells for DpHistogram {
+    fn classes(&self) -> Vec<ClassKey<'_>> {
+        self.cells.iter().map(|c| Some((&self.levels[..], c.codes.clone()))).collect()
+    }
+    fn cells(&self) -> impl Iterator<Item = (u32, u32, u64)> {
+        self.cells.iter().enumerate().map(|(i, c)| (i as u32, c.value, c.count))
+    }
+}
+
+/// An adaptive partition: each class at its own depth's levels.
+impl Cells for AdaptiveRelease {
+    fn classes(&self) -> Vec<ClassKey<'_>> {
+        self.classes.iter().map(|c| Some((&self.levels[c.depth][..], c.codes.clone()))).collect()
+    }
+    fn cells(&self) -> impl Iterator<Item = (u32, u32, u64)> {
+        self.cells.iter().map(|c| (c.class, c.value, c.count))
+    }
+}
+
+/// The published rows of released cells: one row per record of every cell.
+pub(crate) fn cells_release(
     ft: &FrequencyTable,
     source: &Schema,
-    res: &AdaptiveRelease,
+    released: &impl Cells,
 ) -> Result<(SchemaRef, Vec<RecordBatch>)> {
-    let classes: Vec<ClassKey> =
-        res.classes.iter().map(|c| Some((&res.levels[c.depth][..], c.codes.clone()))).collect();
-    let (row_class, row_value) = cell_rows(res.cells.iter().map(|c| (c.class, c.value, c.count)));
-    build(ft, source, &classes, &row_class, &row_value)
+    let (row_class, row_value) = cell_rows(released.cells());
+    build(ft, source, &released.classes(), &row_class, &row_value)
 }
 
 fn build(

@@ -1,0 +1,86 @@
+//! `declare_release_plan(table, 'options')`: declare the public plan `ipa_release` uses on a
+//! table when a call names no `partition=` of its own (e.g. an adaptive partition's root,
+//! steps, theta and shares, chosen from the questions the release must answer, never from the
+//! data). `''` withdraws it. Returns the table's plan.
+
+use super::{Args, mem_table};
+use crate::error::{AnonError, Result};
+use crate::meta::Registry;
+use crate::methods::ipa::adaptive::AdaptiveConfig;
+use crate::methods::options;
+use datafusion::arrow::array::{ArrayRef, StringArray};
+use datafusion::arrow::datatypes::{DataType, Field, Schema};
+use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
+use datafusion::prelude::SessionContext;
+use std::sync::Arc;
+
+const F: &str = "declare_release_plan";
+pub(super) const SIGNATURE: &str = "declare_release_plan(table, 'partition=adaptive, root=1:0:5:2:0, \
+                                     steps=length_of_stay:3|location:0, theta=1000, coarse=0.5, selection=0.1, floor=2')";
+
+/// The options a plan may hold: public parameters of the release, nothing per call.
+const PLAN_KEYS: [&str; 7] = ["partition", "root", "steps", "theta", "coarse", "selection", "floor"];
+
+#[derive(Debug)]
+struct DeclarePlan {
+    registry: Arc<Registry>,
+}
+
+pub(crate) fn register(ctx: &SessionContext, registry: Arc<Registry>) {
+    ctx.register_udtf(F, Arc::new(DeclarePlan { registry }));
+}
+
+/// Check a plan against the table's quasi-identifiers: only plan options, an adaptive
+/// partition whose root has one level per quasi-identifier and whose steps name them.
+pub(crate) fn check_plan(qis: &[&str], text: &str) -> Result<()> {
+    for (key, _) in options::pairs(F, text)? {
+        if !PLAN_KEYS.contains(&key.as_str()) {
+            return Err(AnonError::argument(
+                F,
+                "plan",
+                format!("'{key}' cannot be declared (a plan holds {})", PLAN_KEYS.join(", ")),
+            ));
+        }
+    }
+    let c = AdaptiveConfig::from_options(1.0, text)?;
+    if c.root.len() != qis.len() {
+        return Err(AnonError::argument(
+            F,
+            "root",
+            format!("needs one level per quasi-identifier ({}), got {}", qis.join(", "), c.root.len()),
+        ));
+    }
+    if let Some((name, _)) = c.steps.iter().find(|(n, _)| !qis.contains(&n.as_str())) {
+        return Err(AnonError::argument(
+            F,
+            "steps",
+            format!("'{name}' is not a quasi-identifier ({})", qis.join(", ")),
+        ));
+    }
+    Ok(())
+}
+
+impl TableFunctionImpl for DeclarePlan {
+    fn call_with_args(&self, args: TableFunctionArgs) -> datafusion::error::Result<Arc<dyn TableProvider>> {
+        let a = Args::new(F, SIGNATURE, args.exprs(), 2, 2)?;
+        let table = a.str(0, "table")?;
+        let text = a.str(1, "plan")?;
+        let meta = self.registry.require(&table)?;
+        let plan = if text.trim().is_empty() {
+            None
+        } else {
+            check_plan(&meta.quasi_identifiers(), &text)?;
+            Some(text.trim().to_string())
+        };
+        self.registry.set_release_plan(&table, plan.clone());
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("table_name", DataType::Utf8, false),
+            Field::new("release_plan", DataType::Utf8, true),
+        ]));
+        let cols: Vec<ArrayRef> =
+            vec![Arc::new(StringArray::from(vec![table])), Arc::new(StringArray::from(vec![plan]))];
+        let batch = RecordBatch::try_new(schema.clone(), cols).map_err(|e| AnonError::table(F, e.to_string()))?;
+        Ok(mem_table(schema, vec![batch])?)
+    }
+}

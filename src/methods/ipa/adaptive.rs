@@ -270,13 +270,14 @@ struct Radix {
 }
 
 impl Radix {
-    fn new(hs: &[Arc<Hierarchy>], levels: Vec<u8>) -> Result<Self> {
+    /// `option`: the option blamed when the node has too many combinations.
+    fn new(hs: &[Arc<Hierarchy>], levels: Vec<u8>, option: &str) -> Result<Self> {
         let widths: Vec<u128> = hs.iter().zip(&levels).map(|(h, &l)| h.width(l as usize) as u128).collect();
         let size = widths.iter().try_fold(1u128, |acc, &w| acc.checked_mul(w)).filter(|&n| n <= MAX_CELLS);
         let size = size.ok_or_else(|| {
             AnonError::argument(
                 F,
-                "steps",
+                option,
                 format!("the node {} has more than {MAX_CELLS} combinations; refine less", format_levels(&levels)),
             )
         })?;
@@ -334,7 +335,7 @@ impl Plan {
             ));
         }
         let mut levels = config.root.clone();
-        let mut depths = vec![Radix::new(&hs, levels.clone())?];
+        let mut depths = vec![Radix::new(&hs, levels.clone(), "root")?];
         let mut steps = Vec::new();
         for (name, lv) in &config.steps {
             let a = ft.qis.iter().position(|q| &q.name == name).ok_or_else(|| {
@@ -355,7 +356,7 @@ impl Plan {
                 kids[ancestor(h, *lv, from, c) as usize].push(c);
             }
             levels[a] = *lv;
-            depths.push(Radix::new(&hs, levels.clone())?);
+            depths.push(Radix::new(&hs, levels.clone(), "steps")?);
             steps.push((a, kids));
         }
         Ok(Plan { depths, steps })

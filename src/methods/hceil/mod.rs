@@ -122,17 +122,10 @@ impl HceilConfig {
                 }
                 "diagnostics" => self.diagnostics = crate::methods::options::flag(F, "diagnostics", value)?,
                 "search" => {
-                    self.exhaustive = match value.to_ascii_lowercase().as_str() {
-                        "exhaustive" => true,
-                        "bounded" => false,
-                        _ => {
-                            return Err(AnonError::argument(
-                                F,
-                                "search",
-                                format!("'{value}' is not bounded or exhaustive"),
-                            ));
-                        }
-                    }
+                    self.exhaustive = crate::keyword::parse(&[(true, &["exhaustive"]), (false, &["bounded"])], value)
+                        .ok_or_else(|| {
+                            AnonError::argument(F, "search", format!("'{value}' is not bounded or exhaustive"))
+                        })?
                 }
                 other => {
                     return Err(AnonError::argument(

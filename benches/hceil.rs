@@ -29,7 +29,7 @@ fn adult(c: &mut Criterion) {
         ("bounded_default_limit", "seed=1"),
     ] {
         let config = HceilConfig::new(5, Some(0.3)).with_options(options).unwrap();
-        g.bench_function(name, |b| b.iter(|| search(&ft, &config, &Silent).unwrap().rce));
+        g.bench_function(name, |b| b.iter(|| search(&ft, &config, &Silent).unwrap().rce()));
     }
     g.finish();
 }

@@ -52,6 +52,7 @@ pub mod encode;
 pub mod error;
 pub mod eval;
 pub mod hierarchy;
+pub(crate) mod keyword;
 pub mod lattice;
 pub mod measures;
 pub mod meta;
@@ -63,6 +64,7 @@ pub mod release;
 pub(crate) mod releases;
 #[cfg(feature = "ballista")]
 pub mod scale;
+pub(crate) mod sorted;
 pub mod sql;
 pub mod verify;
 

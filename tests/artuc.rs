@@ -267,16 +267,16 @@ fn bad_parameters_and_limits() {
     assert!(err_of(paper_config().with_options("pick=sideways")).contains("'pick'"));
     assert!(err_of(paper_config().with_options("colour=red")).contains("unknown option 'colour'"));
     // δ: the clusters formed already cost 0.323 > 0.3 (Step 16).
-    let e = run(ArtucConfig { delta: 0.3, ..paper_config() });
+    let e = run(ArtucConfig::new(2, 2, 0.3, 2).with_pick(Pick::First));
     assert!(e.contains("NCP limit failed") && e.contains("> delta = 0.3 (by 0.02"), "{e}");
     // ε: record 5's 494.1 must go (Step 26).
-    let e = run(ArtucConfig { epsilon: 0, ..paper_config() });
+    let e = run(ArtucConfig::new(2, 2, 0.6, 0).with_pick(Pick::First));
     assert!(e.contains("suppression limit failed: 1 diagnosis codes suppressed > epsilon = 0 (by 1)"), "{e}");
     // Step 2 on request: k = 3 withholds G2 (records 4, 5 and their 3 codes).
-    let c = paper_config().with_options("small_groups=withhold").unwrap();
-    let r = anonymize(&t, &cs, &ArtucConfig { k: 3, epsilon: 100, delta: 1.0, ..c.clone() }, &Silent).unwrap();
+    let c = |epsilon| ArtucConfig::new(3, 2, 1.0, epsilon).with_pick(Pick::First).with_options("small_groups=withhold");
+    let r = anonymize(&t, &cs, &c(100).unwrap(), &Silent).unwrap();
     assert_eq!((r.withheld.clone(), r.measures.withheld_codes), (vec![4, 5], 3));
-    let e = err_of(anonymize(&t, &cs, &ArtucConfig { k: 3, epsilon: 2, delta: 1.0, ..c }, &Silent));
+    let e = err_of(anonymize(&t, &cs, &c(2).unwrap(), &Silent));
     assert!(e.contains("3 of them held by withheld records"), "{e}");
 }
 
@@ -446,7 +446,8 @@ proptest! {
         }
         // The Baseline and any step of the any-time trajectory are (k,k^m)-anonymous and
         // satisfy U too.
-        let loose = ArtucConfig { epsilon: u64::MAX, ..config };
+        let mut loose = config;
+        loose.km.epsilon = u64::MAX;
         if let Ok(b) = baseline(&t, &cs, &loose, &Silent) {
             check_release(&src, &spec, &b, k, m, None, u64::MAX)?;
         }

@@ -65,7 +65,7 @@ pub async fn run(
             .map_err(|e| format!("{}: {e}", file.display()))?;
         writeln!(out, "{}: {}", file.display(), first_line(&sql)).map_err(|e| e.to_string())?;
         let batch = report.to_batch().map_err(|e| e.to_string())?;
-        format::write(format, &QueryReport::schema(), &[batch], out).map_err(|e| e.to_string())?;
+        format::write(format, false, &QueryReport::schema(), &[batch], out).map_err(|e| e.to_string())?;
         if let Some(plot) = &args.plot {
             let path = plot_path(plot, i, args.queries.len());
             let title = args.title.clone().unwrap_or_else(|| first_line(&sql));

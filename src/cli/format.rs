@@ -25,15 +25,20 @@ pub(crate) enum Format {
     Markdown,
 }
 
-/// Write a result. A result without columns (DDL, `SET`) prints nothing in any format.
+/// Write a result, `expanded` (`\\x`) where the format is the table. A result without
+/// columns (DDL, `SET`) prints nothing in any format.
 pub(crate) fn write(
     format: Format,
+    expanded: bool,
     schema: &SchemaRef,
     batches: &[RecordBatch],
     out: &mut dyn Write,
 ) -> Result<(), ArrowError> {
     if schema.fields().is_empty() {
         return Ok(());
+    }
+    if expanded && format == Format::Table {
+        return write_expanded(schema, batches, out);
     }
     let (schema, batches) = if format == Format::Json {
         (schema.clone(), batches.to_vec())
@@ -70,14 +75,7 @@ pub(crate) fn write(
 }
 
 /// `\\x`: one block per row, one `name | value` line per column, as psql's expanded display.
-pub(crate) fn write_expanded(
-    schema: &SchemaRef,
-    batches: &[RecordBatch],
-    out: &mut dyn Write,
-) -> Result<(), ArrowError> {
-    if schema.fields().is_empty() {
-        return Ok(());
-    }
+fn write_expanded(schema: &SchemaRef, batches: &[RecordBatch], out: &mut dyn Write) -> Result<(), ArrowError> {
     let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
     let width = names.iter().map(|n| n.chars().count()).max().unwrap_or(0);
     let options = FormatOptions::default();
@@ -196,7 +194,7 @@ mod tests {
 
     fn render(format: Format, batches: &[RecordBatch]) -> String {
         let mut out = Vec::new();
-        write(format, &batch().schema(), batches, &mut out).unwrap();
+        write(format, false, &batch().schema(), batches, &mut out).unwrap();
         String::from_utf8(out).unwrap()
     }
 
@@ -230,7 +228,7 @@ mod tests {
         let b = codes();
         let render = |format| {
             let mut out = Vec::new();
-            write(format, &b.schema(), std::slice::from_ref(&b), &mut out).unwrap();
+            write(format, false, &b.schema(), std::slice::from_ref(&b), &mut out).unwrap();
             String::from_utf8(out).unwrap()
         };
         // A one-column CSV quotes an empty field (else the line would be blank).

@@ -161,12 +161,7 @@ impl Runner {
         batches: &[datafusion::arrow::array::RecordBatch],
         out: &mut dyn Write,
     ) -> Result<(), String> {
-        let written = if self.expanded && self.format == Format::Table {
-            format::write_expanded(schema, batches, out)
-        } else {
-            format::write(self.format, schema, batches, out)
-        };
-        written.map_err(|e| e.to_string())
+        format::write(self.format, self.expanded, schema, batches, out).map_err(|e| e.to_string())
     }
 
     /// Run a script, stopping at the first failure with a message that names `name`, the

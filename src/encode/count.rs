@@ -179,28 +179,7 @@ fn merge_runs(mut runs: Vec<Vec<(u128, u64)>>) -> Vec<(u128, u64)> {
 }
 
 fn merge_two(a: &[(u128, u64)], b: &[(u128, u64)]) -> Vec<(u128, u64)> {
-    let mut out = Vec::with_capacity(a.len() + b.len());
-    let (mut i, mut j) = (0, 0);
-    while i < a.len() && j < b.len() {
-        match a[i].0.cmp(&b[j].0) {
-            std::cmp::Ordering::Less => {
-                out.push(a[i]);
-                i += 1;
-            }
-            std::cmp::Ordering::Greater => {
-                out.push(b[j]);
-                j += 1;
-            }
-            std::cmp::Ordering::Equal => {
-                out.push((a[i].0, a[i].1 + b[j].1));
-                i += 1;
-                j += 1;
-            }
-        }
-    }
-    out.extend_from_slice(&a[i..]);
-    out.extend_from_slice(&b[j..]);
-    out
+    crate::sorted::merge_by_key(a, b, |e| e.0, |x, y| (x.0, x.1 + y.1))
 }
 
 /// A numeric hierarchy whose leaves are integers in a range of at most [`IntegerLeaves::SPAN`]

@@ -32,17 +32,20 @@ pub(crate) enum Workload {
 
 impl Workload {
     pub(crate) fn parse(s: &str) -> Result<Self> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "w1" => Ok(Workload::W1),
-            "w2" => Ok(Workload::W2),
-            "w3" => Ok(Workload::W3),
-            "attribute" | "attr" | "per_attribute" => Ok(Workload::Attribute),
-            other => Err(AnonError::argument(
+        let spellings: &crate::keyword::Spellings<Workload> = &[
+            (Workload::W1, &["w1"]),
+            (Workload::W2, &["w2"]),
+            (Workload::W3, &["w3"]),
+            (Workload::Attribute, &["attribute", "attr", "per_attribute"]),
+        ];
+        crate::keyword::parse(spellings, s).ok_or_else(|| {
+            let other = s.trim().to_ascii_lowercase();
+            AnonError::argument(
                 "workload_queries",
                 "workload",
                 format!("unknown workload '{other}' (W1, W2, W3, attribute)"),
-            )),
-        }
+            )
+        })
     }
 }
 

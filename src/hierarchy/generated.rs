@@ -16,11 +16,7 @@ pub(crate) enum MaskFrom {
 
 impl MaskFrom {
     pub(crate) fn parse(s: &str) -> Option<Self> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "right" => Some(MaskFrom::Right),
-            "left" => Some(MaskFrom::Left),
-            _ => None,
-        }
+        crate::keyword::parse(&[(MaskFrom::Right, &["right"]), (MaskFrom::Left, &["left"])], s)
     }
 }
 

@@ -69,12 +69,14 @@ impl HierarchyKind {
     }
 
     pub(crate) fn parse(s: &str) -> Option<Self> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "categorical" | "cat" | "taxonomy" => Some(HierarchyKind::Categorical),
-            "numeric" | "num" | "interval" | "intervals" => Some(HierarchyKind::Numeric),
-            "codes" | "code" | "set" | "set-valued" | "set_valued" => Some(HierarchyKind::Codes),
-            _ => None,
-        }
+        crate::keyword::parse(
+            &[
+                (HierarchyKind::Categorical, &["categorical", "cat", "taxonomy"]),
+                (HierarchyKind::Numeric, &["numeric", "num", "interval", "intervals"]),
+                (HierarchyKind::Codes, &["codes", "code", "set", "set-valued", "set_valued"]),
+            ],
+            s,
+        )
     }
 }
 

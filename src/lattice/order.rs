@@ -28,17 +28,7 @@ struct Entry {
     id: NodeId,
 }
 
-impl PartialEq for Entry {
-    fn eq(&self, o: &Self) -> bool {
-        self.cmp(o) == Ordering::Equal
-    }
-}
-impl Eq for Entry {}
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
+crate::sorted::eq_and_partial_ord_from_ord!(Entry);
 impl Ord for Entry {
     /// Reversed: the heap's maximum is the cheapest node.
     fn cmp(&self, o: &Self) -> Ordering {

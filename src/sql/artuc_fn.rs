@@ -12,10 +12,13 @@
 //! Registers the release as `output` and the report as `output_report`, and returns the release.
 
 use super::method::{Call, MethodSpec, Outputs};
-use super::report::Value::*;
+use super::report::Value::{self, *};
+use super::report::seeded;
 use super::{Args, in_order, mem_table};
 use crate::error::{AnonError, Result};
-use crate::methods::artuc::{ArtucConfig, Pick, Source, Trajectory, Variant, call as artuc_call, release};
+use crate::methods::artuc::{
+    ArtucConfig, KmConfig, Measures, Source, Trajectory, Variant, call as artuc_call, release,
+};
 use datafusion::arrow::array::{ArrayRef, Float64Array, Int64Array, RecordBatch};
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use datafusion::catalog::TableProvider;
@@ -43,14 +46,9 @@ impl MethodSpec for Artuc {
 
     fn parse(&self, a: &Args) -> Result<Params> {
         let constraints = a.str(2, "constraints")?;
-        let (k, m, delta, epsilon) = (a.i64(3, "k")?, a.i64(4, "m")?, a.f64(5, "delta")?, a.i64(6, "epsilon")?);
-        for (name, v) in [("k", k), ("m", m), ("epsilon", epsilon)] {
-            if v < 0 {
-                return Err(AnonError::argument(F, name, format!("must not be negative, got {v}")));
-            }
-        }
+        let (k, m, delta, epsilon) = km_args(F, a, 3)?;
         let (method_opts, variant) = Variant::split_options(&a.opt_str(7, "options")?.unwrap_or_default())?;
-        let config = ArtucConfig::new(k as u64, m as u64, delta, epsilon as u64).with_options(&method_opts)?;
+        let config = ArtucConfig::new(k, m, delta, epsilon).with_options(&method_opts)?;
         config.validate_limits()?;
         Ok(Params { constraints, config, variant })
     }
@@ -59,9 +57,8 @@ impl MethodSpec for Artuc {
         vec![("constraints", p.constraints.clone())]
     }
 
-    /// Random record picks without a seed differ from call to call.
     fn deterministic(&self, p: &Params) -> bool {
-        p.config.seed.is_some() || p.config.pick == Pick::First
+        p.config.km.deterministic()
     }
 
     fn side_tables(&self, _: &Params) -> Vec<&'static str> {
@@ -69,7 +66,7 @@ impl MethodSpec for Artuc {
     }
 
     fn seed(&self, p: &Params) -> Option<u64> {
-        p.config.seed
+        p.config.km.seed
     }
 
     fn run(&self, call: &Call<'_>, p: &Params) -> Result<Outputs> {
@@ -80,45 +77,60 @@ impl MethodSpec for Artuc {
         let (table, res, trajectory, step) = (&out.table, &out.result, out.trajectory, out.step);
         let published = release::release(table, res)?;
         let rel = mem_table(published.schema.clone(), published.batches)?;
-        let (c, m) = (&p.config, &res.measures);
-        let out = Outputs::new(rel).with_report(
-            call,
-            F,
-            vec![
-                ("variant", Text(p.variant.name().into())),
-                ("constraints", Text(p.constraints.clone())),
-                ("k", Int(c.k as i64)),
-                ("m", Int(c.m as i64)),
-                ("delta", Float(c.delta)),
-                ("epsilon", Int(c.epsilon as i64)),
-                ("records", Int(m.records as i64)),
-                ("clusters", Int(m.clusters as i64)),
-                ("ncp", Float(m.ncp)),
-                ("ncp_sum", Float(m.ncp_sum)),
-                ("ul", Float(m.ul)),
-                ("ul_sum", Float(m.ul_sum)),
-                ("ul_gen", Float(m.ul_gen())),
-                ("ul_sup", Float(m.ul_sup())),
-                ("suppressed_codes", Int(m.suppressed_codes as i64)),
-                ("withheld_records", Int(m.withheld_records as i64)),
-                ("withheld_codes", Int(m.withheld_codes as i64)),
-                // Codes outside the hierarchy, dropped before the method ran
-                // (load_hierarchy's unknown_codes=suppress): counted, never named.
-                ("unknown_codes", Int(table.codes.unknown.0 as i64)),
-                ("unknown_codes_distinct", Int(table.codes.unknown.1 as i64)),
-                ("step", OptInt(step.map(|s| s as i64))),
-                ("gendiag_runs", Int(res.evaluations as i64)),
-                // Whether the call was seeded, never the seed: a published seed would let anyone
-                // replay the randomness (which records became counterfeits, which node was drawn).
-                ("seeded", Bool(c.seed.is_some())),
-                ("time_ms", Float(call.elapsed_ms())),
-            ],
-        )?;
+        let (c, m) = (&p.config.km, &res.measures);
+        let mut cells = vec![("variant", Text(p.variant.name().into())), ("constraints", Text(p.constraints.clone()))];
+        cells.extend(km_cells(c, m));
+        cells.extend([
+            ("ncp_sum", Float(m.ncp_sum)),
+            ("ul", Float(m.ul)),
+            ("ul_sum", Float(m.ul_sum)),
+            ("ul_gen", Float(m.ul_gen())),
+            ("ul_sup", Float(m.ul_sup())),
+            ("suppressed_codes", Int(m.suppressed_codes as i64)),
+            ("withheld_records", Int(m.withheld_records as i64)),
+            ("withheld_codes", Int(m.withheld_codes as i64)),
+            // Codes outside the hierarchy, dropped before the method ran
+            // (load_hierarchy's unknown_codes=suppress): counted, never named.
+            ("unknown_codes", Int(table.codes.unknown.0 as i64)),
+            ("unknown_codes_distinct", Int(table.codes.unknown.1 as i64)),
+            ("step", OptInt(step.map(|s| s as i64))),
+            ("gendiag_runs", Int(res.evaluations as i64)),
+            // Whether the call was seeded, never the seed: a published seed would let anyone
+            // replay the randomness (which records became counterfeits, which node was drawn).
+            seeded(c.seed),
+            ("time_ms", Float(call.elapsed_ms())),
+        ]);
+        let out = Outputs::new(rel).with_report(call, F, cells)?;
         Ok(match trajectory {
             Some(t) => out.with("trajectory", trajectory_table(&t)?),
             None => out,
         })
     }
+}
+
+/// `k, m, delta, epsilon` of `function`, the arguments from `at` on, none negative.
+pub(super) fn km_args(function: &str, a: &Args, at: usize) -> Result<(u64, u64, f64, u64)> {
+    let (k, m, delta, epsilon) =
+        (a.i64(at, "k")?, a.i64(at + 1, "m")?, a.f64(at + 2, "delta")?, a.i64(at + 3, "epsilon")?);
+    for (name, v) in [("k", k), ("m", m), ("epsilon", epsilon)] {
+        if v < 0 {
+            return Err(AnonError::argument(function, name, format!("must not be negative, got {v}")));
+        }
+    }
+    Ok((k as u64, m as u64, delta, epsilon as u64))
+}
+
+/// The report cells ArtUC and RmR share: the parameters, then the release's size and NCP.
+pub(super) fn km_cells(c: &KmConfig, m: &Measures) -> [(&'static str, Value); 7] {
+    [
+        ("k", Int(c.k as i64)),
+        ("m", Int(c.m as i64)),
+        ("delta", Float(c.delta)),
+        ("epsilon", Int(c.epsilon as i64)),
+        ("records", Int(m.records as i64)),
+        ("clusters", Int(m.clusters as i64)),
+        ("ncp", Float(m.ncp)),
+    ]
 }
 
 /// Algorithm 2's steps: `step`, `clusters`, `ncp`, `ul`, `suppressed_codes`.

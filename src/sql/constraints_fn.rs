@@ -8,43 +8,36 @@ use super::{Args, check_output_name, mem_table, session_context};
 use crate::datasets::rt::{RtPreset, utility_constraints};
 use crate::error::AnonError;
 use crate::meta::Registry;
-use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
+use datafusion::catalog::{TableFunctionArgs, TableProvider};
 use datafusion::prelude::SessionContext;
 use std::sync::Arc;
 
 const F: &str = "load_constraints";
 pub(super) const SIGNATURE: &str = "load_constraints(dataset ('ehrd' | 'informs'), set ('UC1'..'UC9') [, as_table])";
 
-#[derive(Debug)]
-struct LoadConstraints {
-    registry: Arc<Registry>,
-}
-
 pub(crate) fn register(ctx: &SessionContext, registry: Arc<Registry>) {
-    ctx.register_udtf(F, Arc::new(LoadConstraints { registry }));
+    super::register_fn(ctx, &registry, F, load_constraints);
 }
 
-impl TableFunctionImpl for LoadConstraints {
-    fn call_with_args(&self, args: TableFunctionArgs) -> datafusion::error::Result<Arc<dyn TableProvider>> {
-        let a = Args::new(F, SIGNATURE, args.exprs(), 2, 3)?;
-        let dataset = a.str(0, "dataset")?.to_ascii_lowercase();
-        let set = a.str(1, "set")?;
-        let preset = match dataset.as_str() {
-            "ehrd" => RtPreset::Ehrd,
-            "informs" => RtPreset::Informs,
-            _ => return Err(AnonError::argument(F, "dataset", format!("'{dataset}' is not ehrd or informs")).into()),
-        };
-        let as_table = a.opt_str(2, "as_table")?.unwrap_or_else(|| format!("{dataset}_{}", set.to_ascii_lowercase()));
-        check_output_name(F, &as_table)?;
-        let names = [crate::releases::normalize(&as_table)];
-        let batch = utility_constraints(preset, &set)?;
-        let table = mem_table(batch.schema(), vec![batch])?;
-        // Deterministic and cheap, so a repeat registers the same rows again; any other table
-        // under that name is kept (the output-name rule of src/releases.rs).
-        let ctx = session_context(&args)?;
-        let releases = self.registry.releases();
-        releases.check(&ctx, F, "", &names, &self.registry)?;
-        releases.publish(&ctx, F, vec![(names[0].clone(), table.clone())])?;
-        Ok(table)
-    }
+fn load_constraints(registry: &Registry, args: TableFunctionArgs) -> datafusion::error::Result<Arc<dyn TableProvider>> {
+    let a = Args::new(F, SIGNATURE, args.exprs(), 2, 3)?;
+    let dataset = a.str(0, "dataset")?.to_ascii_lowercase();
+    let set = a.str(1, "set")?;
+    let preset = match dataset.as_str() {
+        "ehrd" => RtPreset::Ehrd,
+        "informs" => RtPreset::Informs,
+        _ => return Err(AnonError::argument(F, "dataset", format!("'{dataset}' is not ehrd or informs")).into()),
+    };
+    let as_table = a.opt_str(2, "as_table")?.unwrap_or_else(|| format!("{dataset}_{}", set.to_ascii_lowercase()));
+    check_output_name(F, &as_table)?;
+    let names = [crate::releases::normalize(&as_table)];
+    let batch = utility_constraints(preset, &set)?;
+    let table = mem_table(batch.schema(), vec![batch])?;
+    // Deterministic and cheap, so a repeat registers the same rows again; any other table
+    // under that name is kept (the output-name rule of src/releases.rs).
+    let ctx = session_context(&args)?;
+    let releases = registry.releases();
+    releases.check(&ctx, F, "", &names, registry)?;
+    releases.publish(&ctx, F, vec![(names[0].clone(), table.clone())])?;
+    Ok(table)
 }

@@ -10,31 +10,24 @@ use crate::lattice::{Lattice, format_levels};
 use crate::meta::Registry;
 use datafusion::arrow::array::{ArrayRef, Float64Array, Int64Array, RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
-use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
+use datafusion::catalog::{TableFunctionArgs, TableProvider};
 use datafusion::prelude::SessionContext;
 use std::sync::Arc;
-
-#[derive(Debug)]
-struct LatticeNodes {
-    registry: Arc<Registry>,
-}
 
 pub(super) const SIGNATURE: &str = "lattice_nodes(table)";
 
 pub(crate) fn register(ctx: &SessionContext, registry: Arc<Registry>) {
-    ctx.register_udtf("lattice_nodes", Arc::new(LatticeNodes { registry }));
+    super::register_fn(ctx, &registry, "lattice_nodes", lattice_nodes);
 }
 
-impl TableFunctionImpl for LatticeNodes {
-    fn call_with_args(&self, args: TableFunctionArgs) -> datafusion::error::Result<Arc<dyn TableProvider>> {
-        let a = Args::new("lattice_nodes", SIGNATURE, args.exprs(), 1, 1)?;
-        let table = a.str(0, "table")?;
-        let meta = self.registry.require(&table)?;
-        meta.check_complete(&table)?;
-        let ctx = session_context(&args)?;
-        let ft = block_on(frequency_table(&ctx, &table, &meta, None))?;
-        Ok(summarize(&ft)?)
-    }
+fn lattice_nodes(registry: &Registry, args: TableFunctionArgs) -> datafusion::error::Result<Arc<dyn TableProvider>> {
+    let a = Args::new("lattice_nodes", SIGNATURE, args.exprs(), 1, 1)?;
+    let table = a.str(0, "table")?;
+    let meta = registry.require(&table)?;
+    meta.check_complete(&table)?;
+    let ctx = session_context(&args)?;
+    let ft = block_on(frequency_table(&ctx, &table, &meta, None))?;
+    Ok(summarize(&ft)?)
 }
 
 fn summarize(ft: &crate::encode::FrequencyTable) -> Result<Arc<dyn TableProvider>> {

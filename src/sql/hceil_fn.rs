@@ -71,13 +71,13 @@ impl MethodSpec for Hceil {
                 ("k", Int(config.k as i64)),
                 ("h", Float(res.h)),
                 ("h_searched", Text(if config.h.is_none() { "yes" } else { "no" }.into())),
-                ("max_degree", Float(res.max_degree)),
-                ("counterfeit_records", Int(res.catalog.total as i64)),
-                ("catalog_rows", Int(res.catalog.entries.len() as i64)),
-                ("lm", Float(res.lm)),
-                ("lm_intervals", Float(res.lm_intervals)),
-                ("rce", Float(res.rce)),
-                ("classes", Int(res.classes as i64)),
+                ("max_degree", Float(res.best.max_degree)),
+                ("counterfeit_records", Int(res.best.catalog.total as i64)),
+                ("catalog_rows", Int(res.best.catalog.entries.len() as i64)),
+                ("lm", Float(res.best.lm)),
+                ("lm_intervals", Float(res.best.lm_intervals)),
+                ("rce", Float(res.best.rce)),
+                ("classes", Int(res.best.classes as i64)),
                 ("counterfeit_values", Text(config.draw.name().into())),
                 ("objective", Text(config.objective.name().into())),
                 // The limit, never the count: how many records were suppressed needs the
@@ -102,12 +102,12 @@ impl MethodSpec for Hceil {
 fn diagnostics(res: &crate::methods::hceil::HceilResult) -> Result<Arc<dyn TableProvider>> {
     one_row(vec![
         ("not_for_publication", Text(super::report::NOT_FOR_PUBLICATION.into())),
-        ("suppressed_records", Int(res.suppressed_records as i64)),
-        ("suppressed_classes", Int(res.suppressed.iter().filter(|&&s| s).count() as i64)),
-        ("objective_value", Float(res.objective_value.0)),
-        ("objective_tiebreak", Float(res.objective_value.1)),
-        ("lm_with_suppressed", Float(res.counting_suppressed(res.lm))),
-        ("lm_intervals_with_suppressed", Float(res.counting_suppressed(res.lm_intervals))),
+        ("suppressed_records", Int(res.best.suppressed_records as i64)),
+        ("suppressed_classes", Int(res.best.suppressed.iter().filter(|&&s| s).count() as i64)),
+        ("objective_value", Float(res.best.key.0)),
+        ("objective_tiebreak", Float(res.best.key.1)),
+        ("lm_with_suppressed", Float(res.counting_suppressed(res.best.lm))),
+        ("lm_intervals_with_suppressed", Float(res.counting_suppressed(res.best.lm_intervals))),
     ])
 }
 

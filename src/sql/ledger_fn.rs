@@ -16,20 +16,15 @@ use datafusion::arrow::array::{
 };
 use datafusion::arrow::compute::concat_batches;
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
-use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
+use datafusion::catalog::{TableFunctionArgs, TableProvider};
 use datafusion::prelude::SessionContext;
 use std::sync::Arc;
 
 const F: &str = "set_privacy_budget";
 pub(super) const SIGNATURE: &str = "set_privacy_budget(table, epsilon [, 'delta=1e-6, force=true'])";
 
-#[derive(Debug)]
-struct SetBudget {
-    registry: Arc<Registry>,
-}
-
 pub(crate) fn register(ctx: &SessionContext, registry: Arc<Registry>) {
-    ctx.register_udtf(F, Arc::new(SetBudget { registry }));
+    super::register_fn(ctx, &registry, F, set_budget);
     ctx.register_udaf(fingerprint_udaf().as_ref().clone());
 }
 
@@ -69,23 +64,20 @@ fn options(opts: &str) -> Result<(f64, bool)> {
     Ok((delta, force))
 }
 
-impl TableFunctionImpl for SetBudget {
-    fn call_with_args(&self, args: TableFunctionArgs) -> datafusion::error::Result<Arc<dyn TableProvider>> {
-        let a = Args::new(F, SIGNATURE, args.exprs(), 2, 3)?;
-        let (table, epsilon) = (a.str(0, "table")?, a.f64(1, "epsilon")?);
-        let (delta, force) = options(&a.opt_str(2, "options")?.unwrap_or_default())?;
-        super::explain::refuse_when_planning_only(F)?;
-        let ctx = session_context(&args)?;
-        if !ctx.table_exist(table.as_str())? {
-            return Err(AnonError::table(&table, "not found").into());
-        }
-        let account = block_on(account_of(&ctx, &table))?;
-        let ledger = self.registry.ledger();
-        ledger.set_budget(&account, epsilon, delta, force)?;
-        let rows: Vec<LedgerRow> =
-            ledger.rows()?.into_iter().filter(|r| r.fingerprint == account.fingerprint).collect();
-        Ok(mem_table(ledger_schema(), vec![ledger_batch(&ledger, &rows)?])?)
+fn set_budget(registry: &Registry, args: TableFunctionArgs) -> datafusion::error::Result<Arc<dyn TableProvider>> {
+    let a = Args::new(F, SIGNATURE, args.exprs(), 2, 3)?;
+    let (table, epsilon) = (a.str(0, "table")?, a.f64(1, "epsilon")?);
+    let (delta, force) = options(&a.opt_str(2, "options")?.unwrap_or_default())?;
+    super::explain::refuse_when_planning_only(F)?;
+    let ctx = session_context(&args)?;
+    if !ctx.table_exist(table.as_str())? {
+        return Err(AnonError::table(&table, "not found").into());
     }
+    let account = block_on(account_of(&ctx, &table))?;
+    let ledger = registry.ledger();
+    ledger.set_budget(&account, epsilon, delta, force)?;
+    let rows: Vec<LedgerRow> = ledger.rows()?.into_iter().filter(|r| r.fingerprint == account.fingerprint).collect();
+    Ok(mem_table(ledger_schema(), vec![ledger_batch(&ledger, &rows)?])?)
 }
 
 pub(crate) fn ledger_schema() -> SchemaRef {

@@ -12,62 +12,48 @@ use crate::error::{AnonError, Result};
 use crate::meta::Registry;
 use crate::metrics::Metric;
 use crate::metrics::read::{self, measure};
-use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
+use datafusion::catalog::{TableFunctionArgs, TableProvider};
 use datafusion::prelude::SessionContext;
 use std::sync::Arc;
 
 pub(super) const METRICS_SIG: &str = "anon_metrics(original, release [, catalog [, 'ncp_weights=a:w,...']])";
 pub(super) const VALUE_SIG: &str = "metric_value(original, release, 'metric' [, catalog])";
 
-#[derive(Debug)]
-struct AnonMetrics {
-    registry: Arc<Registry>,
-}
-
-#[derive(Debug)]
-struct MetricValue {
-    registry: Arc<Registry>,
-}
-
 pub(crate) fn register(ctx: &SessionContext, registry: Arc<Registry>) {
-    ctx.register_udtf("anon_metrics", Arc::new(AnonMetrics { registry: registry.clone() }));
-    ctx.register_udtf("metric_value", Arc::new(MetricValue { registry }));
+    super::register_fn(ctx, &registry, "anon_metrics", anon_metrics);
+    super::register_fn(ctx, &registry, "metric_value", metric_value);
 }
 
-impl TableFunctionImpl for AnonMetrics {
-    fn call_with_args(&self, args: TableFunctionArgs) -> datafusion::error::Result<Arc<dyn TableProvider>> {
-        let a = Args::new("anon_metrics", METRICS_SIG, args.exprs(), 2, 4)?;
-        let (original, release) = (a.str(0, "original")?, a.str(1, "release")?);
-        let catalog = a.opt_str(2, "catalog")?.filter(|s| !s.trim().is_empty());
-        let options = a.opt_str(3, "options")?.unwrap_or_default();
-        let meta = self.registry.require(&original)?;
-        let weights = read::ncp_weights(&meta, &options)?;
-        let ctx = session_context(&args)?;
-        let metrics = block_on(measure(&ctx, &meta, &original, &release, catalog.as_deref(), weights.as_deref()))?;
-        Ok(report(&metrics)?)
-    }
+fn anon_metrics(registry: &Registry, args: TableFunctionArgs) -> datafusion::error::Result<Arc<dyn TableProvider>> {
+    let a = Args::new("anon_metrics", METRICS_SIG, args.exprs(), 2, 4)?;
+    let (original, release) = (a.str(0, "original")?, a.str(1, "release")?);
+    let catalog = a.opt_str(2, "catalog")?.filter(|s| !s.trim().is_empty());
+    let options = a.opt_str(3, "options")?.unwrap_or_default();
+    let meta = registry.require(&original)?;
+    let weights = read::ncp_weights(&meta, &options)?;
+    let ctx = session_context(&args)?;
+    let metrics = block_on(measure(&ctx, &meta, &original, &release, catalog.as_deref(), weights.as_deref()))?;
+    Ok(report(&metrics)?)
 }
 
-impl TableFunctionImpl for MetricValue {
-    fn call_with_args(&self, args: TableFunctionArgs) -> datafusion::error::Result<Arc<dyn TableProvider>> {
-        let a = Args::new("metric_value", VALUE_SIG, args.exprs(), 3, 4)?;
-        let (original, release) = (a.str(0, "original")?, a.str(1, "release")?);
-        let wanted = a.str(2, "metric")?.trim().to_ascii_lowercase();
-        let catalog = a.opt_str(3, "catalog")?.filter(|s| !s.trim().is_empty());
-        let meta = self.registry.require(&original)?;
-        let ctx = session_context(&args)?;
-        let metrics = block_on(measure(&ctx, &meta, &original, &release, catalog.as_deref(), None))?;
-        let Some(found) = metrics.iter().find(|m| m.metric.eq_ignore_ascii_case(&wanted)) else {
-            let names: Vec<&str> = metrics.iter().map(|m| m.metric.as_str()).collect();
-            return Err(AnonError::argument(
-                "metric_value",
-                "metric",
-                format!("'{wanted}' does not apply to this release; available: {}", names.join(", ")),
-            )
-            .into());
-        };
-        Ok(table(vec![("value", Float(vec![found.value]))])?)
-    }
+fn metric_value(registry: &Registry, args: TableFunctionArgs) -> datafusion::error::Result<Arc<dyn TableProvider>> {
+    let a = Args::new("metric_value", VALUE_SIG, args.exprs(), 3, 4)?;
+    let (original, release) = (a.str(0, "original")?, a.str(1, "release")?);
+    let wanted = a.str(2, "metric")?.trim().to_ascii_lowercase();
+    let catalog = a.opt_str(3, "catalog")?.filter(|s| !s.trim().is_empty());
+    let meta = registry.require(&original)?;
+    let ctx = session_context(&args)?;
+    let metrics = block_on(measure(&ctx, &meta, &original, &release, catalog.as_deref(), None))?;
+    let Some(found) = metrics.iter().find(|m| m.metric.eq_ignore_ascii_case(&wanted)) else {
+        let names: Vec<&str> = metrics.iter().map(|m| m.metric.as_str()).collect();
+        return Err(AnonError::argument(
+            "metric_value",
+            "metric",
+            format!("'{wanted}' does not apply to this release; available: {}", names.join(", ")),
+        )
+        .into());
+    };
+    Ok(table(vec![("value", Float(vec![found.value]))])?)
 }
 
 fn report(metrics: &[Metric]) -> Result<Arc<dyn TableProvider>> {

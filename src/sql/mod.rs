@@ -40,8 +40,8 @@ pub use output::ParquetOutput;
 use crate::error::{AnonError, Result};
 use crate::meta::Registry;
 use datafusion::arrow::record_batch::RecordBatch;
-use datafusion::catalog::TableFunctionArgs;
 use datafusion::catalog::TableProvider;
+use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl};
 use datafusion::datasource::MemTable;
 use datafusion::execution::SessionState;
 use datafusion::prelude::SessionContext;
@@ -70,6 +70,27 @@ pub(crate) fn register(ctx: &SessionContext, registry: Arc<Registry>) {
     method::register(ctx, registry.clone(), ipa_fn::Histogram);
     ledger_fn::register(ctx, registry.clone());
     system::register(ctx, registry);
+}
+
+/// The body of a table function whose only state is the session's registry.
+type RegistryCall = fn(&Registry, TableFunctionArgs) -> datafusion::error::Result<Arc<dyn TableProvider>>;
+
+/// A table function whose only state is the session's registry.
+#[derive(Debug)]
+struct RegistryFn {
+    registry: Arc<Registry>,
+    call: RegistryCall,
+}
+
+impl TableFunctionImpl for RegistryFn {
+    fn call_with_args(&self, args: TableFunctionArgs) -> datafusion::error::Result<Arc<dyn TableProvider>> {
+        (self.call)(&self.registry, args)
+    }
+}
+
+/// Register `call` as the table function `name`.
+fn register_fn(ctx: &SessionContext, registry: &Arc<Registry>, name: &str, call: RegistryCall) {
+    ctx.register_udtf(name, Arc::new(RegistryFn { registry: registry.clone(), call }));
 }
 
 /// A context over the live session of a table-function call. It shares the session's catalog,

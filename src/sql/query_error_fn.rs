@@ -13,26 +13,11 @@
 
 use super::report::{self, Column::*};
 use super::{Args, block_on, session_context};
-use crate::eval::{QueryReport, Summary, query_error, query_errors, workload};
+use crate::eval::{QueryReport, Summary, query_errors, workload};
 use crate::meta::Registry;
-use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
+use datafusion::catalog::{TableFunctionArgs, TableProvider};
 use datafusion::prelude::SessionContext;
 use std::sync::Arc;
-
-#[derive(Debug)]
-struct QueryError {
-    registry: Arc<Registry>,
-}
-
-#[derive(Debug)]
-struct WorkloadQueries {
-    registry: Arc<Registry>,
-}
-
-#[derive(Debug)]
-struct WorkloadError {
-    registry: Arc<Registry>,
-}
 
 pub(super) const QUERY_ERROR_SIG: &str = "query_error(sql, original, release [, catalog])";
 pub(super) const WORKLOAD_QUERIES_SIG: &str = "workload_queries(table, 'W1'|'W2'|'W3'|'attribute', n [, seed])";
@@ -40,74 +25,68 @@ pub(super) const WORKLOAD_ERROR_SIG: &str =
     "workload_error(original, release, 'W1'|'W2'|'W3'|'attribute', n [, seed [, catalog]])";
 
 pub(crate) fn register(ctx: &SessionContext, registry: Arc<Registry>) {
-    ctx.register_udtf("query_error", Arc::new(QueryError { registry: registry.clone() }));
-    ctx.register_udtf("workload_queries", Arc::new(WorkloadQueries { registry: registry.clone() }));
-    ctx.register_udtf("workload_error", Arc::new(WorkloadError { registry }));
+    super::register_fn(ctx, &registry, "query_error", query_error);
+    super::register_fn(ctx, &registry, "workload_queries", workload_queries);
+    super::register_fn(ctx, &registry, "workload_error", workload_error);
 }
 
-impl TableFunctionImpl for QueryError {
-    fn call_with_args(&self, args: TableFunctionArgs) -> datafusion::error::Result<Arc<dyn TableProvider>> {
-        let a = Args::new("query_error", QUERY_ERROR_SIG, args.exprs(), 3, 4)?;
-        let (sql, original, release) = (a.str(0, "sql")?, a.str(1, "original")?, a.str(2, "release")?);
-        let catalog = a.opt_str(3, "catalog")?;
-        let ctx = session_context(&args)?;
-        let report = block_on(query_error(&ctx, &self.registry, &sql, &original, &release, catalog.as_deref()))?;
-        Ok(super::mem_table(QueryReport::schema(), vec![report.to_batch()?])?)
-    }
+fn query_error(registry: &Registry, args: TableFunctionArgs) -> datafusion::error::Result<Arc<dyn TableProvider>> {
+    let a = Args::new("query_error", QUERY_ERROR_SIG, args.exprs(), 3, 4)?;
+    let (sql, original, release) = (a.str(0, "sql")?, a.str(1, "original")?, a.str(2, "release")?);
+    let catalog = a.opt_str(3, "catalog")?;
+    let ctx = session_context(&args)?;
+    let report = block_on(crate::eval::query_error(&ctx, registry, &sql, &original, &release, catalog.as_deref()))?;
+    Ok(super::mem_table(QueryReport::schema(), vec![report.to_batch()?])?)
 }
 
-impl TableFunctionImpl for WorkloadQueries {
-    fn call_with_args(&self, args: TableFunctionArgs) -> datafusion::error::Result<Arc<dyn TableProvider>> {
-        let a = Args::new("workload_queries", WORKLOAD_QUERIES_SIG, args.exprs(), 3, 4)?;
-        let (table, kind) = (a.str(0, "table")?, a.str(1, "workload")?);
-        let n = a.opt_u64(2, "n")?.unwrap_or(100) as usize;
-        let seed = a.opt_u64(3, "seed")?;
-        let kind = workload::Workload::parse(&kind)?;
-        let ctx = session_context(&args)?;
-        let queries = block_on(workload::generate(&ctx, &self.registry, &table, kind, n, seed))?;
-        Ok(report::table(vec![("query_id", Int((1..=queries.len() as i64).collect())), ("sql", Text(queries))])?)
-    }
+fn workload_queries(registry: &Registry, args: TableFunctionArgs) -> datafusion::error::Result<Arc<dyn TableProvider>> {
+    let a = Args::new("workload_queries", WORKLOAD_QUERIES_SIG, args.exprs(), 3, 4)?;
+    let (table, kind) = (a.str(0, "table")?, a.str(1, "workload")?);
+    let n = a.opt_u64(2, "n")?.unwrap_or(100) as usize;
+    let seed = a.opt_u64(3, "seed")?;
+    let kind = workload::Workload::parse(&kind)?;
+    let ctx = session_context(&args)?;
+    let queries = block_on(workload::generate(&ctx, registry, &table, kind, n, seed))?;
+    Ok(report::table(vec![("query_id", Int((1..=queries.len() as i64).collect())), ("sql", Text(queries))])?)
 }
 
-impl TableFunctionImpl for WorkloadError {
-    fn call_with_args(&self, args: TableFunctionArgs) -> datafusion::error::Result<Arc<dyn TableProvider>> {
-        let a = Args::new("workload_error", WORKLOAD_ERROR_SIG, args.exprs(), 4, 6)?;
-        let (original, release, kind) = (a.str(0, "original")?, a.str(1, "release")?, a.str(2, "workload")?);
-        let n = a.opt_u64(3, "n")?.unwrap_or(100) as usize;
-        let (seed, catalog) = (a.opt_u64(4, "seed")?, a.opt_str(5, "catalog")?);
-        let kind = workload::Workload::parse(&kind)?;
-        let ctx = session_context(&args)?;
-        let reg = &self.registry;
-        let (queries, summaries) = block_on(async {
-            let queries = workload::generate(&ctx, reg, &original, kind, n, seed).await?;
-            let reports = query_errors(&ctx, reg, &queries, &original, &release, catalog.as_deref()).await?;
-            let summaries: Vec<Summary> = reports.iter().map(QueryReport::summary).collect();
-            Ok::<_, crate::error::AnonError>((queries, summaries))
-        })?;
-        let ids: Vec<Option<i64>> = (1..=queries.len() as i64).map(Some).chain([None]).collect();
-        let sql: Vec<String> = queries.into_iter().chain([format!("SUMMARY: workload {kind:?}")]).collect();
-        // Per query, then the workload: mean AREs (of the queries that have one), summed counts.
-        let ares = |f: &dyn Fn(&Summary) -> Option<f64>| {
-            let per: Vec<Option<f64>> = summaries.iter().map(f).collect();
-            let answered: Vec<f64> = per.iter().flatten().copied().collect();
-            let mean = (!answered.is_empty()).then(|| answered.iter().sum::<f64>() / answered.len() as f64);
-            OptFloat(per.into_iter().chain([mean]).collect())
-        };
-        let counts = |f: &dyn Fn(&Summary) -> usize| {
-            let per: Vec<i64> = summaries.iter().map(|s| f(s) as i64).collect();
-            let total = per.iter().sum();
-            Int(per.into_iter().chain([total]).collect())
-        };
-        let mass: Vec<f64> = summaries.iter().map(|s| s.spurious.mass).collect();
-        let mass = Float(mass.iter().copied().chain([mass.iter().sum()]).collect());
-        Ok(report::table(vec![
-            ("query_id", OptInt(ids)),
-            ("sql", Text(sql)),
-            ("are", ares(&Summary::are)),
-            ("union_are", ares(&|s| s.union.are)),
-            ("missing_groups", counts(&|s| s.missing.groups)),
-            ("spurious_groups", counts(&|s| s.spurious.groups)),
-            ("spurious_records", mass),
-        ])?)
-    }
+fn workload_error(registry: &Registry, args: TableFunctionArgs) -> datafusion::error::Result<Arc<dyn TableProvider>> {
+    let a = Args::new("workload_error", WORKLOAD_ERROR_SIG, args.exprs(), 4, 6)?;
+    let (original, release, kind) = (a.str(0, "original")?, a.str(1, "release")?, a.str(2, "workload")?);
+    let n = a.opt_u64(3, "n")?.unwrap_or(100) as usize;
+    let (seed, catalog) = (a.opt_u64(4, "seed")?, a.opt_str(5, "catalog")?);
+    let kind = workload::Workload::parse(&kind)?;
+    let ctx = session_context(&args)?;
+    let reg = registry;
+    let (queries, summaries) = block_on(async {
+        let queries = workload::generate(&ctx, reg, &original, kind, n, seed).await?;
+        let reports = query_errors(&ctx, reg, &queries, &original, &release, catalog.as_deref()).await?;
+        let summaries: Vec<Summary> = reports.iter().map(QueryReport::summary).collect();
+        Ok::<_, crate::error::AnonError>((queries, summaries))
+    })?;
+    let ids: Vec<Option<i64>> = (1..=queries.len() as i64).map(Some).chain([None]).collect();
+    let sql: Vec<String> = queries.into_iter().chain([format!("SUMMARY: workload {kind:?}")]).collect();
+    // Per query, then the workload: mean AREs (of the queries that have one), summed counts.
+    let ares = |f: &dyn Fn(&Summary) -> Option<f64>| {
+        let per: Vec<Option<f64>> = summaries.iter().map(f).collect();
+        let answered: Vec<f64> = per.iter().flatten().copied().collect();
+        let mean = (!answered.is_empty()).then(|| answered.iter().sum::<f64>() / answered.len() as f64);
+        OptFloat(per.into_iter().chain([mean]).collect())
+    };
+    let counts = |f: &dyn Fn(&Summary) -> usize| {
+        let per: Vec<i64> = summaries.iter().map(|s| f(s) as i64).collect();
+        let total = per.iter().sum();
+        Int(per.into_iter().chain([total]).collect())
+    };
+    let mass: Vec<f64> = summaries.iter().map(|s| s.spurious.mass).collect();
+    let mass = Float(mass.iter().copied().chain([mass.iter().sum()]).collect());
+    Ok(report::table(vec![
+        ("query_id", OptInt(ids)),
+        ("sql", Text(sql)),
+        ("are", ares(&Summary::are)),
+        ("union_are", ares(&|s| s.union.are)),
+        ("missing_groups", counts(&|s| s.missing.groups)),
+        ("spurious_groups", counts(&|s| s.spurious.groups)),
+        ("spurious_records", mass),
+    ])?)
 }

@@ -10,20 +10,15 @@ use crate::error::{AnonError, Result};
 use crate::meta::{Registry, Role};
 use datafusion::arrow::array::{ArrayRef, RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
-use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
+use datafusion::catalog::{TableFunctionArgs, TableProvider};
 use datafusion::prelude::SessionContext;
 use std::sync::Arc;
 
 pub(super) const SIGNATURE: &str = "declare_roles(table, 'column=role, ...' [, 'reset']) with roles identifier, qi, \
                                      sensitive, insensitive, set_valued";
 
-#[derive(Debug)]
-struct DeclareRoles {
-    registry: Arc<Registry>,
-}
-
 pub(crate) fn register(ctx: &SessionContext, registry: Arc<Registry>) {
-    ctx.register_udtf("declare_roles", Arc::new(DeclareRoles { registry }));
+    super::register_fn(ctx, &registry, "declare_roles", declare_roles);
 }
 
 /// Parse `col=role, col=role` against the table's columns: the columns named, with their roles.
@@ -90,32 +85,29 @@ pub(crate) fn merge_roles(
         .collect()
 }
 
-impl TableFunctionImpl for DeclareRoles {
-    fn call_with_args(&self, args: TableFunctionArgs) -> datafusion::error::Result<Arc<dyn TableProvider>> {
-        let a = Args::new("declare_roles", SIGNATURE, args.exprs(), 2, 3)?;
-        let table = a.str(0, "table")?;
-        let spec = a.str(1, "roles")?;
-        let reset = match a.opt_str(2, "mode")?.map(|m| m.trim().to_ascii_lowercase()) {
-            None => false,
-            Some(m) if m == "reset" => true,
-            Some(m) if m == "merge" => false,
-            Some(m) => {
-                return Err(AnonError::argument(
-                    "declare_roles",
-                    "mode",
-                    format!("unknown mode '{m}': 'merge' (the default) or 'reset'"),
-                )
-                .into());
-            }
-        };
-        let ctx = session_context(&args)?;
-        let columns = table_columns(&ctx, &table)?;
-        let declared = parse_roles(&table, &spec, &columns)?;
-        let earlier =
-            if reset { Vec::new() } else { self.registry.get(&table).map(|m| m.roles.clone()).unwrap_or_default() };
-        self.registry.set_roles(&table, merge_roles(&columns, &declared, &earlier));
-        Ok(roles_table(&self.registry, &table, &columns)?)
-    }
+fn declare_roles(registry: &Registry, args: TableFunctionArgs) -> datafusion::error::Result<Arc<dyn TableProvider>> {
+    let a = Args::new("declare_roles", SIGNATURE, args.exprs(), 2, 3)?;
+    let table = a.str(0, "table")?;
+    let spec = a.str(1, "roles")?;
+    let reset = match a.opt_str(2, "mode")?.map(|m| m.trim().to_ascii_lowercase()) {
+        None => false,
+        Some(m) if m == "reset" => true,
+        Some(m) if m == "merge" => false,
+        Some(m) => {
+            return Err(AnonError::argument(
+                "declare_roles",
+                "mode",
+                format!("unknown mode '{m}': 'merge' (the default) or 'reset'"),
+            )
+            .into());
+        }
+    };
+    let ctx = session_context(&args)?;
+    let columns = table_columns(&ctx, &table)?;
+    let declared = parse_roles(&table, &spec, &columns)?;
+    let earlier = if reset { Vec::new() } else { registry.get(&table).map(|m| m.roles.clone()).unwrap_or_default() };
+    registry.set_roles(&table, merge_roles(&columns, &declared, &earlier));
+    Ok(roles_table(registry, &table, &columns)?)
 }
 
 /// Columns and types of a registered table, or an error naming it.

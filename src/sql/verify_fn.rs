@@ -10,38 +10,31 @@ use crate::meta::Registry;
 use crate::verify::{Check, CheckRow, Request, parse_checks, verify};
 use datafusion::arrow::array::{ArrayRef, BooleanArray, Int64Array, RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
-use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
+use datafusion::catalog::{TableFunctionArgs, TableProvider};
 use datafusion::prelude::SessionContext;
 use std::sync::Arc;
 
 pub(super) const SIGNATURE: &str =
     "verify_release(original, release, 'k=5, distinct_l=3, t=0.2, h=0.3, catalog, km=2:2' [, catalog])";
 
-#[derive(Debug)]
-struct VerifyRelease {
-    registry: Arc<Registry>,
-}
-
 pub(crate) fn register(ctx: &SessionContext, registry: Arc<Registry>) {
-    ctx.register_udtf("verify_release", Arc::new(VerifyRelease { registry }));
+    super::register_fn(ctx, &registry, "verify_release", verify_release);
 }
 
-impl TableFunctionImpl for VerifyRelease {
-    fn call_with_args(&self, args: TableFunctionArgs) -> datafusion::error::Result<Arc<dyn TableProvider>> {
-        let a = Args::new("verify_release", SIGNATURE, args.exprs(), 3, 4)?;
-        let (original, release) = (a.str(0, "original")?, a.str(1, "release")?);
-        let mut checks = parse_checks(&a.str(2, "checks")?)?;
-        let catalog = a.opt_str(3, "catalog")?;
-        // A catalog passed without the key is a request to check it.
-        if catalog.is_some() && !checks.contains(&Check::Catalog) {
-            checks.push(Check::Catalog);
-        }
-        let meta = self.registry.require(&original)?;
-        let ctx = session_context(&args)?;
-        let req = Request { original: &original, release: &release, catalog: catalog.as_deref(), checks };
-        let rows = block_on(verify(&ctx, &meta, &req))?;
-        Ok(result_table(&rows)?)
+fn verify_release(registry: &Registry, args: TableFunctionArgs) -> datafusion::error::Result<Arc<dyn TableProvider>> {
+    let a = Args::new("verify_release", SIGNATURE, args.exprs(), 3, 4)?;
+    let (original, release) = (a.str(0, "original")?, a.str(1, "release")?);
+    let mut checks = parse_checks(&a.str(2, "checks")?)?;
+    let catalog = a.opt_str(3, "catalog")?;
+    // A catalog passed without the key is a request to check it.
+    if catalog.is_some() && !checks.contains(&Check::Catalog) {
+        checks.push(Check::Catalog);
     }
+    let meta = registry.require(&original)?;
+    let ctx = session_context(&args)?;
+    let req = Request { original: &original, release: &release, catalog: catalog.as_deref(), checks };
+    let rows = block_on(verify(&ctx, &meta, &req))?;
+    Ok(result_table(&rows)?)
 }
 
 fn result_table(rows: &[CheckRow]) -> Result<Arc<dyn TableProvider>> {

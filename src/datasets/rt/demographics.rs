@@ -98,34 +98,24 @@ pub(crate) fn generate(preset: RtPreset, n: usize, rng: &mut StdRng) -> Demograp
 
 fn ehrd(d: &mut Demographics, n: usize, rng: &mut StdRng) {
     // Patients of a university medical center: births, fewer children, most patients 45–84.
-    let age_w: Vec<f64> = (0..=EHRD_MAX_AGE)
-        .map(|a| match a {
-            0 => 2.2,
-            1..=4 => 0.9,
-            5..=12 => 0.75,
-            13..=17 => 0.8,
-            18..=29 => 1.05,
-            30..=44 => 1.15,
-            45..=64 => 1.55,
-            65..=74 => 1.6,
-            75..=84 => 1.2,
-            85..=94 => 0.5,
-            _ => 0.5,
-        })
-        .collect();
-    let age_cum = cumulative(&age_w);
+    let age_bands = [
+        (0, 2.2),
+        (4, 0.9),
+        (12, 0.75),
+        (17, 0.8),
+        (29, 1.05),
+        (44, 1.15),
+        (64, 1.55),
+        (74, 1.6),
+        (84, 1.2),
+        (OLDER, 0.5),
+    ];
+    let age_cum = cumulative(&(0..=EHRD_MAX_AGE as u32).map(|a| by_age(a, &age_bands)).collect::<Vec<_>>());
+    // Women use more care in the childbearing years and outlive men.
+    let female_bands = [(12, 0.49), (17, 0.52), (44, 0.60), (64, 0.54), (79, 0.55), (OLDER, 0.62)];
     for _ in 0..n {
         let age = pick(&age_cum, rng) as u32;
-        // Women use more care in the childbearing years and outlive men.
-        let p_female = match age {
-            0..=12 => 0.49,
-            13..=17 => 0.52,
-            18..=44 => 0.60,
-            45..=64 => 0.54,
-            65..=79 => 0.55,
-            _ => 0.62,
-        };
-        let female = rng.random::<f64>() < p_female;
+        let female = rng.random::<f64>() < by_age(age, &female_bands);
         let band = age_band(age);
         d.age.push(age as i64);
         d.female.push(female);
@@ -135,28 +125,14 @@ fn ehrd(d: &mut Demographics, n: usize, rng: &mut StdRng) {
 }
 
 fn informs(d: &mut Demographics, n: usize, rng: &mut StdRng) {
-    let age_w: Vec<f64> = (0..=83)
-        .map(|a| match a {
-            0 => 0.0,
-            1..=17 => 0.9,
-            18..=44 => 1.0,
-            45..=64 => 1.2,
-            _ => 1.1,
-        })
-        .collect();
-    let age_cum = cumulative(&age_w);
+    let age_bands = [(0, 0.0), (17, 0.9), (44, 1.0), (64, 1.2), (OLDER, 1.1)];
+    let age_cum = cumulative(&(0..=83).map(|a| by_age(a, &age_bands)).collect::<Vec<_>>());
     let month_cum = cumulative(&MONTH_WEIGHTS);
     let race_cum = cumulative(&RACE_WEIGHTS);
+    let female_bands = [(17, 0.49), (64, 0.55), (OLDER, 0.58)];
     for _ in 0..n {
         let age = pick(&age_cum, rng) as u32;
-        let female = rng.random::<f64>()
-            < if age < 18 {
-                0.49
-            } else if age < 65 {
-                0.55
-            } else {
-                0.58
-            };
+        let female = rng.random::<f64>() < by_age(age, &female_bands);
         let year = INFORMS_YEAR - age as i64;
         let month = pick(&month_cum, rng) as i64 + 1;
         let race = pick(&race_cum, rng);
@@ -251,6 +227,15 @@ pub(crate) fn normal(rng: &mut StdRng) -> f64 {
     let u1: f64 = 1.0 - rng.random::<f64>();
     let u2: f64 = rng.random::<f64>();
     (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
+}
+
+/// The last band of [`by_age`]: every older age.
+const OLDER: u32 = u32::MAX;
+
+/// The value of the band `age` is in: `bands` holds each band's last age and value, ascending,
+/// the last band ending at [`OLDER`].
+fn by_age(age: u32, bands: &[(u32, f64)]) -> f64 {
+    bands.iter().find(|&&(last, _)| age <= last).map_or(0.0, |&(_, value)| value)
 }
 
 pub(crate) fn cumulative(w: &[f64]) -> Vec<f64> {

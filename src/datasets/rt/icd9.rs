@@ -340,18 +340,23 @@ mod tests {
     #[test]
     fn restrictions_follow_the_chapters_and_categories() {
         use Restriction::*;
-        assert_eq!(restriction("6400", "640", 10), Pregnancy);
-        assert_eq!(restriction("600", "600", 9), Male);
-        assert_eq!(restriction("6169", "616", 9), Female);
-        assert_eq!(restriction("185", "185", 1), Male);
-        assert_eq!(restriction("1749", "174", 1), Female);
-        assert_eq!(restriction("V3000", "V30", 17), Newborn);
-        assert_eq!(restriction("V220", "V22", 17), Pregnancy);
-        assert_eq!(restriction("V252", "V25", 17), Any);
-        assert_eq!(restriction("V2501", "V25", 17), Female);
-        assert_eq!(restriction("V7644", "V76", 17), Male);
-        assert_eq!(restriction("4019", "401", 6), Any);
-        assert_eq!(restriction("E8120", "E812", 18), Any);
+        // (code, category, chapter, restriction)
+        for (code, category, chapter, expected) in [
+            ("6400", "640", 10, Pregnancy),
+            ("600", "600", 9, Male),
+            ("6169", "616", 9, Female),
+            ("185", "185", 1, Male),
+            ("1749", "174", 1, Female),
+            ("V3000", "V30", 17, Newborn),
+            ("V220", "V22", 17, Pregnancy),
+            ("V252", "V25", 17, Any),
+            ("V2501", "V25", 17, Female),
+            ("V7644", "V76", 17, Male),
+            ("4019", "401", 6, Any),
+            ("E8120", "E812", 18, Any),
+        ] {
+            assert_eq!(restriction(code, category, chapter), expected, "{code}");
+        }
         assert!(Pregnancy.allows(true, 30) && !Pregnancy.allows(true, 55) && !Pregnancy.allows(false, 30));
         for (code, _) in COMMON_CODES {
             assert!(table().code.contains(code), "{code}");

@@ -28,7 +28,7 @@ fn records(t: &RtTable, take: usize, seed: u64) -> Vec<u32> {
 #[test]
 fn formation_and_step_17_match_the_per_record_scan() {
     let t = ehrd(700, 11);
-    let w = ArtucConfig::new(2, 2, 1.0, 0).weights_for(&t);
+    let w = ArtucConfig::new(2, 2, 1.0, 0).km.weights_for(&t);
     for (seed, k, pick) in [(1, 2, Pick::Random), (2, 5, Pick::Random), (3, 10, Pick::First), (4, 7, Pick::Random)] {
         let recs = records(&t, 300 + 100 * seed as usize, seed);
         let fast = form_group(&t, 0, &recs, k, &w, pick, &mut StdRng::seed_from_u64(seed));
@@ -122,7 +122,7 @@ fn gendiag_matches_the_first_version_on_ehrd_and_informs_samples() {
 fn formation_matches_the_per_record_scan_on_informs() {
     let ds = datasets::load("informs", Some(900), Some(3)).unwrap();
     let t = RtTable::from_batches("informs", &ds.meta, &ds.batches).unwrap();
-    let w = ArtucConfig::new(2, 2, 1.0, 0).weights_for(&t);
+    let w = ArtucConfig::new(2, 2, 1.0, 0).km.weights_for(&t);
     for (seed, k, pick) in [(1, 3, Pick::Random), (2, 10, Pick::First), (3, 7, Pick::Random)] {
         let recs = records(&t, 500 + 100 * seed as usize, seed);
         let fast = form_group(&t, 0, &recs, k, &w, pick, &mut StdRng::seed_from_u64(seed));
@@ -139,7 +139,7 @@ fn merging_with_bounds_matches_scoring_every_partner() {
     use crate::datasets::rt::RtPreset;
     let t = ehrd(1500, 7);
     let sets = uc1(&t, RtPreset::Ehrd);
-    let w = ArtucConfig::new(2, 2, 1.0, 0).weights_for(&t);
+    let w = ArtucConfig::new(2, 2, 1.0, 0).km.weights_for(&t);
     for (seed, take, k, m, steps) in [(1, 400, 5, 2, 40), (2, 250, 4, 3, 25)] {
         let recs = records(&t, take, seed);
         let clusters = form_group(&t, 0, &recs, k, &w, Pick::Random, &mut StdRng::seed_from_u64(seed));

@@ -28,11 +28,9 @@ pub enum Pick {
 impl Pick {
     /// The `pick=random|first` option of `function`.
     pub(crate) fn parse(function: &str, value: &str) -> crate::error::Result<Pick> {
-        match value.to_ascii_lowercase().as_str() {
-            "random" => Ok(Pick::Random),
-            "first" => Ok(Pick::First),
-            _ => Err(crate::error::AnonError::argument(function, "pick", format!("'{value}' is not random or first"))),
-        }
+        crate::keyword::parse(&[(Pick::Random, &["random"]), (Pick::First, &["first"])], value).ok_or_else(|| {
+            crate::error::AnonError::argument(function, "pick", format!("'{value}' is not random or first"))
+        })
     }
 }
 

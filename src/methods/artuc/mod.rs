@@ -44,9 +44,10 @@ use crate::error::{AnonError, Result};
 
 pub(crate) const F: &str = "artuc";
 
-/// The parameters of one call.
+/// The parameters ArtUC and its competitor RmR ([`crate::methods::rmr`]) share: (k, k^m), the
+/// limits δ and ε, and how clusters are formed.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ArtucConfig {
+pub struct KmConfig {
     /// Every record is indistinguishable from k − 1 others (Def. 1).
     pub k: u64,
     /// The attacker knows up to m diagnosis codes.
@@ -61,6 +62,49 @@ pub struct ArtucConfig {
     pub pick: Pick,
     /// `None` draws from OS entropy (only used with [`Pick::Random`]).
     pub seed: Option<u64>,
+}
+
+impl KmConfig {
+    pub(crate) fn new(k: u64, m: u64, delta: f64, epsilon: u64) -> Self {
+        KmConfig { k, m, delta, epsilon, weights: None, pick: Pick::Random, seed: None }
+    }
+
+    /// Set the shared option `key` (`seed`, `pick`, `weights`) of `function`; false for any
+    /// other key.
+    pub(crate) fn set_option(&mut self, function: &str, key: &str, value: &str) -> Result<bool> {
+        match key {
+            "seed" => self.seed = Some(crate::methods::options::seed(function, value)?),
+            "pick" => self.pick = Pick::parse(function, value)?,
+            "weights" => self.weights = Some(parse_weights(function, value)?),
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// Random record picks without a seed differ from call to call.
+    pub(crate) fn deterministic(&self) -> bool {
+        self.seed.is_some() || self.pick == Pick::First
+    }
+
+    /// The generator of the record picks: seeded, or from OS entropy.
+    pub(crate) fn rng(&self) -> rand::rngs::StdRng {
+        match self.seed {
+            Some(s) => rand::SeedableRng::seed_from_u64(s),
+            None => rand::make_rng(),
+        }
+    }
+
+    /// The weights w_i, defaulting to 1/l each.
+    pub(crate) fn weights_for(&self, table: &RtTable) -> Vec<f64> {
+        self.weights.clone().unwrap_or_else(|| vec![1.0 / table.attributes().max(1) as f64; table.attributes()])
+    }
+}
+
+/// The parameters of one call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ArtucConfig {
+    /// k, m, δ, ε and cluster formation.
+    pub km: KmConfig,
     /// Step 2 removes groups smaller than k. Off by default: a group smaller than k is then an
     /// error, so no record disappears from the release without the owner asking for it.
     pub withhold_small_groups: bool,
@@ -68,25 +112,16 @@ pub struct ArtucConfig {
 
 impl ArtucConfig {
     pub fn new(k: u64, m: u64, delta: f64, epsilon: u64) -> Self {
-        ArtucConfig {
-            k,
-            m,
-            delta,
-            epsilon,
-            weights: None,
-            pick: Pick::Random,
-            seed: None,
-            withhold_small_groups: false,
-        }
+        ArtucConfig { km: KmConfig::new(k, m, delta, epsilon), withhold_small_groups: false }
     }
 
     pub fn with_seed(mut self, seed: u64) -> Self {
-        self.seed = Some(seed);
+        self.km.seed = Some(seed);
         self
     }
 
     pub fn with_pick(mut self, pick: Pick) -> Self {
-        self.pick = pick;
+        self.km.pick = pick;
         self
     }
 
@@ -94,22 +129,16 @@ impl ArtucConfig {
     pub fn with_options(mut self, options: &str) -> Result<Self> {
         let opts = "seed, pick, weights, small_groups";
         for (key, value) in crate::methods::options::pairs(F, options)? {
+            if self.km.set_option(F, &key, &value)? {
+                continue;
+            }
             match key.as_str() {
-                "seed" => self.seed = Some(crate::methods::options::seed(F, &value)?),
-                "pick" => self.pick = Pick::parse(F, &value)?,
-                "weights" => self.weights = Some(parse_weights(F, &value)?),
                 "small_groups" => {
-                    self.withhold_small_groups = match value.to_ascii_lowercase().as_str() {
-                        "error" => false,
-                        "withhold" | "suppress" => true,
-                        _ => {
-                            return Err(AnonError::argument(
-                                F,
-                                "small_groups",
-                                format!("'{value}' is not error or withhold"),
-                            ));
-                        }
-                    }
+                    self.withhold_small_groups =
+                        crate::keyword::parse(&[(false, &["error"]), (true, &["withhold", "suppress"])], &value)
+                            .ok_or_else(|| {
+                                AnonError::argument(F, "small_groups", format!("'{value}' is not error or withhold"))
+                            })?
                 }
                 other => return Err(AnonError::argument(F, "options", format!("unknown option '{other}' ({opts})"))),
             }
@@ -119,33 +148,29 @@ impl ArtucConfig {
 
     /// Check the parameters against the table (δ and ε are checked by [`ArtucConfig::validate_limits`]).
     pub(crate) fn validate(&self, table: &RtTable) -> Result<()> {
-        if self.k < 1 {
+        let c = &self.km;
+        if c.k < 1 {
             return Err(AnonError::argument(F, "k", "must be at least 1"));
         }
-        if self.k > table.len() as u64 {
+        if c.k > table.len() as u64 {
             return Err(AnonError::argument(
                 F,
                 "k",
-                format!("k = {} is larger than the table ({} records)", self.k, table.len()),
+                format!("k = {} is larger than the table ({} records)", c.k, table.len()),
             ));
         }
-        if self.m < 1 {
-            return Err(AnonError::argument(F, "m", format!("must be at least 1, got {}", self.m)));
+        if c.m < 1 {
+            return Err(AnonError::argument(F, "m", format!("must be at least 1, got {}", c.m)));
         }
-        check_weights(F, self.weights.as_deref(), table)
+        check_weights(F, c.weights.as_deref(), table)
     }
 
     /// δ must be a number in [0, 1] (NCP's range).
     pub(crate) fn validate_limits(&self) -> Result<()> {
-        if !(0.0..=1.0).contains(&self.delta) {
-            return Err(AnonError::argument(F, "delta", format!("must be in [0, 1], got {}", self.delta)));
+        if !(0.0..=1.0).contains(&self.km.delta) {
+            return Err(AnonError::argument(F, "delta", format!("must be in [0, 1], got {}", self.km.delta)));
         }
         Ok(())
-    }
-
-    /// The weights w_i, defaulting to 1/l each.
-    pub(crate) fn weights_for(&self, table: &RtTable) -> Vec<f64> {
-        self.weights.clone().unwrap_or_else(|| vec![1.0 / table.attributes().max(1) as f64; table.attributes()])
     }
 }
 

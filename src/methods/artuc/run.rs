@@ -18,8 +18,6 @@ use super::{ArtucConfig, F};
 use crate::error::{AnonError, Result};
 use crate::progress::Progress;
 use crate::release::Cell;
-use rand::SeedableRng;
-use rand::rngs::StdRng;
 
 /// One published cluster: its records, generalized demographics and anonymized codes.
 #[derive(Debug, Clone, PartialEq)]
@@ -82,17 +80,10 @@ struct Prepared {
     withheld: Vec<u32>,
 }
 
-fn rng(config: &ArtucConfig) -> StdRng {
-    match config.seed {
-        Some(s) => StdRng::seed_from_u64(s),
-        None => rand::make_rng::<StdRng>(),
-    }
-}
-
 /// Step 1 and Step 2: the groups, and the records withheld because their group is smaller than k.
 fn groups(table: &RtTable, cs: &ConstraintSet, config: &ArtucConfig) -> Result<(Vec<Group>, Vec<u32>)> {
     config.validate(table)?;
-    let k = config.k as usize;
+    let k = config.km.k as usize;
     let (big, small): (Vec<Group>, Vec<Group>) = cs.group(table)?.into_iter().partition(|g| g.records.len() >= k);
     if let Some(g) = small.first()
         && (!config.withhold_small_groups || big.is_empty())
@@ -120,12 +111,12 @@ fn groups(table: &RtTable, cs: &ConstraintSet, config: &ArtucConfig) -> Result<(
 
 fn prepare(table: &RtTable, cs: &ConstraintSet, config: &ArtucConfig, progress: &dyn Progress) -> Result<Prepared> {
     let (groups, withheld) = groups(table, cs, config)?;
-    let weights = config.weights_for(table);
-    let mut rng = rng(config);
+    let weights = config.km.weights_for(table);
+    let mut rng = config.km.rng();
     progress.begin("artuc: cluster formation", groups.len() as u64);
     let mut clusters = Vec::new();
     for (i, g) in groups.iter().enumerate() {
-        clusters.extend(form_group(table, i, &g.records, config.k as usize, &weights, config.pick, &mut rng));
+        clusters.extend(form_group(table, i, &g.records, config.km.k as usize, &weights, config.km.pick, &mut rng));
         progress.tick(1)?;
     }
     progress.finish();
@@ -153,12 +144,12 @@ pub fn anonymize(
 ) -> Result<ArtucResult> {
     config.validate_limits()?;
     let prep = prepare(table, cs, config, progress)?;
-    let weights = config.weights_for(table);
+    let weights = config.km.weights_for(table);
     let n = published(&prep.clusters);
-    let (k, m) = (config.k as usize, config.m as usize);
+    let (k, m) = (config.km.k as usize, config.km.m as usize);
     let mut merger = Merger::new(table, cs.set_of_code(), (k, m), &weights, prep.clusters);
     let ncp = merger.ncp_sum() / n;
-    let limit = config.delta + ncp_slack(n);
+    let limit = config.km.delta + ncp_slack(n);
     if ncp > limit {
         return Err(AnonError::argument(
             F,
@@ -166,8 +157,8 @@ pub fn anonymize(
             format!(
                 "NCP limit failed: the clusters formed have NCP {ncp:.4} > delta = {} (by {:.4}); \
                  no merge can lower it (Step 16)",
-                config.delta,
-                ncp - config.delta
+                config.km.delta,
+                ncp - config.km.delta
             ),
         ));
     }
@@ -186,7 +177,7 @@ pub fn anonymize(
 
 fn check_epsilon(result: &ArtucResult, config: &ArtucConfig) -> Result<()> {
     let s = result.measures.total_suppressed();
-    if s > config.epsilon {
+    if s > config.km.epsilon {
         let withheld = match result.measures.withheld_codes {
             0 => String::new(),
             w => format!(", {w} of them held by withheld records"),
@@ -196,8 +187,8 @@ fn check_epsilon(result: &ArtucResult, config: &ArtucConfig) -> Result<()> {
             "epsilon",
             format!(
                 "suppression limit failed: {s} diagnosis codes suppressed > epsilon = {} (by {}){withheld} (Step 26)",
-                config.epsilon,
-                s - config.epsilon
+                config.km.epsilon,
+                s - config.km.epsilon
             ),
         ));
     }
@@ -228,8 +219,8 @@ fn finish_with(
     withheld: Vec<u32>,
     evaluations: u64,
 ) -> ArtucResult {
-    let weights = config.weights_for(table);
-    let (k, m) = (config.k as usize, config.m as usize);
+    let weights = config.km.weights_for(table);
+    let (k, m) = (config.km.k as usize, config.km.m as usize);
     let missing: Vec<&Cluster> = clusters.iter().filter(|(_, d)| d.is_none()).map(|(c, _)| c).collect();
     let mut ran =
         crate::parallel::map(&missing, |c| gendiag(&table.code_sets(&c.records), cs.set_of_code(), k, m)).into_iter();
@@ -327,11 +318,11 @@ pub fn anytime(
     progress: &dyn Progress,
 ) -> Result<Trajectory> {
     let prep = prepare(table, cs, config, progress)?;
-    let weights = config.weights_for(table);
+    let weights = config.km.weights_for(table);
     let n = published(&prep.clusters);
     let withheld_codes: u64 = prep.withheld.iter().map(|&r| table.codes.records[r as usize].len() as u64).sum();
     let initial = prep.clusters.clone();
-    let (k, m) = (config.k as usize, config.m as usize);
+    let (k, m) = (config.km.k as usize, config.km.m as usize);
     let mut merger = Merger::new(table, cs.set_of_code(), (k, m), &weights, prep.clusters);
     let mut merges = merger.merge_identical();
     let offset = merges.len();

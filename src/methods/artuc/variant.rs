@@ -84,7 +84,7 @@ impl Variant {
                 let traj = anytime(table, cs, config, 1.0, progress)?;
                 let step = match step {
                     Some(s) => s,
-                    None => traj.choose(config.delta, config.epsilon).ok_or_else(|| no_step(&traj, config))?,
+                    None => traj.choose(config.km.delta, config.km.epsilon).ok_or_else(|| no_step(&traj, config))?,
                 };
                 let res = traj.release(table, cs, step)?;
                 Ok((res, Some(traj), Some(step)))
@@ -133,7 +133,7 @@ fn no_step(traj: &Trajectory, config: &ArtucConfig) -> AnonError {
     let detail = traj.steps.first().map_or("the trajectory is empty".to_string(), |s| {
         format!(
             "before any merge NCP is {:.4} (delta = {}) and {} codes are suppressed (epsilon = {})",
-            s.ncp, config.delta, s.suppressed_codes, config.epsilon
+            s.ncp, config.km.delta, s.suppressed_codes, config.km.epsilon
         )
     });
     AnonError::argument(

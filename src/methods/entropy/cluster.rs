@@ -43,17 +43,7 @@ pub(crate) struct Cand {
     pub(crate) row: u32,
     pub(crate) count: u64,
 }
-impl PartialEq for Cand {
-    fn eq(&self, o: &Self) -> bool {
-        self.cmp(o) == Ordering::Equal
-    }
-}
-impl Eq for Cand {}
-impl PartialOrd for Cand {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
+crate::sorted::eq_and_partial_ord_from_ord!(Cand);
 impl Ord for Cand {
     fn cmp(&self, o: &Self) -> Ordering {
         self.key.total_cmp(&o.key).then(self.row.cmp(&o.row))

@@ -60,11 +60,13 @@ impl Distance {
         }
     }
     pub(crate) fn parse(s: &str) -> Option<Self> {
-        match s.to_ascii_lowercase().as_str() {
-            "d" | "ce+mi" | "ce_mi" | "entropy_mi" => Some(Distance::EntropyMi),
-            "ce" | "conditional_entropy" => Some(Distance::ConditionalEntropy),
-            _ => None,
-        }
+        crate::keyword::parse(
+            &[
+                (Distance::EntropyMi, &["d", "ce+mi", "ce_mi", "entropy_mi"]),
+                (Distance::ConditionalEntropy, &["ce", "conditional_entropy"]),
+            ],
+            s,
+        )
     }
 }
 

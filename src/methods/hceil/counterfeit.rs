@@ -41,11 +41,10 @@ pub enum ValueDraw {
 
 impl ValueDraw {
     pub(crate) fn parse(s: &str) -> Option<Self> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "concealable" => Some(ValueDraw::Concealable),
-            "domain" | "paper" | "uniform" => Some(ValueDraw::Domain),
-            _ => None,
-        }
+        crate::keyword::parse(
+            &[(ValueDraw::Concealable, &["concealable"]), (ValueDraw::Domain, &["domain", "paper", "uniform"])],
+            s,
+        )
     }
     pub(crate) fn name(self) -> &'static str {
         match self {

@@ -34,7 +34,7 @@ use crate::methods::PassTimes;
 use crate::progress::Progress;
 use datafusion::arrow::array::RecordBatch;
 use datafusion::prelude::SessionContext;
-use search::{Params, Stats};
+use search::{Params, Scored, Stats};
 use std::time::Instant;
 
 const F: &str = "hceil_anonymize";
@@ -122,17 +122,10 @@ impl HceilConfig {
                 }
                 "diagnostics" => self.diagnostics = crate::methods::options::flag(F, "diagnostics", value)?,
                 "search" => {
-                    self.exhaustive = match value.to_ascii_lowercase().as_str() {
-                        "exhaustive" => true,
-                        "bounded" => false,
-                        _ => {
-                            return Err(AnonError::argument(
-                                F,
-                                "search",
-                                format!("'{value}' is not bounded or exhaustive"),
-                            ));
-                        }
-                    }
+                    self.exhaustive = crate::keyword::parse(&[(true, &["exhaustive"]), (false, &["bounded"])], value)
+                        .ok_or_else(|| {
+                            AnonError::argument(F, "search", format!("'{value}' is not bounded or exhaustive"))
+                        })?
                 }
                 other => {
                     return Err(AnonError::argument(
@@ -219,30 +212,23 @@ pub struct HceilResult {
     levels: Vec<u8>,
     /// The ceiling applied, or for a search without h the chosen node's largest D(r).
     pub(crate) h: f64,
-    pub(crate) max_degree: f64,
-    pub rce: f64,
-    /// Mean D(r) over the published records, min–max ranges.
-    pub(crate) lm: f64,
-    /// The same with numeric attributes at their hierarchy intervals (as `kanon_anonymize`
-    /// publishes them): computable from the release and the node.
-    pub(crate) lm_intervals: f64,
-    pub(crate) catalog: NodeCatalog,
-    /// Published classes.
-    pub(crate) classes: usize,
-    /// Which of the node's classes are suppressed, and their records (not publishable: the
-    /// release does not show how many records the source had).
-    pub(crate) suppressed: Vec<bool>,
-    pub(crate) suppressed_records: u64,
+    /// The chosen node with its counterfeits, catalog and costs. Its objective value and
+    /// suppressed records are not publishable: the release does not show how many records
+    /// the source had.
+    pub(crate) best: Scored,
     /// Rows of the release: genuine records kept plus counterfeits.
     published_records: u64,
-    /// The objective's value (includes the suppressed records: not publishable either).
-    pub(crate) objective_value: score::Key,
     pub(crate) stats: Stats,
     /// Filled by [`anonymize`] (aggregation and search; the caller times the materialization).
     pub(crate) passes: PassTimes,
 }
 
 impl HceilResult {
+    /// The chosen node's RCE.
+    pub fn rce(&self) -> f64 {
+        self.best.rce
+    }
+
     pub(crate) fn node(&self) -> String {
         format_levels(&self.levels)
     }
@@ -250,7 +236,7 @@ impl HceilResult {
     /// A mean loss over the published records, with every suppressed record counted as a
     /// record losing 1 (as `kanon_anonymize` and `anon_metrics` count a suppressed record).
     pub(crate) fn counting_suppressed(&self, lm: f64) -> f64 {
-        let (p, s) = (self.published_records as f64, self.suppressed_records as f64);
+        let (p, s) = (self.published_records as f64, self.best.suppressed_records as f64);
         (lm * p + s) / (p + s).max(1.0)
     }
 }
@@ -303,16 +289,8 @@ fn search_with_cache<'a>(
     let result = HceilResult {
         levels,
         h: config.h.unwrap_or(best.max_degree),
-        max_degree: best.max_degree,
-        rce: best.rce,
-        lm: best.lm,
-        lm_intervals: best.lm_intervals,
-        catalog: best.catalog,
-        classes: best.classes,
+        best,
         published_records,
-        suppressed: best.suppressed,
-        suppressed_records: best.suppressed_records,
-        objective_value: best.key,
         stats,
         passes: PassTimes::default(),
     };
@@ -352,9 +330,9 @@ pub async fn anonymize(
     res.passes = PassTimes { aggregate_ms, search_ms: PassTimes::since(start), materialize_ms: 0.0 };
     let node = nodes.lattice.id(&res.levels).expect("the chosen node is in the lattice");
     let cached = nodes.classes(node)?;
-    let release = release::release(&ft, meta, table, &source, &cached, &res.catalog, &res.suppressed)?;
+    let release = release::release(&ft, meta, table, &source, &cached, &res.best.catalog, &res.best.suppressed)?;
     let values = &ft.sensitive.as_ref().expect("checked by meta.sensitive").values;
-    let ids = release::class_ids(&cached, &res.suppressed);
-    let catalog = release::catalog_batch(&res.catalog, &ids, values, sensitive)?;
+    let ids = release::class_ids(&cached, &res.best.suppressed);
+    let catalog = release::catalog_batch(&res.best.catalog, &ids, values, sensitive)?;
     Ok((res, Outputs { release, catalog }))
 }

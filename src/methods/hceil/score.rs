@@ -51,12 +51,14 @@ pub enum Objective {
 
 impl Objective {
     pub(crate) fn parse(s: &str) -> Option<Self> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "rce" | "paper" => Some(Objective::Rce),
-            "charged" | "rce_charged" => Some(Objective::Charged),
-            "fewest" | "fewest_counterfeits" => Some(Objective::Fewest),
-            _ => None,
-        }
+        crate::keyword::parse(
+            &[
+                (Objective::Rce, &["rce", "paper"]),
+                (Objective::Charged, &["charged", "rce_charged"]),
+                (Objective::Fewest, &["fewest", "fewest_counterfeits"]),
+            ],
+            s,
+        )
     }
     pub(crate) fn name(self) -> &'static str {
         match self {

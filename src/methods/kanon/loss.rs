@@ -23,12 +23,10 @@ pub enum Metric {
 
 impl Metric {
     pub(crate) fn parse(s: &str) -> Option<Metric> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "lm" | "loss" => Some(Metric::Lm),
-            "ncp" => Some(Metric::Ncp),
-            "dm" | "discernibility" => Some(Metric::Dm),
-            _ => None,
-        }
+        crate::keyword::parse(
+            &[(Metric::Lm, &["lm", "loss"]), (Metric::Ncp, &["ncp"]), (Metric::Dm, &["dm", "discernibility"])],
+            s,
+        )
     }
     pub(crate) fn name(self) -> &'static str {
         match self {

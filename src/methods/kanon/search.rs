@@ -273,12 +273,14 @@ pub enum Strategy {
 
 impl Strategy {
     pub(crate) fn parse(s: &str) -> Option<Strategy> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "auto" => Some(Strategy::Auto),
-            "optimal" | "exhaustive" => Some(Strategy::Optimal),
-            "heuristic" => Some(Strategy::Heuristic),
-            _ => None,
-        }
+        crate::keyword::parse(
+            &[
+                (Strategy::Auto, &["auto"]),
+                (Strategy::Optimal, &["optimal", "exhaustive"]),
+                (Strategy::Heuristic, &["heuristic"]),
+            ],
+            s,
+        )
     }
 }
 

@@ -32,52 +32,30 @@
 //! and checked by `verify_release` like ArtUC's.
 
 use super::artuc::formation::form_group;
-use super::artuc::{AnonCluster, ArtucResult, Cluster, Measures, Pick, RtTable, check_weights, gendiag, parse_weights};
+use super::artuc::{AnonCluster, ArtucResult, Cluster, KmConfig, Measures, RtTable, check_weights, gendiag};
 use crate::error::{AnonError, Result};
 use crate::progress::Progress;
-use rand::SeedableRng;
-use rand::rngs::StdRng;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 pub(crate) const F: &str = "rmr";
 
-/// The parameters of one call.
+/// The parameters of one call: ArtUC's, without utility constraints.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RmrConfig {
-    pub(crate) k: u64,
-    pub(crate) m: u64,
-    /// NCP(D̃) ≤ δ, the bound on the demographics' loss.
-    pub(crate) delta: f64,
-    /// At most ε suppressed diagnosis codes.
-    pub(crate) epsilon: u64,
-    /// w_i of NCP, one per demographic attribute; `None` weighs each 1/l.
-    weights: Option<Vec<f64>>,
-    /// How cluster formation picks the record that starts a cluster.
-    pub(crate) pick: Pick,
-    /// `None` draws from OS entropy (only used with [`Pick::Random`]).
-    pub(crate) seed: Option<u64>,
+    pub(crate) km: KmConfig,
 }
 
 impl RmrConfig {
     pub fn new(k: u64, m: u64, delta: f64, epsilon: u64) -> Self {
-        RmrConfig { k, m, delta, epsilon, weights: None, pick: Pick::Random, seed: None }
+        RmrConfig { km: KmConfig::new(k, m, delta, epsilon) }
     }
 
     /// Parse `seed=42, pick=random|first, weights=0.5:0.5`.
     pub fn with_options(mut self, options: &str) -> Result<Self> {
         for (key, value) in crate::methods::options::pairs(F, options)? {
-            match key.as_str() {
-                "seed" => self.seed = Some(crate::methods::options::seed(F, &value)?),
-                "pick" => self.pick = Pick::parse(F, &value)?,
-                "weights" => self.weights = Some(parse_weights(F, &value)?),
-                other => {
-                    return Err(AnonError::argument(
-                        F,
-                        "options",
-                        format!("unknown option '{other}' (seed, pick, weights)"),
-                    ));
-                }
+            if !self.km.set_option(F, &key, &value)? {
+                return Err(AnonError::argument(F, "options", format!("unknown option '{key}' (seed, pick, weights)")));
             }
         }
         Ok(self)
@@ -85,24 +63,21 @@ impl RmrConfig {
 
     /// Check the parameters against the table.
     pub(crate) fn validate(&self, table: &RtTable) -> Result<()> {
-        if self.k < 1 || self.k > table.len() as u64 {
+        let c = &self.km;
+        if c.k < 1 || c.k > table.len() as u64 {
             return Err(AnonError::argument(
                 F,
                 "k",
-                format!("must be between 1 and the table's {} records, got {}", table.len(), self.k),
+                format!("must be between 1 and the table's {} records, got {}", table.len(), c.k),
             ));
         }
-        if self.m < 1 {
-            return Err(AnonError::argument(F, "m", format!("must be at least 1, got {}", self.m)));
+        if c.m < 1 {
+            return Err(AnonError::argument(F, "m", format!("must be at least 1, got {}", c.m)));
         }
-        if !(0.0..=1.0).contains(&self.delta) {
-            return Err(AnonError::argument(F, "delta", format!("must be in [0, 1], got {}", self.delta)));
+        if !(0.0..=1.0).contains(&c.delta) {
+            return Err(AnonError::argument(F, "delta", format!("must be in [0, 1], got {}", c.delta)));
         }
-        check_weights(F, self.weights.as_deref(), table)
-    }
-
-    fn weights_for(&self, table: &RtTable) -> Vec<f64> {
-        self.weights.clone().unwrap_or_else(|| vec![1.0 / table.attributes().max(1) as f64; table.attributes()])
+        check_weights(F, c.weights.as_deref(), table)
     }
 }
 
@@ -110,18 +85,15 @@ impl RmrConfig {
 /// suppressed, saying which limit failed and by how much.
 pub fn rmr(table: &RtTable, config: &RmrConfig, progress: &dyn Progress) -> Result<ArtucResult> {
     config.validate(table)?;
-    let weights = config.weights_for(table);
-    let mut rng = match config.seed {
-        Some(s) => StdRng::seed_from_u64(s),
-        None => rand::make_rng::<StdRng>(),
-    };
+    let weights = config.km.weights_for(table);
+    let mut rng = config.km.rng();
     let all: Vec<u32> = (0..table.len() as u32).collect();
     progress.begin("rmr: cluster formation", 1);
-    let formed = form_group(table, 0, &all, config.k as usize, &weights, config.pick, &mut rng);
+    let formed = form_group(table, 0, &all, config.km.k as usize, &weights, config.km.pick, &mut rng);
     progress.finish();
     let n = table.len() as f64;
     // The same rounding slack as ArtUC's NCP ≤ δ (Σ of n terms summed in another order).
-    let limit = config.delta + 8.0 * n.max(1.0) * f64::EPSILON;
+    let limit = config.km.delta + 8.0 * n.max(1.0) * f64::EPSILON;
     let mut merge = RmergeR::new(table, &weights, formed);
     if merge.ncp_sum / n > limit {
         return Err(AnonError::argument(
@@ -130,7 +102,7 @@ pub fn rmr(table: &RtTable, config: &RmrConfig, progress: &dyn Progress) -> Resu
             format!(
                 "NCP limit failed: the clusters formed have NCP {:.4} > delta = {}; no merge can lower it",
                 merge.ncp_sum / n,
-                config.delta
+                config.km.delta
             ),
         ));
     }
@@ -141,11 +113,11 @@ pub fn rmr(table: &RtTable, config: &RmrConfig, progress: &dyn Progress) -> Resu
     progress.finish();
     let result = publish(table, config, merge.into_clusters(), &weights);
     let s = result.measures.suppressed_codes;
-    if s > config.epsilon {
+    if s > config.km.epsilon {
         return Err(AnonError::argument(
             F,
             "epsilon",
-            format!("suppression limit failed: {s} diagnosis codes suppressed > epsilon = {}", config.epsilon),
+            format!("suppression limit failed: {s} diagnosis codes suppressed > epsilon = {}", config.km.epsilon),
         ));
     }
     Ok(result)
@@ -221,7 +193,7 @@ impl<'a> RmergeR<'a> {
 /// Step 2 on the final clusters (every code in one code set) and the release's measures.
 fn publish(table: &RtTable, config: &RmrConfig, clusters: Vec<Cluster>, weights: &[f64]) -> ArtucResult {
     let one_set = vec![Some(0); table.codes.hierarchy.leaf_count()];
-    let (k, m) = (config.k as usize, config.m as usize);
+    let (k, m) = (config.km.k as usize, config.km.m as usize);
     let diags = crate::parallel::map(&clusters, |c| gendiag(&table.code_sets(&c.records), &one_set, k, m));
     let out: Vec<AnonCluster> = clusters
         .into_iter()

@@ -1,0 +1,66 @@
+//! Orders: lists kept in ascending order, and types ordered by a hand-written `Ord`.
+
+/// `PartialEq`, `Eq` and `PartialOrd` of a type from its hand-written `Ord` (one that
+/// compares floats by `total_cmp`, so the three cannot be derived), for a heap's entries.
+macro_rules! eq_and_partial_ord_from_ord {
+    ($t:ty) => {
+        impl PartialEq for $t {
+            fn eq(&self, o: &Self) -> bool {
+                self.cmp(o) == std::cmp::Ordering::Equal
+            }
+        }
+        impl Eq for $t {}
+        impl PartialOrd for $t {
+            fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+                Some(self.cmp(o))
+            }
+        }
+    };
+}
+pub(crate) use eq_and_partial_ord_from_ord;
+
+/// Merge two lists ascending by `key` (each without repeated keys) into one: an element whose
+/// key only one list holds is kept as it is, and the two elements of a key both hold become
+/// `both(a, b)`.
+#[inline]
+pub(crate) fn merge_by_key<T: Copy, K: Ord>(
+    a: &[T],
+    b: &[T],
+    key: impl Fn(&T) -> K,
+    both: impl Fn(T, T) -> T,
+) -> Vec<T> {
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        match key(&a[i]).cmp(&key(&b[j])) {
+            std::cmp::Ordering::Less => {
+                out.push(a[i]);
+                i += 1;
+            }
+            std::cmp::Ordering::Greater => {
+                out.push(b[j]);
+                j += 1;
+            }
+            std::cmp::Ordering::Equal => {
+                out.push(both(a[i], b[j]));
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    out.extend_from_slice(&a[i..]);
+    out.extend_from_slice(&b[j..]);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::merge_by_key;
+
+    #[test]
+    fn union_and_sum_of_counts() {
+        assert_eq!(merge_by_key(&[1u32, 3, 5], &[2, 3, 6, 7], |&x| x, |x, _| x), vec![1, 2, 3, 5, 6, 7]);
+        let (a, b) = ([(1u128, 2u64), (4, 1)], [(0u128, 5u64), (4, 3)]);
+        assert_eq!(merge_by_key(&a, &b, |e| e.0, |x, y| (x.0, x.1 + y.1)), vec![(0, 5), (1, 2), (4, 4)]);
+    }
+}

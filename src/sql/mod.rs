@@ -48,28 +48,39 @@ use datafusion::prelude::SessionContext;
 use std::future::Future;
 use std::sync::Arc;
 
+/// How one module registers its table functions.
+type Registration = fn(&SessionContext, Arc<Registry>);
+
+/// Every table function and system table, in the order a custodian meets them (the methods'
+/// specs go through [`method::register`]).
+const REGISTRATIONS: &[Registration] = &[
+    dataset::register,
+    constraints_fn::register,
+    roles::register,
+    plan_fn::register,
+    hierarchies::register,
+    explore::register,
+    |ctx, r| method::register(ctx, r, generalize::Generalize),
+    |ctx, r| method::register(ctx, r, kanon_fn::Kanon),
+    |ctx, r| method::register(ctx, r, hceil_fn::Hceil),
+    |ctx, r| method::register(ctx, r, entropy_fn::Entropy),
+    truthful_fn::register,
+    metrics_fn::register,
+    verify_fn::register,
+    query_error_fn::register,
+    |ctx, r| method::register(ctx, r, artuc_fn::Artuc),
+    |ctx, r| method::register(ctx, r, rmr_fn::Rmr),
+    |ctx, r| method::register(ctx, r, ipa_fn::Ipa),
+    |ctx, r| method::register(ctx, r, ipa_fn::Histogram),
+    ledger_fn::register,
+    system::register,
+];
+
 /// Register every table function and system table on `ctx`.
 pub(crate) fn register(ctx: &SessionContext, registry: Arc<Registry>) {
-    dataset::register(ctx, registry.clone());
-    constraints_fn::register(ctx, registry.clone());
-    roles::register(ctx, registry.clone());
-    plan_fn::register(ctx, registry.clone());
-    hierarchies::register(ctx, registry.clone());
-    explore::register(ctx, registry.clone());
-    method::register(ctx, registry.clone(), generalize::Generalize);
-    method::register(ctx, registry.clone(), kanon_fn::Kanon);
-    method::register(ctx, registry.clone(), hceil_fn::Hceil);
-    method::register(ctx, registry.clone(), entropy_fn::Entropy);
-    truthful_fn::register(ctx, registry.clone());
-    metrics_fn::register(ctx, registry.clone());
-    verify_fn::register(ctx, registry.clone());
-    query_error_fn::register(ctx, registry.clone());
-    method::register(ctx, registry.clone(), artuc_fn::Artuc);
-    method::register(ctx, registry.clone(), rmr_fn::Rmr);
-    method::register(ctx, registry.clone(), ipa_fn::Ipa);
-    method::register(ctx, registry.clone(), ipa_fn::Histogram);
-    ledger_fn::register(ctx, registry.clone());
-    system::register(ctx, registry);
+    for register in REGISTRATIONS {
+        register(ctx, registry.clone());
+    }
 }
 
 /// The body of a table function whose only state is the session's registry.

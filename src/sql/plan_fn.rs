@@ -11,7 +11,7 @@ use crate::methods::options;
 use datafusion::arrow::array::{ArrayRef, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use datafusion::arrow::record_batch::RecordBatch;
-use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
+use datafusion::catalog::{TableFunctionArgs, TableProvider};
 use datafusion::prelude::SessionContext;
 use std::sync::Arc;
 
@@ -22,13 +22,8 @@ pub(super) const SIGNATURE: &str = "declare_release_plan(table, 'partition=adapt
 /// The options a plan may hold: public parameters of the release, nothing per call.
 const PLAN_KEYS: [&str; 7] = ["partition", "root", "steps", "theta", "coarse", "selection", "floor"];
 
-#[derive(Debug)]
-struct DeclarePlan {
-    registry: Arc<Registry>,
-}
-
 pub(crate) fn register(ctx: &SessionContext, registry: Arc<Registry>) {
-    ctx.register_udtf(F, Arc::new(DeclarePlan { registry }));
+    super::register_fn(ctx, &registry, F, declare_plan);
 }
 
 /// Check a plan against the table's quasi-identifiers: only plan options, an adaptive
@@ -61,26 +56,23 @@ pub(crate) fn check_plan(qis: &[&str], text: &str) -> Result<()> {
     Ok(())
 }
 
-impl TableFunctionImpl for DeclarePlan {
-    fn call_with_args(&self, args: TableFunctionArgs) -> datafusion::error::Result<Arc<dyn TableProvider>> {
-        let a = Args::new(F, SIGNATURE, args.exprs(), 2, 2)?;
-        let table = a.str(0, "table")?;
-        let text = a.str(1, "plan")?;
-        let meta = self.registry.require(&table)?;
-        let plan = if text.trim().is_empty() {
-            None
-        } else {
-            check_plan(&meta.quasi_identifiers(), &text)?;
-            Some(text.trim().to_string())
-        };
-        self.registry.set_release_plan(&table, plan.clone());
-        let schema = Arc::new(Schema::new(vec![
-            Field::new("table_name", DataType::Utf8, false),
-            Field::new("release_plan", DataType::Utf8, true),
-        ]));
-        let cols: Vec<ArrayRef> =
-            vec![Arc::new(StringArray::from(vec![table])), Arc::new(StringArray::from(vec![plan]))];
-        let batch = RecordBatch::try_new(schema.clone(), cols).map_err(|e| AnonError::table(F, e.to_string()))?;
-        Ok(mem_table(schema, vec![batch])?)
-    }
+fn declare_plan(registry: &Registry, args: TableFunctionArgs) -> datafusion::error::Result<Arc<dyn TableProvider>> {
+    let a = Args::new(F, SIGNATURE, args.exprs(), 2, 2)?;
+    let table = a.str(0, "table")?;
+    let text = a.str(1, "plan")?;
+    let meta = registry.require(&table)?;
+    let plan = if text.trim().is_empty() {
+        None
+    } else {
+        check_plan(&meta.quasi_identifiers(), &text)?;
+        Some(text.trim().to_string())
+    };
+    registry.set_release_plan(&table, plan.clone());
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("table_name", DataType::Utf8, false),
+        Field::new("release_plan", DataType::Utf8, true),
+    ]));
+    let cols: Vec<ArrayRef> = vec![Arc::new(StringArray::from(vec![table])), Arc::new(StringArray::from(vec![plan]))];
+    let batch = RecordBatch::try_new(schema.clone(), cols).map_err(|e| AnonError::table(F, e.to_string()))?;
+    Ok(mem_table(schema, vec![batch])?)
 }

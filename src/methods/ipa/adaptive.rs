@@ -78,18 +78,18 @@ pub struct AdaptiveConfig {
 }
 
 /// The budgets as the samplers realize them (each rounded down onto the exact grid).
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) struct AdaptiveBudget {
-    /// ε of one refinement step; the partition spends `steps` of them.
-    pub(crate) per_step: f64,
-    pub(crate) steps: usize,
+    /// ε of each refinement step (the partition's share split equally), then of the coarse
+    /// level (0: none) and of the cells.
+    pub(crate) steps: Vec<f64>,
     pub(crate) coarse: f64,
     pub(crate) cells: f64,
 }
 
 impl AdaptiveBudget {
     pub(crate) fn partition(&self) -> f64 {
-        self.per_step * self.steps as f64
+        self.steps.iter().sum()
     }
     pub(crate) fn total(&self) -> f64 {
         self.partition() + self.coarse + self.cells
@@ -189,8 +189,7 @@ impl AdaptiveConfig {
         let steps = self.steps.len();
         let coarse = if self.coarse > 0.0 { part(self.epsilon * self.coarse, "coarse")? } else { 0.0 };
         Ok(AdaptiveBudget {
-            per_step: part(self.epsilon * self.partition / steps as f64, "selection")?,
-            steps,
+            steps: vec![part(self.epsilon * self.partition / steps as f64, "selection")?; steps],
             coarse,
             cells: part(self.epsilon * (1.0 - self.partition - self.coarse), "cells")?,
         })
@@ -404,7 +403,7 @@ fn choose_partition<R: Rng + ?Sized>(
     plan: &Plan,
     counts: &Counts,
     config: &AdaptiveConfig,
-    noise: &DiscreteLaplace,
+    noise: &[DiscreteLaplace],
     rng: &mut R,
 ) -> (Vec<Chosen>, Vec<HashSet<u128>>) {
     let mut frontier: Vec<(u128, u128)> = (0..plan.depths[0].size).map(|i| (i, i)).collect();
@@ -420,7 +419,7 @@ fn choose_partition<R: Rng + ?Sized>(
             for &c in &kids[codes[*a] as usize] {
                 let u = child.index(|b| if b == *a { c } else { codes[b] });
                 let n = counts.totals[k + 1].get(&u).copied().unwrap_or(0);
-                if n as f64 + noise.sample(rng) as f64 >= theta {
+                if n as f64 + noise[k].sample(rng) as f64 >= theta {
                     next.push((g, u));
                 } else {
                     sparse = true;
@@ -472,7 +471,7 @@ pub fn release(ft: &FrequencyTable, config: &AdaptiveConfig) -> Result<AdaptiveR
     let plan = Plan::new(ft, config)?;
     let counts = Counts::new(ft, &plan);
     let key = StreamKey::new(config.seed)?;
-    let step_noise = DiscreteLaplace::for_epsilon(budget.per_step, 1)?;
+    let step_noise = budget.steps.iter().map(|&e| DiscreteLaplace::for_epsilon(e, 1)).collect::<Result<Vec<_>>>()?;
     let (chosen, kept) = choose_partition(&plan, &counts, config, &step_noise, &mut key.stream(PARTITION_STREAM));
     let ids: HashMap<(usize, u128), usize> = chosen.iter().enumerate().map(|(i, c)| ((c.depth, c.node), i)).collect();
     let hist = class_histograms(ft, &counts, &kept, &ids, width)?;

@@ -43,12 +43,13 @@ impl CallOptions {
             }
             Mode::Adaptive(c) => {
                 let b = c.budget()?;
-                let units = b.steps as u64 * grid_units(b.per_step) + grid_units(b.coarse) + grid_units(b.cells);
+                let steps: u64 = b.steps.iter().map(|&e| grid_units(e)).sum();
+                let units = steps + grid_units(b.coarse) + grid_units(b.cells);
                 let parts = format!(
                     "partition={} ({} steps of {}), coarse={}, cells={}",
                     b.partition(),
-                    b.steps,
-                    b.per_step,
+                    b.steps.len(),
+                    b.steps[0],
                     b.coarse,
                     b.cells
                 );

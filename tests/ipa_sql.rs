@@ -324,6 +324,9 @@ async fn a_declared_plan_is_the_default_release() {
     )
     .await;
     assert!(plan.contains("root=2:2"), "{plan}");
+    assert!(
+        text(&ctx, "SELECT release_plan FROM anon_release_plans WHERE table_name = 't'").await.contains("q0:1|q1:0")
+    );
     let node = |name: &str| format!("SELECT node FROM {name}_report");
     rows(&ctx, &format!("SELECT COUNT(*) FROM ipa_release('t', 'a', 1.0, '{VALUES}, seed=1')")).await;
     assert!(text(&ctx, &node("a")).await.contains("adaptive from [2, 2]"));
@@ -346,6 +349,7 @@ async fn a_declared_plan_is_the_default_release() {
     }
     assert!(err(&ctx, "SELECT * FROM declare_release_plan('nope', 'partition=adaptive')").await.contains("nope"));
     rows(&ctx, "SELECT * FROM declare_release_plan('t', '')").await;
+    assert_eq!(int(&ctx, "SELECT COUNT(*) FROM anon_release_plans").await, 0);
     rows(&ctx, &format!("SELECT COUNT(*) FROM ipa_release('t', 'e', 1.0, '{VALUES}, seed=1')")).await;
     assert!(!text(&ctx, &node("e")).await.contains("adaptive"));
 }

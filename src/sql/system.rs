@@ -1,5 +1,5 @@
-//! `anon_roles`, `anon_hierarchies` and `anon_privacy_ledger`: the declarations and privacy
-//! budgets of every table, as live tables.
+//! `anon_roles`, `anon_hierarchies`, `anon_release_plans` and `anon_privacy_ledger`: the
+//! declarations and privacy budgets of every table, as live tables.
 
 use super::mem_table;
 use super::report::{Column, Column::*, batch};
@@ -17,7 +17,7 @@ use datafusion::prelude::SessionContext;
 use std::sync::Arc;
 
 pub(crate) fn register(ctx: &SessionContext, registry: Arc<Registry>) {
-    for kind in [SystemTable::Roles, SystemTable::Hierarchies, SystemTable::Ledger] {
+    for kind in [SystemTable::Roles, SystemTable::Hierarchies, SystemTable::Plans, SystemTable::Ledger] {
         let t = RegistryTable { registry: registry.clone(), kind };
         ctx.register_table(kind.name(), Arc::new(t)).expect("system table names are free in a new session");
     }
@@ -27,6 +27,7 @@ pub(crate) fn register(ctx: &SessionContext, registry: Arc<Registry>) {
 enum SystemTable {
     Roles,
     Hierarchies,
+    Plans,
     Ledger,
 }
 
@@ -35,6 +36,7 @@ impl SystemTable {
         match self {
             SystemTable::Roles => "anon_roles",
             SystemTable::Hierarchies => "anon_hierarchies",
+            SystemTable::Plans => "anon_release_plans",
             SystemTable::Ledger => "anon_privacy_ledger",
         }
     }
@@ -90,12 +92,23 @@ fn hierarchies(snap: &[(String, TableMeta)]) -> Vec<(&'static str, Column)> {
     cols
 }
 
+/// `anon_release_plans`: one row per table with a declared `ipa_release` plan.
+fn plans(snap: &[(String, TableMeta)]) -> Vec<(&'static str, Column)> {
+    let declared: Vec<(&String, &String)> =
+        snap.iter().filter_map(|(t, m)| m.release_plan.as_ref().map(|p| (t, p))).collect();
+    vec![
+        ("table_name", Text(declared.iter().map(|(t, _)| t.to_string()).collect())),
+        ("release_plan", Text(declared.iter().map(|(_, p)| p.to_string()).collect())),
+    ]
+}
+
 impl RegistryTable {
     /// The rows of `snap` (an empty snapshot gives the schema).
     fn batch_of(&self, snap: &[(String, TableMeta)]) -> Result<RecordBatch> {
         match self.kind {
             SystemTable::Roles => Ok(batch(roles(snap))?),
             SystemTable::Hierarchies => Ok(batch(hierarchies(snap))?),
+            SystemTable::Plans => Ok(batch(plans(snap))?),
             SystemTable::Ledger => Ok(super::ledger_fn::ledger_table_batch(&self.registry.ledger())?),
         }
     }
@@ -108,6 +121,7 @@ impl TableProvider for RegistryTable {
             SystemTable::Ledger => super::ledger_fn::ledger_schema(),
             SystemTable::Roles => batch(roles(&[])).expect("an empty table").schema(),
             SystemTable::Hierarchies => batch(hierarchies(&[])).expect("an empty table").schema(),
+            SystemTable::Plans => batch(plans(&[])).expect("an empty table").schema(),
         }
     }
 

@@ -69,18 +69,10 @@ pub(crate) fn gendiag_within(
     let mut s = State::new(records, set_of_code);
     let mut buf = Vec::new();
     if m <= PACKED_MAX && s.items.len() < PACKED_ITEMS {
-        let mut p = Vec::with_capacity(PACKED_MAX);
         let (head, tail) = s.violating_head(k, m);
-        // Q's tail is read from the original codes (shared, fixed) as the pass changes the state.
-        let rec_codes = Rc::clone(&s.rec_codes);
-        let mut pass = Pass::new(&mut s, &mut buf, k, limit);
-        for key in head {
-            unpack_into(key, &mut p);
-            if !pass.set(&p) {
-                return None;
-            }
-        }
-        if !tail.walk(&rec_codes, &mut pass) {
+        let done = pass_in_order(&mut s, (&head, &tail), &mut buf, k, limit);
+        q::recycle(head, tail);
+        if !done {
             return None;
         }
     } else {
@@ -93,6 +85,27 @@ pub(crate) fn gendiag_within(
     }
     debug_assert!(s.violating(k, m).is_empty(), "GenDiag: a violating set survived the pass");
     Some(s.finish())
+}
+
+/// [`Pass`] over Q's head then its tail; false once more than `limit` codes are suppressed.
+fn pass_in_order(
+    s: &mut State,
+    (head, tail): (&q::Head, &q::Tail),
+    buf: &mut Vec<usize>,
+    k: usize,
+    limit: u64,
+) -> bool {
+    // Q's tail is read from the original codes (shared, fixed) as the pass changes the state.
+    let rec_codes = Rc::clone(&s.rec_codes);
+    let mut pass = Pass::new(s, buf, k, limit);
+    let mut p = Vec::with_capacity(PACKED_MAX);
+    for key in head.iter() {
+        unpack_into(key, &mut p);
+        if !pass.set(&p) {
+            return false;
+        }
+    }
+    tail.walk(&rec_codes, &mut pass)
 }
 
 /// Steps 4–14 on Q in order (the head's sets, then the tail's triples, [`q::Tail`]), passing

@@ -35,7 +35,8 @@ impl State {
     /// Q on the fresh state (m ≤ 3), in order: its head ([`State::violating_head`]) and then
     /// its tail ([`walk_tail`]).
     fn violating_fresh(&self, k: usize, m: usize) -> Vec<u64> {
-        let (mut out, tail) = self.violating_head(k, m);
+        let (head, tail) = self.violating_head(k, m);
+        let mut out: Vec<u64> = head.iter().collect();
         tail.walk(&self.rec_codes, &mut Collect(&mut out));
         out
     }
@@ -52,15 +53,14 @@ impl State {
     /// are left to the tail without being counted. The third items of a pair's triples that
     /// the count finds held by one record are the tail's, kept so that the tail is not counted
     /// again (`Tail`).
-    pub(super) fn violating_head(&self, k: usize, m: usize) -> (Vec<u64>, Tail) {
+    pub(super) fn violating_head(&self, k: usize, m: usize) -> (Head, Tail) {
         let top = k.min(self.suppressed.len() + 1);
-        let mut buckets: [Vec<Vec<u64>>; PACKED_MAX] = std::array::from_fn(|_| vec![Vec::new(); top]);
+        let (Head { mut buckets }, mut tail) = spare(top);
         let n = self.items.len();
         let mut walk = PairWalk::new(n, m);
         let mut triple_count = vec![0u32; n];
         let mut c_marks = Marks::new(n);
         // Support 1 < k: the tail is part of Q.
-        let mut tail = Tail::default();
         let keep_tail = m == 3 && k >= 2;
         for (a, recs) in self.code_recs.iter().enumerate() {
             if !recs.is_empty() && recs.len() < k {
@@ -101,13 +101,7 @@ impl State {
                 tail.counted(a, b, start);
             });
         }
-        let mut out = Vec::with_capacity(buckets.iter().flatten().map(Vec::len).sum());
-        for s in (0..top).rev() {
-            for size in &buckets {
-                out.extend_from_slice(&size[s]);
-            }
-        }
-        (out, tail)
+        (Head { buckets }, tail)
     }
 
     /// Q on any state (the debug check after the pass): counted, then sorted by key.
@@ -158,6 +152,52 @@ impl State {
             (Reverse(*s), p.len(), p.iter().map(|&i| self.first_code(i)).collect::<Vec<u32>>())
         });
         out
+    }
+}
+
+/// Q's head as [`State::violating_head`] counted it: per set size, per support, the sets
+/// ascending by codes. Read in Q's order by [`Head::iter`], not copied into one list first (at
+/// m = 3 the head holds ~10^5 triples a run).
+pub(super) struct Head {
+    buckets: [Vec<Vec<u64>>; PACKED_MAX],
+}
+
+impl Head {
+    /// The head's sets in Q's order: support descending, then size, then codes.
+    pub(super) fn iter(&self) -> impl Iterator<Item = u64> + '_ {
+        let top = self.buckets[0].len();
+        (0..top).rev().flat_map(move |s| self.buckets.iter().flat_map(move |size| size[s].iter().copied()))
+    }
+}
+
+/// Emptied head and tail buffers of finished GenDiag runs, for the next runs: they hold ~10^5
+/// sets a run at m = 3, and fresh ones for each of a call's thousands of runs cost more page
+/// faults (system time) than the stored tail saves. Shared, not per thread: a merge step runs
+/// its GenDiag runs on threads of their own (`parallel::map`), one or two runs a thread. At most
+/// one set per run that was in flight at once is kept (the cores' count).
+static SPARE: std::sync::Mutex<Vec<(Head, Tail)>> = std::sync::Mutex::new(Vec::new());
+
+/// Empty head buckets for supports 0..top and an empty tail, reusing spare ones.
+fn spare(top: usize) -> (Head, Tail) {
+    // A poisoned lock only means another run panicked; its buffers are not used then.
+    let (mut head, tail) = SPARE
+        .lock()
+        .ok()
+        .and_then(|mut s| s.pop())
+        .unwrap_or_else(|| (Head { buckets: std::array::from_fn(|_| Vec::new()) }, Tail::default()));
+    for size in &mut head.buckets {
+        size.resize_with(top, Vec::new);
+    }
+    (head, tail)
+}
+
+/// Give a run's head and tail back for a next run, emptied.
+pub(super) fn recycle(mut head: Head, mut tail: Tail) {
+    head.buckets.iter_mut().flatten().for_each(Vec::clear);
+    tail.pairs.clear();
+    tail.thirds.clear();
+    if let Ok(mut s) = SPARE.lock() {
+        s.push((head, tail));
     }
 }
 

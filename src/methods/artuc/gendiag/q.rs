@@ -62,16 +62,17 @@ impl State {
         let mut c_marks = Marks::new(n);
         // Support 1 < k: the tail is part of Q.
         let keep_tail = m == 3 && k >= 2;
+        let [singles, pairs, triples] = &mut buckets;
         for (a, recs) in self.code_recs.iter().enumerate() {
             if !recs.is_empty() && recs.len() < k {
-                buckets[0][recs.len()].push(pack(&[a]));
+                singles[recs.len()].push(pack(&[a]));
             }
             if m < 2 {
                 continue;
             }
             walk.pairs(&self.rec_codes, a, recs, |b, support, with_b| {
                 if support < k {
-                    buckets[1][support].push(pack(&[a, b]));
+                    pairs[support].push(pack(&[a, b]));
                 }
                 if m < 3 {
                     return;
@@ -83,17 +84,13 @@ impl State {
                     return;
                 }
                 for &(r, j) in with_b {
-                    let later = &self.rec_codes[r as usize][j as usize + 1..];
-                    for &c in later {
-                        triple_count[c] += 1;
-                    }
-                    c_marks.mark_sorted(later);
+                    c_marks.count_sorted(&self.rec_codes[r as usize][j as usize + 1..], &mut triple_count);
                 }
                 let start = tail.thirds.len();
                 c_marks.drain(|c| {
                     let support = std::mem::take(&mut triple_count[c]) as usize;
                     if (2..k).contains(&support) {
-                        buckets[2][support].push(pack(&[a, b, c]));
+                        triples[support].push(pack(&[a, b, c]));
                     } else if support == 1 && keep_tail {
                         tail.thirds.push(c as u32);
                     }
@@ -338,10 +335,7 @@ impl PairWalk {
             let codes = &rec_codes[r as usize];
             let from = codes.partition_point(|&b| b <= a);
             let later = &codes[from..];
-            for &b in later {
-                self.pair_count[b] += 1;
-            }
-            self.b_marks.mark_sorted(later);
+            self.b_marks.count_sorted(later, &mut self.pair_count);
             if keep {
                 for (j, &b) in later.iter().enumerate() {
                     self.with_b[b].push((r, (from + j) as u32));
@@ -375,10 +369,12 @@ impl Marks {
         Marks { words: vec![0; n.div_ceil(64)], lo: usize::MAX, hi: 0 }
     }
 
-    /// Mark ascending ids (the range of words touched is read off the ends).
-    fn mark_sorted(&mut self, ids: &[usize]) {
+    /// Mark ascending ids and count each in `counts` (one loop: this is the counting passes'
+    /// innermost loop; the range of words touched is read off the ends).
+    fn count_sorted(&mut self, ids: &[usize], counts: &mut [u32]) {
         let (Some(&lo), Some(&hi)) = (ids.first(), ids.last()) else { return };
         for &i in ids {
+            counts[i] += 1;
             self.words[i / 64] |= 1 << (i % 64);
         }
         self.lo = self.lo.min(lo / 64);

@@ -19,7 +19,7 @@ mod q;
 mod state;
 
 use crate::measures::ul::record_ul;
-use q::{PACKED_ITEMS, PACKED_MAX, TailVisitor, unpack_into, walk_tail};
+use q::{PACKED_ITEMS, PACKED_MAX, TailVisitor, unpack_into};
 use state::State;
 use std::cmp::Reverse;
 use std::collections::HashMap;
@@ -69,18 +69,10 @@ pub(crate) fn gendiag_within(
     let mut s = State::new(records, set_of_code);
     let mut buf = Vec::new();
     if m <= PACKED_MAX && s.items.len() < PACKED_ITEMS {
-        let mut p = Vec::with_capacity(PACKED_MAX);
-        let head = s.violating_head(k, m);
-        // Q's tail is read from the original codes (shared, fixed) as the pass changes the state.
-        let (rec_codes, code_recs) = (Rc::clone(&s.rec_codes), Rc::clone(&s.code_recs));
-        let mut pass = Pass::new(&mut s, &mut buf, k, limit);
-        for key in head {
-            unpack_into(key, &mut p);
-            if !pass.set(&p) {
-                return None;
-            }
-        }
-        if !walk_tail(&rec_codes, &code_recs, (k, m), &mut pass) {
+        let (head, tail) = s.violating_head(k, m);
+        let done = pass_in_order(&mut s, (&head, &tail), &mut buf, k, limit);
+        q::recycle(head, tail);
+        if !done {
             return None;
         }
     } else {
@@ -95,7 +87,28 @@ pub(crate) fn gendiag_within(
     Some(s.finish())
 }
 
-/// Steps 4–14 on Q in order (the head's sets, then the tail's triples, [`walk_tail`]), passing
+/// [`Pass`] over Q's head then its tail; false once more than `limit` codes are suppressed.
+fn pass_in_order(
+    s: &mut State,
+    (head, tail): (&q::Head, &q::Tail),
+    buf: &mut Vec<usize>,
+    k: usize,
+    limit: u64,
+) -> bool {
+    // Q's tail is read from the original codes (shared, fixed) as the pass changes the state.
+    let rec_codes = Rc::clone(&s.rec_codes);
+    let mut pass = Pass::new(s, buf, k, limit);
+    let mut p = Vec::with_capacity(PACKED_MAX);
+    for key in head.iter() {
+        unpack_into(key, &mut p);
+        if !pass.set(&p) {
+            return false;
+        }
+    }
+    tail.walk(&rec_codes, &mut pass)
+}
+
+/// Steps 4–14 on Q in order (the head's sets, then the tail's triples, [`q::Tail`]), passing
 /// over the triples known to be satisfied without counting their support. When a triple of Q
 /// is reached, every proper subset of it has been processed or had support ≥ k (a subset has
 /// at least the triple's support, and within a support smaller sets come first), so the
@@ -162,9 +175,15 @@ impl TailVisitor for Pass<'_> {
     fn triple(&mut self, t: &[usize]) -> bool {
         let &[a, b, c] = t else { return true };
         let Some((x, y)) = self.items(a, b) else { return true };
-        match self.s.resolve(c) {
-            Some(z) if z != x && z != y && self.seen[z] != self.epoch => {}
+        let z = match self.s.resolve(c) {
+            Some(z) if z != x && z != y && self.seen[z] != self.epoch => z,
             _ => return true,
+        };
+        // Most triples are satisfied when reached: Steps 4–14 would do nothing, and the state
+        // (so the epoch) stays as it is.
+        if self.s.support_triple(x, y, z, self.k) >= self.k {
+            self.seen[z] = self.epoch;
+            return true;
         }
         self.s.process(t, self.k, self.buf);
         // Its image is satisfied now: remember its third item while a's and b's are the epoch's.

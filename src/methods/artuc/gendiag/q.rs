@@ -35,13 +35,14 @@ impl State {
     /// Q on the fresh state (m ≤ 3), in order: its head ([`State::violating_head`]) and then
     /// its tail ([`walk_tail`]).
     fn violating_fresh(&self, k: usize, m: usize) -> Vec<u64> {
-        let mut out = self.violating_head(k, m);
-        walk_tail(&self.rec_codes, &self.code_recs, (k, m), &mut Collect(&mut out));
+        let (head, tail) = self.violating_head(k, m);
+        let mut out: Vec<u64> = head.iter().collect();
+        tail.walk(&self.rec_codes, &mut Collect(&mut out));
         out
     }
 
-    /// Q on the fresh state (m ≤ 3) but its tail, the triples of support 1 (Q's last segment:
-    /// [`walk_tail`] visits those), in order without a hash map or a sort: buckets by support
+    /// Q on the fresh state (m ≤ 3) but its tail, the triples of support 1 (Q's last segment,
+    /// returned as a [`Tail`] to walk later), in order without a hash map or a sort: buckets by support
     /// (from k − 1 down), in each the singletons, then the pairs, then the triples, each
     /// ascending. Per first item a, a's records are walked once: each later item b is counted
     /// (the support of {a, b}) and marked, and for m = 3 the record is also kept under b. Then
@@ -49,49 +50,55 @@ impl State {
     /// counted and read back the same way. A cluster's triples are most of its Q at m = 3 (a
     /// 100-code record alone holds 161,700), so counting them in a hash map was nearly all of
     /// an m = 3 run; a pair held by one record has only triples of support 1, so its triples
-    /// are left to the tail without being counted.
-    pub fn violating_head(&self, k: usize, m: usize) -> Vec<u64> {
+    /// are left to the tail without being counted. The third items of a pair's triples that
+    /// the count finds held by one record are the tail's, kept so that the tail is not counted
+    /// again (`Tail`).
+    pub(super) fn violating_head(&self, k: usize, m: usize) -> (Head, Tail) {
         let top = k.min(self.suppressed.len() + 1);
-        let mut buckets: [Vec<Vec<u64>>; PACKED_MAX] = std::array::from_fn(|_| vec![Vec::new(); top]);
+        let (Head { mut buckets }, mut tail) = spare(top);
         let n = self.items.len();
         let mut walk = PairWalk::new(n, m);
         let mut triple_count = vec![0u32; n];
         let mut c_marks = Marks::new(n);
+        // Support 1 < k: the tail is part of Q.
+        let keep_tail = m == 3 && k >= 2;
+        let [singles, pairs, triples] = &mut buckets;
         for (a, recs) in self.code_recs.iter().enumerate() {
             if !recs.is_empty() && recs.len() < k {
-                buckets[0][recs.len()].push(pack(&[a]));
+                singles[recs.len()].push(pack(&[a]));
             }
             if m < 2 {
                 continue;
             }
             walk.pairs(&self.rec_codes, a, recs, |b, support, with_b| {
                 if support < k {
-                    buckets[1][support].push(pack(&[a, b]));
+                    pairs[support].push(pack(&[a, b]));
                 }
-                if m < 3 || support < 2 {
+                if m < 3 {
                     return;
                 }
-                for &r in with_b {
-                    for &c in after(&self.rec_codes[r as usize], b) {
-                        triple_count[c] += 1;
-                        c_marks.mark(c);
+                if support == 1 {
+                    if keep_tail {
+                        tail.single(&self.rec_codes, a, b, with_b[0]);
                     }
+                    return;
                 }
+                for &(r, j) in with_b {
+                    c_marks.count_sorted(&self.rec_codes[r as usize][j as usize + 1..], &mut triple_count);
+                }
+                let start = tail.thirds.len();
                 c_marks.drain(|c| {
                     let support = std::mem::take(&mut triple_count[c]) as usize;
                     if (2..k).contains(&support) {
-                        buckets[2][support].push(pack(&[a, b, c]));
+                        triples[support].push(pack(&[a, b, c]));
+                    } else if support == 1 && keep_tail {
+                        tail.thirds.push(c as u32);
                     }
                 });
+                tail.counted(a, b, start);
             });
         }
-        let mut out = Vec::with_capacity(buckets.iter().flatten().map(Vec::len).sum());
-        for s in (0..top).rev() {
-            for size in &buckets {
-                out.extend_from_slice(&size[s]);
-            }
-        }
-        out
+        (Head { buckets }, tail)
     }
 
     /// Q on any state (the debug check after the pass): counted, then sorted by key.
@@ -145,12 +152,53 @@ impl State {
     }
 }
 
-/// The items of an ascending record after item `a`.
-fn after(items: &[usize], a: usize) -> &[usize] {
-    &items[items.partition_point(|&b| b <= a)..]
+/// Q's head as [`State::violating_head`] counted it: per set size, per support, the sets
+/// ascending by codes. Read in Q's order by [`Head::iter`], not copied into one list first (at
+/// m = 3 the head holds ~10^5 triples a run).
+pub(super) struct Head {
+    buckets: [Vec<Vec<u64>>; PACKED_MAX],
 }
 
-/// What walks Q's tail ([`walk_tail`]) gets to see, in the tail's order.
+impl Head {
+    /// The head's sets in Q's order: support descending, then size, then codes.
+    pub(super) fn iter(&self) -> impl Iterator<Item = u64> + '_ {
+        let top = self.buckets[0].len();
+        (0..top).rev().flat_map(move |s| self.buckets.iter().flat_map(move |size| size[s].iter().copied()))
+    }
+}
+
+/// Emptied head and tail buffers of finished GenDiag runs, for the next runs: they hold ~10^5
+/// sets a run at m = 3, and fresh ones for each of a call's thousands of runs cost more page
+/// faults (system time) than the stored tail saves. Shared, not per thread: a merge step runs
+/// its GenDiag runs on threads of their own (`parallel::map`), one or two runs a thread. At most
+/// one set per run that was in flight at once is kept (the cores' count).
+static SPARE: std::sync::Mutex<Vec<(Head, Tail)>> = std::sync::Mutex::new(Vec::new());
+
+/// Empty head buckets for supports 0..top and an empty tail, reusing spare ones.
+fn spare(top: usize) -> (Head, Tail) {
+    // A poisoned lock only means another run panicked; its buffers are not used then.
+    let (mut head, tail) = SPARE
+        .lock()
+        .ok()
+        .and_then(|mut s| s.pop())
+        .unwrap_or_else(|| (Head { buckets: std::array::from_fn(|_| Vec::new()) }, Tail::default()));
+    for size in &mut head.buckets {
+        size.resize_with(top, Vec::new);
+    }
+    (head, tail)
+}
+
+/// Give a run's head and tail back for a next run, emptied.
+pub(super) fn recycle(mut head: Head, mut tail: Tail) {
+    head.buckets.iter_mut().flatten().for_each(Vec::clear);
+    tail.pairs.clear();
+    tail.thirds.clear();
+    if let Ok(mut s) = SPARE.lock() {
+        s.push((head, tail));
+    }
+}
+
+/// What walks Q's tail ([`Tail::walk`]) gets to see, in the tail's order.
 pub(super) trait TailVisitor {
     /// Whether to walk the triples whose lowest item is `a` (false: none of them needs a look).
     fn first(&mut self, _a: usize) -> bool {
@@ -175,65 +223,83 @@ impl TailVisitor for Collect<'_> {
 }
 
 /// Q's tail on the fresh state: the triples held by one record (support 1 < k, so in Q when
-/// k ≥ 2), in Q's order (ascending), each visited as it is found and never stored. Returns
-/// false when the visitor stopped the walk.
+/// k ≥ 2, m = 3), as [`State::violating_head`] found them, walked in Q's order (ascending) by
+/// [`Tail::walk`], each triple visited as it is read and never stored as a set.
 ///
 /// Q's order puts them last (support 1 is the lowest, triples the largest sets), and they are
 /// most of an m = 3 Q: a long record's code triples are nearly all its own. GenDiag gives up a
 /// run as soon as it suppresses more than a limit, which it mostly learns before the tail, so
-/// counting and storing the tail first was most of a given-up run's cost. A pair held by one
-/// record r makes every triple with a later code of r a tail triple, read off r directly.
-/// The walk reads only the original codes, so the state may change while it runs, and the
-/// visitor may pass over a first item or a pair whose triples it knows need nothing.
-pub(super) fn walk_tail(
-    rec_codes: &[Vec<usize>],
-    code_recs: &[Vec<u32>],
-    (k, m): (usize, usize),
-    v: &mut impl TailVisitor,
-) -> bool {
-    if m < 3 || k < 2 {
-        return true;
-    }
-    let n = code_recs.len();
-    let mut walk = PairWalk::new(n, m);
-    let mut triple_count = vec![0u32; n];
-    let mut c_marks = Marks::new(n);
-    let mut go = true;
-    for (a, recs) in code_recs.iter().enumerate() {
-        if recs.is_empty() || !v.first(a) {
-            continue;
-        }
-        walk.pairs(rec_codes, a, recs, |b, support, with_b| {
-            if !go || !v.pair(a, b) {
-                return;
-            }
-            if support == 1 {
-                for &c in after(&rec_codes[with_b[0] as usize], b) {
-                    if !v.triple(&[a, b, c]) {
-                        go = false;
-                        return;
-                    }
-                }
-                return;
-            }
-            for &r in with_b {
-                for &c in after(&rec_codes[r as usize], b) {
-                    triple_count[c] += 1;
-                    c_marks.mark(c);
-                }
-            }
-            c_marks.drain(|c| {
-                // Drained even once stopped: the marks must be left clear.
-                if std::mem::take(&mut triple_count[c]) == 1 && go && !v.triple(&[a, b, c]) {
-                    go = false;
-                }
-            });
-        });
-        if !go {
-            return false;
+/// storing the tail's triples as sets was most of a given-up run's cost. What is kept is, per
+/// pair {a, b} with tail triples, where its third items are: a pair held by one record r makes
+/// every triple with a later code of r a tail triple (read off r), and for a pair held by more
+/// records the head's count found the third items held by one of them (kept in `thirds`;
+/// counting them again in the walk was a tenth of an m = 3 run). The walk reads only the
+/// original codes, so the state may change while it runs, and the visitor may pass over a
+/// first item or a pair whose triples it knows need nothing.
+#[derive(Default)]
+pub(super) struct Tail {
+    /// The pairs with tail triples, ascending by (a, b).
+    pairs: Vec<TailPair>,
+    /// The third items of the counted pairs, each pair's ascending, pair after pair.
+    thirds: Vec<u32>,
+}
+
+struct TailPair {
+    a: u32,
+    b: u32,
+    thirds: Thirds,
+}
+
+/// Where a tail pair's third items are.
+enum Thirds {
+    /// The codes of record `r` from position `from` on.
+    Record { r: u32, from: u32 },
+    /// `Tail::thirds[start..end]`.
+    Counted { start: u32, end: u32 },
+}
+
+impl Tail {
+    /// The pair {a, b} held by one record only, at b's position `(r, j)` there.
+    fn single(&mut self, rec_codes: &[Vec<usize>], a: usize, b: usize, (r, j): (u32, u32)) {
+        if j as usize + 1 < rec_codes[r as usize].len() {
+            self.pairs.push(TailPair { a: a as u32, b: b as u32, thirds: Thirds::Record { r, from: j + 1 } });
         }
     }
-    true
+
+    /// The pair {a, b} whose third items were pushed to `thirds` from `start` on.
+    fn counted(&mut self, a: usize, b: usize, start: usize) {
+        let end = self.thirds.len();
+        if end > start {
+            let thirds = Thirds::Counted { start: start as u32, end: end as u32 };
+            self.pairs.push(TailPair { a: a as u32, b: b as u32, thirds });
+        }
+    }
+
+    /// Visit the tail's triples in order; false when the visitor stopped the walk.
+    pub(super) fn walk(&self, rec_codes: &[Vec<usize>], v: &mut impl TailVisitor) -> bool {
+        let mut first: Option<(u32, bool)> = None;
+        for p in &self.pairs {
+            if first.is_none_or(|(a, _)| a != p.a) {
+                first = Some((p.a, v.first(p.a as usize)));
+            }
+            let (a, b) = (p.a as usize, p.b as usize);
+            if first.is_some_and(|(_, go)| !go) || !v.pair(a, b) {
+                continue;
+            }
+            let go = match p.thirds {
+                Thirds::Record { r, from } => {
+                    rec_codes[r as usize][from as usize..].iter().all(|&c| v.triple(&[a, b, c]))
+                }
+                Thirds::Counted { start, end } => {
+                    self.thirds[start as usize..end as usize].iter().all(|&c| v.triple(&[a, b, c as usize]))
+                }
+            };
+            if !go {
+                return false;
+            }
+        }
+        true
+    }
 }
 
 /// Per first item a, its pairs {a, b} in ascending b, each with its support and (m = 3) the
@@ -241,8 +307,9 @@ pub(super) fn walk_tail(
 struct PairWalk {
     pair_count: Vec<u32>,
     b_marks: Marks,
-    /// Per b, the records holding {a, b} (m = 3 only).
-    with_b: Vec<Vec<u32>>,
+    /// Per b, the records holding {a, b}, each with b's position in the record (m = 3 only:
+    /// the third items are the record's codes after it, no search needed).
+    with_b: Vec<Vec<(u32, u32)>>,
 }
 
 impl PairWalk {
@@ -254,16 +321,24 @@ impl PairWalk {
         }
     }
 
-    /// Visit (b, support of {a, b}, its records (empty unless m = 3)) for every b > a held with
-    /// a by some record of `recs` (a's records), ascending in b.
-    fn pairs(&mut self, rec_codes: &[Vec<usize>], a: usize, recs: &[u32], mut visit: impl FnMut(usize, usize, &[u32])) {
+    /// Visit (b, support of {a, b}, its records with b's position (empty unless m = 3)) for
+    /// every b > a held with a by some record of `recs` (a's records), ascending in b.
+    fn pairs(
+        &mut self,
+        rec_codes: &[Vec<usize>],
+        a: usize,
+        recs: &[u32],
+        mut visit: impl FnMut(usize, usize, &[(u32, u32)]),
+    ) {
         let keep = !self.with_b.is_empty();
         for &r in recs {
-            for &b in after(&rec_codes[r as usize], a) {
-                self.pair_count[b] += 1;
-                self.b_marks.mark(b);
-                if keep {
-                    self.with_b[b].push(r);
+            let codes = &rec_codes[r as usize];
+            let from = codes.partition_point(|&b| b <= a);
+            let later = &codes[from..];
+            self.b_marks.count_sorted(later, &mut self.pair_count);
+            if keep {
+                for (j, &b) in later.iter().enumerate() {
+                    self.with_b[b].push((r, (from + j) as u32));
                 }
             }
         }
@@ -294,10 +369,16 @@ impl Marks {
         Marks { words: vec![0; n.div_ceil(64)], lo: usize::MAX, hi: 0 }
     }
 
-    fn mark(&mut self, i: usize) {
-        self.words[i / 64] |= 1 << (i % 64);
-        self.lo = self.lo.min(i / 64);
-        self.hi = self.hi.max(i / 64);
+    /// Mark ascending ids and count each in `counts` (one loop: this is the counting passes'
+    /// innermost loop; the range of words touched is read off the ends).
+    fn count_sorted(&mut self, ids: &[usize], counts: &mut [u32]) {
+        let (Some(&lo), Some(&hi)) = (ids.first(), ids.last()) else { return };
+        for &i in ids {
+            counts[i] += 1;
+            self.words[i / 64] |= 1 << (i % 64);
+        }
+        self.lo = self.lo.min(lo / 64);
+        self.hi = self.hi.max(hi / 64);
     }
 
     /// Visit the marked ids ascending and unmark them.

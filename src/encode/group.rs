@@ -280,14 +280,7 @@ fn jumps(hs: &[Arc<Hierarchy>], from: &[u8], to: &[u8]) -> Vec<Vec<u32>> {
         .enumerate()
         .map(|(a, h)| {
             let (l0, l1) = (from[a] as usize, to[a] as usize);
-            (0..h.width(l0) as u32)
-                .map(|mut c| {
-                    for j in l0..l1 {
-                        c = h.parent(j, c);
-                    }
-                    c
-                })
-                .collect()
+            (0..h.width(l0) as u32).map(|c| h.ancestor(l0, l1, c)).collect()
         })
         .collect()
 }

@@ -158,6 +158,10 @@ impl Hierarchy {
     pub(crate) fn parent(&self, j: usize, code: u32) -> u32 {
         self.levels[j].parent[code as usize]
     }
+    /// The node at level `to` above node `code` of level `from` (from ≤ to).
+    pub(crate) fn ancestor(&self, from: usize, to: usize, code: u32) -> u32 {
+        (from..to).fold(code, |c, j| self.parent(j, c))
+    }
     pub fn label(&self, j: usize, code: u32) -> &str {
         &self.levels[j].labels[code as usize]
     }

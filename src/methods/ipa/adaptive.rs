@@ -30,6 +30,7 @@
 //! release whatever order the frequency table was grouped in.
 
 use super::histogram::{Realized, realized_loss};
+use super::radix::Radix;
 use super::score::codes_ncp;
 use crate::dp::{DiscreteLaplace, StreamKey};
 use crate::encode::FrequencyTable;
@@ -252,7 +253,8 @@ impl AdaptiveRelease {
         self.realized.withheld
     }
 
-    /// Number of classes published at each depth (public: computed from the release's labels).
+    /// Number of classes of the chosen partition at each depth: a function of the noisy counts
+    /// of stage 1 (post-processing), not of the original.
     pub(crate) fn classes_by_depth(&self) -> String {
         let mut n = vec![0usize; self.levels.len()];
         self.classes.iter().for_each(|c| n[c.depth] += 1);
@@ -260,59 +262,24 @@ impl AdaptiveRelease {
     }
 }
 
-/// Mixed-radix numbering of the combinations at one vector of levels (first attribute
-/// fastest), so every stage walks nodes in one canonical order.
-struct Radix {
-    levels: Vec<u8>,
-    widths: Vec<u128>,
-    size: u128,
-}
-
-impl Radix {
-    /// `option`: the option blamed when the node has too many combinations.
-    fn new(hs: &[Arc<Hierarchy>], levels: Vec<u8>, option: &str) -> Result<Self> {
-        let widths: Vec<u128> = hs.iter().zip(&levels).map(|(h, &l)| h.width(l as usize) as u128).collect();
-        let size = widths.iter().try_fold(1u128, |acc, &w| acc.checked_mul(w)).filter(|&n| n <= MAX_CELLS);
-        let size = size.ok_or_else(|| {
-            AnonError::argument(
-                F,
-                option,
-                format!("the node {} has more than {MAX_CELLS} combinations; refine less", format_levels(&levels)),
-            )
-        })?;
-        Ok(Radix { levels, widths, size })
+/// The numbering of a depth's combinations, refused (naming `option`) past [`MAX_CELLS`].
+fn bounded(hs: &[Arc<Hierarchy>], levels: Vec<u8>, option: &str) -> Result<Radix> {
+    let radix = Radix::new(hs, levels);
+    match radix.size() {
+        Some(n) if n <= MAX_CELLS => Ok(radix),
+        _ => Err(AnonError::argument(
+            F,
+            option,
+            format!("the node {} has more than {MAX_CELLS} combinations; refine less", format_levels(&radix.levels)),
+        )),
     }
-    fn index(&self, code: impl Fn(usize) -> u32) -> u128 {
-        let (mut idx, mut stride) = (0u128, 1u128);
-        for (a, w) in self.widths.iter().enumerate() {
-            idx += u128::from(code(a)) * stride;
-            stride *= w;
-        }
-        idx
-    }
-    fn decode(&self, mut idx: u128) -> Vec<u32> {
-        self.widths
-            .iter()
-            .map(|w| {
-                let c = (idx % w) as u32;
-                idx /= w;
-                c
-            })
-            .collect()
-    }
-}
-
-/// The node at `level` above `code` at level `from` (from ≤ level).
-fn ancestor(h: &Hierarchy, from: u8, level: u8, mut code: u32) -> u32 {
-    for j in from..level {
-        code = h.parent(j as usize, code);
-    }
-    code
 }
 
 /// The plan resolved against the table: each depth's numbering and each step's attribute.
 struct Plan {
     depths: Vec<Radix>,
+    /// Number of the root's combinations.
+    roots: u128,
     /// Per step: the refined attribute, and for each of its codes at the parent level, its
     /// children at the new level (ascending).
     steps: Vec<(usize, Vec<Vec<u32>>)>,
@@ -334,7 +301,7 @@ impl Plan {
             ));
         }
         let mut levels = config.root.clone();
-        let mut depths = vec![Radix::new(&hs, levels.clone(), "root")?];
+        let mut depths = vec![bounded(&hs, levels.clone(), "root")?];
         let mut steps = Vec::new();
         for (name, lv) in &config.steps {
             let a = ft.qis.iter().position(|q| &q.name == name).ok_or_else(|| {
@@ -352,13 +319,14 @@ impl Plan {
             let h = &hs[a];
             let mut kids = vec![Vec::new(); h.width(from as usize)];
             for c in 0..h.width(*lv as usize) as u32 {
-                kids[ancestor(h, *lv, from, c) as usize].push(c);
+                kids[h.ancestor(*lv as usize, from as usize, c) as usize].push(c);
             }
             levels[a] = *lv;
-            depths.push(Radix::new(&hs, levels.clone(), "steps")?);
+            depths.push(bounded(&hs, levels.clone(), "steps")?);
             steps.push((a, kids));
         }
-        Ok(Plan { depths, steps })
+        let roots = depths[0].size().unwrap_or_default();
+        Ok(Plan { depths, roots, steps })
     }
 }
 
@@ -406,7 +374,7 @@ fn choose_partition<R: Rng + ?Sized>(
     noise: &[DiscreteLaplace],
     rng: &mut R,
 ) -> (Vec<Chosen>, Vec<HashSet<u128>>) {
-    let mut frontier: Vec<(u128, u128)> = (0..plan.depths[0].size).map(|i| (i, i)).collect();
+    let mut frontier: Vec<(u128, u128)> = (0..plan.roots).map(|i| (i, i)).collect();
     let mut classes = Vec::new();
     let mut kept = vec![frontier.iter().map(|&(_, v)| v).collect::<HashSet<u128>>()];
     for (k, (a, kids)) in plan.steps.iter().enumerate() {
@@ -480,7 +448,7 @@ pub fn release(ft: &FrequencyTable, config: &AdaptiveConfig) -> Result<AdaptiveR
     let noisy: Vec<i64> = hist.iter().map(|&n| i64::from(n) + cell_noise.sample(&mut rng)).collect();
     let released = if budget.coarse > 0.0 {
         let groups: Vec<u128> = chosen.iter().map(|c| c.root).collect();
-        let coarse = coarse_counts(ft, &counts, plan.depths[0].size, width, budget.coarse, &key)?;
+        let coarse = coarse_counts(ft, &counts, plan.roots, width, budget.coarse, &key)?;
         let var = (DiscreteLaplace::for_epsilon(budget.coarse, 1)?.variance(), cell_noise.variance());
         consistent(&noisy, &groups, &coarse, width, var, config.floor)
     } else {

@@ -22,6 +22,7 @@
 //! were grouped in.
 
 use super::perturb::PerturbedClass;
+use super::radix::Radix;
 use super::score::{Loss, class_emd, class_rate, codes_ncp};
 use crate::dp::DiscreteLaplace;
 use crate::encode::Cached;
@@ -65,35 +66,12 @@ pub fn cell_count(hs: &[Arc<Hierarchy>], levels: &[u8], values: usize) -> Option
     hs.iter().zip(levels).try_fold(values as u64, |acc, (h, &l)| acc.checked_mul(h.width(l as usize) as u64))
 }
 
-/// The node's classes as (combination index, class), ascending. The index is mixed radix
-/// over the level widths, first attribute fastest.
-fn canonical_classes(hs: &[Arc<Hierarchy>], cached: &Cached) -> Vec<(u128, usize)> {
+/// The node's classes as (combination index, class), ascending ([`Radix`] numbering).
+fn canonical_classes(radix: &Radix, cached: &Cached) -> Vec<(u128, usize)> {
     let g = &cached.g;
-    let mut out: Vec<(u128, usize)> = (0..g.len())
-        .map(|c| {
-            let (mut idx, mut stride) = (0u128, 1u128);
-            for (a, h) in hs.iter().enumerate() {
-                idx += u128::from(g.codes[a][c]) * stride;
-                stride *= h.width(g.levels[a] as usize) as u128;
-            }
-            (idx, c)
-        })
-        .collect();
+    let mut out: Vec<(u128, usize)> = (0..g.len()).map(|c| (radix.index(|a| g.codes[a][c]), c)).collect();
     out.sort_unstable();
     out
-}
-
-/// The node codes of combination `idx`.
-fn decode(hs: &[Arc<Hierarchy>], levels: &[u8], mut idx: u128) -> Vec<u32> {
-    hs.iter()
-        .zip(levels)
-        .map(|(h, &l)| {
-            let w = h.width(l as usize) as u128;
-            let c = (idx % w) as u32;
-            idx /= w;
-            c
-        })
-        .collect()
 }
 
 /// Draw the histogram of one node (`cached`: its classes with their informative histograms
@@ -108,10 +86,11 @@ pub(crate) fn noisy_histogram<R: Rng + ?Sized>(
     rng: &mut R,
 ) -> Result<DpHistogram> {
     let levels = cached.g.levels.clone();
-    let classes = canonical_classes(hs, cached);
+    let radix = Radix::new(hs, levels.clone());
+    let classes = canonical_classes(&radix, cached);
     let mut cells = Vec::new();
     let mut emit = |idx: u128, value: usize, count: u64| {
-        cells.push(HistogramCell { codes: decode(hs, &levels, idx), value: value as u32, count });
+        cells.push(HistogramCell { codes: radix.decode(idx), value: value as u32, count });
     };
     match mode {
         CellNoise::Pure { floor } => {

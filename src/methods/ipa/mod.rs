@@ -22,6 +22,7 @@ pub mod guarantee;
 pub mod histogram;
 pub(crate) mod outcome;
 pub mod perturb;
+mod radix;
 pub mod release;
 pub mod score;
 pub mod search;

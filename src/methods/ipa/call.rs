@@ -370,19 +370,15 @@ pub(crate) async fn ipa_release(
         Mode::Sound(config) => {
             let (ft, source) = public_source(ctx, table, meta, "ipa_release", call).await?;
             let res = super::sound::release(&ft, config, progress)?;
-            let (schema, batches) = release::cells_release(&ft, &source, &res.histogram)?;
-            let (schema, batches) =
-                release::labelled(schema, batches, guarantee, res.epsilon_selection + res.epsilon_counts)?;
-            let dropped = crate::encode::publish::dropped_columns(&source, meta);
-            Ok((Outcome::Sound(res), Published { schema, batches, dropped }))
+            let epsilon = res.epsilon_selection + res.epsilon_counts;
+            let published = publish(&ft, &source, meta, &res.histogram, guarantee, epsilon)?;
+            Ok((Outcome::Sound(res), published))
         }
         Mode::Adaptive(config) => {
             let (ft, source) = public_source(ctx, table, meta, "ipa_release", call).await?;
             let res = super::adaptive::release(&ft, config)?;
-            let (schema, batches) = release::cells_release(&ft, &source, &res)?;
-            let (schema, batches) = release::labelled(schema, batches, guarantee, res.budget.total())?;
-            let dropped = crate::encode::publish::dropped_columns(&source, meta);
-            Ok((Outcome::Adaptive(res), Published { schema, batches, dropped }))
+            let published = publish(&ft, &source, meta, &res, guarantee, res.budget.total())?;
+            Ok((Outcome::Adaptive(res), published))
         }
     }
 }
@@ -411,10 +407,22 @@ pub(crate) async fn histogram_release(
     }
     let Mode::Sound(config) = &call.mode else { unreachable!("dp_histogram's options are always sound") };
     let res = dp_histogram(&ft, levels, epsilon, call.guarantee(), config.floor, call.seed())?;
-    let (schema, batches) = release::cells_release(&ft, &source, &res.histogram)?;
-    let (schema, batches) = release::labelled(schema, batches, call.guarantee(), res.epsilon)?;
-    let dropped = crate::encode::publish::dropped_columns(&source, meta);
-    Ok((res, Published { schema, batches, dropped }))
+    let published = publish(&ft, &source, meta, &res.histogram, call.guarantee(), res.epsilon)?;
+    Ok((res, published))
+}
+
+/// A sound release's rows, labelled with its guarantee and ε, and the source's columns it drops.
+fn publish(
+    ft: &crate::encode::FrequencyTable,
+    source: &datafusion::arrow::datatypes::Schema,
+    meta: &TableMeta,
+    released: &impl release::Cells,
+    guarantee: Guarantee,
+    epsilon: f64,
+) -> Result<Published> {
+    let (schema, batches) = release::cells_release(ft, source, released)?;
+    let (schema, batches) = release::labelled(schema, batches, guarantee, epsilon)?;
+    Ok(Published { schema, batches, dropped: crate::encode::publish::dropped_columns(source, meta) })
 }
 
 /// The frequency table over the declared domains and the source's schema.

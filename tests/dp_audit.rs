@@ -297,6 +297,11 @@ fn counterexamples_are_closed() {
     assert!(z5 > 300 && rare > 300, "{z5} {rare}");
 }
 
+/// `n` records drawn uniformly over the audit domain (5 zips, 2 ages, 3 values).
+fn random_records(rng: &mut StdRng, n: usize) -> Vec<(u32, u32, u32)> {
+    (0..n).map(|_| (rng.random_range(0..5), rng.random_range(0..2), rng.random_range(0..3))).collect()
+}
+
 /// (c): random tables of 15–40 records over the same domain, one random record removed.
 #[test]
 fn random_neighbours_pure_and_approx_hold() {
@@ -304,8 +309,7 @@ fn random_neighbours_pure_and_approx_hold() {
     let mut rng = StdRng::seed_from_u64(7);
     for case in 0..2 {
         let n = rng.random_range(15..40);
-        let records: Vec<(u32, u32, u32)> =
-            (0..n).map(|_| (rng.random_range(0..5), rng.random_range(0..2), rng.random_range(0..3))).collect();
+        let records = random_records(&mut rng, n);
         let mut fewer = records.clone();
         fewer.remove(rng.random_range(0..n));
         let (d, d2) = (table(&hs, &records), table(&hs, &fewer));
@@ -326,8 +330,7 @@ fn utility_sensitivity_brute_force() {
     let (mut worst, mut worst_class) = (0.0f64, 0.0f64);
     for _ in 0..12 {
         let n = rng.random_range(1..14);
-        let records: Vec<(u32, u32, u32)> =
-            (0..n).map(|_| (rng.random_range(0..5), rng.random_range(0..2), rng.random_range(0..3))).collect();
+        let records = random_records(&mut rng, n);
         let mut neighbours: Vec<Vec<(u32, u32, u32)>> = (0..records.len())
             .map(|i| {
                 let mut r = records.clone();
@@ -400,8 +403,7 @@ fn adaptive_partition_covers_every_record() {
     let mut rng = StdRng::seed_from_u64(11);
     for case in 0..20 {
         let n = rng.random_range(1..60);
-        let records: Vec<(u32, u32, u32)> =
-            (0..n).map(|_| (rng.random_range(0..5), rng.random_range(0..2), rng.random_range(0..3))).collect();
+        let records = random_records(&mut rng, n);
         let ft = table(&hs, &records);
         for theta in [-1e15, 3.0, 1e15] {
             let r = adaptive::release(&ft, &adaptive_config(case).with_theta(vec![theta])).unwrap();

@@ -88,74 +88,61 @@ pub(crate) const LOCATIONS: [(&str, &str, f64); 16] = [
     ("Jeju", "Jeju", 0.6),
 ];
 
-/// One disease of the background model.
-pub(crate) struct Disease {
-    name: &'static str,
-    group: &'static str,
-    /// Probability of surgery (stroke: 1, the background never holds a stroke without surgery).
-    surgery: f64,
-    /// Mean length of stay (days) before the age and surgery factors.
-    los_mean: f64,
-    /// Probability that the patient is female.
-    female: f64,
-    /// Relative frequency among patients aged 0–14, 15–44, 45–64 and 65+.
-    weight: [f64; 4],
-}
+/// One disease of the background model, by position (so that each row of [`DISEASES`] is one
+/// line): name; group; probability of surgery (stroke: 1, the background never holds a stroke
+/// without surgery); mean length of stay (days) before the age and surgery factors; probability
+/// that the patient is female; relative frequency among patients aged 0–14, 15–44, 45–64 and 65+.
+pub(crate) struct Disease(&'static str, &'static str, f64, f64, f64, [f64; 4]);
 
-const fn d(
-    name: &'static str,
-    group: &'static str,
-    surgery: f64,
-    los_mean: f64,
-    female: f64,
-    weight: [f64; 4],
-) -> Disease {
-    Disease { name, group, surgery, los_mean, female, weight }
+impl Disease {
+    fn name(&self) -> &'static str {
+        self.0
+    }
 }
 
 /// The diseases, their groups and background parameters. Index 0 is `stroke`.
 pub(crate) const DISEASES: [Disease; 41] = [
-    d("stroke", "circulatory", 1.0, 18.0, 0.5, [0.0, 0.01, 0.06, 0.25]),
-    d("hypertension", "circulatory", 0.0, 0.5, 0.53, [0.0, 2.0, 10.0, 14.0]),
-    d("ischemic_heart_disease", "circulatory", 0.3, 4.0, 0.4, [0.0, 0.3, 2.5, 4.5]),
-    d("heart_failure", "circulatory", 0.02, 8.0, 0.55, [0.0, 0.05, 0.6, 2.2]),
-    d("atrial_fibrillation", "circulatory", 0.05, 3.0, 0.45, [0.0, 0.1, 0.7, 1.8]),
-    d("upper_respiratory_infection", "respiratory", 0.0, 0.2, 0.5, [30.0, 14.0, 8.0, 5.0]),
-    d("pneumonia", "respiratory", 0.0, 6.0, 0.48, [6.0, 1.2, 1.2, 3.5]),
-    d("asthma", "respiratory", 0.0, 1.0, 0.5, [4.0, 1.5, 1.5, 2.0]),
-    d("copd", "respiratory", 0.0, 5.0, 0.3, [0.0, 0.1, 0.8, 2.5]),
-    d("influenza", "respiratory", 0.0, 1.0, 0.5, [6.0, 3.0, 1.5, 1.0]),
-    d("gastroenteritis", "digestive", 0.0, 1.0, 0.52, [12.0, 6.0, 3.5, 3.0]),
-    d("gastritis", "digestive", 0.01, 0.4, 0.56, [1.0, 8.0, 8.0, 6.0]),
-    d("appendicitis", "digestive", 0.95, 4.0, 0.45, [1.5, 1.5, 0.5, 0.2]),
-    d("cholelithiasis", "digestive", 0.6, 5.0, 0.55, [0.0, 0.5, 1.2, 1.2]),
-    d("hemorrhoids", "digestive", 0.6, 2.0, 0.45, [0.0, 1.5, 1.5, 0.8]),
-    d("liver_cirrhosis", "digestive", 0.05, 9.0, 0.28, [0.0, 0.1, 0.8, 0.6]),
-    d("diabetes", "endocrine", 0.0, 1.0, 0.47, [0.1, 1.5, 8.0, 9.0]),
-    d("thyroid_disorder", "endocrine", 0.02, 0.5, 0.82, [0.2, 2.0, 2.5, 1.2]),
-    d("dyslipidemia", "endocrine", 0.0, 0.2, 0.55, [0.0, 1.0, 5.0, 4.0]),
-    d("osteoarthritis", "musculoskeletal", 0.2, 3.0, 0.72, [0.0, 1.0, 6.0, 10.0]),
-    d("back_pain", "musculoskeletal", 0.12, 1.5, 0.58, [0.3, 6.0, 8.0, 7.0]),
-    d("osteoporosis", "musculoskeletal", 0.01, 1.0, 0.9, [0.0, 0.1, 2.0, 4.5]),
-    d("fracture", "injury", 0.6, 12.0, 0.45, [3.0, 3.0, 2.5, 3.5]),
-    d("sprain", "injury", 0.0, 0.5, 0.45, [3.5, 5.0, 3.0, 1.5]),
-    d("laceration", "injury", 0.8, 0.3, 0.35, [3.0, 3.0, 1.5, 1.0]),
-    d("concussion", "injury", 0.05, 3.0, 0.35, [1.5, 1.0, 0.5, 0.5]),
-    d("stomach_cancer", "neoplasm", 0.35, 10.0, 0.33, [0.0, 0.2, 1.2, 1.5]),
-    d("colorectal_cancer", "neoplasm", 0.35, 11.0, 0.4, [0.0, 0.1, 0.8, 1.2]),
-    d("lung_cancer", "neoplasm", 0.2, 12.0, 0.28, [0.0, 0.05, 0.5, 1.2]),
-    d("liver_cancer", "neoplasm", 0.15, 11.0, 0.25, [0.0, 0.05, 0.6, 0.7]),
-    d("breast_cancer", "neoplasm", 0.4, 8.0, 0.99, [0.0, 0.4, 0.8, 0.3]),
-    d("thyroid_cancer", "neoplasm", 0.5, 4.0, 0.84, [0.0, 0.8, 0.9, 0.3]),
-    d("dementia", "nervous_mental", 0.0, 45.0, 0.7, [0.0, 0.0, 0.2, 3.5]),
-    d("parkinsons_disease", "nervous_mental", 0.0, 12.0, 0.55, [0.0, 0.0, 0.2, 0.9]),
-    d("depression", "nervous_mental", 0.0, 3.0, 0.66, [0.3, 2.5, 2.0, 1.5]),
-    d("epilepsy", "nervous_mental", 0.02, 2.0, 0.45, [0.8, 0.6, 0.3, 0.3]),
-    d("urinary_tract_infection", "genitourinary", 0.0, 1.5, 0.8, [1.0, 2.5, 2.0, 3.0]),
-    d("chronic_kidney_disease", "genitourinary", 0.05, 4.0, 0.45, [0.0, 0.2, 0.9, 1.6]),
-    d("cataract", "eye_ear", 0.9, 0.5, 0.6, [0.0, 0.1, 1.5, 4.0]),
-    d("otitis_media", "eye_ear", 0.02, 0.2, 0.48, [8.0, 1.0, 0.5, 0.4]),
-    d("dental_caries", "oral", 0.35, 0.0, 0.5, [6.0, 6.0, 6.0, 4.0]),
+    Disease("stroke", "circulatory", 1.0, 18.0, 0.5, [0.0, 0.01, 0.06, 0.25]),
+    Disease("hypertension", "circulatory", 0.0, 0.5, 0.53, [0.0, 2.0, 10.0, 14.0]),
+    Disease("ischemic_heart_disease", "circulatory", 0.3, 4.0, 0.4, [0.0, 0.3, 2.5, 4.5]),
+    Disease("heart_failure", "circulatory", 0.02, 8.0, 0.55, [0.0, 0.05, 0.6, 2.2]),
+    Disease("atrial_fibrillation", "circulatory", 0.05, 3.0, 0.45, [0.0, 0.1, 0.7, 1.8]),
+    Disease("upper_respiratory_infection", "respiratory", 0.0, 0.2, 0.5, [30.0, 14.0, 8.0, 5.0]),
+    Disease("pneumonia", "respiratory", 0.0, 6.0, 0.48, [6.0, 1.2, 1.2, 3.5]),
+    Disease("asthma", "respiratory", 0.0, 1.0, 0.5, [4.0, 1.5, 1.5, 2.0]),
+    Disease("copd", "respiratory", 0.0, 5.0, 0.3, [0.0, 0.1, 0.8, 2.5]),
+    Disease("influenza", "respiratory", 0.0, 1.0, 0.5, [6.0, 3.0, 1.5, 1.0]),
+    Disease("gastroenteritis", "digestive", 0.0, 1.0, 0.52, [12.0, 6.0, 3.5, 3.0]),
+    Disease("gastritis", "digestive", 0.01, 0.4, 0.56, [1.0, 8.0, 8.0, 6.0]),
+    Disease("appendicitis", "digestive", 0.95, 4.0, 0.45, [1.5, 1.5, 0.5, 0.2]),
+    Disease("cholelithiasis", "digestive", 0.6, 5.0, 0.55, [0.0, 0.5, 1.2, 1.2]),
+    Disease("hemorrhoids", "digestive", 0.6, 2.0, 0.45, [0.0, 1.5, 1.5, 0.8]),
+    Disease("liver_cirrhosis", "digestive", 0.05, 9.0, 0.28, [0.0, 0.1, 0.8, 0.6]),
+    Disease("diabetes", "endocrine", 0.0, 1.0, 0.47, [0.1, 1.5, 8.0, 9.0]),
+    Disease("thyroid_disorder", "endocrine", 0.02, 0.5, 0.82, [0.2, 2.0, 2.5, 1.2]),
+    Disease("dyslipidemia", "endocrine", 0.0, 0.2, 0.55, [0.0, 1.0, 5.0, 4.0]),
+    Disease("osteoarthritis", "musculoskeletal", 0.2, 3.0, 0.72, [0.0, 1.0, 6.0, 10.0]),
+    Disease("back_pain", "musculoskeletal", 0.12, 1.5, 0.58, [0.3, 6.0, 8.0, 7.0]),
+    Disease("osteoporosis", "musculoskeletal", 0.01, 1.0, 0.9, [0.0, 0.1, 2.0, 4.5]),
+    Disease("fracture", "injury", 0.6, 12.0, 0.45, [3.0, 3.0, 2.5, 3.5]),
+    Disease("sprain", "injury", 0.0, 0.5, 0.45, [3.5, 5.0, 3.0, 1.5]),
+    Disease("laceration", "injury", 0.8, 0.3, 0.35, [3.0, 3.0, 1.5, 1.0]),
+    Disease("concussion", "injury", 0.05, 3.0, 0.35, [1.5, 1.0, 0.5, 0.5]),
+    Disease("stomach_cancer", "neoplasm", 0.35, 10.0, 0.33, [0.0, 0.2, 1.2, 1.5]),
+    Disease("colorectal_cancer", "neoplasm", 0.35, 11.0, 0.4, [0.0, 0.1, 0.8, 1.2]),
+    Disease("lung_cancer", "neoplasm", 0.2, 12.0, 0.28, [0.0, 0.05, 0.5, 1.2]),
+    Disease("liver_cancer", "neoplasm", 0.15, 11.0, 0.25, [0.0, 0.05, 0.6, 0.7]),
+    Disease("breast_cancer", "neoplasm", 0.4, 8.0, 0.99, [0.0, 0.4, 0.8, 0.3]),
+    Disease("thyroid_cancer", "neoplasm", 0.5, 4.0, 0.84, [0.0, 0.8, 0.9, 0.3]),
+    Disease("dementia", "nervous_mental", 0.0, 45.0, 0.7, [0.0, 0.0, 0.2, 3.5]),
+    Disease("parkinsons_disease", "nervous_mental", 0.0, 12.0, 0.55, [0.0, 0.0, 0.2, 0.9]),
+    Disease("depression", "nervous_mental", 0.0, 3.0, 0.66, [0.3, 2.5, 2.0, 1.5]),
+    Disease("epilepsy", "nervous_mental", 0.02, 2.0, 0.45, [0.8, 0.6, 0.3, 0.3]),
+    Disease("urinary_tract_infection", "genitourinary", 0.0, 1.5, 0.8, [1.0, 2.5, 2.0, 3.0]),
+    Disease("chronic_kidney_disease", "genitourinary", 0.05, 4.0, 0.45, [0.0, 0.2, 0.9, 1.6]),
+    Disease("cataract", "eye_ear", 0.9, 0.5, 0.6, [0.0, 0.1, 1.5, 4.0]),
+    Disease("otitis_media", "eye_ear", 0.02, 0.2, 0.48, [8.0, 1.0, 0.5, 0.4]),
+    Disease("dental_caries", "oral", 0.35, 0.0, 0.5, [6.0, 6.0, 6.0, 4.0]),
 ];
 const STROKE: u8 = 0;
 
@@ -290,7 +277,8 @@ pub fn nps_like(rows: usize, seed: u64) -> Result<DatasetTable> {
     let mut rng = StdRng::seed_from_u64(seed);
     let loc_cdf = Cdf::new(LOCATIONS.iter().map(|l| l.2));
     let age_cdf = Cdf::new(AGE_WEIGHTS);
-    let disease_cdf: Vec<Cdf> = (0..4).map(|b| Cdf::new(DISEASES.iter().map(|d| d.weight[b]))).collect();
+    let disease_cdf: Vec<Cdf> =
+        (0..4).map(|b| Cdf::new(DISEASES.iter().map(|Disease(.., weight)| weight[b]))).collect();
     let cohort = cohort(&mut rng, &loc_cdf);
 
     let mut cols = Columns::with_capacity(rows);
@@ -312,10 +300,10 @@ pub fn nps_like(rows: usize, seed: u64) -> Result<DatasetTable> {
         }
         let age = age_cdf.sample(&mut rng) as i64 * 5 + rng.random_range(0..5i64);
         let di = disease_cdf[band(age)].sample(&mut rng);
-        let dz = &DISEASES[di];
-        let sex = u8::from(rng.random::<f64>() < dz.female);
-        let surgery = dz.surgery >= 1.0 || rng.random::<f64>() < dz.surgery;
-        let mut mean = dz.los_mean * (0.6 + age as f64 / 100.0);
+        let &Disease(_, _, p_surgery, los_mean, p_female, _) = &DISEASES[di];
+        let sex = u8::from(rng.random::<f64>() < p_female);
+        let surgery = p_surgery >= 1.0 || rng.random::<f64>() < p_surgery;
+        let mut mean = los_mean * (0.6 + age as f64 / 100.0);
         if surgery {
             mean *= 2.0;
         }
@@ -359,7 +347,7 @@ fn batches(cols: &Columns) -> Result<Vec<RecordBatch>> {
                 Arc::new(Int64Array::from(cols.los[r.clone()].to_vec())),
                 strings(&cols.location[r.clone()], &|c| LOCATIONS[c as usize].0),
                 strings(&cols.surgery[r.clone()], &|c| SURGERY[c as usize]),
-                strings(&cols.disease[r], &|c| DISEASES[c as usize].name),
+                strings(&cols.disease[r], &|c| DISEASES[c as usize].name()),
             ];
             Ok(RecordBatch::try_new(schema.clone(), arrays)?)
         })
@@ -391,7 +379,10 @@ pub fn meta() -> Result<TableMeta> {
     h.insert("length_of_stay".into(), Arc::new(widths_hierarchy("length_of_stay", 0, MAX_LOS, &LOS_WIDTHS)?));
     h.insert("location".into(), Arc::new(categorical("location", LOCATIONS.iter().map(|l| vec![l.0, l.1, "*"]))?));
     h.insert("surgery".into(), Arc::new(categorical("surgery", SURGERY.map(|s| vec![s, "*"]))?));
-    h.insert("disease".into(), Arc::new(categorical("disease", DISEASES.iter().map(|d| vec![d.name, d.group, "*"]))?));
+    h.insert(
+        "disease".into(),
+        Arc::new(categorical("disease", DISEASES.iter().map(|&Disease(name, group, ..)| vec![name, group, "*"]))?),
+    );
     meta.roles = ["age", "sex", "length_of_stay", "location", "surgery"]
         .iter()
         .map(|c| (c.to_string(), Role::QuasiIdentifier))

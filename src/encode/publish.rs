@@ -4,7 +4,7 @@
 //! nothing about which source record it came from.
 
 use super::format_number;
-use crate::encode::SensitiveColumn;
+use crate::encode::{FrequencyTable, SensitiveColumn};
 use crate::error::{AnonError, Result};
 use crate::meta::{Role, TableMeta};
 use datafusion::arrow::array::{ArrayRef, Float64Array, RecordBatch, StringArray, UInt32Array};
@@ -93,9 +93,61 @@ pub(crate) fn class_rows(
 
 /// The schema of the declared table `table`, which a release takes its column types and its
 /// dropped columns from.
-pub(crate) async fn source_schema(ctx: &SessionContext, table: &str) -> Result<SchemaRef> {
+async fn source_schema(ctx: &SessionContext, table: &str) -> Result<SchemaRef> {
     let df = ctx.table(table).await.map_err(|_| AnonError::table(table, "not found"))?;
     Ok(df.schema().inner().clone())
+}
+
+/// A declared source as a class-built release reads it (h-ceiling, entropy, IPA): what the
+/// methods aggregate, and what their releases take column types and dropped columns from.
+pub(crate) struct Source<'a> {
+    pub(crate) table: &'a str,
+    pub(crate) meta: &'a TableMeta,
+    /// The declared sensitive column's name.
+    pub(crate) sensitive: &'a str,
+    pub(crate) schema: SchemaRef,
+    /// Over the declared quasi-identifiers and the sensitive column.
+    pub(crate) ft: FrequencyTable,
+}
+
+impl<'a> Source<'a> {
+    pub(crate) async fn read(ctx: &SessionContext, table: &'a str, meta: &'a TableMeta) -> Result<Self> {
+        let sensitive = meta.sensitive(table)?;
+        let schema = source_schema(ctx, table).await?;
+        let ft = super::frequency_table(ctx, table, meta, Some(sensitive)).await?;
+        Ok(Source { table, meta, sensitive, schema, ft })
+    }
+
+    /// The sensitive column's codes and values in the frequency table.
+    pub(crate) fn sensitive_column(&self) -> Result<&SensitiveColumn> {
+        self.ft.declared_sensitive(self.table)
+    }
+
+    /// The declared quasi-identifiers in the source's column order (a release's order), each
+    /// with its index in the frequency table.
+    pub(crate) fn qis(&self) -> Result<Vec<(&Field, usize)>> {
+        let meta = self.meta;
+        let qis = self.schema.fields().iter().filter(|f| meta.role(f.name()) == Some(Role::QuasiIdentifier));
+        qis.map(|f| match self.ft.qis.iter().position(|q| q.name == *f.name()) {
+            Some(a) => Ok((f.as_ref(), a)),
+            None => Err(AnonError::column(
+                self.table,
+                f.name(),
+                "is a declared quasi-identifier missing from the frequency table",
+            )),
+        })
+        .collect()
+    }
+
+    /// [`release_schema`] for this source.
+    pub(crate) fn release_schema(&self, fields: Vec<Field>) -> Result<(SchemaRef, ArrayRef)> {
+        release_schema(self.table, self.sensitive_column()?, &self.schema, fields)
+    }
+
+    /// [`dropped_columns`] of this source.
+    pub(crate) fn dropped_columns(&self) -> Vec<String> {
+        dropped_columns(&self.schema, self.meta)
+    }
 }
 
 /// Source columns a class-built release leaves out: everything but the quasi-identifiers and
@@ -109,22 +161,4 @@ pub(crate) fn dropped_columns(source: &Schema, meta: &TableMeta) -> Vec<String> 
         .filter(|n| !matches!(meta.role(n), Some(Role::QuasiIdentifier | Role::Sensitive | Role::Identifier)))
         .cloned()
         .collect()
-}
-
-/// The declared quasi-identifiers of `source`, in its column order (a release's order), each
-/// with its index in the frequency table `ft`.
-pub(crate) fn source_qis<'a>(
-    ft: &crate::encode::FrequencyTable,
-    meta: &TableMeta,
-    table: &str,
-    source: &'a Schema,
-) -> Result<Vec<(&'a Field, usize)>> {
-    let qis = source.fields().iter().filter(|f| meta.role(f.name()) == Some(Role::QuasiIdentifier));
-    qis.map(|f| match ft.qis.iter().position(|q| q.name == *f.name()) {
-        Some(a) => Ok((f.as_ref(), a)),
-        None => {
-            Err(AnonError::column(table, f.name(), "is a declared quasi-identifier missing from the frequency table"))
-        }
-    })
-    .collect()
 }

@@ -98,9 +98,8 @@ impl MethodSpec for Artuc {
             // Whether the call was seeded, never the seed: a published seed would let anyone
             // replay the randomness (which records became counterfeits, which node was drawn).
             seeded(c.seed),
-            ("time_ms", Float(call.elapsed_ms())),
         ]);
-        let out = Outputs::new(rel).with_report(call, F, cells)?;
+        let out = Outputs::new(rel).with_timed_report(call, F, cells, None)?;
         Ok(match trajectory {
             Some(t) => out.with("trajectory", trajectory_table(&t)?),
             None => out,

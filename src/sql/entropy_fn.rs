@@ -43,7 +43,7 @@ impl MethodSpec for Entropy {
         let release = mem_table(published.schema.clone(), published.batches)?;
         let m = &res.measures;
         let records: u64 = res.blocks.iter().map(|b| b.size()).sum();
-        Outputs::new(release).with_report(
+        Outputs::new(release).with_timed_report(
             call,
             Self::NAME,
             vec![
@@ -65,8 +65,8 @@ impl MethodSpec for Entropy {
                 ("candidates_pruned", Int(res.stats.pruned as i64)),
                 ("leftover_records", Int(res.stats.leftovers as i64)),
                 ("dropped_columns", OptText(dropped)),
-                ("time_ms", Float(call.elapsed_ms())),
             ],
+            None,
         )
     }
 }

@@ -63,7 +63,7 @@ impl MethodSpec for Hceil {
         if config.diagnostics {
             out = out.with("diagnostics", diagnostics(&res)?);
         }
-        out.with_report(
+        out.with_timed_report(
             call,
             Self::NAME,
             vec![
@@ -89,11 +89,8 @@ impl MethodSpec for Hceil {
                 ("nodes_evaluated", Int(res.stats.evaluated as i64)),
                 ("nodes_rejected", Int(res.stats.rejected as i64)),
                 ("dropped_columns", OptText(dropped)),
-                ("time_ms", Float(call.elapsed_ms())),
-                ("aggregate_ms", Float(res.passes.aggregate_ms)),
-                ("search_ms", Float(res.passes.search_ms)),
-                ("materialize_ms", Float(res.passes.materialize_ms)),
             ],
+            Some(&res.passes),
         )
     }
 }

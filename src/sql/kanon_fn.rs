@@ -42,7 +42,7 @@ impl MethodSpec for Kanon {
             res.passes.materialize_ms = PassTimes::since(start);
             Ok::<_, AnonError>((res, release))
         })?;
-        Outputs::new(release).with_report(
+        Outputs::new(release).with_timed_report(
             call,
             Self::NAME,
             vec![
@@ -60,11 +60,8 @@ impl MethodSpec for Kanon {
                 ("proven_optimal", Int(res.proven_optimal as i64)),
                 ("loss_lower_bound", Float(res.loss_lower_bound)),
                 ("bound_gap", Float(res.loss - res.loss_lower_bound)),
-                ("time_ms", Float(call.elapsed_ms())),
-                ("aggregate_ms", Float(res.passes.aggregate_ms)),
-                ("search_ms", Float(res.passes.search_ms)),
-                ("materialize_ms", Float(res.passes.materialize_ms)),
             ],
+            Some(&res.passes),
         )
     }
 }

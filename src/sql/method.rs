@@ -131,6 +131,28 @@ impl Outputs {
         all.extend(cells);
         Ok(self.with("report", super::report::one_row(all)?))
     }
+
+    /// The report of a method that publishes its running time: `cells`, then the call's
+    /// `time_ms`, then the method's passes (`aggregate_ms`, `search_ms`, `materialize_ms`) when
+    /// it times them. Differentially private releases use [`Self::with_report`]: their time
+    /// goes to the opt-in diagnostics only.
+    pub(crate) fn with_timed_report(
+        self,
+        call: &Call<'_>,
+        method: &str,
+        mut cells: Vec<(&str, Value)>,
+        passes: Option<&crate::methods::PassTimes>,
+    ) -> Result<Self> {
+        cells.push(("time_ms", Value::Float(call.elapsed_ms())));
+        if let Some(p) = passes {
+            cells.extend([
+                ("aggregate_ms", Value::Float(p.aggregate_ms)),
+                ("search_ms", Value::Float(p.search_ms)),
+                ("materialize_ms", Value::Float(p.materialize_ms)),
+            ]);
+        }
+        self.with_report(call, method, cells)
+    }
 }
 
 /// The adapter: a [`MethodSpec`] as a DataFusion table function.

@@ -63,8 +63,7 @@ impl MethodSpec for Rmr {
             ("unknown_codes", Int(table.codes.unknown.0 as i64)),
             // Whether the call was seeded, never the seed.
             seeded(p.km.seed),
-            ("time_ms", Float(call.elapsed_ms())),
         ]);
-        Outputs::new(mem_table(published.schema.clone(), published.batches)?).with_report(call, F, cells)
+        Outputs::new(mem_table(published.schema.clone(), published.batches)?).with_timed_report(call, F, cells, None)
     }
 }

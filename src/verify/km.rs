@@ -94,15 +94,25 @@ fn binomial_sum(n: u64, m: u64) -> u64 {
     total
 }
 
-/// Visit every non-empty subset of `items` of size at most `m`.
-fn subsets(items: &[u32], m: usize, start: usize, current: &mut Vec<u32>, visit: &mut impl FnMut(&[u32])) {
-    for i in start..items.len() {
-        current.push(items[i]);
-        visit(current);
-        if current.len() < m {
-            subsets(items, m, i + 1, current, visit);
+/// Visit every non-empty subset of `items` of size at most `m`, size by size, each size in
+/// lexicographic order of positions. Iterative on purpose: GenDiag walks its subsets depth
+/// first, and the check must not share an enumeration (or its bugs) with the method it checks.
+fn for_each_combination(items: &[u32], m: usize, mut visit: impl FnMut(&[u32])) {
+    let n = items.len();
+    let mut combo = Vec::with_capacity(m);
+    for size in 1..=m.min(n) {
+        let mut at: Vec<usize> = (0..size).collect();
+        loop {
+            combo.clear();
+            combo.extend(at.iter().map(|&i| items[i]));
+            visit(&combo);
+            // The rightmost position that can still move right, then its followers packed after it.
+            let Some(p) = (0..size).rev().find(|&p| at[p] < n - size + p) else { break };
+            at[p] += 1;
+            for q in p + 1..size {
+                at[q] = at[q - 1] + 1;
+            }
         }
-        current.pop();
     }
 }
 
@@ -132,7 +142,7 @@ pub fn check_km_classes(classes: &[KmClass], names: &[String], k: u64, m: u64, a
                     format!("more than {MAX_COMBINATIONS} code combinations of size <= {m} to check; lower m"),
                 ));
             }
-            subsets(rec, m as usize, 0, &mut Vec::new(), &mut |combo| {
+            for_each_combination(rec, m as usize, |combo| {
                 if seen.contains(combo) {
                     return;
                 }
@@ -252,6 +262,19 @@ mod tests {
 
     fn class(records: Vec<Vec<u32>>) -> KmClass {
         KmClass { label: "c".into(), records }
+    }
+
+    #[test]
+    fn every_combination_is_visited_once() {
+        let items = [2u32, 3, 5, 7, 11, 13];
+        for m in 0..=7 {
+            let mut seen = Vec::new();
+            for_each_combination(&items, m, |c| seen.push(c.to_vec()));
+            assert_eq!(seen.len() as u64, binomial_sum(items.len() as u64, m as u64), "m={m}");
+            assert!(seen.iter().all(|c| !c.is_empty() && c.len() <= m && c.windows(2).all(|w| w[0] < w[1])));
+            let distinct: HashSet<Vec<u32>> = seen.iter().cloned().collect();
+            assert_eq!(distinct.len(), seen.len(), "m={m}");
+        }
     }
 
     #[test]

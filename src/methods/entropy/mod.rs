@@ -31,8 +31,8 @@ pub(crate) use guard::Guard;
 pub(crate) use loss::Measures;
 pub use state::State;
 
-use crate::encode::publish::source_schema;
-use crate::encode::{FrequencyTable, frequency_table};
+use crate::encode::FrequencyTable;
+use crate::encode::publish::Source;
 use crate::error::{AnonError, Result};
 use crate::meta::TableMeta;
 use crate::methods::kanon::Models;
@@ -208,10 +208,8 @@ pub async fn anonymize(
     config: &EntropyConfig,
     progress: &dyn Progress,
 ) -> Result<(EntropyResult, crate::release::Published)> {
-    let sensitive = meta.sensitive(table)?.to_string();
-    let ft = frequency_table(ctx, table, meta, Some(&sensitive)).await?;
-    let result = cluster(&ft, config, progress)?;
-    let schema = source_schema(ctx, table).await?;
-    let published = release::release(&ft, meta, table, &schema, &result.blocks)?;
+    let src = Source::read(ctx, table, meta).await?;
+    let result = cluster(&src.ft, config, progress)?;
+    let published = release::release(&src, &result.blocks)?;
     Ok((result, published))
 }

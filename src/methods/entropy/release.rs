@@ -6,27 +6,20 @@
 //! h-ceiling release, columns that are neither quasi-identifying nor sensitive are left out.
 
 use super::block::Block;
-use crate::encode::publish::{cell_rows, class_rows, dropped_columns, push_bounds, release_schema, source_qis};
-use crate::encode::{FrequencyTable, node_label};
+use crate::encode::node_label;
+use crate::encode::publish::{Source, cell_rows, class_rows, push_bounds};
 use crate::error::Result;
-use crate::meta::TableMeta;
 use crate::release::Published;
 use datafusion::arrow::array::{ArrayRef, Int64Array, StringArray};
-use datafusion::arrow::datatypes::{DataType, Field, Schema};
+use datafusion::arrow::datatypes::{DataType, Field};
 use std::sync::Arc;
 
 /// Block-level columns: `class_id` and the quasi-identifiers, in the source's column order.
-fn block_columns(
-    ft: &FrequencyTable,
-    meta: &TableMeta,
-    table: &str,
-    source: &Schema,
-    blocks: &[Block],
-) -> Result<(Vec<Field>, Vec<ArrayRef>)> {
+fn block_columns(src: &Source<'_>, blocks: &[Block]) -> Result<(Vec<Field>, Vec<ArrayRef>)> {
     let mut fields = vec![Field::new("class_id", DataType::Int64, false)];
     let mut cols: Vec<ArrayRef> = vec![Arc::new(Int64Array::from_iter_values(1..=blocks.len() as i64))];
-    for (f, a) in source_qis(ft, meta, table, source)? {
-        let h = &ft.qis[a].hierarchy;
+    for (f, a) in src.qis()? {
+        let h = &src.ft.qis[a].hierarchy;
         let labels: Vec<String> = blocks.iter().map(|b| node_label(h, b.label[a].0 as usize, b.label[a].1)).collect();
         fields.push(Field::new(f.name(), DataType::Utf8, false));
         cols.push(Arc::new(StringArray::from(labels)));
@@ -42,16 +35,10 @@ fn block_columns(
 }
 
 /// Build the release of `blocks` (block i gets class id i + 1).
-pub(crate) fn release(
-    ft: &FrequencyTable,
-    meta: &TableMeta,
-    table: &str,
-    source: &Schema,
-    blocks: &[Block],
-) -> Result<Published> {
-    let sens = ft.declared_sensitive(table)?;
-    let (fields, block_cols) = block_columns(ft, meta, table, source, blocks)?;
-    let (schema, values) = release_schema(table, sens, source, fields)?;
+pub(crate) fn release(src: &Source<'_>, blocks: &[Block]) -> Result<Published> {
+    let sens = src.sensitive_column()?;
+    let (fields, block_cols) = block_columns(src, blocks)?;
+    let (schema, values) = src.release_schema(fields)?;
     let cells = blocks.iter().enumerate().flat_map(|(i, b)| {
         let mut members: Vec<(u32, u64)> = b.members.iter().map(|&(row, c)| (sens.codes[row as usize], c)).collect();
         members.sort_unstable();
@@ -59,5 +46,5 @@ pub(crate) fn release(
     });
     let (row_block, row_value) = cell_rows(cells);
     let batches = class_rows(&schema, &block_cols, &values, &row_block, &row_value)?;
-    Ok(Published { schema, batches, dropped: dropped_columns(source, meta) })
+    Ok(Published { schema, batches, dropped: src.dropped_columns() })
 }

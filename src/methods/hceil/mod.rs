@@ -25,8 +25,8 @@ pub(crate) mod truthful;
 pub use counterfeit::{NodeCatalog, ValueDraw};
 pub use score::Objective;
 
-use crate::encode::publish::source_schema;
-use crate::encode::{FrequencyTable, NodeCache, frequency_table};
+use crate::encode::publish::Source;
+use crate::encode::{FrequencyTable, NodeCache};
 use crate::error::{AnonError, Result};
 use crate::lattice::format_levels;
 use crate::meta::TableMeta;
@@ -320,19 +320,16 @@ pub async fn anonymize(
     config: &HceilConfig,
     progress: &dyn Progress,
 ) -> Result<(HceilResult, Outputs)> {
-    let sensitive = meta.sensitive(table)?;
-    let source = source_schema(ctx, table).await?;
     let start = Instant::now();
-    let ft = frequency_table(ctx, table, meta, Some(sensitive)).await?;
+    let src = Source::read(ctx, table, meta).await?;
     let aggregate_ms = PassTimes::since(start);
     let start = Instant::now();
-    let (mut res, mut nodes) = search_with_cache(&ft, config, progress)?;
+    let (mut res, mut nodes) = search_with_cache(&src.ft, config, progress)?;
     res.passes = PassTimes { aggregate_ms, search_ms: PassTimes::since(start), materialize_ms: 0.0 };
     let node = nodes.lattice.id(&res.levels).expect("the chosen node is in the lattice");
     let cached = nodes.classes(node)?;
-    let release = release::release(&ft, meta, table, &source, &cached, &res.best.catalog, &res.best.suppressed)?;
-    let values = &ft.sensitive.as_ref().expect("checked by meta.sensitive").values;
+    let release = release::release(&src, &cached, &res.best.catalog, &res.best.suppressed)?;
     let ids = release::class_ids(&cached, &res.best.suppressed);
-    let catalog = release::catalog_batch(&res.best.catalog, &ids, values, sensitive)?;
+    let catalog = release::catalog_batch(&res.best.catalog, &ids, &src.sensitive_column()?.values, src.sensitive)?;
     Ok((res, Outputs { release, catalog }))
 }

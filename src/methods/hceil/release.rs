@@ -12,12 +12,9 @@
 //! rows and no class id.
 
 use super::counterfeit::NodeCatalog;
-use crate::encode::publish::{
-    cell_rows, class_rows, dropped_columns, push_bounds, range_label, release_schema, source_qis,
-};
-use crate::encode::{Cached, FrequencyTable};
+use crate::encode::Cached;
+use crate::encode::publish::{Source, cell_rows, class_rows, push_bounds, range_label};
 use crate::error::Result;
-use crate::meta::TableMeta;
 use datafusion::arrow::array::{
     Array, ArrayRef, Int64Array, Int64Builder, ListBuilder, RecordBatch, StringArray, UInt32Array,
 };
@@ -67,19 +64,12 @@ fn cells(cached: &Cached, width: usize, catalog: &NodeCatalog, ids: &[i64]) -> V
 }
 
 /// One release column per class (class-level arrays), with its field.
-fn class_columns(
-    ft: &FrequencyTable,
-    meta: &TableMeta,
-    table: &str,
-    source: &Schema,
-    cached: &Cached,
-    ids: &[i64],
-) -> Result<(Vec<Field>, Vec<ArrayRef>)> {
+fn class_columns(src: &Source<'_>, cached: &Cached, ids: &[i64]) -> Result<(Vec<Field>, Vec<ArrayRef>)> {
     let g = &cached.g;
     let mut fields = vec![Field::new("class_id", DataType::Int64, false)];
     let mut cols: Vec<ArrayRef> = vec![Arc::new(Int64Array::from(ids.to_vec()))];
-    for (f, a) in source_qis(ft, meta, table, source)? {
-        let h = &ft.qis[a].hierarchy;
+    for (f, a) in src.qis()? {
+        let h = &src.ft.qis[a].hierarchy;
         if h.is_numeric() {
             let v = h.leaf_values();
             let (lo, hi): (Vec<f64>, Vec<f64>) =
@@ -151,20 +141,16 @@ const I: &str = "__anonfusion_row";
 
 /// The release of the chosen node: its schema, class-level columns and cells.
 pub(crate) fn release(
-    ft: &FrequencyTable,
-    meta: &TableMeta,
-    table: &str,
-    source: &Schema,
+    src: &Source<'_>,
     cached: &Cached,
     catalog: &NodeCatalog,
     suppressed: &[bool],
 ) -> Result<ClassCells> {
-    let sens = ft.declared_sensitive(table)?;
     let ids = class_ids(cached, suppressed);
-    let (fields, class_cols) = class_columns(ft, meta, table, source, cached, &ids)?;
-    let (schema, values) = release_schema(table, sens, source, fields)?;
-    let cells = cells(cached, sens.values.len(), catalog, &ids);
-    let dropped = dropped_columns(source, meta);
+    let (fields, class_cols) = class_columns(src, cached, &ids)?;
+    let (schema, values) = src.release_schema(fields)?;
+    let cells = cells(cached, src.sensitive_column()?.values.len(), catalog, &ids);
+    let dropped = src.dropped_columns();
     Ok(ClassCells { schema, class_cols, values, cells, dropped })
 }
 

@@ -17,8 +17,7 @@ use super::domain::{check_declared, informative_domain, public_table};
 use super::guarantee::Guarantee;
 use super::sound::{DpConfig, DpRelease};
 use super::{IpaConfig, IpaResult, Published, parse_split, release};
-use crate::encode::frequency_table;
-use crate::encode::publish::source_schema;
+use crate::encode::publish::Source;
 use crate::error::{AnonError, Result};
 use crate::meta::TableMeta;
 use crate::methods::options;
@@ -368,16 +367,16 @@ pub(crate) async fn ipa_release(
             Ok((Outcome::Paper(res), Published { schema, batches, dropped: p.dropped }))
         }
         Mode::Sound(config) => {
-            let (ft, source) = public_source(ctx, table, meta, "ipa_release", call).await?;
-            let res = super::sound::release(&ft, config, progress)?;
+            let src = public_source(ctx, table, meta, "ipa_release", call).await?;
+            let res = super::sound::release(&src.ft, config, progress)?;
             let epsilon = res.epsilon_selection + res.epsilon_counts;
-            let published = publish(&ft, &source, meta, &res.histogram, guarantee, epsilon)?;
+            let published = publish(&src, &res.histogram, guarantee, epsilon)?;
             Ok((Outcome::Sound(res), published))
         }
         Mode::Adaptive(config) => {
-            let (ft, source) = public_source(ctx, table, meta, "ipa_release", call).await?;
-            let res = super::adaptive::release(&ft, config)?;
-            let published = publish(&ft, &source, meta, &res, guarantee, res.budget.total())?;
+            let src = public_source(ctx, table, meta, "ipa_release", call).await?;
+            let res = super::adaptive::release(&src.ft, config)?;
+            let published = publish(&src, &res, guarantee, res.budget.total())?;
             Ok((Outcome::Adaptive(res), published))
         }
     }
@@ -392,8 +391,8 @@ pub(crate) async fn histogram_release(
     epsilon: f64,
     call: &CallOptions,
 ) -> Result<(HistogramRelease, Published)> {
-    let (ft, source) = public_source(ctx, table, meta, "dp_histogram", call).await?;
-    let heights = ft.heights();
+    let src = public_source(ctx, table, meta, "dp_histogram", call).await?;
+    let heights = src.ft.heights();
     if levels.len() != heights.len() || levels.iter().zip(&heights).any(|(l, h)| l > h) {
         return Err(AnonError::argument(
             "dp_histogram",
@@ -406,33 +405,26 @@ pub(crate) async fn histogram_release(
         ));
     }
     let Mode::Sound(config) = &call.mode else { unreachable!("dp_histogram's options are always sound") };
-    let res = dp_histogram(&ft, levels, epsilon, call.guarantee(), config.floor, call.seed())?;
-    let published = publish(&ft, &source, meta, &res.histogram, call.guarantee(), res.epsilon)?;
+    let res = dp_histogram(&src.ft, levels, epsilon, call.guarantee(), config.floor, call.seed())?;
+    let published = publish(&src, &res.histogram, call.guarantee(), res.epsilon)?;
     Ok((res, published))
 }
 
 /// A sound release's rows, labelled with its guarantee and ε, and the source's columns it drops.
-fn publish(
-    ft: &crate::encode::FrequencyTable,
-    source: &datafusion::arrow::datatypes::Schema,
-    meta: &TableMeta,
-    released: &impl release::Cells,
-    guarantee: Guarantee,
-    epsilon: f64,
-) -> Result<Published> {
-    let (schema, batches) = release::cells_release(ft, source, released)?;
+fn publish(src: &Source<'_>, released: &impl release::Cells, guarantee: Guarantee, epsilon: f64) -> Result<Published> {
+    let (schema, batches) = release::cells_release(&src.ft, &src.schema, released)?;
     let (schema, batches) = release::labelled(schema, batches, guarantee, epsilon)?;
-    Ok(Published { schema, batches, dropped: crate::encode::publish::dropped_columns(source, meta) })
+    Ok(Published { schema, batches, dropped: src.dropped_columns() })
 }
 
-/// The frequency table over the declared domains and the source's schema.
-async fn public_source(
+/// The source, its frequency table over the declared domains.
+async fn public_source<'a>(
     ctx: &SessionContext,
-    table: &str,
-    meta: &TableMeta,
+    table: &'a str,
+    meta: &'a TableMeta,
     function: &str,
     call: &CallOptions,
-) -> Result<(crate::encode::FrequencyTable, datafusion::arrow::datatypes::SchemaRef)> {
+) -> Result<Source<'a>> {
     let informative = meta.sensitive(table)?;
     let domain = informative_domain(function, table, meta, informative, call.values.as_deref())?;
     // Refuse data-derived quasi-identifier hierarchies before the data are read.
@@ -440,7 +432,7 @@ async fn public_source(
     let hierarchies =
         qis.iter().map(|q| meta.hierarchy(table, q).map(|h| (*q, h.as_ref()))).collect::<Result<Vec<_>>>()?;
     check_declared(function, hierarchies)?;
-    let source = source_schema(ctx, table).await?;
-    let ft = frequency_table(ctx, table, meta, Some(informative)).await?;
-    Ok((public_table(function, table, &ft, &domain)?, source))
+    let mut src = Source::read(ctx, table, meta).await?;
+    src.ft = public_table(function, table, &src.ft, &domain)?;
+    Ok(src)
 }

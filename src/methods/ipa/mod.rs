@@ -35,8 +35,8 @@ pub(crate) use score::Loss;
 pub use search::NodeScore;
 
 use crate::dp::{DiscreteLaplace, StreamKey};
-use crate::encode::publish::source_schema;
-use crate::encode::{FrequencyTable, NodeCache, frequency_table};
+use crate::encode::publish::Source;
+use crate::encode::{FrequencyTable, NodeCache};
 use crate::error::{AnonError, Result};
 use crate::lattice::{NodeId, format_levels};
 use crate::meta::TableMeta;
@@ -298,9 +298,7 @@ pub async fn anonymize(
     config: &IpaConfig,
     progress: &dyn Progress,
 ) -> Result<(IpaResult, Published)> {
-    let informative = meta.sensitive(table)?;
-    let source = source_schema(ctx, table).await?;
-    let ft = frequency_table(ctx, table, meta, Some(informative)).await?;
+    let Source { schema: source, ft, .. } = Source::read(ctx, table, meta).await?;
     let (res, mut nodes) = search_with_nodes(&ft, config, progress)?;
     let cached = nodes.classes(res.node)?;
     let (schema, batches) = release::release(&ft, &source, &cached, &res.perturbation)?;

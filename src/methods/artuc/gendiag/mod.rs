@@ -130,14 +130,19 @@ struct Pass<'a> {
     /// never wraps).
     seen: Vec<u64>,
     epoch: u64,
-    /// The pair the epoch is for: (a, b) and their items (x, y).
-    pair: Option<(usize, usize, usize, usize)>,
+    /// The items (x, y) the epoch is for.
+    pair: Option<(usize, usize)>,
+    /// The records holding both x and y, as a bitset row (valid while `xy_fresh`: a merge in
+    /// Steps 4–14 may grow x's or y's records).
+    xy: Vec<u64>,
+    xy_fresh: bool,
 }
 
 impl<'a> Pass<'a> {
     fn new(s: &'a mut State, buf: &'a mut Vec<usize>, k: usize, limit: u64) -> Self {
         let seen = vec![0; s.items.len()];
-        Pass { s, buf, k, limit, seen, epoch: 0, pair: None }
+        let xy = vec![0; s.words()];
+        Pass { s, buf, k, limit, seen, epoch: 0, pair: None, xy, xy_fresh: false }
     }
 
     /// Steps 4–14 for one set of Q's head; false once more than the limit is suppressed.
@@ -146,20 +151,57 @@ impl<'a> Pass<'a> {
             return self.triple(p);
         }
         self.s.process(p, self.k, self.buf);
+        self.xy_fresh = false;
         self.s.suppressed_total <= self.limit
     }
 
     /// The items of a and b when both are alive and distinct, the epoch set for them.
+    ///
+    /// The epoch is per pair of items, not of codes: whether (x, y, z) is satisfied depends on
+    /// the items only, and once satisfied it stays so while x, y and z are alive (a merge keeps
+    /// the first item's id and only adds records; a suppressed or merged-away item is no
+    /// longer any code's image). Codes of one constraint set are contiguous and generalized
+    /// into the same items, so consecutive pairs of Q often share their items.
     fn items(&mut self, a: usize, b: usize) -> Option<(usize, usize)> {
         let (x, y) = (self.s.resolve(a)?, self.s.resolve(b)?);
         if x == y {
             return None;
         }
-        if self.pair != Some((a, b, x, y)) {
-            self.pair = Some((a, b, x, y));
+        if self.pair != Some((x, y)) {
+            self.pair = Some((x, y));
             self.epoch += 1;
+            self.xy_fresh = false;
         }
         Some((x, y))
+    }
+
+    /// Whether (x, y, z) (the epoch's x and y) is held by at least k records, counted against
+    /// the records of x and y, kept as one bitset row per epoch.
+    fn satisfied_xyz(&mut self, x: usize, y: usize, z: usize) -> bool {
+        let (s, k) = (&*self.s, self.k);
+        let words = s.words();
+        let (lx, ly, lz) = (s.item_recs[x].len(), s.item_recs[y].len(), s.item_recs[z].len());
+        if lx.min(ly).min(lz) < k {
+            return false;
+        }
+        if lz > words {
+            // Long lists: the row of x and y, ANDed once per epoch.
+            if !self.xy_fresh {
+                for ((o, p), q) in self.xy.iter_mut().zip(s.row(x)).zip(s.row(y)) {
+                    *o = p & q;
+                }
+                self.xy_fresh = true;
+            }
+            let mut n = 0;
+            for (p, q) in self.xy.iter().zip(s.row(z)) {
+                n += (p & q).count_ones() as usize;
+                if n >= k {
+                    return true;
+                }
+            }
+            return false;
+        }
+        s.support_triple(x, y, z, k) >= k
     }
 }
 
@@ -181,12 +223,13 @@ impl TailVisitor for Pass<'_> {
         };
         // Most triples are satisfied when reached: Steps 4–14 would do nothing, and the state
         // (so the epoch) stays as it is.
-        if self.s.support_triple(x, y, z, self.k) >= self.k {
+        if self.satisfied_xyz(x, y, z) {
             self.seen[z] = self.epoch;
             return true;
         }
         self.s.process(t, self.k, self.buf);
-        // Its image is satisfied now: remember its third item while a's and b's are the epoch's.
+        self.xy_fresh = false;
+        // Its image is satisfied now: remember its third item while x and y are the epoch's.
         if let (Some(_), Some(z)) = (self.items(a, b), self.s.resolve(c)) {
             self.seen[z] = self.epoch;
         }

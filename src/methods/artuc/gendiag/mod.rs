@@ -24,6 +24,7 @@ use state::State;
 use std::cmp::Reverse;
 use std::collections::HashMap;
 use std::rc::Rc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The anonymized codes of one cluster.
 #[derive(Debug, Clone, PartialEq)]
@@ -66,6 +67,20 @@ pub(crate) fn gendiag_within(
     m: usize,
     limit: u64,
 ) -> Option<Diag> {
+    gendiag_below(records, set_of_code, k, m, &AtomicU64::new(limit))
+}
+
+/// [`gendiag_within`] with a limit that may fall while the run goes on (Step 20's best UL so
+/// far, lowered by the runs on other threads): the run is given up once it has suppressed more
+/// codes than the limit at that moment. Any limit at least the final best UL keeps Step 20's
+/// choice (a union given up has UL above a UL found), so when it falls does not matter.
+pub(crate) fn gendiag_below(
+    records: &[&[u32]],
+    set_of_code: &[Option<u32>],
+    k: usize,
+    m: usize,
+    limit: &AtomicU64,
+) -> Option<Diag> {
     let mut s = State::new(records, set_of_code);
     let mut buf = Vec::new();
     if m <= PACKED_MAX && s.items.len() < PACKED_ITEMS {
@@ -78,7 +93,7 @@ pub(crate) fn gendiag_within(
     } else {
         for (p, _) in s.violating(k, m) {
             s.process(&p, k, &mut buf);
-            if s.suppressed_total > limit {
+            if s.suppressed_total > limit.load(Ordering::Relaxed) {
                 return None;
             }
         }
@@ -93,7 +108,7 @@ fn pass_in_order(
     (head, tail): (&q::Head, &q::Tail),
     buf: &mut Vec<usize>,
     k: usize,
-    limit: u64,
+    limit: &AtomicU64,
 ) -> bool {
     // Q's tail is read from the original codes (shared, fixed) as the pass changes the state.
     let rec_codes = Rc::clone(&s.rec_codes);
@@ -125,7 +140,7 @@ struct Pass<'a> {
     s: &'a mut State,
     buf: &'a mut Vec<usize>,
     k: usize,
-    limit: u64,
+    limit: &'a AtomicU64,
     /// Per item, the epoch in which (x, y, item) was found satisfied (u64: an epoch per pair
     /// never wraps).
     seen: Vec<u64>,
@@ -139,7 +154,7 @@ struct Pass<'a> {
 }
 
 impl<'a> Pass<'a> {
-    fn new(s: &'a mut State, buf: &'a mut Vec<usize>, k: usize, limit: u64) -> Self {
+    fn new(s: &'a mut State, buf: &'a mut Vec<usize>, k: usize, limit: &'a AtomicU64) -> Self {
         let seen = vec![0; s.items.len()];
         let xy = vec![0; s.words()];
         Pass { s, buf, k, limit, seen, epoch: 0, pair: None, xy, xy_fresh: false }
@@ -152,7 +167,7 @@ impl<'a> Pass<'a> {
         }
         self.s.process(p, self.k, self.buf);
         self.xy_fresh = false;
-        self.s.suppressed_total <= self.limit
+        self.s.suppressed_total <= self.limit.load(Ordering::Relaxed)
     }
 
     /// The items of a and b when both are alive and distinct, the epoch set for them.
@@ -233,7 +248,7 @@ impl TailVisitor for Pass<'_> {
         if let (Some(_), Some(z)) = (self.items(a, b), self.s.resolve(c)) {
             self.seen[z] = self.epoch;
         }
-        self.s.suppressed_total <= self.limit
+        self.s.suppressed_total <= self.limit.load(Ordering::Relaxed)
     }
 }
 

@@ -84,8 +84,10 @@ pub(crate) fn gendiag_below(
     let mut s = State::new(records, set_of_code);
     let mut buf = Vec::new();
     if m <= PACKED_MAX && s.items.len() < PACKED_ITEMS {
-        let (head, tail) = s.violating_head(k, m);
-        let done = pass_in_order(&mut s, (&head, &tail), &mut buf, k, limit);
+        // At m = 3 the tail (Q's triples held by one record) is not walked but looked up.
+        let tail_looked_up = m == 3 && k >= 2;
+        let (head, tail) = s.violating_head(k, m, !tail_looked_up);
+        let done = pass_in_order(&mut s, (&head, &tail), tail_looked_up, &mut buf, k, limit);
         q::recycle(head, tail);
         if !done {
             return None;
@@ -106,6 +108,7 @@ pub(crate) fn gendiag_below(
 fn pass_in_order(
     s: &mut State,
     (head, tail): (&q::Head, &q::Tail),
+    tail_looked_up: bool,
     buf: &mut Vec<usize>,
     k: usize,
     limit: &AtomicU64,
@@ -120,7 +123,96 @@ fn pass_in_order(
             return false;
         }
     }
-    tail.walk(&rec_codes, &mut pass)
+    if !tail_looked_up {
+        return tail.walk(&rec_codes, &mut pass);
+    }
+    let look = pass.s.tail_to_look_at(k);
+    look.into_iter().all(|key| pass.triple(&[(key >> 42) as usize, (key >> 21 & LOW) as usize, (key & LOW) as usize]))
+}
+
+/// 21 bits: one code of a triple in [`State::tail_to_look_at`]'s keys.
+const LOW: u64 = (1 << 21) - 1;
+
+impl State {
+    /// The triples of Q's tail (held by one record) whose image is not satisfied once the head
+    /// has been processed, ascending by codes (as `(a << 42) | (b << 21) | c`). The others need
+    /// no look: an image satisfied then stays satisfied (merges keep an item's id or move its
+    /// codes to a larger item, and only add records; a suppressed item leaves a smaller image,
+    /// a subset's, which is satisfied), so Steps 4–14 would do nothing for them when reached,
+    /// and passing over them leaves the state as walking them would.
+    ///
+    /// After the head every pair held by a record is satisfied, and the unsatisfied images are
+    /// few (Steps 4–14 act on a tiny share of the tail), so they are found per record from its
+    /// items (a few, once codes are generalized) instead of from its codes' triples (a
+    /// 100-code record holds 161,700): per pair of the record's items the records holding both
+    /// are one bitset row, and each third item is counted against it up to k. Only for an
+    /// image found unsatisfied are the record's code triples with that image listed. A code
+    /// triple held by two or more records is in Q's head or has support ≥ k, so its image is
+    /// satisfied by now: what is listed is the tail's.
+    fn tail_to_look_at(&self, k: usize) -> Vec<u64> {
+        let words = self.words();
+        let mut out = Vec::new();
+        let mut by_item: Vec<(usize, usize)> = Vec::new();
+        let mut starts: Vec<usize> = Vec::new();
+        let mut xy = vec![0u64; words];
+        for codes in self.rec_codes.iter() {
+            if codes.len() < 3 {
+                continue;
+            }
+            by_item.clear();
+            by_item.extend(codes.iter().filter_map(|&c| self.resolve(c).map(|x| (x, c))));
+            by_item.sort_unstable();
+            starts.clear();
+            for (i, &(x, _)) in by_item.iter().enumerate() {
+                if i == 0 || by_item[i - 1].0 != x {
+                    starts.push(i);
+                }
+            }
+            let items = starts.len();
+            if items < 3 {
+                continue;
+            }
+            starts.push(by_item.len());
+            let item = |i: usize| by_item[starts[i]].0;
+            let codes_of = |i: usize| by_item[starts[i]..starts[i + 1]].iter().map(|p| p.1);
+            for i in 0..items {
+                for j in i + 1..items {
+                    let (x, y) = (item(i), item(j));
+                    for ((o, p), q) in xy.iter_mut().zip(self.row(x)).zip(self.row(y)) {
+                        *o = p & q;
+                    }
+                    for l in j + 1..items {
+                        let z = item(l);
+                        let recs = &self.item_recs[z];
+                        let satisfied = if recs.len() > words {
+                            let mut n = 0;
+                            xy.iter().zip(self.row(z)).any(|(p, q)| {
+                                n += (p & q).count_ones() as usize;
+                                n >= k
+                            })
+                        } else {
+                            recs.iter().filter(|&&r| xy[r as usize / 64] >> (r % 64) & 1 == 1).take(k).count() >= k
+                        };
+                        if satisfied {
+                            continue;
+                        }
+                        for a in codes_of(i) {
+                            for b in codes_of(j) {
+                                for c in codes_of(l) {
+                                    let mut t = [a as u64, b as u64, c as u64];
+                                    t.sort_unstable();
+                                    out.push(t[0] << 42 | t[1] << 21 | t[2]);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
 }
 
 /// Steps 4–14 on Q in order (the head's sets, then the tail's triples, [`q::Tail`]), passing

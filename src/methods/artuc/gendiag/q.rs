@@ -35,7 +35,7 @@ impl State {
     /// Q on the fresh state (m ≤ 3), in order: its head ([`State::violating_head`]) and then
     /// its tail ([`walk_tail`]).
     fn violating_fresh(&self, k: usize, m: usize) -> Vec<u64> {
-        let (head, tail) = self.violating_head(k, m);
+        let (head, tail) = self.violating_head(k, m, true);
         let mut out: Vec<u64> = head.iter().collect();
         tail.walk(&self.rec_codes, &mut Collect(&mut out));
         out
@@ -53,7 +53,10 @@ impl State {
     /// are left to the tail without being counted. The third items of a pair's triples that
     /// the count finds held by one record are the tail's, kept so that the tail is not counted
     /// again (`Tail`).
-    pub(super) fn violating_head(&self, k: usize, m: usize) -> (Head, Tail) {
+    ///
+    /// Without `with_tail` the tail is not kept (GenDiag's pass finds the few tail triples it
+    /// must look at from the state after the head, [`State::tail_to_look_at`]).
+    pub(super) fn violating_head(&self, k: usize, m: usize, with_tail: bool) -> (Head, Tail) {
         let top = k.min(self.suppressed.len() + 1);
         let (Head { mut buckets }, mut tail) = spare(top);
         let n = self.items.len();
@@ -61,7 +64,7 @@ impl State {
         let mut triple_count = vec![0u32; n];
         let mut c_marks = Marks::new(n);
         // Support 1 < k: the tail is part of Q.
-        let keep_tail = m == 3 && k >= 2;
+        let keep_tail = with_tail && m == 3 && k >= 2;
         let [singles, pairs, triples] = &mut buckets;
         for (a, recs) in self.code_recs.iter().enumerate() {
             if !recs.is_empty() && recs.len() < k {

@@ -54,9 +54,10 @@ impl State {
     /// the count finds held by one record are the tail's, kept so that the tail is not counted
     /// again (`Tail`).
     ///
-    /// Without `with_tail` the tail is not kept (GenDiag's pass finds the few tail triples it
-    /// must look at from the state after the head, [`State::tail_to_look_at`]).
-    pub(super) fn violating_head(&self, k: usize, m: usize, with_tail: bool) -> (Head, Tail) {
+    /// Without `with_last` neither the pairs held by one record nor the tail are kept (Q's
+    /// last segments: GenDiag's pass finds the few it must look at from the state after the
+    /// head, [`State::last_to_look_at`]).
+    pub(super) fn violating_head(&self, k: usize, m: usize, with_last: bool) -> (Head, Tail) {
         let top = k.min(self.suppressed.len() + 1);
         let (Head { mut buckets }, mut tail) = spare(top);
         let n = self.items.len();
@@ -65,7 +66,7 @@ impl State {
         let mut c_marks = Marks::new(n);
         let mut twice = Twice::new(if m == 3 { n } else { 0 });
         // Support 1 < k: the tail is part of Q.
-        let keep_tail = with_tail && m == 3 && k >= 2;
+        let keep_tail = with_last && m == 3 && k >= 2;
         let [singles, pairs, triples] = &mut buckets;
         for (a, recs) in self.code_recs.iter().enumerate() {
             if !recs.is_empty() && recs.len() < k {
@@ -75,7 +76,7 @@ impl State {
                 continue;
             }
             walk.pairs(&self.rec_codes, a, recs, |b, support, with_b| {
-                if support < k {
+                if support < k && (with_last || support > 1) {
                     pairs[support].push(pack(&[a, b]));
                 }
                 if m < 3 {

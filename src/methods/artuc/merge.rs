@@ -11,8 +11,10 @@
 
 use super::data::RtTable;
 use super::formation::Cluster;
-use super::gendiag::{Diag, gendiag_within};
+use super::gendiag::{Diag, gendiag_below, gendiag_within};
 use std::collections::{BTreeSet, HashMap};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// UL(C) and the codes GenDiag suppresses from C.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -311,11 +313,13 @@ impl<'a> Merger<'a> {
     ///
     /// Scoring every admissible partner by a full GenDiag run was nearly all of a call. Two
     /// exact shortcuts keep the partner that scoring them all chooses (minimum UL, ties to the
-    /// lowest id): partners are scored a few at a time (one per core), skipping any whose lower
-    /// bound on UL(C_UL ∪ C′) (the cached score, else [`forced`] suppression) exceeds the best
-    /// UL found so far; and a run is given up once it has suppressed more codes than that best
-    /// UL (UL ≥ Σ s(r), and suppressions only accumulate). Partners are tried cached scores
-    /// first, then by their own UL, so a low best is found early.
+    /// lowest id): partners are scored on all cores, each thread taking the next partner when
+    /// its run ends ([`Merger::score_queue`]), skipping any whose lower bound on
+    /// UL(C_UL ∪ C′) (the cached score, else [`forced`] suppression) exceeds the best UL found
+    /// so far; and a run is given up once it has suppressed more codes than that best UL
+    /// (UL ≥ Σ s(r), and suppressions only accumulate), the best as lowered by any thread.
+    /// Partners are tried cached scores first, then by their lower bound and their own UL, so
+    /// a low best is found early.
     pub(crate) fn select(&mut self, admissible: &dyn Fn(f64) -> bool) -> Option<(usize, usize)> {
         self.recent.clear();
         self.score_all();
@@ -335,34 +339,97 @@ impl<'a> Merger<'a> {
                 .collect();
             partners
                 .sort_by(|x, y| x.0.cmp(&y.0).then(x.1.total_cmp(&y.1)).then(x.2.total_cmp(&y.2)).then(x.3.cmp(&y.3)));
+            // Cached scores first (no run), then the others as a work queue on all cores.
             let mut best: Option<(f64, usize)> = None;
-            let mut next = 0;
-            loop {
-                let mut batch = Vec::new();
-                while next < partners.len() && batch.len() < cores {
-                    let (_, lb, _, b) = partners[next];
-                    next += 1;
-                    if best.is_none_or(|x| lb <= x.0) {
-                        batch.push(b);
-                    }
+            let cached = partners.iter().take_while(|p| !p.0).count();
+            for &(_, _, _, b) in &partners[..cached] {
+                let s = self.pairs[&(a.min(b), a.max(b))];
+                if best.is_none_or(|x| s.ul < x.0 || (s.ul == x.0 && b < x.1)) {
+                    best = Some((s.ul, b));
                 }
-                if batch.is_empty() {
-                    break;
+            }
+            let queue: Vec<(f64, usize)> = partners[cached..].iter().map(|p| (p.1, p.3)).collect();
+            let (done, runs) = self.score_queue(a, &queue, best, cores);
+            self.evaluations += runs;
+            for (b, d) in done {
+                let s = score(&d);
+                if best.is_none_or(|x| s.ul < x.0 || (s.ul == x.0 && b < x.1)) {
+                    best = Some((s.ul, b));
                 }
-                // Σ s(r) > UL_best ⟺ Σ s(r) > ⌊UL_best⌋ for the integer Σ s(r).
-                let limit = best.map_or(u64::MAX, |x| x.0.floor() as u64);
-                for (b, s) in batch.iter().copied().zip(self.pair_scores(a, &batch, limit)) {
-                    let Some(s) = s else { continue };
-                    if best.is_none_or(|x| s.ul < x.0 || (s.ul == x.0 && b < x.1)) {
-                        best = Some((s.ul, b));
-                    }
-                }
+                self.pairs.insert((a.min(b), a.max(b)), s);
+                self.recent.insert((a, b), d);
             }
             if let Some((_, b)) = best {
                 return Some((a, b));
             }
         }
         None
+    }
+
+    /// GenDiag on a ∪ b for the partners b (with their lower bounds, in the order to try), on
+    /// `cores` threads taking the next partner as they finish: a partner whose lower bound
+    /// exceeds the best UL found so far (`best` to start with) is skipped, and a run is given up
+    /// once it has suppressed more codes than that best, which the other threads lower as they
+    /// finish (Σ s(r) > UL_best ⟺ Σ s(r) > ⌊UL_best⌋ for the integer Σ s(r)). Every partner
+    /// skipped or given up has a UL above a UL found, so the minimum (ties to the lowest id) is
+    /// among the finished runs, whichever thread finished first. Returns the finished runs and
+    /// the number of runs started.
+    fn score_queue(
+        &self,
+        a: usize,
+        partners: &[(f64, usize)],
+        best: Option<(f64, usize)>,
+        cores: usize,
+    ) -> (Vec<(usize, Diag)>, u64) {
+        let (table, sets, k, m) = (self.table, self.set_of_code, self.k, self.m);
+        let floor = |best: Option<(f64, usize)>| best.map_or(u64::MAX, |x| x.0.floor() as u64);
+        let limit = AtomicU64::new(floor(best));
+        // (next partner, best so far, runs started)
+        let shared = Mutex::new((0, best, 0u64));
+        let work = || {
+            let mut done = Vec::new();
+            loop {
+                let next = {
+                    let mut sh = shared.lock().expect("a run panicked");
+                    loop {
+                        let Some(&(lb, b)) = partners.get(sh.0) else { break None };
+                        sh.0 += 1;
+                        if sh.1.is_none_or(|x: (f64, usize)| lb <= x.0) {
+                            sh.2 += 1;
+                            break Some(b);
+                        }
+                    }
+                };
+                let Some(b) = next else { break done };
+                let records = self.union_records(a, b);
+                if let Some(d) = gendiag_below(&table.code_sets(&records), sets, k, m, &limit) {
+                    let mut sh = shared.lock().expect("a run panicked");
+                    if sh.1.is_none_or(|x| d.ul < x.0 || (d.ul == x.0 && b < x.1)) {
+                        sh.1 = Some((d.ul, b));
+                        limit.fetch_min(floor(sh.1), Ordering::Relaxed);
+                    }
+                    done.push((b, d));
+                }
+            }
+        };
+        let threads = cores.min(partners.len());
+        let mut done = if threads <= 1 {
+            work()
+        } else {
+            std::thread::scope(|scope| {
+                let others: Vec<_> = (1..threads).map(|_| scope.spawn(work)).collect();
+                let mut done = work();
+                for t in others {
+                    // A panic in a run is a bug in the method; re-raise it on the caller's thread.
+                    done.extend(t.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
+                }
+                done
+            })
+        };
+        // The partners' order, whichever thread ran them.
+        done.sort_by_key(|&(b, _)| partners.iter().position(|p| p.1 == b));
+        let runs = shared.into_inner().expect("a run panicked").2;
+        (done, runs)
     }
 
     /// A lower bound on UL(a ∪ b): its score when cached, else the codes GenDiag must suppress.

@@ -24,6 +24,7 @@ use state::State;
 use std::cmp::Reverse;
 use std::collections::HashMap;
 use std::rc::Rc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The anonymized codes of one cluster.
 #[derive(Debug, Clone, PartialEq)]
@@ -66,11 +67,29 @@ pub(crate) fn gendiag_within(
     m: usize,
     limit: u64,
 ) -> Option<Diag> {
+    gendiag_below(records, set_of_code, k, m, &AtomicU64::new(limit))
+}
+
+/// [`gendiag_within`] with a limit that may fall while the run goes on (Step 20's best UL so
+/// far, lowered by the runs on other threads): the run is given up once it has suppressed more
+/// codes than the limit at that moment. Any limit at least the final best UL keeps Step 20's
+/// choice (a union given up has UL above a UL found), so when it falls does not matter.
+pub(crate) fn gendiag_below(
+    records: &[&[u32]],
+    set_of_code: &[Option<u32>],
+    k: usize,
+    m: usize,
+    limit: &AtomicU64,
+) -> Option<Diag> {
     let mut s = State::new(records, set_of_code);
     let mut buf = Vec::new();
     if m <= PACKED_MAX && s.items.len() < PACKED_ITEMS {
-        let (head, tail) = s.violating_head(k, m);
-        let done = pass_in_order(&mut s, (&head, &tail), &mut buf, k, limit);
+        // At m = 3 Q's last segments (pairs and triples held by one record) are not walked but
+        // looked up. (At m = 2 looking the pairs up was slower than walking them: full-size
+        // EHRD, 32.7 s of CPU against 29.0 s.)
+        let tail_looked_up = m == 3 && k >= 2;
+        let (head, tail) = s.violating_head(k, m, !tail_looked_up);
+        let done = pass_in_order(&mut s, (&head, &tail), tail_looked_up, &mut buf, k, limit);
         q::recycle(head, tail);
         if !done {
             return None;
@@ -78,7 +97,7 @@ pub(crate) fn gendiag_within(
     } else {
         for (p, _) in s.violating(k, m) {
             s.process(&p, k, &mut buf);
-            if s.suppressed_total > limit {
+            if s.suppressed_total > limit.load(Ordering::Relaxed) {
                 return None;
             }
         }
@@ -91,9 +110,10 @@ pub(crate) fn gendiag_within(
 fn pass_in_order(
     s: &mut State,
     (head, tail): (&q::Head, &q::Tail),
+    tail_looked_up: bool,
     buf: &mut Vec<usize>,
     k: usize,
-    limit: u64,
+    limit: &AtomicU64,
 ) -> bool {
     // Q's tail is read from the original codes (shared, fixed) as the pass changes the state.
     let rec_codes = Rc::clone(&s.rec_codes);
@@ -105,7 +125,116 @@ fn pass_in_order(
             return false;
         }
     }
-    tail.walk(&rec_codes, &mut pass)
+    if !tail_looked_up {
+        return tail.walk(&rec_codes, &mut pass);
+    }
+    let pairs = pass.s.last_to_look_at(k, 2);
+    if !pairs.into_iter().all(|key| pass.set(&[(key >> 21 & LOW) as usize, (key & LOW) as usize])) {
+        return false;
+    }
+    let look = pass.s.last_to_look_at(k, 3);
+    look.into_iter().all(|key| pass.triple(&[(key >> 42) as usize, (key >> 21 & LOW) as usize, (key & LOW) as usize]))
+}
+
+/// 21 bits: one code of a pair or triple in [`State::last_to_look_at`]'s keys.
+const LOW: u64 = (1 << 21) - 1;
+
+impl State {
+    /// The sets of one of Q's last segments, the pairs (`size` 2) or the triples (`size` 3)
+    /// held by one record, whose image is not satisfied when the segment is reached (after the
+    /// head, and for the triples after the pairs), ascending by codes (as `(a << 21) | b` or
+    /// `(a << 42) | (b << 21) | c`). The others need no look: an image satisfied then stays
+    /// satisfied (merges keep an item's id or move its codes to a larger item, and only add
+    /// records; a suppressed item leaves a smaller image, a subset's, which is satisfied), so
+    /// Steps 4–14 would do nothing for them when reached, and passing over them leaves the
+    /// state as walking them would.
+    ///
+    /// The unsatisfied images are few (Steps 4–14 act on a tiny share of these segments), so
+    /// they are found per record from its items (a few, once codes are generalized) instead of
+    /// from its codes' pairs or triples (a 100-code record holds 161,700 triples): per pair of
+    /// the record's items the records holding both are one bitset row, and each third item is
+    /// counted against it up to k. Only for an image found unsatisfied are the record's code
+    /// sets with that image listed. A code set held by two or more records is in Q's head or
+    /// has support ≥ k, so its image is satisfied by now: what is listed is the segment's.
+    fn last_to_look_at(&self, k: usize, size: usize) -> Vec<u64> {
+        let words = self.words();
+        let mut out = Vec::new();
+        let mut by_item: Vec<(usize, usize)> = Vec::new();
+        let mut starts: Vec<usize> = Vec::new();
+        let mut xy = vec![0u64; words];
+        for codes in self.rec_codes.iter() {
+            if codes.len() < size {
+                continue;
+            }
+            by_item.clear();
+            by_item.extend(codes.iter().filter_map(|&c| self.resolve(c).map(|x| (x, c))));
+            by_item.sort_unstable();
+            starts.clear();
+            for (i, &(x, _)) in by_item.iter().enumerate() {
+                if i == 0 || by_item[i - 1].0 != x {
+                    starts.push(i);
+                }
+            }
+            let items = starts.len();
+            if items < size {
+                continue;
+            }
+            starts.push(by_item.len());
+            let item = |i: usize| by_item[starts[i]].0;
+            let codes_of = |i: usize| by_item[starts[i]..starts[i + 1]].iter().map(|p| p.1);
+            if size == 2 {
+                for i in 0..items {
+                    for j in i + 1..items {
+                        if self.support_up_to(&[item(i), item(j)], k) >= k {
+                            continue;
+                        }
+                        for a in codes_of(i) {
+                            for b in codes_of(j) {
+                                out.push((a.min(b) as u64) << 21 | a.max(b) as u64);
+                            }
+                        }
+                    }
+                }
+                continue;
+            }
+            for i in 0..items {
+                for j in i + 1..items {
+                    let (x, y) = (item(i), item(j));
+                    for ((o, p), q) in xy.iter_mut().zip(self.row(x)).zip(self.row(y)) {
+                        *o = p & q;
+                    }
+                    for l in j + 1..items {
+                        let z = item(l);
+                        let recs = &self.item_recs[z];
+                        let satisfied = if recs.len() > words {
+                            let mut n = 0;
+                            xy.iter().zip(self.row(z)).any(|(p, q)| {
+                                n += (p & q).count_ones() as usize;
+                                n >= k
+                            })
+                        } else {
+                            recs.iter().filter(|&&r| xy[r as usize / 64] >> (r % 64) & 1 == 1).take(k).count() >= k
+                        };
+                        if satisfied {
+                            continue;
+                        }
+                        for a in codes_of(i) {
+                            for b in codes_of(j) {
+                                for c in codes_of(l) {
+                                    let mut t = [a as u64, b as u64, c as u64];
+                                    t.sort_unstable();
+                                    out.push(t[0] << 42 | t[1] << 21 | t[2]);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
 }
 
 /// Steps 4–14 on Q in order (the head's sets, then the tail's triples, [`q::Tail`]), passing
@@ -125,19 +254,24 @@ struct Pass<'a> {
     s: &'a mut State,
     buf: &'a mut Vec<usize>,
     k: usize,
-    limit: u64,
+    limit: &'a AtomicU64,
     /// Per item, the epoch in which (x, y, item) was found satisfied (u64: an epoch per pair
     /// never wraps).
     seen: Vec<u64>,
     epoch: u64,
-    /// The pair the epoch is for: (a, b) and their items (x, y).
-    pair: Option<(usize, usize, usize, usize)>,
+    /// The items (x, y) the epoch is for.
+    pair: Option<(usize, usize)>,
+    /// The records holding both x and y, as a bitset row (valid while `xy_fresh`: a merge in
+    /// Steps 4–14 may grow x's or y's records).
+    xy: Vec<u64>,
+    xy_fresh: bool,
 }
 
 impl<'a> Pass<'a> {
-    fn new(s: &'a mut State, buf: &'a mut Vec<usize>, k: usize, limit: u64) -> Self {
+    fn new(s: &'a mut State, buf: &'a mut Vec<usize>, k: usize, limit: &'a AtomicU64) -> Self {
         let seen = vec![0; s.items.len()];
-        Pass { s, buf, k, limit, seen, epoch: 0, pair: None }
+        let xy = vec![0; s.words()];
+        Pass { s, buf, k, limit, seen, epoch: 0, pair: None, xy, xy_fresh: false }
     }
 
     /// Steps 4–14 for one set of Q's head; false once more than the limit is suppressed.
@@ -146,20 +280,57 @@ impl<'a> Pass<'a> {
             return self.triple(p);
         }
         self.s.process(p, self.k, self.buf);
-        self.s.suppressed_total <= self.limit
+        self.xy_fresh = false;
+        self.s.suppressed_total <= self.limit.load(Ordering::Relaxed)
     }
 
     /// The items of a and b when both are alive and distinct, the epoch set for them.
+    ///
+    /// The epoch is per pair of items, not of codes: whether (x, y, z) is satisfied depends on
+    /// the items only, and once satisfied it stays so while x, y and z are alive (a merge keeps
+    /// the first item's id and only adds records; a suppressed or merged-away item is no
+    /// longer any code's image). Codes of one constraint set are contiguous and generalized
+    /// into the same items, so consecutive pairs of Q often share their items.
     fn items(&mut self, a: usize, b: usize) -> Option<(usize, usize)> {
         let (x, y) = (self.s.resolve(a)?, self.s.resolve(b)?);
         if x == y {
             return None;
         }
-        if self.pair != Some((a, b, x, y)) {
-            self.pair = Some((a, b, x, y));
+        if self.pair != Some((x, y)) {
+            self.pair = Some((x, y));
             self.epoch += 1;
+            self.xy_fresh = false;
         }
         Some((x, y))
+    }
+
+    /// Whether (x, y, z) (the epoch's x and y) is held by at least k records, counted against
+    /// the records of x and y, kept as one bitset row per epoch.
+    fn satisfied_xyz(&mut self, x: usize, y: usize, z: usize) -> bool {
+        let (s, k) = (&*self.s, self.k);
+        let words = s.words();
+        let (lx, ly, lz) = (s.item_recs[x].len(), s.item_recs[y].len(), s.item_recs[z].len());
+        if lx.min(ly).min(lz) < k {
+            return false;
+        }
+        if lz > words {
+            // Long lists: the row of x and y, ANDed once per epoch.
+            if !self.xy_fresh {
+                for ((o, p), q) in self.xy.iter_mut().zip(s.row(x)).zip(s.row(y)) {
+                    *o = p & q;
+                }
+                self.xy_fresh = true;
+            }
+            let mut n = 0;
+            for (p, q) in self.xy.iter().zip(s.row(z)) {
+                n += (p & q).count_ones() as usize;
+                if n >= k {
+                    return true;
+                }
+            }
+            return false;
+        }
+        s.support_triple(x, y, z, k) >= k
     }
 }
 
@@ -181,16 +352,17 @@ impl TailVisitor for Pass<'_> {
         };
         // Most triples are satisfied when reached: Steps 4–14 would do nothing, and the state
         // (so the epoch) stays as it is.
-        if self.s.support_triple(x, y, z, self.k) >= self.k {
+        if self.satisfied_xyz(x, y, z) {
             self.seen[z] = self.epoch;
             return true;
         }
         self.s.process(t, self.k, self.buf);
-        // Its image is satisfied now: remember its third item while a's and b's are the epoch's.
+        self.xy_fresh = false;
+        // Its image is satisfied now: remember its third item while x and y are the epoch's.
         if let (Some(_), Some(z)) = (self.items(a, b), self.s.resolve(c)) {
             self.seen[z] = self.epoch;
         }
-        self.s.suppressed_total <= self.limit
+        self.s.suppressed_total <= self.limit.load(Ordering::Relaxed)
     }
 }
 

@@ -35,7 +35,7 @@ impl State {
     /// Q on the fresh state (m ≤ 3), in order: its head ([`State::violating_head`]) and then
     /// its tail ([`walk_tail`]).
     fn violating_fresh(&self, k: usize, m: usize) -> Vec<u64> {
-        let (head, tail) = self.violating_head(k, m);
+        let (head, tail) = self.violating_head(k, m, true);
         let mut out: Vec<u64> = head.iter().collect();
         tail.walk(&self.rec_codes, &mut Collect(&mut out));
         out
@@ -53,15 +53,20 @@ impl State {
     /// are left to the tail without being counted. The third items of a pair's triples that
     /// the count finds held by one record are the tail's, kept so that the tail is not counted
     /// again (`Tail`).
-    pub(super) fn violating_head(&self, k: usize, m: usize) -> (Head, Tail) {
+    ///
+    /// Without `with_last` neither the pairs held by one record nor the tail are kept (Q's
+    /// last segments: GenDiag's pass finds the few it must look at from the state after the
+    /// head, [`State::last_to_look_at`]).
+    pub(super) fn violating_head(&self, k: usize, m: usize, with_last: bool) -> (Head, Tail) {
         let top = k.min(self.suppressed.len() + 1);
         let (Head { mut buckets }, mut tail) = spare(top);
         let n = self.items.len();
         let mut walk = PairWalk::new(n, m);
         let mut triple_count = vec![0u32; n];
         let mut c_marks = Marks::new(n);
+        let mut twice = Twice::new(if m == 3 { n } else { 0 });
         // Support 1 < k: the tail is part of Q.
-        let keep_tail = m == 3 && k >= 2;
+        let keep_tail = with_last && m == 3 && k >= 2;
         let [singles, pairs, triples] = &mut buckets;
         for (a, recs) in self.code_recs.iter().enumerate() {
             if !recs.is_empty() && recs.len() < k {
@@ -71,7 +76,7 @@ impl State {
                 continue;
             }
             walk.pairs(&self.rec_codes, a, recs, |b, support, with_b| {
-                if support < k {
+                if support < k && (with_last || support > 1) {
                     pairs[support].push(pack(&[a, b]));
                 }
                 if m < 3 {
@@ -81,6 +86,19 @@ impl State {
                     if keep_tail {
                         tail.single(&self.rec_codes, a, b, with_b[0]);
                     }
+                    return;
+                }
+                if !keep_tail {
+                    // Only the third items held twice or more are the head's.
+                    twice.next();
+                    for &(r, j) in with_b {
+                        twice.count(&self.rec_codes[r as usize][j as usize + 1..]);
+                    }
+                    twice.drain(|c, support| {
+                        if support < k {
+                            triples[support].push(pack(&[a, b, c]));
+                        }
+                    });
                     return;
                 }
                 for &(r, j) in with_b {
@@ -356,6 +374,53 @@ impl PairWalk {
     }
 }
 
+/// Counts of item ids for one pair {a, b} at a time, stamped with the pair (no reset between
+/// pairs), and the ids counted twice or more, read back ascending. Without Q's tail only those
+/// are needed: most third items of a pair are held by one of its records, and reading them all
+/// back was most of the head's count.
+struct Twice {
+    /// Per id, (the pair's stamp, the count).
+    counts: Vec<(u32, u32)>,
+    stamp: u32,
+    marks: Marks,
+}
+
+impl Twice {
+    fn new(n: usize) -> Self {
+        Twice { counts: vec![(0, 0); n], stamp: 0, marks: Marks::new(n) }
+    }
+
+    /// Start counting for the next pair.
+    fn next(&mut self) {
+        self.stamp = self.stamp.wrapping_add(1);
+        if self.stamp == 0 {
+            // Wrapped: old stamps could match again.
+            self.counts.iter_mut().for_each(|c| *c = (0, 0));
+            self.stamp = 1;
+        }
+    }
+
+    fn count(&mut self, ids: &[usize]) {
+        for &i in ids {
+            let c = &mut self.counts[i];
+            if c.0 != self.stamp {
+                *c = (self.stamp, 1);
+            } else {
+                c.1 += 1;
+                if c.1 == 2 {
+                    self.marks.mark(i);
+                }
+            }
+        }
+    }
+
+    /// Visit (id, count) for the ids counted twice or more, ascending, and unmark them.
+    fn drain(&mut self, mut visit: impl FnMut(usize, usize)) {
+        let counts = &self.counts;
+        self.marks.drain(|i| visit(i, counts[i].1 as usize));
+    }
+}
+
 /// A set of item ids read back ascending and emptied in one pass: a bitmap over the ids plus
 /// the range of words touched, so reading costs the range, not the whole vocabulary.
 struct Marks {
@@ -379,6 +444,14 @@ impl Marks {
         }
         self.lo = self.lo.min(lo / 64);
         self.hi = self.hi.max(hi / 64);
+    }
+
+    /// Mark one id.
+    #[inline]
+    fn mark(&mut self, i: usize) {
+        self.words[i / 64] |= 1 << (i % 64);
+        self.lo = self.lo.min(i / 64);
+        self.hi = self.hi.max(i / 64);
     }
 
     /// Visit the marked ids ascending and unmark them.

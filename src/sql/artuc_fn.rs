@@ -94,6 +94,8 @@ impl MethodSpec for Artuc {
             ("unknown_codes", Int(table.codes.unknown.0 as i64)),
             ("unknown_codes_distinct", Int(table.codes.unknown.1 as i64)),
             ("step", OptInt(step.map(|s| s as i64))),
+            // Work done, like time_ms: the merge step's threads decide by their timing which
+            // partners' runs are given up, so the count can differ by a few at one seed.
             ("gendiag_runs", Int(res.evaluations as i64)),
             // Whether the call was seeded, never the seed: a published seed would let anyone
             // replay the randomness (which records became counterfeits, which node was drawn).

@@ -16,6 +16,12 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+/// Whether partner b with UL `ul` beats the best (UL, partner) so far in Step 20's order: the
+/// lower UL, ties to the lower id. (`select_exhaustive`, the tests' reference, keeps its own.)
+fn improves(best: Option<(f64, usize)>, ul: f64, b: usize) -> bool {
+    best.is_none_or(|x| ul < x.0 || (ul == x.0 && b < x.1))
+}
+
 /// UL(C) and the codes GenDiag suppresses from C.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct Score {
@@ -344,7 +350,7 @@ impl<'a> Merger<'a> {
             let cached = partners.iter().take_while(|p| !p.0).count();
             for &(_, _, _, b) in &partners[..cached] {
                 let s = self.pairs[&(a.min(b), a.max(b))];
-                if best.is_none_or(|x| s.ul < x.0 || (s.ul == x.0 && b < x.1)) {
+                if improves(best, s.ul, b) {
                     best = Some((s.ul, b));
                 }
             }
@@ -353,7 +359,7 @@ impl<'a> Merger<'a> {
             self.evaluations += runs;
             for (b, d) in done {
                 let s = score(&d);
-                if best.is_none_or(|x| s.ul < x.0 || (s.ul == x.0 && b < x.1)) {
+                if improves(best, s.ul, b) {
                     best = Some((s.ul, b));
                 }
                 self.pairs.insert((a.min(b), a.max(b)), s);
@@ -404,7 +410,7 @@ impl<'a> Merger<'a> {
                 let records = self.union_records(a, b);
                 if let Some(d) = gendiag_below(&table.code_sets(&records), sets, k, m, &limit) {
                     let mut sh = shared.lock().expect("a run panicked");
-                    if sh.1.is_none_or(|x| d.ul < x.0 || (d.ul == x.0 && b < x.1)) {
+                    if improves(sh.1, d.ul, b) {
                         sh.1 = Some((d.ul, b));
                         limit.fetch_min(floor(sh.1), Ordering::Relaxed);
                     }

@@ -298,10 +298,9 @@ pub async fn anonymize(
     config: &IpaConfig,
     progress: &dyn Progress,
 ) -> Result<(IpaResult, Published)> {
-    let Source { schema: source, ft, .. } = Source::read(ctx, table, meta).await?;
-    let (res, mut nodes) = search_with_nodes(&ft, config, progress)?;
+    let src = Source::read(ctx, table, meta).await?;
+    let (res, mut nodes) = search_with_nodes(&src.ft, config, progress)?;
     let cached = nodes.classes(res.node)?;
-    let (schema, batches) = release::release(&ft, &source, &cached, &res.perturbation)?;
-    let dropped = crate::encode::publish::dropped_columns(&source, meta);
-    Ok((res, Published { schema, batches, dropped }))
+    let (schema, batches) = release::release(&src.ft, &src.schema, &cached, &res.perturbation)?;
+    Ok((res, Published { schema, batches, dropped: src.dropped_columns() }))
 }

@@ -140,6 +140,28 @@ fn pass_in_order(
 const LOW: u64 = (1 << 21) - 1;
 
 impl State {
+    /// `out` = the records holding both items x and y, as a bitset row.
+    fn both(&self, x: usize, y: usize, out: &mut [u64]) {
+        for ((o, p), q) in out.iter_mut().zip(self.row(x)).zip(self.row(y)) {
+            *o = p & q;
+        }
+    }
+
+    /// Whether at least k of the records of the bitset row `xy` hold item z: word by word when
+    /// z's record list is longer than the row, else by z's records.
+    fn k_of_row_hold(&self, xy: &[u64], z: usize, k: usize) -> bool {
+        let recs = &self.item_recs[z];
+        if recs.len() > xy.len() {
+            let mut n = 0;
+            xy.iter().zip(self.row(z)).any(|(p, q)| {
+                n += (p & q).count_ones() as usize;
+                n >= k
+            })
+        } else {
+            recs.iter().filter(|&&r| xy[r as usize / 64] >> (r % 64) & 1 == 1).take(k).count() >= k
+        }
+    }
+
     /// The sets of one of Q's last segments, the pairs (`size` 2) or the triples (`size` 3)
     /// held by one record, whose image is not satisfied when the segment is reached (after the
     /// head, and for the triples after the pairs), ascending by codes (as `(a << 21) | b` or
@@ -199,23 +221,9 @@ impl State {
             }
             for i in 0..items {
                 for j in i + 1..items {
-                    let (x, y) = (item(i), item(j));
-                    for ((o, p), q) in xy.iter_mut().zip(self.row(x)).zip(self.row(y)) {
-                        *o = p & q;
-                    }
+                    self.both(item(i), item(j), &mut xy);
                     for l in j + 1..items {
-                        let z = item(l);
-                        let recs = &self.item_recs[z];
-                        let satisfied = if recs.len() > words {
-                            let mut n = 0;
-                            xy.iter().zip(self.row(z)).any(|(p, q)| {
-                                n += (p & q).count_ones() as usize;
-                                n >= k
-                            })
-                        } else {
-                            recs.iter().filter(|&&r| xy[r as usize / 64] >> (r % 64) & 1 == 1).take(k).count() >= k
-                        };
-                        if satisfied {
+                        if self.k_of_row_hold(&xy, item(l), k) {
                             continue;
                         }
                         for a in codes_of(i) {
@@ -316,19 +324,10 @@ impl<'a> Pass<'a> {
         if lz > words {
             // Long lists: the row of x and y, ANDed once per epoch.
             if !self.xy_fresh {
-                for ((o, p), q) in self.xy.iter_mut().zip(s.row(x)).zip(s.row(y)) {
-                    *o = p & q;
-                }
+                s.both(x, y, &mut self.xy);
                 self.xy_fresh = true;
             }
-            let mut n = 0;
-            for (p, q) in self.xy.iter().zip(s.row(z)) {
-                n += (p & q).count_ones() as usize;
-                if n >= k {
-                    return true;
-                }
-            }
-            return false;
+            return s.k_of_row_hold(&self.xy, z, k);
         }
         s.support_triple(x, y, z, k) >= k
     }

@@ -102,6 +102,7 @@ async fn sound_modes_publish_only_parameters_and_release_numbers() {
             "source",
             "guarantee",
             "epsilon",
+            "epsilon_size",
             "epsilon_selection",
             "epsilon_counts",
             "delta",
@@ -118,7 +119,7 @@ async fn sound_modes_publish_only_parameters_and_release_numbers() {
         ];
         assert!(cols.iter().all(|c| allowed.contains(&c.as_str())), "{cols:?}");
         assert_eq!(float(&ctx, "SELECT delta FROM r_report").await, delta);
-        let parts = float(&ctx, "SELECT epsilon_selection + epsilon_counts FROM r_report").await;
+        let parts = float(&ctx, "SELECT epsilon_size + epsilon_selection + epsilon_counts FROM r_report").await;
         assert!(parts <= 1.0 && parts > 1.0 - 1e-8, "{parts}");
         let said = text(&ctx, "SELECT guarantee FROM r_report").await;
         assert!(said.contains("differentially private") && said.contains("VOID: seeded"), "{said}");

@@ -21,7 +21,10 @@
 //! 4. **Post-processing.** Without a coarse level a cell is published iff its noisy count is
 //!    at least T (the pure histogram's rule). With one, per coarse cell: the target is the
 //!    inverse-variance combination of its noisy count and its classes' noisy sum (Hay et al.
-//!    2010), rounded and at least 0; the classes' values below T are set to 0 and projected
+//!    2010), rounded, and 0 below the coarse floor T_c (the smallest T_c at which an empty
+//!    coarse cell's noisy count reaches T_c with probability at most 0.05, from ε_coarse alone:
+//!    without it every empty root cell whose noise came out positive was released as
+//!    counterfeits, up to 2 N rows from a fine root); the classes' values below T are set to 0 and projected
 //!    onto {x ≥ 0, Σ x = target} (scaled up when the target exceeds their sum, else the L2
 //!    projection), then made integers by largest remainders, so the target is kept exactly.
 //!
@@ -54,6 +57,23 @@ pub(crate) const DEFAULT_THETA: f64 = 1000.0;
 pub(crate) const DEFAULT_FLOOR: u64 = 2;
 /// Most cells a depth of the plan may have (a public rule on the declared domain).
 const MAX_CELLS: u128 = 10_000_000;
+
+/// The automatic plan (`partition=adaptive` without `root=` and `steps=`; the default of a
+/// table without a declared plan, issue 32), built from public quantities only: the declared
+/// hierarchies, the number of informative values V and ε. Share of ε on its partition; the
+/// rest goes to the cells (its root is the top node, so no coarse level by default).
+pub(crate) const AUTO_PARTITION_SHARE: f64 = 0.25;
+/// θ of the automatic plan is at least the class size at which its V cells' expected absolute
+/// noise is this share of its records (a kept class is expected to lose at most that much;
+/// 0.015 from a sweep of θ on Adult and the NPS-like table, docs/results/ipa.md: smaller
+/// classes leave many small pooled remainders, each a class that loses most of its records)...
+const AUTO_CLASS_LOSS: f64 = 0.015;
+/// ... and at least the noisy count an empty child reaches with probability at most this.
+const AUTO_SPURIOUS: f64 = 1e-3;
+/// A level of a hierarchy is a step of the automatic plan when it has at least this many
+/// times the nodes of the level it refines (levels that split little cost a step's budget for
+/// little gain); the leaves always are.
+const AUTO_SPLIT: usize = 3;
 
 /// Noise streams of the three stages.
 const PARTITION_STREAM: u64 = u64::MAX - 2;
@@ -117,6 +137,77 @@ impl AdaptiveConfig {
         self
     }
 
+    /// The automatic plan (module doc of [`AUTO_PARTITION_SHARE`]): root and steps are chosen
+    /// when the table's hierarchies are known ([`Self::resolved`]).
+    pub fn automatic(epsilon: f64) -> Self {
+        AdaptiveConfig {
+            theta: Vec::new(),
+            partition: AUTO_PARTITION_SHARE,
+            coarse: 0.0,
+            ..AdaptiveConfig::new(epsilon, Vec::new(), Vec::new())
+        }
+    }
+
+    /// Whether the plan is the automatic one, not yet resolved against a table.
+    pub(crate) fn is_automatic(&self) -> bool {
+        self.root.is_empty() && self.steps.is_empty()
+    }
+
+    /// The automatic plan for `ft`'s public domain: the root is the top node (every
+    /// quasi-identifier `*`); then, pass after pass, every quasi-identifier (fewest leaves first:
+    /// a split into few children removes as much NCP per record as one into many and keeps
+    /// classes large) goes one level finer, through the levels of its hierarchy that split at
+    /// least [`AUTO_SPLIT`]-fold, down to its leaves unless a depth would pass [`MAX_CELLS`]
+    /// combinations. Pass by pass rather than attribute by attribute, so that where the data
+    /// thin out every attribute is left at a middle level rather than some at their leaves
+    /// and the rest at `*` (measured on Adult and the NPS-like table: docs/results/ipa.md,
+    /// "Your own table"). θ (unless given) is the larger of V·E|X_cells| / [`AUTO_CLASS_LOSS`]
+    /// and (1/ε_step)·ln(1/[`AUTO_SPURIOUS`]). Everything read is public (hierarchies, V, ε),
+    /// so the plan is fixed before the data are read.
+    pub(crate) fn resolved(&self, ft: &FrequencyTable) -> Result<Self> {
+        let hs = ft.hierarchies();
+        let root: Vec<u8> = hs.iter().map(|h| h.height() as u8).collect();
+        let mut order: Vec<usize> = (0..hs.len()).filter(|&a| hs[a].height() > 0).collect();
+        order.sort_by_key(|&a| (hs[a].leaf_count(), a));
+        // Each attribute's levels that split at least AUTO_SPLIT-fold, coarse to fine.
+        let mut todo: Vec<(usize, Vec<usize>)> = order.iter().map(|&a| (a, splitting_levels(&hs[a]))).collect();
+        let (mut levels, mut steps) = (root.clone(), Vec::new());
+        // Pass after pass, each attribute one such level finer, until all are at their leaves
+        // or would pass MAX_CELLS.
+        while todo.iter().any(|(_, ls)| !ls.is_empty()) {
+            for (a, ls) in &mut todo {
+                let Some(l) = ls.pop() else { continue };
+                let from = levels[*a];
+                levels[*a] = l as u8;
+                if Radix::new(&hs, levels.clone()).size().is_none_or(|n| n > MAX_CELLS) {
+                    levels[*a] = from;
+                    ls.clear();
+                    continue;
+                }
+                steps.push((ft.qis[*a].name.clone(), l as u8));
+            }
+        }
+        if steps.is_empty() {
+            return Err(AnonError::argument(
+                F,
+                "partition",
+                "no quasi-identifier has a hierarchy to refine; declare one, or use partition=node",
+            ));
+        }
+        let mut plan = AdaptiveConfig { root, steps, theta: vec![0.0], ..self.clone() };
+        if self.theta.is_empty() {
+            let b = plan.budget()?;
+            let values = ft.sensitive.as_ref().map_or(0, |s| s.values.len()) as f64;
+            let q = DiscreteLaplace::for_epsilon(b.cells, 1)?.q();
+            let cell_error = 2.0 * q / ((1.0 - q) * (1.0 + q));
+            let spurious = AUTO_SPURIOUS.recip().ln() / b.steps[0];
+            plan.theta = vec![(values * cell_error / AUTO_CLASS_LOSS).max(spurious).ceil()];
+        } else {
+            plan.theta = self.theta.clone();
+        }
+        Ok(plan)
+    }
+
     /// A plan written as `ipa_release` options (`partition=adaptive, root=..., steps=...`, as
     /// `declare_release_plan` takes it); an error when they do not describe an adaptive partition.
     pub fn from_options(epsilon: f64, text: &str) -> Result<Self> {
@@ -156,7 +247,7 @@ impl AdaptiveConfig {
                 format!("must be a finite number > 0, got {}", self.epsilon),
             ));
         }
-        if self.steps.is_empty() {
+        if self.steps.is_empty() && !self.is_automatic() {
             return Err(AnonError::argument(F, "steps", "needs at least one refinement step, e.g. 'location:0'"));
         }
         if !(self.partition > 0.0 && self.partition < 1.0) {
@@ -172,7 +263,7 @@ impl AdaptiveConfig {
                 ),
             ));
         }
-        if self.theta.len() != 1 && self.theta.len() != self.steps.len() {
+        if self.theta.len() != 1 && self.theta.len() != self.steps.len() && !self.is_automatic() {
             return Err(AnonError::argument(
                 F,
                 "theta",
@@ -187,7 +278,9 @@ impl AdaptiveConfig {
                 .map(|d| d.epsilon(1))
                 .map_err(|_| AnonError::argument(F, name, format!("the {name} budget {e} is too small")))
         };
-        let steps = self.steps.len();
+        // The automatic plan before it is resolved: its partition as one part (what the ledger
+        // is charged; the resolved steps' parts, each rounded down, sum to at most that).
+        let steps = self.steps.len().max(1);
         let coarse = if self.coarse > 0.0 { part(self.epsilon * self.coarse, "coarse")? } else { 0.0 };
         Ok(AdaptiveBudget {
             steps: vec![part(self.epsilon * self.partition / steps as f64, "selection")?; steps],
@@ -239,6 +332,8 @@ pub struct AdaptiveRelease {
     pub cells: Vec<PartitionCell>,
     pub released_records: u64,
     pub(crate) budget: AdaptiveBudget,
+    /// The plan released: as given, or the automatic plan resolved against the table.
+    pub(crate) plan: AdaptiveConfig,
     /// Diagnostics only (reads the original): IL of the release, counterfeit and withheld.
     pub(crate) realized: Realized,
 }
@@ -260,6 +355,22 @@ impl AdaptiveRelease {
         self.classes.iter().for_each(|c| n[c.depth] += 1);
         n.iter().map(|x| x.to_string()).collect::<Vec<_>>().join("|")
     }
+}
+
+/// The levels of `h` the automatic plan steps through, finest first (so `pop` gives the next
+/// coarser-to-finer one): each has at least [`AUTO_SPLIT`] times the nodes of the one before,
+/// starting from `*`; the leaves always.
+fn splitting_levels(h: &Hierarchy) -> Vec<usize> {
+    let mut out = Vec::new();
+    let mut from = h.height();
+    for l in (0..h.height()).rev() {
+        if l == 0 || h.width(l) >= AUTO_SPLIT * h.width(from) {
+            out.push(l);
+            from = l;
+        }
+    }
+    out.reverse();
+    out
 }
 
 /// The numbering of a depth's combinations, refused (naming `option`) past [`MAX_CELLS`].
@@ -431,6 +542,13 @@ fn class_histograms(
 /// Release the adaptive partition of `ft`, which must be the public table
 /// ([`super::domain::public_table`]).
 pub fn release(ft: &FrequencyTable, config: &AdaptiveConfig) -> Result<AdaptiveRelease> {
+    let resolved;
+    let config = if config.is_automatic() {
+        resolved = config.resolved(ft)?;
+        &resolved
+    } else {
+        config
+    };
     let budget = config.budget()?;
     let width = ft.sensitive.as_ref().map_or(0, |s| s.values.len());
     if width == 0 {
@@ -449,10 +567,13 @@ pub fn release(ft: &FrequencyTable, config: &AdaptiveConfig) -> Result<AdaptiveR
     let released = if budget.coarse > 0.0 {
         let groups: Vec<u128> = chosen.iter().map(|c| c.root).collect();
         let coarse = coarse_counts(ft, &counts, plan.roots, width, budget.coarse, &key)?;
-        let var = (DiscreteLaplace::for_epsilon(budget.coarse, 1)?.variance(), cell_noise.variance());
-        consistent(&noisy, &groups, &coarse, width, var, config.floor)
+        let coarse_noise = DiscreteLaplace::for_epsilon(budget.coarse, 1)?;
+        let var = (coarse_noise.variance(), cell_noise.variance());
+        let floors = (coarse_floor(&coarse_noise), config.floor);
+        consistent(&noisy, &groups, &coarse, width, var, floors)
     } else {
-        noisy.iter().map(|&y| if y >= config.floor.max(1) as i64 { y as u64 } else { 0 }).collect()
+        let least = class_floor(&cell_noise, width, super::guarantee::DEFAULT_FLOOR_PROBABILITY);
+        floored(&noisy, width, least, config.floor)
     };
     let classes: Vec<PartitionClass> = chosen
         .iter()
@@ -471,7 +592,7 @@ pub fn release(ft: &FrequencyTable, config: &AdaptiveConfig) -> Result<AdaptiveR
         (ncp, &hist[p * width..(p + 1) * width], &released[p * width..(p + 1) * width])
     }));
     let released_records = cells.iter().map(|c| c.count).sum();
-    Ok(AdaptiveRelease { levels, classes, cells, released_records, budget, realized })
+    Ok(AdaptiveRelease { levels, classes, cells, released_records, budget, plan: config.clone(), realized })
 }
 
 /// The coarse level: every (root combination, value) cell's noisy count, root-major.
@@ -493,10 +614,59 @@ fn coarse_counts(
     Ok(exact.into_iter().map(|n| n + noise.sample(&mut rng)).collect())
 }
 
+/// Without a coarse level: a class whose noisy total (the sum of its `width` noisy cells) is
+/// below `least` is released empty, and in the others a cell is published iff its noisy count
+/// reaches `floor` (module doc, step 4). Reads noisy counts and public numbers only.
+fn floored(noisy: &[i64], width: usize, least: i64, floor: u64) -> Vec<u64> {
+    noisy
+        .chunks(width.max(1))
+        .flat_map(|class| {
+            let kept = class.iter().sum::<i64>() >= least;
+            class.iter().map(move |&y| if kept && y >= floor.max(1) as i64 { y as u64 } else { 0 })
+        })
+        .collect()
+}
+
+/// The least noisy total of a class without a coarse level: the smallest t with
+/// P(X_1 + … + X_V ≥ t) ≤ `p` for V = `width` independent draws of `noise`, bounded by
+/// Chernoff, min over λ of e^(−λt) M(λ)^V with the discrete Laplace's moment generating
+/// function M(λ) = (1 − q)² / ((1 − q e^λ)(1 − q e^(−λ))), 0 < λ < −ln q. An empty class (an
+/// empty pooled remainder, a child kept on noise alone) is then released with probability at
+/// most p: every one would otherwise be a class of counterfeits only, V cells that each reach
+/// the floor with some probability. Public: it reads ε_cells, V and p only.
+fn class_floor(noise: &DiscreteLaplace, width: usize, p: f64) -> i64 {
+    let q = noise.q();
+    let v = width.max(1) as f64;
+    let log_mgf = |l: f64| 2.0 * (1.0 - q).ln() - (1.0 - q * l.exp()).ln() - (1.0 - q * (-l).exp()).ln();
+    let top = -q.ln();
+    let bound = |t: f64| {
+        (1..200).map(|i| top * i as f64 / 200.0).map(|l| -l * t + v * log_mgf(l)).fold(f64::INFINITY, f64::min)
+    };
+    let mut t = 1i64;
+    while t < 1 << 40 && bound(t as f64) > p.ln() {
+        t += 1;
+    }
+    t
+}
+
+/// The coarse floor T_c (module doc, step 4): read off the public noise scale only, so
+/// applying it is post-processing.
+fn coarse_floor(noise: &DiscreteLaplace) -> u64 {
+    super::guarantee::floor(noise, super::guarantee::DEFAULT_FLOOR_PROBABILITY)
+}
+
 /// Post-processing with a coarse level: per (root combination g, value w), the classes'
 /// values made consistent with the combined target (module doc, step 4). `noisy` is
-/// class-major, `groups[p]` class p's root combination, `var` = (coarse, cell) variances.
-fn consistent(noisy: &[i64], groups: &[u128], coarse: &[i64], width: usize, var: (f64, f64), floor: u64) -> Vec<u64> {
+/// class-major, `groups[p]` class p's root combination, `var` = (coarse, cell) variances,
+/// `floors` = (the coarse floor T_c, the cells' floor T).
+fn consistent(
+    noisy: &[i64],
+    groups: &[u128],
+    coarse: &[i64],
+    width: usize,
+    var: (f64, f64),
+    (coarse_floor, floor): (u64, u64),
+) -> Vec<u64> {
     let mut members: Vec<Vec<usize>> = vec![Vec::new(); coarse.len() / width.max(1)];
     for (p, &g) in groups.iter().enumerate() {
         members[g as usize].push(p);
@@ -507,6 +677,7 @@ fn consistent(noisy: &[i64], groups: &[u128], coarse: &[i64], width: usize, var:
         for w in 0..width {
             let sum: f64 = kids.iter().map(|&p| noisy[p * width + w] as f64).sum();
             let t = hay_target(coarse[g * width + w] as f64, var.0, sum, kids.len(), var.1);
+            let t = if t < coarse_floor as f64 { 0.0 } else { t };
             buf.clear();
             buf.extend(
                 kids.iter().map(|&p| noisy[p * width + w]).map(|y| if y < floor as i64 { 0.0 } else { y as f64 }),
@@ -594,6 +765,35 @@ mod tests {
         assert_eq!(integerize(&[0.2, 0.3, 2.5]), vec![0, 0, 3]);
         let x = [3.3, 2.2, 1.1, 0.4];
         assert_eq!(integerize(&x).iter().sum::<u64>(), 7);
+    }
+
+    #[test]
+    fn class_floor_bounds_the_sum_of_the_cells_noise() {
+        // The exact tail of a sum of V discrete Laplace draws (by convolution) at the floor is
+        // at most p, and the floor grows with V.
+        let noise = DiscreteLaplace::for_epsilon(0.75, 1).unwrap();
+        let mut last = 0;
+        for v in [1usize, 5, 14, 41] {
+            let t = class_floor(&noise, v, 0.05);
+            let one: Vec<f64> = (-400i64..=400).map(|x| noise.pmf(x)).collect();
+            let mut sum = vec![1.0];
+            for _ in 0..v {
+                let mut next = vec![0.0; sum.len() + one.len() - 1];
+                for (i, a) in sum.iter().enumerate().filter(|(_, a)| **a > 1e-300) {
+                    for (j, b) in one.iter().enumerate() {
+                        next[i + j] += a * b;
+                    }
+                }
+                sum = next;
+            }
+            let offset = 400 * v as i64;
+            let tail = |t: i64| sum.iter().enumerate().filter(|(i, _)| *i as i64 - offset >= t).map(|(_, p)| p).sum::<f64>();
+            assert!(tail(t) <= 0.05, "V {v}: P(sum >= {t}) = {}", tail(t));
+            assert!(t >= last, "V {v}: {t} < {last}");
+            last = t;
+        }
+        // A class below it is released empty, the others floored cell by cell.
+        assert_eq!(floored(&[3, 1, 0, 9, 2, -1], 3, 5, 2), vec![0, 0, 0, 9, 2, 0]);
     }
 
     #[test]

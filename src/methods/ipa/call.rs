@@ -135,7 +135,7 @@ impl CallOptions {
                 "class_weight" => {
                     only("class_weight", false)?;
                     plan.node_only.get_or_insert("class_weight");
-                    sound.class_weight = number(F, "class_weight", value)?;
+                    sound.class_weight = Some(number(F, "class_weight", value)?);
                 }
                 "floor" => {
                     only("floor", false)?;
@@ -196,6 +196,12 @@ impl CallOptions {
                 all.push(text.to_string());
                 Self::ipa(epsilon, &all.join(", "))
             }
+            // No declared plan: the automatic adaptive partition, unless the call asks for the
+            // node release's own options.
+            None if !named && own.guarantee() == Guarantee::Pure && !given.iter().any(|(k, _)| NODE_ONLY.contains(&k.as_str())) => {
+                let text = if text.trim().is_empty() { String::new() } else { format!(", {text}") };
+                Self::ipa(epsilon, &format!("partition=adaptive{text}"))
+            }
             _ => Self::ipa(epsilon, text),
         }
     }
@@ -230,6 +236,9 @@ impl CallOptions {
         Ok(CallOptions { mode: Mode::Sound(sound), values, diagnostics })
     }
 }
+
+/// Options only the node release reads: given without `partition=`, they choose it.
+const NODE_ONLY: [&str; 3] = ["noise_weight", "class_weight", "max_cells"];
 
 /// The `partition=adaptive` options as given; [`Plan::config`] checks them together.
 #[derive(Debug, Default)]
@@ -307,6 +316,16 @@ impl Plan {
         if let Some(key) = self.node_only {
             return Err(AnonError::argument(F, key, "applies to partition=node only"));
         }
+        if self.root.is_none() && self.steps.is_none() {
+            // No root and no steps: the automatic plan (adaptive.rs), resolved on the table.
+            let mut c = AdaptiveConfig::automatic(epsilon);
+            c.seed = seed;
+            c.theta = self.theta.clone().unwrap_or(c.theta);
+            c.coarse = self.coarse.unwrap_or(c.coarse);
+            c.partition = self.selection.unwrap_or(c.partition);
+            c.floor = self.floor.unwrap_or(c.floor);
+            return Ok(Some(c));
+        }
         let root = self.root.clone().ok_or_else(|| {
             AnonError::argument(F, "root", "partition=adaptive needs the root node, e.g. 'root=1:0:5:2:0'")
         })?;
@@ -369,7 +388,7 @@ pub(crate) async fn ipa_release(
         Mode::Sound(config) => {
             let src = public_source(ctx, table, meta, "ipa_release", call).await?;
             let res = super::sound::release(&src.ft, config, progress)?;
-            let epsilon = res.epsilon_selection + res.epsilon_counts;
+            let epsilon = res.budget.total();
             let published = publish(&src, &res.histogram, guarantee, epsilon)?;
             Ok((Outcome::Sound(res), published))
         }

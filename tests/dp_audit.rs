@@ -218,13 +218,23 @@ fn adaptive_events(r: &AdaptiveRelease) -> Vec<String> {
 
 /// Audit the adaptive partition (`ipa_release`'s `partition=adaptive`, pure) on D, D′.
 fn audit_adaptive(what: &str, d: &FrequencyTable, d2: &FrequencyTable) -> Vec<String> {
-    let mut tally = Tally::default();
+    let (mut declared, mut automatic) = (Tally::default(), Tally::default());
     for run in 0..RUNS {
         for (on_d, ft, seed) in [(true, d, run), (false, d2, RUNS + run)] {
-            tally.add(on_d, adaptive_events(&adaptive::release(ft, &adaptive_config(seed)).unwrap()));
+            declared.add(on_d, adaptive_events(&adaptive::release(ft, &adaptive_config(seed)).unwrap()));
+            automatic.add(on_d, adaptive_events(&adaptive::release(ft, &automatic_config(seed)).unwrap()));
         }
     }
-    tally.violations(&format!("{what} ipa_release adaptive"), EPSILON, 0.0)
+    let mut v = declared.violations(&format!("{what} ipa_release adaptive"), EPSILON, 0.0);
+    v.extend(automatic.violations(&format!("{what} ipa_release adaptive, automatic plan"), EPSILON, 0.0));
+    v
+}
+
+/// The automatic plan (the default without a declared plan) with θ 3, so that on these small
+/// tables its partition depends on the data, and without a coarse level, so that its class
+/// floor is audited.
+fn automatic_config(seed: u64) -> AdaptiveConfig {
+    AdaptiveConfig::automatic(EPSILON).with_theta(vec![3.0]).with_seed(seed)
 }
 
 const APPROX: Guarantee = Guarantee::Approx { delta: AUDIT_DELTA };

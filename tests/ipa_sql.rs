@@ -91,7 +91,9 @@ async fn paper_mode_registers_release_report_and_diagnostics() {
 async fn sound_modes_publish_only_parameters_and_release_numbers() {
     let ctx = table();
     for (g, delta) in [("approx", 1e-9), ("pure", 0.0)] {
-        let sql = format!("SELECT COUNT(*) FROM ipa_release('t', 'r', 1.0, 'guarantee={g}, {VALUES}, seed=5')");
+        let sql = format!(
+            "SELECT COUNT(*) FROM ipa_release('t', 'r', 1.0, 'guarantee={g}, partition=node, {VALUES}, seed=5')"
+        );
         let n = int(&ctx, &sql).await;
         assert_eq!(n, int(&ctx, "SELECT released_records FROM r_report").await);
         // Only the guarantee, epsilon and its parts, delta, the node, the parameters and numbers
@@ -102,7 +104,6 @@ async fn sound_modes_publish_only_parameters_and_release_numbers() {
             "source",
             "guarantee",
             "epsilon",
-            "epsilon_size",
             "epsilon_selection",
             "epsilon_counts",
             "delta",
@@ -119,7 +120,7 @@ async fn sound_modes_publish_only_parameters_and_release_numbers() {
         ];
         assert!(cols.iter().all(|c| allowed.contains(&c.as_str())), "{cols:?}");
         assert_eq!(float(&ctx, "SELECT delta FROM r_report").await, delta);
-        let parts = float(&ctx, "SELECT epsilon_size + epsilon_selection + epsilon_counts FROM r_report").await;
+        let parts = float(&ctx, "SELECT epsilon_selection + epsilon_counts FROM r_report").await;
         assert!(parts <= 1.0 && parts > 1.0 - 1e-8, "{parts}");
         let said = text(&ctx, "SELECT guarantee FROM r_report").await;
         assert!(said.contains("differentially private") && said.contains("VOID: seeded"), "{said}");
@@ -136,7 +137,13 @@ async fn sound_modes_publish_only_parameters_and_release_numbers() {
         "{ledger}"
     );
     // Diagnostics on request, marked not for publication.
-    rows(&ctx, &format!("SELECT COUNT(*) FROM ipa_release('t', 'd', 1.0, 'diagnostics=true, {VALUES}, seed=5')")).await;
+    rows(
+        &ctx,
+        &format!(
+            "SELECT COUNT(*) FROM ipa_release('t', 'd', 1.0, 'partition=node, diagnostics=true, {VALUES}, seed=5')"
+        ),
+    )
+    .await;
     assert_eq!(columns(&ctx, "d_diagnostics").await[0], "not_for_publication");
     assert!((float(&ctx, "SELECT SUM(probability) FROM d_diagnostics_nodes").await - 1.0).abs() < 1e-9);
     assert_eq!(int(&ctx, "SELECT SUM(chosen) FROM d_diagnostics_nodes").await, 1);
@@ -279,7 +286,12 @@ async fn bad_input_is_named_registers_nothing_and_spends_nothing() {
             "SELECT * FROM ipa_release('t', 'x', 1.0, 'guarantee=approx, partition=adaptive, root=2:2, steps=q0:1, values=s0|s1|s2')",
             "partition",
         ),
-        ("SELECT * FROM ipa_release('t', 'x', 1.0, 'root=2:2, values=s0|s1|s2')", "applies to partition=adaptive only"),
+        (
+            "SELECT * FROM ipa_release('t', 'x', 1.0, 'partition=node, root=2:2, values=s0|s1|s2')",
+            "applies to partition=adaptive only",
+        ),
+        // Without a declared plan a pure call is adaptive: a root needs its steps.
+        ("SELECT * FROM ipa_release('t', 'x', 1.0, 'root=2:2, values=s0|s1|s2')", "steps"),
         ("SELECT * FROM ipa_release('t', 'x', 1.0, 'guarantee=paper, partition=adaptive')", "pure and approx"),
     ];
     for (sql, needle) in cases {
@@ -351,6 +363,11 @@ async fn a_declared_plan_is_the_default_release() {
     assert!(err(&ctx, "SELECT * FROM declare_release_plan('nope', 'partition=adaptive')").await.contains("nope"));
     rows(&ctx, "SELECT * FROM declare_release_plan('t', '')").await;
     assert_eq!(int(&ctx, "SELECT COUNT(*) FROM anon_release_plans").await, 0);
+    // Without a plan: the automatic one (root the top node, θ from V and ε, not the plan's 2),
+    // or the node release when the call gives the node release's own options.
     rows(&ctx, &format!("SELECT COUNT(*) FROM ipa_release('t', 'e', 1.0, '{VALUES}, seed=1')")).await;
-    assert!(!text(&ctx, &node("e")).await.contains("adaptive"));
+    assert!(text(&ctx, &node("e")).await.contains("adaptive from [2, 2]"));
+    assert!(float(&ctx, "SELECT CAST(theta AS DOUBLE) FROM e_report").await > 2.0);
+    rows(&ctx, &format!("SELECT COUNT(*) FROM ipa_release('t', 'f', 1.0, 'class_weight=10, {VALUES}, seed=1')")).await;
+    assert!(!text(&ctx, &node("f")).await.contains("adaptive"));
 }

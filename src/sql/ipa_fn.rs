@@ -40,7 +40,7 @@ impl MethodSpec for Ipa {
     /// (epsilon, the options' text, the options parsed without the table's declared plan).
     type Params = (f64, String, CallOptions);
     const NAME: &'static str = F;
-    const SIGNATURE: &'static str = "ipa_release(source, output, epsilon [, 'guarantee=pure|approx|paper, delta=1e-9, values=a|b, partition=node|adaptive, root=1:0:5:2:0, steps=location:1|location:0, theta=1000, coarse=0.5, selection=0.2, noise_weight=1, class_weight=N/1376, floor=4, max_cells=N, diagnostics=true, seed=42, t=2, split=0.1:0.3:0.3:0.3'])";
+    const SIGNATURE: &'static str = "ipa_release(source, output, epsilon [, 'guarantee=pure|approx|paper, delta=1e-9, values=a|b, partition=node|adaptive, root=1:0:5:2:0, steps=location:1|location:0, theta=1000, coarse=0.5, selection=0.2, noise_weight=1, class_weight=1000, floor=4, max_cells=N, diagnostics=true, seed=42, t=2, split=0.1:0.3:0.3:0.3'])";
     const ARITY: (usize, usize) = (3, 4);
 
     fn parse(&self, a: &Args) -> Result<Self::Params> {
@@ -147,16 +147,15 @@ fn paper_report(res: &IpaResult, config: &IpaConfig) -> Vec<(&'static str, Value
 /// The sound modes' report cells between `guarantee` and `released_records`.
 fn sound_report(res: &DpRelease, c: &DpConfig) -> Vec<(&'static str, Value)> {
     vec![
-        ("epsilon", Float(res.budget.total())),
-        ("epsilon_size", Float(res.budget.size)),
-        ("epsilon_selection", Float(res.budget.selection)),
-        ("epsilon_counts", Float(res.budget.counts)),
+        ("epsilon", Float(res.epsilon_selection + res.epsilon_counts)),
+        ("epsilon_selection", Float(res.epsilon_selection)),
+        ("epsilon_counts", Float(res.epsilon_counts)),
         ("delta", Float(c.guarantee.delta())),
         ("threshold", OptInt(Some(least_published(res.mode)))),
         ("node", Text(format_levels(&res.histogram.levels))),
         ("selection", Float(c.selection)),
         ("noise_weight", Float(c.noise_weight)),
-        ("class_weight", Float(res.class_weight)),
+        ("class_weight", Float(c.class_weight)),
         ("max_cells", Int(c.max_cells as i64)),
         ("candidates", Int(res.candidates.len() as i64)),
         ("released_cells", Int(res.histogram.cells.len() as i64)),

@@ -339,6 +339,13 @@ pub struct AdaptiveRelease {
 }
 
 impl AdaptiveRelease {
+    /// The plan released, as `ipa_release` options (`root=…, steps=…, theta=…`): the declared
+    /// one, or the automatic plan resolved from the table's public domain.
+    pub fn plan_text(&self) -> String {
+        let p = &self.plan;
+        format!("root={}, steps={}, theta={}", format_levels(&p.root), p.steps_text(), p.theta_text())
+    }
+
     /// Diagnostics (exact data): released rows beyond their cell's real count.
     pub fn realized_counterfeit(&self) -> u64 {
         self.realized.counterfeit
@@ -787,7 +794,8 @@ mod tests {
                 sum = next;
             }
             let offset = 400 * v as i64;
-            let tail = |t: i64| sum.iter().enumerate().filter(|(i, _)| *i as i64 - offset >= t).map(|(_, p)| p).sum::<f64>();
+            let tail =
+                |t: i64| sum.iter().enumerate().filter(|(i, _)| *i as i64 - offset >= t).map(|(_, p)| p).sum::<f64>();
             assert!(tail(t) <= 0.05, "V {v}: P(sum >= {t}) = {}", tail(t));
             assert!(t >= last, "V {v}: {t} < {last}");
             last = t;

@@ -135,7 +135,7 @@ impl CallOptions {
                 "class_weight" => {
                     only("class_weight", false)?;
                     plan.node_only.get_or_insert("class_weight");
-                    sound.class_weight = Some(number(F, "class_weight", value)?);
+                    sound.class_weight = number(F, "class_weight", value)?;
                 }
                 "floor" => {
                     only("floor", false)?;
@@ -198,7 +198,10 @@ impl CallOptions {
             }
             // No declared plan: the automatic adaptive partition, unless the call asks for the
             // node release's own options.
-            None if !named && own.guarantee() == Guarantee::Pure && !given.iter().any(|(k, _)| NODE_ONLY.contains(&k.as_str())) => {
+            None if !named
+                && own.guarantee() == Guarantee::Pure
+                && !given.iter().any(|(k, _)| NODE_ONLY.contains(&k.as_str())) =>
+            {
                 let text = if text.trim().is_empty() { String::new() } else { format!(", {text}") };
                 Self::ipa(epsilon, &format!("partition=adaptive{text}"))
             }
@@ -388,7 +391,7 @@ pub(crate) async fn ipa_release(
         Mode::Sound(config) => {
             let src = public_source(ctx, table, meta, "ipa_release", call).await?;
             let res = super::sound::release(&src.ft, config, progress)?;
-            let epsilon = res.budget.total();
+            let epsilon = res.epsilon_selection + res.epsilon_counts;
             let published = publish(&src, &res.histogram, guarantee, epsilon)?;
             Ok((Outcome::Sound(res), published))
         }

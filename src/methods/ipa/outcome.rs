@@ -1,8 +1,7 @@
 //! What an `ipa_release` or `dp_histogram` call charges, promises and diagnoses, apart from
 //! how the SQL layer lays it out (src/sql/ipa_fn.rs only names the cells):
 //!
-//! - the ledger charge: ε on the exact grid (the paper's four parts, or the noisy record
-//!   count, selection and counts),
+//! - the ledger charge: ε on the exact grid (the paper's four parts, or selection and counts),
 //!   δ in approx mode, labelled when the guarantee is the paper's (none) or the call is seeded;
 //! - the report's guarantee statement (a seeded call promises nothing) and the least count a
 //!   released cell can have;
@@ -26,7 +25,7 @@ impl CallOptions {
     }
 
     /// `ipa_release`'s ledger charge and its parts: the paper's four budgets, or the sound
-    /// mode's noisy record count, selection and counts.
+    /// mode's selection and counts.
     pub(crate) fn ipa_charge(&self) -> Result<(Charge, String)> {
         let (units, parts) = match &self.mode {
             Mode::Paper(c) => {
@@ -39,9 +38,8 @@ impl CallOptions {
                 (units, parts)
             }
             Mode::Sound(c) => {
-                let b = c.budget()?;
-                let units = grid_units(b.size) + grid_units(b.selection) + grid_units(b.counts);
-                (units, format!("size={}, selection={}, counts={}", b.size, b.selection, b.counts))
+                let (sel, counts) = c.budget()?;
+                (grid_units(sel) + grid_units(counts), format!("selection={sel}, counts={counts}"))
             }
             Mode::Adaptive(c) => {
                 let b = c.budget()?;

@@ -397,7 +397,12 @@ pub(crate) async fn ipa_release(
         }
         Mode::Adaptive(config) => {
             let src = public_source(ctx, table, meta, "ipa_release", call).await?;
+            // One checkpoint after the partition is drawn: Ctrl-C there discards it before
+            // anything is registered or charged.
+            progress.begin("IPA: adaptive partition", 1);
             let res = super::adaptive::release(&src.ft, config)?;
+            progress.tick(1)?;
+            progress.finish();
             let published = publish(&src, &res, guarantee, res.budget.total())?;
             Ok((Outcome::Adaptive(res), published))
         }

@@ -41,15 +41,25 @@ fn patients(lone: bool) -> String {
     )
 }
 
-async fn session(lone: bool) -> SessionContext {
+/// `table`'s roles (as `p`'s) and its age hierarchy; with `every`, also [`DECLARED`]'s.
+async fn declare(ctx: &SessionContext, table: &str, every: bool) {
+    let has_pid = ctx.table(table).await.unwrap().schema().has_column_with_unqualified_name("pid");
+    let roles = "age=qi, zip=qi, sex=qi, admitted=qi, disease=sensitive";
+    let roles = if has_pid { format!("pid=identifier, {roles}") } else { roles.to_string() };
+    rows(ctx, &format!("SELECT * FROM declare_roles('{table}', '{roles}')")).await;
+    rows(ctx, &format!("SELECT * FROM interval_hierarchy('{table}', 'age', '10,*', 0, 120)")).await;
+    if every {
+        for sql in DECLARED {
+            rows(ctx, &sql.replace("'p'", &format!("'{table}'"))).await;
+        }
+    }
+}
+
+/// A session with `p` ([`patients`]) and every declaration of it.
+async fn declared(lone: bool) -> SessionContext {
     let ctx = anonfusion::new_session();
     rows(&ctx, &patients(lone)).await;
-    rows(
-        &ctx,
-        "SELECT * FROM declare_roles('p', 'pid=identifier, age=qi, zip=qi, sex=qi, admitted=qi, disease=sensitive')",
-    )
-    .await;
-    rows(&ctx, "SELECT * FROM interval_hierarchy('p', 'age', '10,*', 0, 120)").await;
+    declare(&ctx, "p", true).await;
     ctx
 }
 
@@ -72,10 +82,7 @@ async fn spent(ctx: &SessionContext) -> f64 {
 /// nothing registered, nothing charged. Then the declared forms run.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hierarchies_read_from_the_data_are_refused_and_declared_ones_run() {
-    let ctx = session(true).await;
-    for sql in DECLARED {
-        rows(&ctx, sql).await;
-    }
+    let ctx = declared(true).await;
     rows(&ctx, "SELECT * FROM set_privacy_budget('p', 100.0)").await;
     let read_from_data = [
         ("SELECT * FROM flat_hierarchy('p', 'disease')", "'disease'", "values="),
@@ -97,9 +104,7 @@ async fn hierarchies_read_from_the_data_are_refused_and_declared_ones_run() {
             assert!(!ctx.table_exist("x").unwrap() && !ctx.table_exist("x_report").unwrap(), "{builder}");
         }
         // Restore every declared form before the next builder.
-        for sql in DECLARED {
-            rows(&ctx, sql).await;
-        }
+        declare(&ctx, "p", true).await;
     }
     assert_eq!(spent(&ctx).await, 0.0, "a refusal spends nothing");
     // Declared domains: the release runs and is charged.
@@ -139,10 +144,7 @@ async fn unknown_codes_adopted_from_the_data_are_refused_and_extra_codes_are_dec
 /// (a different table of records, said in docs/dp.md).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn projections_reorderings_and_casts_share_one_account() {
-    let ctx = session(false).await;
-    for sql in DECLARED {
-        rows(&ctx, sql).await;
-    }
+    let ctx = declared(false).await;
     rows(&ctx, "SELECT * FROM set_privacy_budget('p', 1.0)").await;
     rows(&ctx, "SELECT COUNT(*) FROM dp_histogram('p', 'h0', 1.0, '1,5,1,2')").await;
     let variants = [
@@ -155,11 +157,7 @@ async fn projections_reorderings_and_casts_share_one_account() {
     for create in variants {
         rows(&ctx, "DROP TABLE IF EXISTS p2").await;
         rows(&ctx, create).await;
-        rows(&ctx, "SELECT * FROM declare_roles('p2', 'age=qi, zip=qi, sex=qi, admitted=qi, disease=sensitive')").await;
-        for h in DECLARED {
-            rows(&ctx, &h.replace("'p'", "'p2'")).await;
-        }
-        rows(&ctx, "SELECT * FROM interval_hierarchy('p2', 'age', '10,*', 0, 120)").await;
+        declare(&ctx, "p2", true).await;
         let e = err(&ctx, "SELECT COUNT(*) FROM ipa_release('p2', 'h2', 0.5, 'partition=node, max_cells=3000')").await;
         assert!(e.contains("would be exceeded"), "{create}: {e}");
         assert!(!ctx.table_exist("h2").unwrap(), "{create}");
@@ -170,10 +168,7 @@ async fn projections_reorderings_and_casts_share_one_account() {
 /// differentially private" (report, ledger, Arrow metadata, a Parquet export).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_seeded_dp_call_needs_the_setting_and_is_labelled_not_private() {
-    let ctx = session(false).await;
-    for sql in DECLARED {
-        rows(&ctx, sql).await;
-    }
+    let ctx = declared(false).await;
     for call in [
         "SELECT * FROM dp_histogram('p', 'h', 1.0, '1,5,1,2', 'seed=7')",
         "SELECT * FROM ipa_release('p', 'h', 1.0, 'seed=7')",
@@ -205,10 +200,7 @@ async fn a_seeded_dp_call_needs_the_setting_and_is_labelled_not_private() {
     assert!(label(&schema).starts_with("not differentially private"), "{:?}", schema.metadata());
     std::fs::remove_dir_all(&dir).unwrap();
     // The setting is per session.
-    let other = session(false).await;
-    for sql in DECLARED {
-        rows(&other, sql).await;
-    }
+    let other = declared(false).await;
     assert!(err(&other, "SELECT * FROM dp_histogram('p', 'h', 1.0, '1,5,1,2', 'seed=7')").await.contains("seeded_dp"));
 }
 
@@ -253,21 +245,10 @@ async fn a_release_too_large_to_realize_is_refused_before_the_charge() {
 /// ledger say so; approx and paper refuse it; the options go together.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_privacy_unit_bounds_rows_and_is_charged_per_person() {
-    let ctx = session(false).await;
-    for sql in DECLARED {
-        rows(&ctx, sql).await;
-    }
+    let ctx = declared(false).await;
     // Every patient appears three times: 144 rows, 48 people.
     rows(&ctx, "CREATE TABLE p3 AS SELECT * FROM p UNION ALL SELECT * FROM p UNION ALL SELECT * FROM p").await;
-    rows(
-        &ctx,
-        "SELECT * FROM declare_roles('p3', 'pid=identifier, age=qi, zip=qi, sex=qi, admitted=qi, disease=sensitive')",
-    )
-    .await;
-    rows(&ctx, "SELECT * FROM interval_hierarchy('p3', 'age', '10,*', 0, 120)").await;
-    for h in DECLARED {
-        rows(&ctx, &h.replace("'p'", "'p3'")).await;
-    }
+    declare(&ctx, "p3", true).await;
     rows(&ctx, "SELECT * FROM set_privacy_budget('p3', 3.0)").await;
     rows(&ctx, "SELECT COUNT(*) FROM dp_histogram('p3', 'u', 1.0, '2,5,1,4', 'privacy_unit=pid, max_rows_per_unit=1')")
         .await;
@@ -328,10 +309,7 @@ async fn lone_record_events(ctx: &SessionContext, release: &str) -> Vec<String> 
 async fn audit_declared_builders_on_neighbouring_tables() {
     let mut tallies = [common::audit::Tally::default(), common::audit::Tally::default()];
     for lone in [true, false] {
-        let ctx = session(lone).await;
-        for sql in DECLARED {
-            rows(&ctx, sql).await;
-        }
+        let ctx = declared(lone).await;
         rows(&ctx, "SELECT * FROM set_privacy_budget('p', 100000.0)").await;
         for _ in 0..AUDIT_RUNS {
             // age *, zip 99***, sex, decade: 1 x 1,000 x 3 x 2 x 4 cells.
@@ -358,18 +336,10 @@ async fn audit_privacy_unit_on_tables_that_differ_by_one_person() {
     let mut bounded = common::audit::Tally::default();
     let mut unbounded = common::audit::Tally::default();
     for with_person in [true, false] {
-        let ctx = session(false).await;
-        for sql in DECLARED {
-            rows(&ctx, sql).await;
-        }
+        let ctx = declared(false).await;
         let keep = if with_person { "" } else { "WHERE pid <> 7" };
         rows(&ctx, &format!("CREATE TABLE p3 AS SELECT * FROM (SELECT * FROM p UNION ALL SELECT * FROM p UNION ALL SELECT * FROM p) {keep}")).await;
-        rows(&ctx, "SELECT * FROM declare_roles('p3', 'pid=identifier, age=qi, zip=qi, sex=qi, admitted=qi, disease=sensitive')")
-            .await;
-        rows(&ctx, "SELECT * FROM interval_hierarchy('p3', 'age', '10,*', 0, 120)").await;
-        for h in DECLARED {
-            rows(&ctx, &h.replace("'p'", "'p3'")).await;
-        }
+        declare(&ctx, "p3", true).await;
         rows(&ctx, "SELECT * FROM set_privacy_budget('p3', 100000.0)").await;
         // Patient 7 has disease diseases[7 % 3] = asthma: the events are that cell's released count.
         let events = |n: i64| (0..=12).filter(|k| n >= 45 + k).map(|k| format!("asthma >= {}", 45 + k)).collect();

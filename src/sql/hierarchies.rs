@@ -234,7 +234,9 @@ impl TableFunctionImpl for HierarchyFn {
                         ))
                     }
                     _ => {
-                        return Err(AnonError::argument("date_hierarchy", "to", "needs 'from' and 'to' together").into());
+                        return Err(
+                            AnonError::argument("date_hierarchy", "to", "needs 'from' and 'to' together").into()
+                        );
                     }
                 };
                 self.install(&ctx, &table, &column, h)?

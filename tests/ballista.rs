@@ -88,6 +88,7 @@ const DP_CALLS: [&str; 3] = [
 /// frequency table gives the same node choice and the same noise under the same seed.
 async fn compare_dp(local: &SessionContext, cluster: &SessionContext) {
     for ctx in [local, cluster] {
+        run(ctx, "SET anonfusion.seeded_dp = true").await;
         for sql in DP_CALLS {
             run(ctx, sql).await;
         }

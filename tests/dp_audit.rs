@@ -19,6 +19,8 @@
 //! Also here: the brute-force sensitivity test of the node-choice utility over all add/remove
 //! neighbours of small random tables, for floors 1, 2 and 4 as well as approx.
 
+mod common;
+
 use anonfusion::dp::DiscreteLaplace;
 use anonfusion::encode::{FrequencyTable, NodeCache, QiColumn, SensitiveColumn};
 use anonfusion::hierarchy::{Hierarchy, HierarchyBuilder, HierarchyKind};
@@ -30,8 +32,8 @@ use anonfusion::methods::ipa::select::{Utility, score_lattice};
 use anonfusion::methods::ipa::sound::{DpConfig, release};
 use anonfusion::methods::ipa::{Guarantee, IpaConfig, search_with_nodes};
 use anonfusion::progress::Silent;
+use common::audit::Tally;
 use rand::{RngExt, SeedableRng, rngs::StdRng};
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 const EPSILON: f64 = 1.0;
@@ -40,8 +42,6 @@ const EPSILON: f64 = 1.0;
 const AUDIT_DELTA: f64 = 0.05;
 /// Runs per table.
 const RUNS: u64 = 2000;
-/// Width of the sampling tolerance (Wilson score interval).
-const Z: f64 = 4.5;
 
 fn categorical(name: &str, rows: &[&[&str]]) -> Arc<Hierarchy> {
     let mut b = HierarchyBuilder::new(name, HierarchyKind::Categorical);
@@ -98,48 +98,6 @@ fn base() -> Vec<(u32, u32, u32)> {
     r
 }
 
-/// Wilson score interval of k successes in n.
-fn wilson(k: u64, n: u64) -> (f64, f64) {
-    let (k, n) = (k as f64, n as f64);
-    let p = k / n;
-    let z2 = Z * Z;
-    let centre = (p + z2 / (2.0 * n)) / (1.0 + z2 / n);
-    let half = Z / (1.0 + z2 / n) * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt();
-    ((centre - half).max(0.0), (centre + half).min(1.0))
-}
-
-/// Frequencies of named events over the runs on D and on D′.
-#[derive(Default)]
-struct Tally {
-    d: BTreeMap<String, u64>,
-    d2: BTreeMap<String, u64>,
-}
-
-impl Tally {
-    fn add(&mut self, on_d: bool, events: Vec<String>) {
-        let m = if on_d { &mut self.d } else { &mut self.d2 };
-        for e in events {
-            *m.entry(e).or_default() += 1;
-        }
-    }
-
-    /// Events violating P_D(E) ≤ e^ε P_D′(E) + δ (either direction) beyond sampling error.
-    fn violations(&self, what: &str, epsilon: f64, delta: f64) -> Vec<String> {
-        let keys: std::collections::BTreeSet<&String> = self.d.keys().chain(self.d2.keys()).collect();
-        let mut out = Vec::new();
-        for k in keys {
-            let (a, b) = (self.d.get(k).copied().unwrap_or(0), self.d2.get(k).copied().unwrap_or(0));
-            let (wa, wb) = (wilson(a, RUNS), wilson(b, RUNS));
-            let bad = wa.0 > epsilon.exp() * wb.1 + delta || wb.0 > epsilon.exp() * wa.1 + delta;
-            eprintln!("{what}: {k}: D {a}/{RUNS}, D' {b}/{RUNS}{}", if bad { "  VIOLATION" } else { "" });
-            if bad {
-                out.push(format!("{k}: {a} vs {b}"));
-            }
-        }
-        out
-    }
-}
-
 /// Events of a released histogram: a z5 row, the rare value, and the released count of the
 /// (z5, young, flu) and (z1, young, flu) cells when the node keeps zip and age at level 0.
 fn histogram_events(h: &DpHistogram) -> Vec<String> {
@@ -177,8 +135,8 @@ fn audit_sound(what: &str, d: &FrequencyTable, d2: &FrequencyTable, guarantee: G
         }
     }
     let delta = guarantee.delta();
-    let mut v = ipa.violations(&format!("{what} ipa_release {}", guarantee.name()), EPSILON, delta);
-    v.extend(hist.violations(&format!("{what} dp_histogram {}", guarantee.name()), EPSILON, delta));
+    let mut v = ipa.violations_in(RUNS, &format!("{what} ipa_release {}", guarantee.name()), EPSILON, delta);
+    v.extend(hist.violations_in(RUNS, &format!("{what} dp_histogram {}", guarantee.name()), EPSILON, delta));
     if guarantee == Guarantee::Pure {
         v.extend(audit_adaptive(what, d, d2));
     }
@@ -225,8 +183,8 @@ fn audit_adaptive(what: &str, d: &FrequencyTable, d2: &FrequencyTable) -> Vec<St
             automatic.add(on_d, adaptive_events(&adaptive::release(ft, &automatic_config(seed)).unwrap()));
         }
     }
-    let mut v = declared.violations(&format!("{what} ipa_release adaptive"), EPSILON, 0.0);
-    v.extend(automatic.violations(&format!("{what} ipa_release adaptive, automatic plan"), EPSILON, 0.0));
+    let mut v = declared.violations_in(RUNS, &format!("{what} ipa_release adaptive"), EPSILON, 0.0);
+    v.extend(automatic.violations_in(RUNS, &format!("{what} ipa_release adaptive, automatic plan"), EPSILON, 0.0));
     v
 }
 
@@ -284,9 +242,9 @@ fn paper_mode_fails_the_lone_record_audit() {
             tally.add(on_d, if z5 { vec!["z5 row".into()] } else { vec![] });
         }
     }
-    let v = tally.violations("lone record ipa_release paper", EPSILON, 0.0);
+    let v = tally.violations_in(RUNS, "lone record ipa_release paper", EPSILON, 0.0);
     assert!(v.iter().any(|e| e.starts_with("z5 row")), "the paper mode passed the audit: {v:?}");
-    assert_eq!(tally.d2.get("z5 row"), None, "without the patient no z5 row can appear");
+    assert_eq!(tally.count(false, "z5 row"), 0, "without the patient no z5 row can appear");
 }
 
 /// The counterexamples as regressions: under the sound modes a z5 row and the rare

@@ -17,6 +17,7 @@ fn table() -> SessionContext {
     let ctx = SessionContext::new();
     let registry = anonfusion::register_all(&ctx);
     common::register_random(&ctx, &registry, &ft);
+    common::allow_seeded_dp(&ctx);
     ctx
 }
 
@@ -115,6 +116,8 @@ async fn sound_modes_publish_only_parameters_and_release_numbers() {
             "max_cells",
             "candidates",
             "released_cells",
+            "privacy_unit",
+            "max_rows_per_unit",
             "released_records",
             "dropped_columns",
         ];
@@ -123,9 +126,9 @@ async fn sound_modes_publish_only_parameters_and_release_numbers() {
         let parts = float(&ctx, "SELECT epsilon_selection + epsilon_counts FROM r_report").await;
         assert!(parts <= 1.0 && parts > 1.0 - 1e-8, "{parts}");
         let said = text(&ctx, "SELECT guarantee FROM r_report").await;
-        assert!(said.contains("differentially private") && said.contains("VOID: seeded"), "{said}");
+        assert!(said.contains("| not differentially private: seeded") && said.contains("otherwise"), "{said}");
         let meta = ctx.table("r").await.unwrap().schema().inner().metadata().clone();
-        assert!(!meta["anonfusion.guarantee"].contains("not"), "{meta:?}");
+        assert!(meta["anonfusion.guarantee"].starts_with("not differentially private: seeded"), "{meta:?}");
         // Released cells are rows of the node's public domain: each row once per released record.
         assert_eq!(int(&ctx, "SELECT SUM(1) FROM r").await, n);
         assert!(!ctx.table_exist("r_nodes").unwrap() && !ctx.table_exist("r_diagnostics").unwrap());
@@ -249,7 +252,7 @@ async fn bad_input_is_named_registers_nothing_and_spends_nothing() {
         ("SELECT * FROM ipa_release('t', 'x', 1.0, 'colour=red')", "colour"),
         ("SELECT * FROM ipa_release('nope', 'x', 1.0)", "nope"),
         ("SELECT * FROM ipa_release('t', 't', 1.0)", "output"),
-        ("SELECT * FROM ipa_release('t', 'x', 6.0)", "would be exceeded"),
+        ("SELECT * FROM ipa_release('t', 'x', 6.0, 'values=s0|s1|s2')", "would be exceeded"),
         ("SELECT * FROM dp_histogram('t', 'x', 1.0, '9,9', 'values=s0|s1|s2')", "node"),
         ("SELECT * FROM dp_histogram('t', 'x', 0, '1,1', 'values=s0|s1|s2')", "epsilon"),
         ("SELECT * FROM dp_histogram('t', 'x', 1.0, 'top', 'values=s0|s1|s2')", "node"),
@@ -302,7 +305,7 @@ async fn bad_input_is_named_registers_nothing_and_spends_nothing() {
     assert_eq!(float(&ctx, "SELECT MAX(spent) FROM anon_privacy_ledger WHERE table_name = 't'").await, 0.0);
     // An out-of-domain error counts the records and never echoes their value.
     let e = err(&ctx, "SELECT * FROM ipa_release('t', 'x', 1.0, 'values=s0|s1')").await;
-    assert!(e.contains("record(s)") && !e.contains("s2"), "{e}");
+    assert!(e.contains("outside the informative attribute's declared domain") && !e.contains("s2"), "{e}");
     // A hierarchy whose bounds were read from the data is refused by DP calls, with the fix.
     rows(&ctx, "SELECT * FROM interval_hierarchy('t', 'q0', '2,4')").await;
     for sql in [

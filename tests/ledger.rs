@@ -42,6 +42,7 @@ fn session(path: &Path) -> (SessionContext, Arc<anonfusion::Registry>) {
     let ft = common::random_table(&[(6, 2, true), (5, 2, false)], &[1, 2, 3], &rows, 3);
     let (ctx, registry) = anonfusion::session_with_ledger(Ledger::open(path));
     common::register_random(&ctx, &registry, &ft);
+    common::allow_seeded_dp(&ctx);
     (ctx, registry)
 }
 
@@ -118,7 +119,7 @@ async fn a_release_without_a_budget_is_refused_and_a_seeded_one_is_listed_as_not
     let dir = TestDir::new("missing");
     let path = dir.ledger();
     let (ctx, _) = session(&path);
-    for sql in [HISTOGRAM, "SELECT * FROM ipa_release('t', 'h', 0.6)"] {
+    for sql in [HISTOGRAM, "SELECT * FROM ipa_release('t', 'h', 0.6, 'values=s0|s1|s2')"] {
         let e = err(&ctx, sql).await;
         assert!(e.contains("has no privacy budget") && e.contains("SELECT * FROM set_privacy_budget('t', 1.0)"), "{e}");
         assert!(!ctx.table_exist("h").unwrap() && !ctx.table_exist("h_report").unwrap());
@@ -273,10 +274,18 @@ fn the_cli_uses_anonfusion_ledger_across_runs() {
             .unwrap();
         (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
     };
-    let (out, e) = run("CREATE TABLE a AS VALUES (1, 'x'), (2, 'y'); SELECT event FROM set_privacy_budget('a', 1.0);");
+    // The account covers the columns a DP release reads, so the roles come first.
+    let roles = "SELECT * FROM declare_roles('{t}', 'column1=qi, column2=sensitive');";
+    let (out, e) = run(&format!(
+        "CREATE TABLE a AS VALUES (1, 'x'), (2, 'y'); {} SELECT event FROM set_privacy_budget('a', 1.0);",
+        roles.replace("{t}", "a")
+    ));
     assert!(out.contains("budget set"), "{out}{e}");
     // Another process, the same rows in another order under another name.
-    let (out, e) = run("CREATE TABLE b AS VALUES (2, 'y'), (1, 'x'); SELECT * FROM set_privacy_budget('b', 2.0);");
+    let (out, e) = run(&format!(
+        "CREATE TABLE b AS VALUES (2, 'y'), (1, 'x'); {} SELECT * FROM set_privacy_budget('b', 2.0);",
+        roles.replace("{t}", "b")
+    ));
     assert!(e.contains("'force=true'"), "{out}{e}");
     let (out, _) = run("SELECT ledger_path, parts FROM anon_privacy_ledger WHERE event = 'ledger';");
     assert!(out.contains(&path.display().to_string()) && out.contains("kept across sessions"), "{out}");

@@ -5,6 +5,9 @@
 -- (diagnostics=true: NOT FOR PUBLICATION). Results: docs/results/ipa.md.
 --   anonfusion -f sql/experiments/ipa_dp_epsilon.sql
 
+-- Seeded DP calls are test fixtures, not private releases (their noise can be recomputed
+-- from the seed): the session has to allow them, and every label of theirs says so.
+SET anonfusion.seeded_dp = true;
 SELECT COUNT(*) AS records FROM load_dataset('nps');
 SELECT COUNT(*) AS released FROM ipa_release('nps', 'e0_1_s1', 0.1, 'partition=node, diagnostics=true, seed=1');
 SELECT COUNT(*) AS released FROM ipa_release('nps', 'e0_1_s2', 0.1, 'partition=node, diagnostics=true, seed=2');

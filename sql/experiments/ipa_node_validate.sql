@@ -3,6 +3,9 @@
 -- nodes, ten seeded runs each (seeds 1-10: reproducible, NOT private), through dp_histogram at
 -- epsilon 0.8 (the same noise and floor as ipa_release's counts). Results: docs/results/ipa.md.
 --   ANONFUSION_LEDGER=/tmp/l.json anonfusion --format csv -f sql/experiments/ipa_node_validate.sql
+-- Seeded DP calls are test fixtures, not private releases (their noise can be recomputed
+-- from the seed): the session has to allow them, and every label of theirs says so.
+SET anonfusion.seeded_dp = true;
 SELECT COUNT(*) AS records FROM load_dataset('nps');
 SELECT * FROM set_privacy_budget('nps', 100.0);
 SELECT COUNT(*) AS released FROM dp_histogram('nps', 'v3_1', 0.8, '3,0,5,0,0', 'diagnostics=true, seed=1');

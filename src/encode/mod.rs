@@ -11,6 +11,7 @@
 //! otherwise. A NULL sensitive value is an error.
 
 mod cache;
+pub(crate) mod contribution;
 mod count;
 mod frequencies;
 mod group;

@@ -112,9 +112,23 @@ pub(crate) struct Source<'a> {
 
 impl<'a> Source<'a> {
     pub(crate) async fn read(ctx: &SessionContext, table: &'a str, meta: &'a TableMeta) -> Result<Self> {
+        Self::read_bounded(ctx, table, meta, None).await
+    }
+
+    /// [`Self::read`], with each privacy unit's rows bounded first when `bound` is given
+    /// ([`super::contribution`]).
+    pub(crate) async fn read_bounded(
+        ctx: &SessionContext,
+        table: &'a str,
+        meta: &'a TableMeta,
+        bound: Option<&super::contribution::Contribution>,
+    ) -> Result<Self> {
         let sensitive = meta.sensitive(table)?;
         let schema = source_schema(ctx, table).await?;
-        let ft = super::frequency_table(ctx, table, meta, Some(sensitive)).await?;
+        let ft = match bound {
+            Some(b) => super::contribution::bounded_frequency_table(ctx, table, meta, sensitive, b).await?,
+            None => super::frequency_table(ctx, table, meta, Some(sensitive)).await?,
+        };
         Ok(Source { table, meta, sensitive, schema, ft })
     }
 

@@ -83,6 +83,107 @@ fn parse_date(v: &str) -> Option<(i32, u32)> {
     (y.len() == 4 && (1..=12).contains(&month) && (1..=31).contains(&day)).then_some((year, month))
 }
 
+/// The most leaves a declared domain may enumerate (a masked code's every string, a date
+/// range's every day): a million leaves is a hierarchy of a few hundred MB at most, and a DP
+/// release over more cells than that realizes mostly noise.
+pub(crate) const MAX_DECLARED_LEAVES: usize = 1_000_000;
+
+/// Every string of `length` characters over `alphabet`, in alphabet order: the public domain of
+/// a masked code (`length=5, alphabet=0123456789` is every 5-digit zip code), declared instead
+/// of read from the column. Named alphabets: `digits`, `upper`, `lower`, `alnum`; anything else
+/// is the list of characters itself.
+pub(crate) fn masked_domain(function: &str, length: usize, alphabet: &str) -> Result<Vec<Option<String>>> {
+    let chars: Vec<char> = match alphabet {
+        "digits" => ('0'..='9').collect(),
+        "upper" => ('A'..='Z').collect(),
+        "lower" => ('a'..='z').collect(),
+        "alnum" => ('0'..='9').chain('A'..='Z').chain('a'..='z').collect(),
+        other => {
+            let mut c: Vec<char> = other.chars().collect();
+            c.sort_unstable();
+            c.dedup();
+            c
+        }
+    };
+    if chars.is_empty() || chars.contains(&'*') {
+        return Err(AnonError::argument(function, "alphabet", "needs at least one character, and not '*' (the mask)"));
+    }
+    let size = (0..length).try_fold(1usize, |n, _| n.checked_mul(chars.len()).filter(|&n| n <= MAX_DECLARED_LEAVES));
+    let size = match (length, size) {
+        (0, _) => return Err(AnonError::argument(function, "length", "must be at least 1")),
+        (_, Some(n)) => n,
+        _ => {
+            return Err(AnonError::argument(
+                function,
+                "length",
+                format!(
+                    "{length} characters over {} give more than {MAX_DECLARED_LEAVES} codes; declare the codes in a hierarchy file (load_hierarchy) instead",
+                    chars.len()
+                ),
+            ));
+        }
+    };
+    Ok((0..size)
+        .map(|mut i| {
+            let mut code = vec![chars[0]; length];
+            for slot in code.iter_mut().rev() {
+                *slot = chars[i % chars.len()];
+                i /= chars.len();
+            }
+            Some(code.into_iter().collect())
+        })
+        .collect())
+}
+
+/// Every day from `from` to `to` (`YYYY-MM-DD`, both included): the public domain of a date
+/// column, declared instead of read from it.
+pub(crate) fn date_domain(function: &str, from: &str, to: &str) -> Result<Vec<Option<String>>> {
+    let day = |name: &str, v: &str| {
+        parse_day(v).ok_or_else(|| AnonError::argument(function, name, format!("'{v}' is not a date YYYY-MM-DD")))
+    };
+    let (mut d, last) = (day("from", from)?, day("to", to)?);
+    if d > last {
+        return Err(AnonError::argument(function, "to", "comes before 'from'"));
+    }
+    let mut out = Vec::new();
+    while d <= last {
+        if out.len() == MAX_DECLARED_LEAVES {
+            return Err(AnonError::argument(
+                function,
+                "to",
+                format!("the range holds more than {MAX_DECLARED_LEAVES} days"),
+            ));
+        }
+        out.push(Some(format!("{:04}-{:02}-{:02}", d.0, d.1, d.2)));
+        d = next_day(d);
+    }
+    Ok(out)
+}
+
+/// (year, month, day) of a valid calendar date `YYYY-MM-DD`.
+fn parse_day(v: &str) -> Option<(i32, u32, u32)> {
+    let (year, month) = parse_date(v)?;
+    let day: u32 = v.rsplit('-').next()?.parse().ok()?;
+    (day <= days_in_month(year, month)).then_some((year, month, day))
+}
+
+fn days_in_month(year: i32, month: u32) -> u32 {
+    match month {
+        2 if (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
+fn next_day((y, m, d): (i32, u32, u32)) -> (i32, u32, u32) {
+    match (d < days_in_month(y, m), m < 12) {
+        (true, _) => (y, m, d + 1),
+        (false, true) => (y, m + 1, 1),
+        (false, false) => (y + 1, 1, 1),
+    }
+}
+
 /// ARX rows from `row` for each distinct value, plus the NULL leaf's row if a value is NULL.
 fn build(attribute: &str, values: &[Option<String>], row: impl Fn(&str) -> Result<Vec<String>>) -> Result<Hierarchy> {
     let mut distinct: Vec<&str> = values.iter().flatten().map(String::as_str).collect();
@@ -145,5 +246,21 @@ mod tests {
         assert_eq!(path(&h, "2019-12-31"), ["2019-12-31", "2019-12", "2019", "2010s", "*"]);
         let e = date_hierarchy("admitted", &vals(&["2021-13-01"])).unwrap_err().to_string();
         assert!(e.contains("'admitted'") && e.contains("not a date") && !e.contains("2021-13"), "{e}");
+    }
+
+    #[test]
+    fn declared_domains_enumerate_every_code_and_day() {
+        let zips = masked_domain("f", 2, "digits").unwrap();
+        assert_eq!(zips.len(), 100);
+        assert_eq!((zips[0].as_deref(), zips[99].as_deref()), (Some("00"), Some("99")));
+        assert_eq!(masked_domain("f", 3, "ba").unwrap()[1].as_deref(), Some("aab"));
+        assert!(masked_domain("f", 7, "digits").unwrap_err().to_string().contains("more than"));
+        assert!(masked_domain("f", 2, "a*").is_err());
+        let days = date_domain("f", "2019-12-30", "2020-03-01").unwrap();
+        assert_eq!(days.len(), 2 + 31 + 29 + 1, "2020 is a leap year");
+        assert_eq!(days[2].as_deref(), Some("2020-01-01"));
+        assert_eq!(date_domain("f", "2100-02-28", "2100-03-01").unwrap().len(), 2, "2100 is not");
+        assert!(date_domain("f", "2020-02-30", "2020-03-01").is_err());
+        assert!(date_domain("f", "2020-03-01", "2020-02-01").is_err());
     }
 }

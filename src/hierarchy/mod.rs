@@ -19,7 +19,7 @@ mod numeric;
 
 pub use build::HierarchyBuilder;
 pub(crate) use code_sets::{UnknownCodes, code_lists, leaf_sets, leaf_sets_with};
-pub(crate) use generated::{MaskFrom, date_hierarchy, flat_hierarchy, masking_hierarchy};
+pub(crate) use generated::{MaskFrom, date_domain, date_hierarchy, flat_hierarchy, masked_domain, masking_hierarchy};
 pub use load::{from_rows, load_arx_file, parse_arx_text, rows_from_batches};
 pub use numeric::{format_number, parse_interval_label, parse_widths, widths_hierarchy};
 

@@ -8,10 +8,12 @@
 //!   hierarchy, so every reader of the column (artuc, the verifiers, the metrics) drops the same
 //!   codes; artuc's report counts them (`unknown_codes`, `unknown_codes_distinct`), never names
 //!   them;
-//! - `flat_hierarchy(table, column)`: every value of the column directly under `*`;
-//! - `masking_hierarchy(table, column [, 'right'|'left' [, step]])`: `step` more characters
-//!   masked per level (`02139 → 0213* → ... → *****`), for zip codes and similar text codes;
-//! - `date_hierarchy(table, column)`: a DATE column's days → month → year → decade → `*`;
+//! - `flat_hierarchy(table, column [, 'values=F|M'])`: every value directly under `*`;
+//! - `masking_hierarchy(table, column [, 'right'|'left' [, step [, 'length=5, alphabet=digits']]])`:
+//!   `step` more characters masked per level (`02139 → 0213* → ... → *****`), for zip codes and
+//!   similar text codes;
+//! - `date_hierarchy(table, column [, from, to])`: a DATE column's days → month → year →
+//!   decade → `*`;
 //! - `hierarchy_from_table(table, column, hierarchy_table [, kind])`: a table of the same shape;
 //! - `interval_hierarchy(table, column, widths [, min, max])`: numeric bands, e.g. `'5,10,20,*'`;
 //! - `hierarchy(table, column)`: the hierarchy in ARX shape (one row per leaf);
@@ -19,6 +21,15 @@
 //!
 //! Loading validates the hierarchy and its coverage of the column's values before anything is
 //! registered, so a failing call leaves the declarations as they were.
+//!
+//! **Declared or read.** A differentially private release may not learn its domain from the
+//! data (a leaf that exists only because one record holds it is released with that record).
+//! Every builder that can read its leaves from the column also has a declared form: the
+//! `values=` list (flat), a length and alphabet (masking), a date range (dates), public bounds
+//! (intervals), extra codes named in `extra_codes=` (code hierarchies), a file or another
+//! table. The forms that read the column mark the hierarchy as derived from the data
+//! ([`Hierarchy::derived_from`]), with the declared form to use instead, and every DP function
+//! refuses it (`methods::ipa::domain`).
 
 use super::report::{Column, table};
 use super::roles::table_columns;
@@ -26,8 +37,8 @@ use super::{Args, block_on, session_context};
 use crate::encode::{check_coverage, format_number};
 use crate::error::{AnonError, Result};
 use crate::hierarchy::{
-    self, Hierarchy, HierarchyKind, MaskFrom, date_hierarchy, flat_hierarchy, load_arx_file, masking_hierarchy,
-    parse_widths, widths_hierarchy,
+    self, Hierarchy, HierarchyKind, MaskFrom, date_domain, date_hierarchy, flat_hierarchy, load_arx_file,
+    masked_domain, masking_hierarchy, parse_widths, widths_hierarchy,
 };
 use crate::meta::{Registry, Role};
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, StringArray};
@@ -58,14 +69,14 @@ struct HierarchyFn {
 }
 
 pub(super) const LOAD_SIG: &str = "load_hierarchy(table, column, path | 'bundled:icd9' [, kind | \
-                                   'kind=..., unknown_codes=error|parent|suppress'])";
+                                   'kind=..., unknown_codes=error|parent|suppress, extra_codes=a|b'])";
 pub(super) const FROM_TABLE_SIG: &str = "hierarchy_from_table(table, column, hierarchy_table [, kind])";
 pub(super) const INTERVALS_SIG: &str = "interval_hierarchy(table, column, 'w1,w2,...,*' [, min, max])";
 pub(super) const SHOW_SIG: &str = "hierarchy(table, column)";
 pub(super) const NODES_SIG: &str = "hierarchy_nodes(table, column)";
-pub(super) const FLAT_SIG: &str = "flat_hierarchy(table, column)";
-pub(super) const MASKING_SIG: &str = "masking_hierarchy(table, column [, 'right'|'left' [, step]])";
-pub(super) const DATES_SIG: &str = "date_hierarchy(table, column)";
+pub(super) const FLAT_SIG: &str = "flat_hierarchy(table, column [, 'values=a|b|c'])";
+pub(super) const MASKING_SIG: &str = "masking_hierarchy(table, column [, 'right'|'left' [, step [, 'length=5, alphabet=digits|upper|lower|alnum|<chars>']]])";
+pub(super) const DATES_SIG: &str = "date_hierarchy(table, column [, from, to])";
 
 pub(crate) fn register(ctx: &SessionContext, registry: Arc<Registry>) {
     for (name, op) in [
@@ -95,24 +106,35 @@ impl TableFunctionImpl for HierarchyFn {
                 let a = Args::new("load_hierarchy", LOAD_SIG, e, 3, 4)?;
                 let (table, column) = (a.str(0, "table")?, a.str(1, "column")?);
                 let path = a.str(2, "path")?;
-                let (kind, unknown) = load_options(a.opt_str(3, "options")?.as_deref())?;
+                let (kind, unknown, extra) = load_options(a.opt_str(3, "options")?.as_deref())?;
                 let mut h = match path.strip_prefix(BUNDLED) {
                     Some(name) => bundled(name, &column)?,
                     None => {
                         load_arx_file(&path, &column, self.kind_named(&ctx, "load_hierarchy", kind, &table, &column)?)?
                     }
                 };
-                if unknown != Unknown::Error && (h.kind() != HierarchyKind::Codes || h.height() < 2) {
+                let key = if extra.is_some() { "extra_codes" } else { "unknown_codes" };
+                if (unknown != Unknown::Error || extra.is_some())
+                    && (h.kind() != HierarchyKind::Codes || h.height() < 2)
+                {
                     return Err(AnonError::argument(
                         "load_hierarchy",
-                        "unknown_codes",
+                        key,
                         "applies to code hierarchies with categories (kind=codes, height 2 or more)",
                     )
                     .into());
                 }
+                if let Some(codes) = &extra {
+                    h = with_declared_codes(h, &column, codes)?;
+                }
                 match unknown {
                     Unknown::Error => {}
-                    Unknown::Parent => h = adopt_unknown_codes(&ctx, &table, &column, h)?,
+                    Unknown::Parent => {
+                        h = adopt_unknown_codes(&ctx, &table, &column, h)?.derived_from(&format!(
+                            "unknown_codes=parent added the column's own unknown codes as leaves; declare them \
+                             instead: load_hierarchy('{table}', '{column}', '{path}', 'extra_codes=code1|code2')"
+                        ))
+                    }
                     Unknown::Suppress => h = h.suppressing_unknown_codes(),
                 }
                 self.install(&ctx, &table, &column, h)?
@@ -127,7 +149,10 @@ impl TableFunctionImpl for HierarchyFn {
                 let mut h = hierarchy::from_rows(rows, &column, kind)?;
                 // A hierarchy read from the data table itself has the data's values as leaves.
                 if source.eq_ignore_ascii_case(&table) {
-                    h = h.derived_from(&format!("its rows were read from table '{table}' itself"));
+                    h = h.derived_from(&format!(
+                        "its rows were read from table '{table}' itself; declare the hierarchy in a table or file of \
+                         its own instead"
+                    ));
                 }
                 self.install(&ctx, &table, &column, h)?
             }
@@ -144,20 +169,28 @@ impl TableFunctionImpl for HierarchyFn {
                 };
                 let mut h = widths_hierarchy(&column, lo, hi, &widths)?;
                 if derived {
-                    h = h.derived_from(
-                        "its min or max was taken from the data (interval_hierarchy without both bounds)",
-                    );
+                    h = h.derived_from(&format!(
+                        "its min or max was taken from the data (interval_hierarchy without both bounds); declare \
+                         them instead: interval_hierarchy('{table}', '{column}', widths, min, max)"
+                    ));
                 }
                 self.install(&ctx, &table, &column, h)?
             }
             Op::Flat => {
-                let a = Args::new("flat_hierarchy", FLAT_SIG, e, 2, 2)?;
+                let a = Args::new("flat_hierarchy", FLAT_SIG, e, 2, 3)?;
                 let (table, column) = (a.str(0, "table")?, a.str(1, "column")?);
-                let h = flat_hierarchy(&column, &text_values(&ctx, &table, &column)?)?;
+                let values = declared_values(a.opt_str(2, "options")?.as_deref())?;
+                let h = match values {
+                    Some(values) => flat_hierarchy(&column, &values)?,
+                    None => flat_hierarchy(&column, &text_values(&ctx, &table, &column)?)?.derived_from(&format!(
+                        "its leaves are the column's own values; declare them instead: \
+                         flat_hierarchy('{table}', '{column}', 'values=a|b|c')"
+                    )),
+                };
                 self.install(&ctx, &table, &column, h)?
             }
             Op::Masking => {
-                let a = Args::new("masking_hierarchy", MASKING_SIG, e, 2, 4)?;
+                let a = Args::new("masking_hierarchy", MASKING_SIG, e, 2, 5)?;
                 let (table, column) = (a.str(0, "table")?, a.str(1, "column")?);
                 let from = a.opt_str(2, "from")?.unwrap_or_else(|| "right".into());
                 let from = MaskFrom::parse(&from).ok_or_else(|| {
@@ -169,11 +202,19 @@ impl TableFunctionImpl for HierarchyFn {
                         integer_codes(&table, &column, "masking_hierarchy masks the characters of text codes").into()
                     );
                 }
-                let h = masking_hierarchy(&column, &text_values(&ctx, &table, &column)?, from, step)?;
+                let h = match masking_domain(a.opt_str(4, "options")?.as_deref())? {
+                    Some(domain) => masking_hierarchy(&column, &domain, from, step)?,
+                    None => masking_hierarchy(&column, &text_values(&ctx, &table, &column)?, from, step)?.derived_from(
+                        &format!(
+                            "its leaves are the column's own codes; declare the codes' length and alphabet instead: \
+                             masking_hierarchy('{table}', '{column}', 'right', {step}, 'length=5, alphabet=digits')"
+                        ),
+                    ),
+                };
                 self.install(&ctx, &table, &column, h)?
             }
             Op::Dates => {
-                let a = Args::new("date_hierarchy", DATES_SIG, e, 2, 2)?;
+                let a = Args::new("date_hierarchy", DATES_SIG, e, 2, 4)?;
                 let (table, column) = (a.str(0, "table")?, a.str(1, "column")?);
                 let ty = column_type(&ctx, &table, &column)?;
                 if !matches!(ty, DataType::Date32 | DataType::Date64) {
@@ -184,7 +225,20 @@ impl TableFunctionImpl for HierarchyFn {
                     )
                     .into());
                 }
-                let h = date_hierarchy(&column, &text_values(&ctx, &table, &column)?)?;
+                let h = match (a.opt_str(2, "from")?, a.opt_str(3, "to")?) {
+                    (Some(from), Some(to)) => date_hierarchy(&column, &date_domain("date_hierarchy", &from, &to)?)?,
+                    (None, None) => {
+                        date_hierarchy(&column, &text_values(&ctx, &table, &column)?)?.derived_from(&format!(
+                            "its leaves are the column's own dates; declare the range instead: \
+                             date_hierarchy('{table}', '{column}', '2000-01-01', '2030-12-31')"
+                        ))
+                    }
+                    _ => {
+                        return Err(
+                            AnonError::argument("date_hierarchy", "to", "needs 'from' and 'to' together").into()
+                        );
+                    }
+                };
                 self.install(&ctx, &table, &column, h)?
             }
             Op::ShowArx | Op::ShowNodes => {
@@ -265,14 +319,14 @@ enum Unknown {
     Suppress,
 }
 
-/// `load_hierarchy`'s 4th argument: a bare kind, or options. Returns the kind and what to do
-/// with codes outside the hierarchy.
-fn load_options(arg: Option<&str>) -> Result<(Option<String>, Unknown)> {
-    let Some(arg) = arg else { return Ok((None, Unknown::Error)) };
+/// `load_hierarchy`'s 4th argument: a bare kind, or options. Returns the kind, what to do
+/// with codes outside the hierarchy, and the declared extra codes (`extra_codes=a|b`).
+fn load_options(arg: Option<&str>) -> Result<(Option<String>, Unknown, Option<Vec<String>>)> {
+    let Some(arg) = arg else { return Ok((None, Unknown::Error, None)) };
     if !arg.contains('=') {
-        return Ok((Some(arg.to_string()), Unknown::Error));
+        return Ok((Some(arg.to_string()), Unknown::Error, None));
     }
-    let (mut kind, mut unknown) = (None, Unknown::Error);
+    let (mut kind, mut unknown, mut extra) = (None, Unknown::Error, None);
     for part in arg.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let bad = || AnonError::argument("load_hierarchy", "options", format!("'{part}' (usage: {LOAD_SIG})"));
         let (key, value) = part.split_once('=').ok_or_else(bad)?;
@@ -281,10 +335,86 @@ fn load_options(arg: Option<&str>) -> Result<(Option<String>, Unknown)> {
             ("unknown_codes", "error") => unknown = Unknown::Error,
             ("unknown_codes", "parent") => unknown = Unknown::Parent,
             ("unknown_codes", "suppress") => unknown = Unknown::Suppress,
+            ("extra_codes", v) => extra = Some(value_list("load_hierarchy", "extra_codes", v)?),
             _ => return Err(bad()),
         }
     }
-    Ok((kind, unknown))
+    Ok((kind, unknown, extra))
+}
+
+/// A declared `a|b|c` list: distinct, non-empty values.
+fn value_list(function: &str, key: &str, text: &str) -> Result<Vec<String>> {
+    let values: Vec<String> = text.split('|').map(|v| v.trim().to_string()).collect();
+    let mut seen = std::collections::HashSet::new();
+    if values.iter().any(|v| v.is_empty() || !seen.insert(v.as_str())) {
+        return Err(AnonError::argument(function, key, "needs distinct, non-empty values separated by '|'"));
+    }
+    Ok(values)
+}
+
+/// `flat_hierarchy`'s options: the declared leaves (`values=a|b|c`), if given.
+fn declared_values(options: Option<&str>) -> Result<Option<Vec<Option<String>>>> {
+    const F: &str = "flat_hierarchy";
+    let mut values = None;
+    for (key, value) in crate::methods::options::pairs(F, options.unwrap_or_default())? {
+        match key.as_str() {
+            "values" => values = Some(value_list(F, "values", &value)?.into_iter().map(Some).collect()),
+            other => return Err(AnonError::argument(F, "options", format!("unknown option '{other}' (values=a|b|c)"))),
+        }
+    }
+    Ok(values)
+}
+
+/// `masking_hierarchy`'s options: the declared domain (`length=`, `alphabet=`, both or neither).
+fn masking_domain(options: Option<&str>) -> Result<Option<Vec<Option<String>>>> {
+    const F: &str = "masking_hierarchy";
+    let (mut length, mut alphabet) = (None, None);
+    for (key, value) in crate::methods::options::pairs(F, options.unwrap_or_default())? {
+        match key.as_str() {
+            "length" => {
+                length = Some(value.parse::<usize>().map_err(|_| {
+                    AnonError::argument(F, "length", format!("'{value}' is not a number of characters"))
+                })?)
+            }
+            "alphabet" => alphabet = Some(value),
+            other => {
+                return Err(AnonError::argument(
+                    F,
+                    "options",
+                    format!("unknown option '{other}' (length=, alphabet=)"),
+                ));
+            }
+        }
+    }
+    match (length, alphabet) {
+        (Some(n), Some(a)) => Ok(Some(masked_domain(F, n, &a)?)),
+        (None, None) => Ok(None),
+        _ => Err(AnonError::argument(F, "options", "a declared domain needs both length= and alphabet=")),
+    }
+}
+
+/// `h` with the declared `codes` as leaves, each under the category (level-1 node) its longest
+/// prefix names; a code that is already a leaf is kept as it is, one with no category is an
+/// error naming it (a declared code, not a patient's value).
+fn with_declared_codes(h: Hierarchy, column: &str, codes: &[String]) -> Result<Hierarchy> {
+    let categories: std::collections::HashSet<&str> = (0..h.width(1) as u32).map(|c| h.label(1, c)).collect();
+    let mut adopted = Vec::new();
+    for code in codes.iter().filter(|c| h.leaf_of_label(c).is_none()) {
+        let category = longest_category(code, &categories).ok_or_else(|| {
+            AnonError::argument(
+                "load_hierarchy",
+                "extra_codes",
+                format!("'{code}' starts with no category of the hierarchy"),
+            )
+        })?;
+        adopted.push((code.clone(), category.to_string()));
+    }
+    with_leaves_under(&h, column, &adopted)
+}
+
+/// The longest prefix of `code` that names a category.
+fn longest_category<'a>(code: &'a str, categories: &std::collections::HashSet<&str>) -> Option<&'a str> {
+    (1..=code.len()).rev().filter(|&k| code.is_char_boundary(k)).map(|k| &code[..k]).find(|p| categories.contains(p))
 }
 
 /// The codes of `values` (text) that are leaves of `h`: the coverage check of a hierarchy that
@@ -305,8 +435,7 @@ fn adopt_unknown_codes(ctx: &SessionContext, table: &str, column: &str, h: Hiera
     for part in distinct_values(ctx, table, column, HierarchyKind::Codes)? {
         let part = cast(&part, &DataType::Utf8)?;
         for code in part.as_string::<i32>().iter().flatten().filter(|c| h.leaf_of_label(c).is_none()) {
-            let prefix = (1..=code.len()).rev().filter(|&k| code.is_char_boundary(k)).map(|k| &code[..k]);
-            if let Some(category) = prefix.into_iter().find(|p| categories.contains(p)) {
+            if let Some(category) = longest_category(code, &categories) {
                 adopted.push((code.to_string(), category.to_string()));
             }
         }

@@ -40,7 +40,7 @@ impl MethodSpec for Ipa {
     /// (epsilon, the options' text, the options parsed without the table's declared plan).
     type Params = (f64, String, CallOptions);
     const NAME: &'static str = F;
-    const SIGNATURE: &'static str = "ipa_release(source, output, epsilon [, 'guarantee=pure|approx|paper, delta=1e-9, values=a|b, partition=node|adaptive, root=1:0:5:2:0, steps=location:1|location:0, theta=1000, coarse=0.5, selection=0.2, noise_weight=1, class_weight=1000, floor=4, max_cells=N, diagnostics=true, seed=42, t=2, split=0.1:0.3:0.3:0.3'])";
+    const SIGNATURE: &'static str = "ipa_release(source, output, epsilon [, 'guarantee=pure|approx|paper, delta=1e-9, values=a|b, partition=node|adaptive, root=1:0:5:2:0, steps=location:1|location:0, theta=1000, coarse=0.5, selection=0.2, noise_weight=1, class_weight=1000, floor=4, max_cells=N, max_rows=N, privacy_unit=patient_id, max_rows_per_unit=3, diagnostics=true, seed=42, t=2, split=0.1:0.3:0.3:0.3'])";
     const ARITY: (usize, usize) = (3, 4);
 
     fn parse(&self, a: &Args) -> Result<Self::Params> {
@@ -61,8 +61,15 @@ impl MethodSpec for Ipa {
         vec!["report", "diagnostics", "diagnostics_nodes"]
     }
 
-    fn charge(&self, (epsilon, text, _): &Self::Params, meta: &TableMeta) -> Result<Option<(Charge, String)>> {
-        CallOptions::ipa_declared(*epsilon, text, meta.release_plan.as_deref())?.ipa_charge().map(Some)
+    fn charge(
+        &self,
+        (epsilon, text, _): &Self::Params,
+        source: &str,
+        meta: &TableMeta,
+    ) -> Result<Option<(Charge, String)>> {
+        let call = CallOptions::ipa_declared(*epsilon, text, meta.release_plan.as_deref())?;
+        call.check_size(F, source, meta, None)?;
+        call.ipa_charge().map(Some)
     }
 
     fn seed(&self, (_, _, call): &Self::Params) -> Option<u64> {
@@ -72,7 +79,8 @@ impl MethodSpec for Ipa {
     fn run(&self, c: &Call<'_>, (epsilon, text, _): &Self::Params) -> Result<Outputs> {
         let call = &CallOptions::ipa_declared(*epsilon, text, c.meta.release_plan.as_deref())?;
         let progress = c.registry.progress();
-        let (outcome, published) = block_on(call::ipa_release(c.ctx, c.source, c.meta, call, progress.as_ref()))?;
+        let (outcome, published) =
+            block_on(call::ipa_release(c.ctx, c.source, c.meta, call, progress.as_ref(), &|| c.reserve_budget()))?;
         let ms = c.elapsed_ms();
         let release = mem_table(published.schema.clone(), published.batches.clone())?;
         let (report, mut summary, nodes) = match (&outcome, &call.mode) {
@@ -91,7 +99,7 @@ impl MethodSpec for Ipa {
             _ => unreachable!("the outcome follows the mode"),
         };
         let mut cells = vec![("guarantee", Text(call.statement()))];
-        cells.extend(report);
+        cells.extend(per_unit(call, report));
         cells.extend([
             ("released_records", Int(published.rows())),
             ("dropped_columns", OptText(published.dropped_columns())),
@@ -107,6 +115,23 @@ impl MethodSpec for Ipa {
             None => Ok(out),
         }
     }
+}
+
+/// A report's cells at the privacy unit's level: every `epsilon*` cell (the mechanisms run at a
+/// per-row ε) times the rows a unit may contribute, then `privacy_unit` and
+/// `max_rows_per_unit` (NULL without a unit).
+fn per_unit(call: &CallOptions, cells: Vec<(&'static str, Value)>) -> Vec<(&'static str, Value)> {
+    let factor = call.rows_per_unit() as f64;
+    let mut out: Vec<(&'static str, Value)> = cells
+        .into_iter()
+        .map(|(name, v)| match v {
+            Float(e) if name.starts_with("epsilon") => (name, Float(e * factor)),
+            v => (name, v),
+        })
+        .collect();
+    out.push(("privacy_unit", OptText(call.unit.as_ref().map(|u| u.0.clone()))));
+    out.push(("max_rows_per_unit", OptInt(call.unit.as_ref().map(|u| u.1 as i64))));
+    out
 }
 
 /// The adaptive partition's report cells between `guarantee` and `released_records`: its
@@ -215,7 +240,7 @@ impl MethodSpec for Histogram {
     /// (epsilon, node levels, parsed options).
     type Params = (f64, Vec<u8>, CallOptions);
     const NAME: &'static str = H;
-    const SIGNATURE: &'static str = "dp_histogram(source, output, epsilon, node [, 'guarantee=pure|approx, delta=1e-9, values=a|b, floor=3, diagnostics=true, seed=42'])";
+    const SIGNATURE: &'static str = "dp_histogram(source, output, epsilon, node [, 'guarantee=pure|approx, delta=1e-9, values=a|b, floor=3, max_rows=N, privacy_unit=patient_id, max_rows_per_unit=3, diagnostics=true, seed=42'])";
     const ARITY: (usize, usize) = (4, 5);
 
     fn parse(&self, a: &Args) -> Result<Self::Params> {
@@ -237,7 +262,13 @@ impl MethodSpec for Histogram {
         vec!["report", "diagnostics"]
     }
 
-    fn charge(&self, (epsilon, _, call): &Self::Params, _: &TableMeta) -> Result<Option<(Charge, String)>> {
+    fn charge(
+        &self,
+        (epsilon, levels, call): &Self::Params,
+        source: &str,
+        meta: &TableMeta,
+    ) -> Result<Option<(Charge, String)>> {
+        call.check_size(H, source, meta, Some(levels))?;
         call.histogram_charge(*epsilon).map(Some)
     }
 
@@ -246,22 +277,23 @@ impl MethodSpec for Histogram {
     }
 
     fn run(&self, c: &Call<'_>, (epsilon, levels, call): &Self::Params) -> Result<Outputs> {
-        let (res, published) = block_on(call::histogram_release(c.ctx, c.source, c.meta, levels, *epsilon, call))?;
+        let (res, published) =
+            block_on(call::histogram_release(c.ctx, c.source, c.meta, levels, *epsilon, call, &|| c.reserve_budget()))?;
         let ms = c.elapsed_ms();
         let release = mem_table(published.schema.clone(), published.batches.clone())?;
-        let out = Outputs::new(release).with_report(
-            c,
-            H,
+        let mut cells = vec![("guarantee", Text(call.statement()))];
+        cells.extend(per_unit(
+            call,
             vec![
-                ("guarantee", Text(call.statement())),
                 ("epsilon", Float(res.epsilon)),
                 ("delta", Float(call.guarantee().delta())),
                 ("threshold", OptInt(Some(least_published(res.mode)))),
                 ("node", Text(format_levels(&res.histogram.levels))),
                 ("released_cells", Int(res.histogram.cells.len() as i64)),
-                ("released_records", Int(published.rows())),
             ],
-        )?;
+        ));
+        cells.push(("released_records", Int(published.rows())));
+        let out = Outputs::new(release).with_report(c, H, cells)?;
         if !call.diagnostics {
             return Ok(out);
         }

@@ -8,9 +8,9 @@
 //! the one way a DP function charges the ledger.
 
 use super::{Args, block_on, mem_table, session_context};
-use crate::dp::ledger::{Charge, Ledger, LedgerRow, Reservation, account_of, fingerprint_udaf};
+use crate::dp::ledger::{Account, Charge, Ledger, LedgerRow, Reservation, account_of, fingerprint_udaf};
 use crate::error::{AnonError, Result};
-use crate::meta::Registry;
+use crate::meta::{Registry, TableMeta};
 use datafusion::arrow::array::{
     ArrayRef, Float64Array, Int64Array, RecordBatch, StringArray, TimestampMillisecondArray, new_null_array,
 };
@@ -28,17 +28,40 @@ pub(crate) fn register(ctx: &SessionContext, registry: Arc<Registry>) {
     ctx.register_udaf(fingerprint_udaf().as_ref().clone());
 }
 
-/// Reserve `charge` of `source`'s budget for `function`'s release: the account is the
-/// fingerprint of the source's rows (one aggregation pass), so copies and renames share it.
-pub(crate) fn reserve(
+/// The account `charge` of `source`'s budget would be spent from, once checked to fit (nothing
+/// is written): the fingerprint of the rows of the columns a DP release reads (one aggregation
+/// pass), so copies, renames and projections share it. The call reserves it with
+/// [`reserve`] once its data-dependent checks have passed, before its first noise draw.
+pub(crate) fn admit(
     registry: &Registry,
     ctx: &SessionContext,
     function: &str,
     source: &str,
-    charge: Charge,
-) -> Result<Reservation> {
-    let account = block_on(account_of(ctx, source))?;
-    registry.ledger().reserve(function, &account, charge)
+    meta: &TableMeta,
+    charge: &Charge,
+) -> Result<Account> {
+    let account = block_on(account_of(ctx, source, &read_columns(source, meta)?))?;
+    registry.ledger().check(function, &account, charge)?;
+    Ok(account)
+}
+
+/// Reserve `charge` in `account` (see [`admit`]); refused if the budget no longer has room.
+pub(crate) fn reserve(registry: &Registry, function: &str, account: &Account, charge: Charge) -> Result<Reservation> {
+    registry.ledger().reserve(function, account, charge)
+}
+
+/// The columns a differentially private release of `table` reads, which key its account: the
+/// quasi-identifiers and the informative (sensitive) attribute as declared.
+fn read_columns<'a>(table: &str, meta: &'a TableMeta) -> Result<Vec<&'a str>> {
+    let mut columns = meta.quasi_identifiers();
+    columns.push(meta.sensitive(table).map_err(|_| {
+        AnonError::table(
+            table,
+            "has no declared quasi-identifiers and informative (sensitive) attribute; declare its roles first \
+             (declare_roles): the privacy budget belongs to the columns a differentially private release reads",
+        )
+    })?);
+    Ok(columns)
 }
 
 /// `delta=` and `force=` from the options argument, parsed like every function's options
@@ -73,7 +96,8 @@ fn set_budget(registry: &Registry, args: TableFunctionArgs) -> datafusion::error
     if !ctx.table_exist(table.as_str())? {
         return Err(AnonError::table(&table, "not found").into());
     }
-    let account = block_on(account_of(&ctx, &table))?;
+    let meta = registry.get(&table).unwrap_or_default();
+    let account = block_on(account_of(&ctx, &table, &read_columns(&table, &meta)?))?;
     let ledger = registry.ledger();
     ledger.set_budget(&account, epsilon, delta, force)?;
     let rows: Vec<LedgerRow> = ledger.rows()?.into_iter().filter(|r| r.fingerprint == account.fingerprint).collect();

@@ -62,8 +62,10 @@ pub(crate) trait MethodSpec: Debug + Send + Sync + 'static {
     /// ledger's `parts`). It is reserved in the source's account before `run` draws any noise,
     /// committed once every output is built and before any is registered, and returned if the
     /// call fails. `None`: the method promises no differential privacy and charges nothing.
-    /// `meta`: the source's declarations (a declared plan can decide what a call spends).
-    fn charge(&self, _params: &Self::Params, _meta: &TableMeta) -> Result<Option<(Charge, String)>> {
+    /// `meta`: the source's declarations (a declared plan can decide what a call spends). Checks
+    /// that need only public quantities (the size of what the call would realize) belong here,
+    /// before anything is reserved or read.
+    fn charge(&self, _params: &Self::Params, _source: &str, _meta: &TableMeta) -> Result<Option<(Charge, String)>> {
         Ok(None)
     }
 
@@ -84,9 +86,33 @@ pub(crate) struct Call<'a> {
     pub(crate) output: &'a str,
     pub(crate) meta: &'a TableMeta,
     started: Instant,
+    budget: Budget,
+}
+
+/// A DP call's charge between the adapter's check and the method's reservation: the adapter
+/// checks that the budget has room before anything is read; the method reserves it
+/// ([`Call::reserve_budget`]) once its data-dependent checks have passed and before it draws
+/// any noise, so an error from the data spends nothing and a refusal for lack of budget comes
+/// before any work; the adapter commits it once every output is built.
+struct Budget {
+    function: &'static str,
+    pending: Option<(crate::dp::ledger::Account, Charge)>,
+    reserved: std::sync::Mutex<Option<crate::dp::ledger::Reservation>>,
 }
 
 impl Call<'_> {
+    /// Reserve the call's charge (once; later calls do nothing). Every differentially private
+    /// method calls this after its data-dependent checks and before its first noise draw; the
+    /// adapter refuses to publish a charged call that did not.
+    pub(crate) fn reserve_budget(&self) -> Result<()> {
+        let Some((account, charge)) = &self.budget.pending else { return Ok(()) };
+        let mut reserved = self.budget.reserved.lock().unwrap_or_else(|e| e.into_inner());
+        if reserved.is_none() {
+            *reserved = Some(super::ledger_fn::reserve(self.registry, self.budget.function, account, charge.clone())?);
+        }
+        Ok(())
+    }
+
     /// Milliseconds since the call started (reports' `time_ms`).
     pub(crate) fn elapsed_ms(&self) -> f64 {
         self.started.elapsed().as_secs_f64() * 1e3
@@ -198,11 +224,17 @@ impl<S: MethodSpec> MethodFn<S> {
         let names = output_names(&output, &self.spec.side_tables(&params));
         let releases = self.registry.releases();
         releases.check(&ctx, S::NAME, &source, &names, &self.registry)?;
-        let charge = self.spec.charge(&params, &meta)?;
-        let reservation = match &charge {
-            Some((c, _)) => Some(super::ledger_fn::reserve(&self.registry, &ctx, S::NAME, &source, c.clone())?),
+        let charge = self.spec.charge(&params, &source, &meta)?;
+        if charge.as_ref().is_some_and(|(c, _)| c.is_seeded_dp()) {
+            super::settings::check_seeded_dp(&ctx, S::NAME)?;
+        }
+        let pending = match &charge {
+            Some((c, _)) => {
+                Some((super::ledger_fn::admit(&self.registry, &ctx, S::NAME, &source, &meta, c)?, c.clone()))
+            }
             None => None,
         };
+        let charged = pending.is_some();
         let call = Call {
             ctx: &ctx,
             registry: &self.registry,
@@ -210,8 +242,17 @@ impl<S: MethodSpec> MethodFn<S> {
             output: &output,
             meta: &meta,
             started: Instant::now(),
+            budget: Budget { function: S::NAME, pending, reserved: Default::default() },
         };
         let mut outputs = self.spec.run(&call, &params)?;
+        let reservation = call.budget.reserved.into_inner().unwrap_or_else(|e| e.into_inner());
+        if charged && reservation.is_none() {
+            return Err(AnonError::argument(
+                S::NAME,
+                "epsilon",
+                "internal: the call drew no reservation of its charge",
+            ));
+        }
         outputs.release = shuffled(outputs.release, self.spec.seed(&params))?;
         let release = outputs.release.clone();
         let mut tables = vec![(output.clone(), outputs.release)];

@@ -29,6 +29,7 @@ mod query_error_fn;
 pub mod report;
 mod rmr_fn;
 mod roles;
+pub(crate) mod settings;
 mod system;
 mod truthful_fn;
 mod verify_fn;
@@ -78,6 +79,7 @@ const REGISTRATIONS: &[Registration] = &[
 
 /// Register every table function and system table on `ctx`.
 pub(crate) fn register(ctx: &SessionContext, registry: Arc<Registry>) {
+    settings::register(ctx);
     for register in REGISTRATIONS {
         register(ctx, registry.clone());
     }

@@ -1,6 +1,8 @@
 //! Random tables and hierarchies shared by the property tests.
 #![allow(dead_code)]
 
+pub mod audit;
+
 use anonfusion::encode::{FrequencyTable, QiColumn, SensitiveColumn};
 use anonfusion::hierarchy::{HierarchyBuilder, HierarchyKind};
 use anonfusion::meta::{Role, TableMeta};
@@ -222,4 +224,11 @@ pub fn meta_of(ft: &anonfusion::encode::FrequencyTable) -> TableMeta {
         meta.roles.push((s.name.clone(), Role::Sensitive));
     }
     meta
+}
+
+/// Allow seeded DP calls in `ctx` (`SET anonfusion.seeded_dp = true`): tests that compare
+/// releases by seed; a release made so says it is not private.
+#[allow(dead_code)]
+pub fn allow_seeded_dp(ctx: &SessionContext) {
+    ctx.state_ref().write().config_mut().options_mut().set("anonfusion.seeded_dp", "true").unwrap();
 }

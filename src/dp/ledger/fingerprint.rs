@@ -1,5 +1,11 @@
-//! The account a table's releases are charged to: a fingerprint of its rows, independent of the
-//! table's name, of the order of its rows and of how it is stored.
+//! The account a table's releases are charged to: a fingerprint of the rows of the columns a
+//! differentially private release reads (the quasi-identifiers and the informative attribute),
+//! independent of the table's name, of its other columns, of the order of its rows and columns
+//! and of how the values are stored. The columns are taken in the order of their names, and
+//! every number as a double, so `SELECT` of a subset, a reordering, an added or dropped column
+//! the release does not read, `CAST(id AS DOUBLE)` of such a column, or an `INT` read column
+//! stored as `BIGINT` or `DOUBLE` all reach the same account (docs/dp.md says what still opens
+//! a new one).
 //!
 //! Each row is hashed to 128 bits (its columns in order, each value canonicalized: integers of
 //! any width alike, strings of any Arrow encoding alike, -0.0 as 0.0, one NULL marker) and the
@@ -34,13 +40,27 @@ pub struct Account {
     pub table: String,
 }
 
-/// The account of `table`: one aggregation pass over its rows.
-pub async fn account_of(ctx: &SessionContext, table: &str) -> Result<Account> {
+/// The account of `table` as read through `columns` (the columns a DP release of it reads):
+/// one aggregation pass over its rows.
+pub async fn account_of(ctx: &SessionContext, table: &str, columns: &[&str]) -> Result<Account> {
     let df = ctx.table(table).await.map_err(|_| AnonError::table(table, "not found"))?;
-    let columns: Vec<Expr> = df.schema().columns().into_iter().map(Expr::Column).collect();
     if columns.is_empty() {
         return Err(AnonError::table(table, "has no columns to fingerprint"));
     }
+    let mut names = columns.to_vec();
+    names.sort_unstable();
+    names.dedup();
+    let columns = names
+        .into_iter()
+        .map(|name| {
+            let field = df.schema().field_with_unqualified_name(name).map_err(|_| {
+                AnonError::column(table, name, "is not a column of the table (the privacy account reads it)")
+            })?;
+            let c = datafusion::prelude::ident(name);
+            // 5, 5.0 and CAST(5 AS BIGINT) are one value to a release.
+            Ok(if field.data_type().is_numeric() { datafusion::prelude::cast(c, DataType::Float64) } else { c })
+        })
+        .collect::<Result<Vec<Expr>>>()?;
     let batches = df
         .aggregate(vec![], vec![fingerprint_udaf().call(columns).alias("fp"), count(lit(1)).alias("n")])?
         .collect()

@@ -151,6 +151,11 @@ impl Charge {
         self
     }
 
+    /// A seeded call of a mechanism that would otherwise be differentially private.
+    pub(crate) fn is_seeded_dp(&self) -> bool {
+        self.seeded && self.guarantee.is_none()
+    }
+
     fn label(&self) -> String {
         match (&self.guarantee, self.seeded) {
             (_, true) => SEEDED.to_string(),
@@ -391,54 +396,8 @@ impl Ledger {
         if charge.seeded {
             return Ok(held(None));
         }
-        let table = &account.table;
-        if charge.epsilon == 0 || charge.epsilon > epsilon_units(function, MAX_EPSILON)? {
-            return Err(AnonError::argument(function, "epsilon", format!("must be a number {}", limits())));
-        }
         let seq = self.store.update(|state| {
-            let t = totals(state, &account.fingerprint);
-            let Some((eps, del)) = t.budget else {
-                return Err(AnonError::argument(
-                    function,
-                    "epsilon",
-                    format!(
-                        "table '{table}' has no privacy budget; set one first, e.g. SELECT * FROM \
-                         set_privacy_budget('{table}', 1.0) (add 'delta=1e-6' for (epsilon, delta) releases; \
-                         anon_privacy_ledger lists budgets and spends)"
-                    ),
-                ));
-            };
-            let after = (t.spent.0.saturating_add(charge.epsilon), t.spent.1.saturating_add(charge.delta));
-            if charge.delta > 0 && del == 0 {
-                return Err(AnonError::argument(
-                    function,
-                    "delta",
-                    format!(
-                        "table '{table}' has a budget for epsilon only, and this (epsilon, delta) release needs delta {}: \
-                         allow a delta, e.g. SELECT * FROM set_privacy_budget('{table}', {}, 'delta=1e-6, force=true'), or \
-                         ask for guarantee=pure",
-                        shown(to_delta(charge.delta)),
-                        shown(to_epsilon(eps)),
-                    ),
-                ));
-            }
-            if after.0 > eps || after.1 > del {
-                return Err(AnonError::argument(
-                    function,
-                    "epsilon",
-                    format!(
-                        "the privacy budget of table '{table}' would be exceeded: epsilon {} of {} and delta {} of {} \
-                         spent, this release needs epsilon {} and delta {} (anon_privacy_ledger lists the releases; \
-                         set_privacy_budget('{table}', epsilon, 'force=true') raises the budget)",
-                        shown(to_epsilon(t.spent.0)),
-                        shown(to_epsilon(eps)),
-                        shown(to_delta(t.spent.1)),
-                        shown(to_delta(del)),
-                        shown(to_epsilon(charge.epsilon)),
-                        shown(to_delta(charge.delta)),
-                    ),
-                ));
-            }
+            admit(state, function, account, &charge)?;
             let mut r = record(state, Event::Reserved, account, charge.epsilon, charge.delta);
             r.guarantee = charge.label();
             r.method = function.to_string();
@@ -448,6 +407,15 @@ impl Ledger {
             Ok((seq, true))
         })?;
         Ok(held(Some(seq)))
+    }
+
+    /// Whether [`Self::reserve`] would accept `charge` now, writing nothing: a call checks this
+    /// before it reads any data, and reserves only once its data-dependent checks have passed.
+    pub fn check(&self, function: &str, account: &Account, charge: &Charge) -> Result<()> {
+        if charge.seeded {
+            return Ok(());
+        }
+        admit(&self.store.read()?, function, account, charge)
     }
 
     /// Every record with its account's totals after it, in the order recorded.
@@ -541,6 +509,59 @@ impl Reservation {
         self.open = false;
         Ok(())
     }
+}
+
+/// The checks a reservation must pass against the ledger's `state`: an epsilon in range, a
+/// budget, a delta where one is charged, and room for the charge.
+fn admit(state: &State, function: &str, account: &Account, charge: &Charge) -> Result<()> {
+    let table = &account.table;
+    if charge.epsilon == 0 || charge.epsilon > epsilon_units(function, MAX_EPSILON)? {
+        return Err(AnonError::argument(function, "epsilon", format!("must be a number {}", limits())));
+    }
+    let t = totals(state, &account.fingerprint);
+    let Some((eps, del)) = t.budget else {
+        return Err(AnonError::argument(
+            function,
+            "epsilon",
+            format!(
+                "table '{table}' has no privacy budget; set one first, e.g. SELECT * FROM \
+                     set_privacy_budget('{table}', 1.0) (add 'delta=1e-6' for (epsilon, delta) releases; \
+                     anon_privacy_ledger lists budgets and spends)"
+            ),
+        ));
+    };
+    let after = (t.spent.0.saturating_add(charge.epsilon), t.spent.1.saturating_add(charge.delta));
+    if charge.delta > 0 && del == 0 {
+        return Err(AnonError::argument(
+            function,
+            "delta",
+            format!(
+                "table '{table}' has a budget for epsilon only, and this (epsilon, delta) release needs delta {}: \
+                     allow a delta, e.g. SELECT * FROM set_privacy_budget('{table}', {}, 'delta=1e-6, force=true'), or \
+                     ask for guarantee=pure",
+                shown(to_delta(charge.delta)),
+                shown(to_epsilon(eps)),
+            ),
+        ));
+    }
+    if after.0 > eps || after.1 > del {
+        return Err(AnonError::argument(
+            function,
+            "epsilon",
+            format!(
+                "the privacy budget of table '{table}' would be exceeded: epsilon {} of {} and delta {} of {} \
+                     spent, this release needs epsilon {} and delta {} (anon_privacy_ledger lists the releases; \
+                     set_privacy_budget('{table}', epsilon, 'force=true') raises the budget)",
+                shown(to_epsilon(t.spent.0)),
+                shown(to_epsilon(eps)),
+                shown(to_delta(t.spent.1)),
+                shown(to_delta(del)),
+                shown(to_epsilon(charge.epsilon)),
+                shown(to_delta(charge.delta)),
+            ),
+        ));
+    }
+    Ok(())
 }
 
 impl Drop for Reservation {

@@ -15,8 +15,10 @@ use super::adaptive::{AdaptiveConfig, AdaptiveRelease};
 use super::baseline::{HistogramRelease, dp_histogram};
 use super::domain::{check_declared, informative_domain, public_table};
 use super::guarantee::Guarantee;
+use super::size::{self, DEFAULT_MAX_ROWS};
 use super::sound::{DpConfig, DpRelease};
 use super::{IpaConfig, IpaResult, Published, parse_split, release};
+use crate::encode::contribution::Contribution;
 use crate::encode::publish::Source;
 use crate::error::{AnonError, Result};
 use crate::meta::TableMeta;
@@ -45,6 +47,11 @@ pub(crate) struct CallOptions {
     /// The informative attribute's declared values (`values=`), when given.
     values: Option<Vec<String>>,
     pub(crate) diagnostics: bool,
+    /// The most rows noise alone may be expected to realize (`max_rows=`, [`super::size`]).
+    max_rows: u64,
+    /// `privacy_unit=` and `max_rows_per_unit=`: the person whose rows are bounded, and the
+    /// bound; the mechanisms run at ε / bound (group privacy, [`crate::encode::contribution`]).
+    pub(crate) unit: Option<(String, u64)>,
 }
 
 impl CallOptions {
@@ -81,8 +88,10 @@ impl CallOptions {
         let get = |k: &str| pairs.iter().rev().find(|(key, _)| key == k).map(|(_, v)| v.as_str());
         let guarantee =
             Guarantee::parse(F, get("guarantee"), get("delta"), &["pure", "approx", "paper"], DEFAULT_GUARANTEE)?;
-        let (mut paper, mut sound) = (IpaConfig::new(epsilon), DpConfig::new(epsilon, guarantee));
-        let (mut values, mut diagnostics) = (None, false);
+        let unit = privacy_unit(F, &pairs, guarantee)?;
+        let per_row = epsilon / unit.as_ref().map_or(1, |u| u.1) as f64;
+        let (mut paper, mut sound) = (IpaConfig::new(epsilon), DpConfig::new(per_row, guarantee));
+        let (mut values, mut diagnostics, mut max_rows) = (None, false, DEFAULT_MAX_ROWS);
         let mut plan = Plan::default();
         let is_paper = guarantee == Guarantee::Paper;
         let only = |key: &str, paper_key: bool| -> Result<()> {
@@ -98,12 +107,13 @@ impl CallOptions {
         };
         for (key, value) in &pairs {
             match key.as_str() {
-                "guarantee" | "delta" => {}
+                "guarantee" | "delta" | "privacy_unit" | "max_rows_per_unit" => {}
                 "seed" => {
                     let s = options::seed(F, value)?;
                     (paper.seed, sound.seed) = (Some(s), Some(s));
                 }
                 "diagnostics" => diagnostics = options::flag(F, "diagnostics", value)?,
+                "max_rows" => max_rows = rows_limit(F, value)?,
                 "t" => {
                     only("t", true)?;
                     paper.t = value
@@ -154,7 +164,7 @@ impl CallOptions {
                         F,
                         "options",
                         format!(
-                            "unknown option '{other}' (guarantee, delta, values, partition, root, steps, theta, coarse, selection, noise_weight, class_weight, floor, max_cells, diagnostics, seed, t, split)"
+                            "unknown option '{other}' (guarantee, delta, values, partition, root, steps, theta, coarse, selection, noise_weight, class_weight, floor, max_cells, max_rows, privacy_unit, max_rows_per_unit, diagnostics, seed, t, split)"
                         ),
                     ));
                 }
@@ -163,7 +173,7 @@ impl CallOptions {
         let mode = if is_paper {
             paper.check_parameters()?;
             Mode::Paper(paper)
-        } else if let Some(adaptive) = plan.config(epsilon, guarantee, sound.seed, plan_pending)? {
+        } else if let Some(adaptive) = plan.config(per_row, guarantee, sound.seed, plan_pending)? {
             adaptive.budget()?;
             Mode::Adaptive(adaptive)
         } else {
@@ -177,7 +187,7 @@ impl CallOptions {
             }
             Mode::Sound(sound)
         };
-        Ok(CallOptions { mode, values, diagnostics })
+        Ok(CallOptions { mode, values, diagnostics, max_rows, unit })
     }
 
     /// `ipa_release`'s options with the table's declared plan (`declare_release_plan`): when
@@ -215,20 +225,24 @@ impl CallOptions {
         let pairs = options::pairs(F, text)?;
         let get = |k: &str| pairs.iter().rev().find(|(key, _)| key == k).map(|(_, v)| v.as_str());
         let guarantee = Guarantee::parse(F, get("guarantee"), get("delta"), &["pure", "approx"], Guarantee::Pure)?;
-        let mut sound = DpConfig::new(epsilon, guarantee);
-        let (mut values, mut diagnostics) = (None, false);
+        let unit = privacy_unit(F, &pairs, guarantee)?;
+        let mut sound = DpConfig::new(epsilon / unit.as_ref().map_or(1, |u| u.1) as f64, guarantee);
+        let (mut values, mut diagnostics, mut max_rows) = (None, false, DEFAULT_MAX_ROWS);
         for (key, value) in &pairs {
             match key.as_str() {
-                "guarantee" | "delta" => {}
+                "guarantee" | "delta" | "privacy_unit" | "max_rows_per_unit" => {}
                 "seed" => sound.seed = Some(options::seed(F, value)?),
                 "values" => values = Some(value_list(value)),
                 "floor" => sound.floor = Some(floor(F, value)?),
                 "diagnostics" => diagnostics = options::flag(F, "diagnostics", value)?,
+                "max_rows" => max_rows = rows_limit(F, value)?,
                 other => {
                     return Err(AnonError::argument(
                         F,
                         "options",
-                        format!("unknown option '{other}' (guarantee, delta, values, floor, diagnostics, seed)"),
+                        format!(
+                            "unknown option '{other}' (guarantee, delta, values, floor, max_rows, privacy_unit, max_rows_per_unit, diagnostics, seed)"
+                        ),
                     ));
                 }
             }
@@ -236,8 +250,108 @@ impl CallOptions {
         if sound.floor.is_some() && guarantee != Guarantee::Pure {
             return Err(AnonError::argument(F, "floor", "applies to guarantee=pure only (approx has its threshold)"));
         }
-        Ok(CallOptions { mode: Mode::Sound(sound), values, diagnostics })
+        Ok(CallOptions { mode: Mode::Sound(sound), values, diagnostics, max_rows, unit })
     }
+
+    /// Refuse a `pure` release whose noise alone is expected to realize more than `max_rows=`
+    /// rows ([`super::size`]): public quantities only, checked before the budget is reserved.
+    /// `node`: `dp_histogram`'s fixed node.
+    pub(crate) fn check_size(&self, function: &str, table: &str, meta: &TableMeta, node: Option<&[u8]>) -> Result<()> {
+        // (cells of the largest possible output, ε of the cells' noise, floor)
+        let (cells, epsilon, floor) = match &self.mode {
+            Mode::Sound(c) if c.guarantee == Guarantee::Pure => {
+                let (domain, hs) = self.public_domains(function, table, meta)?;
+                let counts = c.budget()?.1;
+                let cells = match node {
+                    Some(levels) if is_node(&hs, levels) => size::node_cells(&hs, levels, domain),
+                    Some(_) => return Ok(()), // not a node of the lattice: the call refuses it itself
+                    None => size::largest_candidate(&hs, domain, c.max_cells),
+                };
+                (cells, counts, c.floor)
+            }
+            Mode::Adaptive(c) => {
+                let (domain, hs) = self.public_domains(function, table, meta)?;
+                let b = c.budget()?;
+                let finest = size::finest_node(&c.root, &c.steps, &meta.quasi_identifiers());
+                if !is_node(&hs, &finest) {
+                    return Ok(()); // the plan is checked against the lattice when it runs
+                }
+                let coarse = if b.coarse > 0.0 { size::node_cells(&hs, &c.root, domain) } else { 0.0 };
+                (size::node_cells(&hs, &finest, domain) + coarse, b.cells, Some(c.floor))
+            }
+            _ => return Ok(()),
+        };
+        let noise = crate::dp::DiscreteLaplace::for_epsilon(epsilon, 1)?;
+        let floor =
+            floor.unwrap_or_else(|| super::guarantee::floor(&noise, super::guarantee::DEFAULT_FLOOR_PROBABILITY));
+        size::check(function, cells, noise.q(), floor, self.max_rows)
+    }
+
+    /// The informative domain's size and the quasi-identifiers' hierarchies, refusing any
+    /// derived from the data (a domain read from the data has no public size either).
+    fn public_domains<'m>(
+        &self,
+        function: &str,
+        table: &str,
+        meta: &'m TableMeta,
+    ) -> Result<(usize, Vec<&'m crate::hierarchy::Hierarchy>)> {
+        let informative = meta.sensitive(table)?;
+        let domain = informative_domain(function, table, meta, informative, self.values.as_deref())?.len();
+        let qis = meta.quasi_identifiers();
+        let hs = qis.iter().map(|q| meta.hierarchy(table, q).map(|h| h.as_ref())).collect::<Result<Vec<_>>>()?;
+        check_declared(function, qis.iter().copied().zip(hs.iter().copied()))?;
+        Ok((domain, hs))
+    }
+}
+
+/// `privacy_unit=<column>` with `max_rows_per_unit=<b>`: both or neither, `guarantee=pure` only
+/// (group privacy turns ε′-DP per row into b·ε′-DP per person exactly; for (ε, δ) it would
+/// also multiply δ by b·e^((b−1)ε′), which the threshold is not calibrated to).
+fn privacy_unit(function: &str, pairs: &[(String, String)], guarantee: Guarantee) -> Result<Option<(String, u64)>> {
+    let get = |k: &str| pairs.iter().find(|(key, _)| key == k).map(|(_, v)| v.as_str());
+    let (column, rows) = match (get("privacy_unit"), get("max_rows_per_unit")) {
+        (None, None) => return Ok(None),
+        (Some(c), Some(r)) => (c.trim(), r),
+        (Some(_), None) => {
+            return Err(AnonError::argument(
+                function,
+                "max_rows_per_unit",
+                "privacy_unit needs the most rows one unit may contribute, e.g. 'privacy_unit=patient_id, max_rows_per_unit=3'",
+            ));
+        }
+        (None, Some(_)) => {
+            return Err(AnonError::argument(function, "privacy_unit", "max_rows_per_unit needs privacy_unit=<column>"));
+        }
+    };
+    let rows = rows.trim().parse().ok().filter(|r: &u64| (1..=1000).contains(r)).ok_or_else(|| {
+        AnonError::argument(function, "max_rows_per_unit", format!("'{rows}' is not an integer between 1 and 1000"))
+    })?;
+    if guarantee != Guarantee::Pure {
+        return Err(AnonError::argument(
+            function,
+            "privacy_unit",
+            format!("applies to guarantee=pure only (this call is guarantee={})", guarantee.name()),
+        ));
+    }
+    if column.is_empty() {
+        return Err(AnonError::argument(function, "privacy_unit", "needs a column name"));
+    }
+    Ok(Some((column.to_string(), rows)))
+}
+
+/// Whether `levels` is a node of the lattice of `hs`.
+fn is_node(hs: &[&crate::hierarchy::Hierarchy], levels: &[u8]) -> bool {
+    levels.len() == hs.len() && levels.iter().zip(hs).all(|(&l, h)| l as usize <= h.height())
+}
+
+/// `max_rows=`: a positive integer.
+fn rows_limit(function: &str, value: &str) -> Result<u64> {
+    value
+        .trim()
+        .parse()
+        .ok()
+        .filter(|&n: &u64| n > 0)
+        .ok_or_else(|| AnonError::argument(function, "max_rows", format!("'{value}' is not a positive number of rows")))
 }
 
 /// Options only the node release reads: given without `partition=`, they choose it.
@@ -372,6 +486,10 @@ pub enum Outcome {
     Adaptive(AdaptiveRelease),
 }
 
+/// What a call runs just before its first noise draw, once its data-dependent checks have
+/// passed: the reservation of its budget (`Call::reserve_budget`).
+pub(crate) type BeforeNoise<'a> = &'a (dyn Fn() -> Result<()> + Sync);
+
 /// Run `ipa_release` on a declared table: one aggregation (the frequency table), then the
 /// paper's algorithm or the sound one, and the release labelled with its guarantee.
 pub(crate) async fn ipa_release(
@@ -380,30 +498,35 @@ pub(crate) async fn ipa_release(
     meta: &TableMeta,
     call: &CallOptions,
     progress: &dyn Progress,
+    before_noise: BeforeNoise<'_>,
 ) -> Result<(Outcome, Published)> {
     let guarantee = call.guarantee();
     match &call.mode {
         Mode::Paper(config) => {
+            before_noise()?;
             let (res, p) = super::anonymize(ctx, table, meta, config, progress).await?;
-            let (schema, batches) = release::labelled(p.schema, p.batches, guarantee, res.spent.total())?;
+            let (schema, batches) =
+                release::labelled(p.schema, p.batches, guarantee, call.statement(), res.spent.total())?;
             Ok((Outcome::Paper(res), Published { schema, batches, dropped: p.dropped }))
         }
         Mode::Sound(config) => {
             let src = public_source(ctx, table, meta, "ipa_release", call).await?;
+            before_noise()?;
             let res = super::sound::release(&src.ft, config, progress)?;
             let epsilon = res.epsilon_selection + res.epsilon_counts;
-            let published = publish(&src, &res.histogram, guarantee, epsilon)?;
+            let published = publish(&src, &res.histogram, call, epsilon)?;
             Ok((Outcome::Sound(res), published))
         }
         Mode::Adaptive(config) => {
             let src = public_source(ctx, table, meta, "ipa_release", call).await?;
-            // One checkpoint after the partition is drawn: Ctrl-C there discards it before
-            // anything is registered or charged.
+            // A Ctrl-C checkpoint once the data are read, before any noise is drawn (the
+            // automatic plan is the default without a declared plan).
             progress.begin("IPA: adaptive partition", 1);
-            let res = super::adaptive::release(&src.ft, config)?;
             progress.tick(1)?;
             progress.finish();
-            let published = publish(&src, &res, guarantee, res.budget.total())?;
+            before_noise()?;
+            let res = super::adaptive::release(&src.ft, config)?;
+            let published = publish(&src, &res, call, res.budget.total())?;
             Ok((Outcome::Adaptive(res), published))
         }
     }
@@ -417,6 +540,7 @@ pub(crate) async fn histogram_release(
     levels: &[u8],
     epsilon: f64,
     call: &CallOptions,
+    before_noise: BeforeNoise<'_>,
 ) -> Result<(HistogramRelease, Published)> {
     let src = public_source(ctx, table, meta, "dp_histogram", call).await?;
     let heights = src.ft.heights();
@@ -432,15 +556,18 @@ pub(crate) async fn histogram_release(
         ));
     }
     let Mode::Sound(config) = &call.mode else { unreachable!("dp_histogram's options are always sound") };
-    let res = dp_histogram(&src.ft, levels, epsilon, call.guarantee(), config.floor, call.seed())?;
-    let published = publish(&src, &res.histogram, call.guarantee(), res.epsilon)?;
+    before_noise()?;
+    let per_row = epsilon / call.rows_per_unit() as f64;
+    let res = dp_histogram(&src.ft, levels, per_row, call.guarantee(), config.floor, call.seed())?;
+    let published = publish(&src, &res.histogram, call, res.epsilon)?;
     Ok((res, published))
 }
 
-/// A sound release's rows, labelled with its guarantee and ε, and the source's columns it drops.
-fn publish(src: &Source<'_>, released: &impl release::Cells, guarantee: Guarantee, epsilon: f64) -> Result<Published> {
+/// A sound release's rows, labelled with the call's guarantee and ε, and the source's columns it drops.
+fn publish(src: &Source<'_>, released: &impl release::Cells, call: &CallOptions, epsilon: f64) -> Result<Published> {
     let (schema, batches) = release::cells_release(&src.ft, &src.schema, released)?;
-    let (schema, batches) = release::labelled(schema, batches, guarantee, epsilon)?;
+    let epsilon = epsilon * call.rows_per_unit() as f64;
+    let (schema, batches) = release::labelled(schema, batches, call.guarantee(), call.statement(), epsilon)?;
     Ok(Published { schema, batches, dropped: src.dropped_columns() })
 }
 
@@ -459,7 +586,12 @@ async fn public_source<'a>(
     let hierarchies =
         qis.iter().map(|q| meta.hierarchy(table, q).map(|h| (*q, h.as_ref()))).collect::<Result<Vec<_>>>()?;
     check_declared(function, hierarchies)?;
-    let mut src = Source::read(ctx, table, meta).await?;
+    let bound = call.unit.as_ref().map(|(column, rows)| Contribution {
+        column: column.clone(),
+        rows: *rows,
+        seed: call.seed(),
+    });
+    let mut src = Source::read_bounded(ctx, table, meta, bound.as_ref()).await?;
     src.ft = public_table(function, table, &src.ft, &domain)?;
     Ok(src)
 }

@@ -12,9 +12,11 @@ use crate::meta::TableMeta;
 use std::collections::HashMap;
 
 /// How to declare a domain, appended to every refusal.
-const HOW: &str = "declare it independently of the data: load_hierarchy from a file, \
-                   interval_hierarchy(table, column, widths, min, max) with public bounds, \
-                   or for the informative attribute the option 'values=a|b|c'";
+const HOW: &str = "every domain must be declared independently of the data: load_hierarchy from a file, \
+                   hierarchy_from_table over a table of its own, interval_hierarchy(table, column, widths, min, max), \
+                   flat_hierarchy(table, column, 'values=a|b|c'), \
+                   masking_hierarchy(table, column, 'right', 1, 'length=5, alphabet=digits'), \
+                   date_hierarchy(table, column, from, to), or for the informative attribute the option 'values=a|b|c'";
 
 /// The informative attribute's declared values: the `values=` list when given, else the
 /// leaves of the hierarchy declared for the column. Errors when neither exists or the
@@ -37,7 +39,10 @@ pub fn informative_domain(
         AnonError::column(table, informative, format!("the informative attribute has no declared domain; {HOW}"))
     })?;
     if let Some(how) = h.derived_from_data() {
-        return Err(AnonError::hierarchy(informative, format!("was derived from the data ({how}); {HOW}")));
+        return Err(AnonError::hierarchy(
+            informative,
+            format!("was derived from the data, so {function} cannot use it as the informative domain: {how}"),
+        ));
     }
     Ok(h.level(0).labels.clone())
 }
@@ -51,7 +56,7 @@ pub(crate) fn check_declared<'a>(
         if let Some(how) = h.derived_from_data() {
             return Err(AnonError::hierarchy(
                 name,
-                format!("was derived from the data ({how}), so {function} cannot use it; {HOW}"),
+                format!("was derived from the data, so {function} cannot use it: {how}"),
             ));
         }
     }
@@ -69,15 +74,14 @@ pub fn public_table(function: &str, table: &str, ft: &FrequencyTable, domain: &[
     })?;
     let index: HashMap<&str, u32> = domain.iter().enumerate().map(|(i, v)| (v.as_str(), i as u32)).collect();
     let map: Vec<Option<u32>> = s.values.iter().map(|v| index.get(v.as_str()).copied()).collect();
-    let outside: u64 =
-        s.codes.iter().zip(&ft.counts).filter(|(c, _)| map[**c as usize].is_none()).map(|(_, n)| n).sum();
-    if outside > 0 {
+    // Checked before the budget is reserved, so the error spends nothing; it says only that some
+    // record lies outside the domain, never how many or which (docs/dp.md, "What an error reveals").
+    if s.codes.iter().any(|&c| map[c as usize].is_none()) {
         return Err(AnonError::column(
             table,
             &s.name,
-            format!(
-                "{outside} record(s) hold values outside the informative attribute's declared domain; add them to the domain or filter them out"
-            ),
+            "holds values outside the informative attribute's declared domain; add them to the domain (values=) \
+             or filter those records out",
         ));
     }
     let codes = s.codes.iter().map(|&c| map[c as usize].expect("checked above")).collect();

@@ -27,6 +27,7 @@ pub mod release;
 pub mod score;
 pub mod search;
 pub mod select;
+mod size;
 pub mod sound;
 
 pub use guarantee::Guarantee;

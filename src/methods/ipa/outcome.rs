@@ -24,6 +24,12 @@ impl CallOptions {
         self.seed().is_some()
     }
 
+    /// The most rows one privacy unit contributes (1 without `privacy_unit=`): the factor from
+    /// the mechanisms' per-row ε to the ε a person is protected by and the ledger is charged.
+    pub(crate) fn rows_per_unit(&self) -> u64 {
+        self.unit.as_ref().map_or(1, |u| u.1)
+    }
+
     /// `ipa_release`'s ledger charge and its parts: the paper's four budgets, or the sound
     /// mode's selection and counts.
     pub(crate) fn ipa_charge(&self) -> Result<(Charge, String)> {
@@ -61,15 +67,19 @@ impl CallOptions {
 
     /// `dp_histogram`'s ledger charge: all of ε on the counts.
     pub(crate) fn histogram_charge(&self, epsilon: f64) -> Result<(Charge, String)> {
-        self.charge("dp_histogram", grid_units(epsilon), &format!("counts={epsilon}"))
+        let per_row = epsilon / self.rows_per_unit() as f64;
+        self.charge("dp_histogram", grid_units(per_row), &format!("counts={per_row}"))
     }
 
     /// ε on the grid, δ in approx mode, and the ledger's description of the charge.
     fn charge(&self, function: &str, units: u64, parts: &str) -> Result<(Charge, String)> {
         let guarantee = self.guarantee();
         let seeded = self.seeded();
-        let mut c = Charge::epsilon(units).seeded(seeded);
+        let mut c = Charge::epsilon(units.saturating_mul(self.rows_per_unit())).seeded(seeded);
         let mut text = format!("guarantee={}, {parts}", guarantee.name());
+        if let Some((column, rows)) = &self.unit {
+            text.push_str(&format!(" per row, privacy_unit={column}, max_rows_per_unit={rows} (charged {rows} x)"));
+        }
         if let Guarantee::Approx { delta } = guarantee {
             c = c.with_delta(function, delta)?;
             text.push_str(&format!(", delta={delta:e}"));
@@ -86,8 +96,13 @@ impl CallOptions {
 
     /// The report's guarantee text: a seeded call promises nothing (the seed is not written).
     pub(crate) fn statement(&self) -> String {
-        let s = self.guarantee().statement();
-        if self.seeded() { format!("{s}; VOID: seeded call (tests only)") } else { s }
+        let s = match &self.unit {
+            Some((column, rows)) => format!(
+                "epsilon-differentially private (add/remove one privacy unit '{column}' with at most {rows} rows)"
+            ),
+            None => self.guarantee().statement(),
+        };
+        if self.seeded() { format!("{NOT_DP}: seeded call (tests only), otherwise {s}") } else { s }
     }
 }
 

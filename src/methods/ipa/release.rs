@@ -139,16 +139,19 @@ fn build(
     Ok((schema, batches))
 }
 
-/// The release labelled with its guarantee in the Arrow schema metadata (`anonfusion.guarantee`,
-/// plus `anonfusion.epsilon` and `anonfusion.delta`), so the label travels with the table.
+/// The release labelled with the call's guarantee statement in the Arrow schema metadata
+/// (`anonfusion.guarantee`, plus `anonfusion.epsilon` and `anonfusion.delta`), so the label
+/// travels with the table and into a Parquet export; a seeded call's statement says it is not
+/// private.
 pub(crate) fn labelled(
     schema: SchemaRef,
     batches: Vec<RecordBatch>,
     guarantee: Guarantee,
+    statement: String,
     epsilon: f64,
 ) -> Result<(SchemaRef, Vec<RecordBatch>)> {
     let metadata: HashMap<String, String> = [
-        (METADATA_KEY.to_string(), guarantee.statement()),
+        (METADATA_KEY.to_string(), statement),
         ("anonfusion.epsilon".to_string(), epsilon.to_string()),
         ("anonfusion.delta".to_string(), guarantee.delta().to_string()),
     ]

@@ -7,7 +7,7 @@
 //! Also the `anon_fingerprint(col, ...)` aggregate the accounts are keyed by, and [`reserve`],
 //! the one way a DP function charges the ledger.
 
-use super::{Args, block_on, mem_table, session_context};
+use super::{Args, block_on_cancellable, mem_table, session_context};
 use crate::dp::ledger::{Charge, Ledger, LedgerRow, Reservation, account_of, fingerprint_udaf};
 use crate::error::{AnonError, Result};
 use crate::meta::Registry;
@@ -37,7 +37,8 @@ pub(crate) fn reserve(
     source: &str,
     charge: Charge,
 ) -> Result<Reservation> {
-    let account = block_on(account_of(ctx, source))?;
+    // One pass over every row: Ctrl-C must reach it as it reaches the method's own passes.
+    let account = block_on_cancellable(registry.progress().as_ref(), account_of(ctx, source))?;
     registry.ledger().reserve(function, &account, charge)
 }
 
@@ -73,7 +74,7 @@ fn set_budget(registry: &Registry, args: TableFunctionArgs) -> datafusion::error
     if !ctx.table_exist(table.as_str())? {
         return Err(AnonError::table(&table, "not found").into());
     }
-    let account = block_on(account_of(&ctx, &table))?;
+    let account = block_on_cancellable(registry.progress().as_ref(), account_of(&ctx, &table))?;
     let ledger = registry.ledger();
     ledger.set_budget(&account, epsilon, delta, force)?;
     let rows: Vec<LedgerRow> = ledger.rows()?.into_iter().filter(|r| r.fingerprint == account.fingerprint).collect();

@@ -12,7 +12,7 @@
 //! `values=`, `floor=` (pure), `diagnostics=`, `seed=`.
 
 use super::adaptive::{AdaptiveConfig, AdaptiveRelease};
-use super::baseline::{HistogramRelease, dp_histogram};
+use super::baseline::{HistogramRelease, dp_histogram_cancellable};
 use super::domain::{check_declared, informative_domain, public_table};
 use super::guarantee::Guarantee;
 use super::sound::{DpConfig, DpRelease};
@@ -375,7 +375,7 @@ pub(crate) async fn ipa_release(
         }
         Mode::Adaptive(config) => {
             let src = public_source(ctx, table, meta, "ipa_release", call).await?;
-            let res = super::adaptive::release(&src.ft, config)?;
+            let res = super::adaptive::release_cancellable(&src.ft, config, progress)?;
             let published = publish(&src, &res, guarantee, res.budget.total())?;
             Ok((Outcome::Adaptive(res), published))
         }
@@ -390,6 +390,7 @@ pub(crate) async fn histogram_release(
     levels: &[u8],
     epsilon: f64,
     call: &CallOptions,
+    progress: &dyn Progress,
 ) -> Result<(HistogramRelease, Published)> {
     let src = public_source(ctx, table, meta, "dp_histogram", call).await?;
     let heights = src.ft.heights();
@@ -405,7 +406,8 @@ pub(crate) async fn histogram_release(
         ));
     }
     let Mode::Sound(config) = &call.mode else { unreachable!("dp_histogram's options are always sound") };
-    let res = dp_histogram(&src.ft, levels, epsilon, call.guarantee(), config.floor, call.seed())?;
+    let res =
+        dp_histogram_cancellable(&src.ft, levels, epsilon, call.guarantee(), config.floor, call.seed(), progress)?;
     let published = publish(&src, &res.histogram, call.guarantee(), res.epsilon)?;
     Ok((res, published))
 }

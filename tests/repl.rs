@@ -204,14 +204,14 @@ fn cancel_during(repl: &mut Repl, call: &str, wait: Duration, limit: Duration) -
     repl.expect(PROMPT, 120);
     let took = sent.elapsed();
     assert!(took < limit, "{call}: the prompt came back {took:?} after Ctrl-C");
+    // At the prompt already (just seen).
+    repl.send("SELECT COUNT(*) AS leftovers FROM information_schema.tables WHERE table_name LIKE 'out%';\r");
+    repl.expect("| 0         |", 60);
     repl.run(
-        "SELECT COUNT(*) AS leftovers FROM information_schema.tables WHERE table_name LIKE 'out%';",
-        "| 0         |",
-    );
-    repl.run(
-        "SELECT COUNT(*) AS charges, COALESCE(SUM(epsilon), 0) AS spent FROM anon_privacy_ledger WHERE event <> 'budget set';",
+        "SELECT COUNT(*) AS charges, COALESCE(SUM(epsilon), 0) AS spent FROM anon_privacy_ledger WHERE event NOT IN ('ledger', 'budget set');",
         "| 0       | 0",
     );
+    eprintln!("{call}: the prompt came back {took:?} after Ctrl-C");
     took
 }
 

@@ -319,8 +319,9 @@ fn the_scrubber_removes_every_value_and_keeps_the_place() {
 #[test]
 fn no_table_function_error_holds_a_value_of_the_table() {
     use proptest::prelude::*;
-    // Each case calls every function ~30 times over; two cases of random shape and markers.
-    let config = ProptestConfig { cases: 2, failure_persistence: None, ..ProptestConfig::default() };
+    // A case calls every function 28 times (about a minute and a half in the dev build): one
+    // case of random shape and markers per run.
+    let config = ProptestConfig { cases: 1, failure_persistence: None, ..ProptestConfig::default() };
     proptest!(config, |(n in 4usize..12, seed in any::<u32>(), bad_row in 0usize..12, bad_col in 0usize..2)| {
         let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
         runtime.block_on(every_function_scrubbed(n, seed, bad_row % n, bad_col));

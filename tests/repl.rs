@@ -19,6 +19,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 const PROMPT: &str = "anonfusion> ";
+/// What rustyline writes to ask the terminal where the cursor is.
+const CURSOR_QUERY: &[u8] = b"\x1b[6n";
 
 /// The REPL binary on the slave side of a pseudo-terminal, as its controlling terminal (so
 /// Ctrl-C typed into the master becomes SIGINT), with everything it writes collected.
@@ -68,11 +70,21 @@ impl Repl {
         let master = File::from(pty.master);
         let seen = Arc::new(Mutex::new(Vec::new()));
         let (mut reader, sink) = (master.try_clone().unwrap(), seen.clone());
+        let mut answer = master.try_clone().unwrap();
         std::thread::spawn(move || {
             let mut buf = [0u8; 4096];
+            let mut asked = 0;
             // Ends when the child is gone (EIO on Linux).
             while let Ok(n @ 1..) = reader.read(&mut buf) {
-                sink.lock().unwrap().extend_from_slice(&buf[..n]);
+                let mut seen = sink.lock().unwrap();
+                seen.extend_from_slice(&buf[..n]);
+                // Answer rustyline's cursor-position query as a terminal does (top left), so
+                // it never waits for an answer and takes typed-ahead text for one.
+                let queries = seen.windows(CURSOR_QUERY.len()).filter(|w| *w == CURSOR_QUERY).count();
+                for _ in asked..queries {
+                    let _ = answer.write_all(b"\x1b[1;1R");
+                }
+                asked = queries;
             }
         });
         Repl { child, master, seen, mark: 0, dir }
@@ -101,9 +113,7 @@ impl Repl {
         }
     }
 
-    /// At the prompt, type `line` and wait for `shown` in what it prints. Waiting for the
-    /// prompt first matters: rustyline reads the terminal's answer to its cursor query just
-    /// before it, and would take typed-ahead text for that answer.
+    /// At the prompt, type `line` and wait for `shown` in what it prints.
     fn run(&mut self, line: &str, shown: &str) {
         self.expect(PROMPT, 30);
         self.send(&format!("{line}\r"));
@@ -156,6 +166,76 @@ fn ctrl_c_cancels_the_running_statement_and_keeps_the_session() {
     repl.send("SELECT 'dropped'\x03");
     repl.run("SELECT 'typed after' AS t;", "| typed after |");
     assert!(!repl.output().contains("| dropped"), "{}", repl.output());
+}
+
+/// Lines typed ahead are kept, as psql keeps them: three statements pasted at once (a terminal
+/// without bracketed paste) all run, and so do two typed while a statement runs. rustyline
+/// read the whole paste into a buffer it dropped after the first line.
+#[test]
+fn lines_typed_ahead_all_run_in_order() {
+    let mut repl = Repl::start("type-ahead", 1000, None);
+    repl.expect(PROMPT, 30);
+    repl.send("SELECT 'first' AS a;\rSELECT 'second' AS b;\rSELECT 'third' AS c;\r");
+    for shown in ["| first |", "| second |", "| third |"] {
+        repl.expect(shown, 60);
+    }
+    repl.run("SELECT COUNT(*) AS slow FROM range(0, 200000000) AS t(n) WHERE n % 7 = 3;", "WHERE n % 7 = 3;");
+    repl.send("SELECT 'fourth' AS d;\rSELECT 'fifth' AS e;\r");
+    for shown in ["| slow ", "| fourth |", "| fifth |"] {
+        repl.expect(shown, 120);
+    }
+}
+
+/// The full `nps` table (1,375,900 rows) with a privacy budget.
+fn nps_with_budget(repl: &mut Repl) {
+    repl.run("SELECT rows AS loaded FROM load_dataset('nps');", "| 1375900 |");
+    repl.run("SELECT 'budget set' AS done FROM set_privacy_budget('nps', 5.0);", "| budget set |");
+}
+
+/// Ctrl-C `wait` into `call` (typed at the prompt): the prompt is back within `limit`, the
+/// call said "cancelled by the user", nothing named `out*` is registered and the ledger holds
+/// only the budget. Returns the time from Ctrl-C to the prompt.
+fn cancel_during(repl: &mut Repl, call: &str, wait: Duration, limit: Duration) -> Duration {
+    repl.run(call, call.trim_end_matches(';'));
+    std::thread::sleep(wait);
+    let sent = Instant::now();
+    repl.send("\x03");
+    repl.expect("cancelled by the user", 120);
+    repl.expect(PROMPT, 120);
+    let took = sent.elapsed();
+    assert!(took < limit, "{call}: the prompt came back {took:?} after Ctrl-C");
+    // At the prompt already (just seen).
+    repl.send("SELECT COUNT(*) AS leftovers FROM information_schema.tables WHERE table_name LIKE 'out%';\r");
+    repl.expect("| 0         |", 60);
+    repl.run(
+        "SELECT COUNT(*) AS charges, COALESCE(SUM(epsilon), 0) AS spent FROM anon_privacy_ledger WHERE event NOT IN ('ledger', 'budget set');",
+        "| 0       | 0",
+    );
+    eprintln!("{call}: the prompt came back {took:?} after Ctrl-C");
+    took
+}
+
+/// Ctrl-C cancels the differentially private and the k-anonymity methods on the full NPS-like
+/// table (1,375,900 rows): the default `ipa_release` (the table's declared adaptive plan) and
+/// `kanon_anonymize` with suppression and l-diversity both stop, register nothing and charge
+/// nothing (the issue's case: they ran to the end, registered, and ipa charged ε). The Ctrl-C
+/// goes in while each reads and aggregates the table (about 3 and 6 s per call in the dev
+/// build), before any noise. The bound is loose for a shared CI machine; the latencies measured
+/// by hand are in the issue's report.
+#[test]
+fn ctrl_c_cancels_ipa_and_kanon_on_the_full_nps_table() {
+    let mut repl = Repl::start("ctrl-c-methods", 1000, None);
+    nps_with_budget(&mut repl);
+    for (call, wait) in [
+        ("SELECT COUNT(*) FROM ipa_release('nps', 'out_ipa', 1.0);", Duration::from_millis(400)),
+        (
+            "SELECT COUNT(*) FROM kanon_anonymize('nps', 'out_k', 5, 'suppression=1%, distinct_l=3');",
+            Duration::from_millis(800),
+        ),
+    ] {
+        cancel_during(&mut repl, call, wait, Duration::from_secs(5));
+    }
+    repl.run("SELECT 'still here' AS status;", "| still here |");
 }
 
 #[test]

@@ -32,19 +32,32 @@ impl DatasetTable {
     }
 
     /// Keep the first `rows` records (the "number of instances" of the papers' experiments).
-    pub(crate) fn head(mut self, rows: Option<usize>) -> Self {
-        let Some(mut left) = rows else { return self };
+    /// A bundled file has the records it has: 0 rows or more than it holds is an error naming
+    /// the argument, never an empty table or silently fewer rows than asked for.
+    pub(crate) fn head(mut self, rows: Option<usize>) -> Result<Self> {
+        let Some(mut left) = rows else { return Ok(self) };
+        let size = self.num_rows();
+        if left == 0 || left > size {
+            return Err(crate::error::AnonError::argument(
+                "load_dataset",
+                "rows",
+                format!(
+                    "'{}' has {size} records: ask for 1 to {size} (or leave rows out for all), got {left}",
+                    self.name
+                ),
+            ));
+        }
         let mut kept = Vec::new();
         for b in self.batches {
-            if left == 0 && !kept.is_empty() {
-                break; // one (possibly empty) batch always stays, for the schema
+            if left == 0 {
+                break;
             }
             let n = b.num_rows().min(left);
             kept.push(b.slice(0, n));
             left -= n;
         }
         self.batches = kept;
-        self
+        Ok(self)
     }
 }
 
@@ -61,8 +74,8 @@ pub(crate) const DATASETS: &[(&str, &str)] = &[
 pub fn load(name: &str, rows: Option<usize>, seed: Option<u64>) -> Result<DatasetTable> {
     let seed = seed.unwrap_or(nps::DEFAULT_SEED);
     match name.to_ascii_lowercase().as_str() {
-        "adult" => adult().map(|d| d.head(rows)),
-        "adult_uci" => adult_uci().map(|d| d.head(rows)),
+        "adult" => adult()?.head(rows),
+        "adult_uci" => adult_uci()?.head(rows),
         "nps" => nps::nps_like(rows.unwrap_or(nps::DEFAULT_ROWS), seed),
         "ehrd" => rt::rt_dataset(rt::RtPreset::Ehrd, rows, seed),
         "informs" => rt::rt_dataset(rt::RtPreset::Informs, rows, seed),

@@ -160,11 +160,34 @@ pub async fn frequency_table(
     let declared: Option<Vec<(&str, Arc<Hierarchy>)>> =
         qis.iter().map(|q| meta.hierarchy(table, q).ok().map(|h| (*q, h.clone()))).collect();
     if let (Some(declared), Ok(provider)) = (declared, ctx.table_provider(table).await)
-        && let Some(ft) = count::count_in_memory(&provider, &declared, sensitive)
+        && let Some(ft) = count_off_the_worker(provider, declared, sensitive).await?
     {
         return Ok(ft);
     }
     aggregate(df, table, meta, &qis, sensitive).await
+}
+
+/// [`count::count_in_memory`] on a blocking thread: a second or more over a million rows, during
+/// which a caller racing this future against Ctrl-C (`block_on_cancellable`) can drop it and
+/// return at once (the count finishes unseen). Inline where no tokio runtime runs it.
+async fn count_off_the_worker(
+    provider: Arc<dyn datafusion::catalog::TableProvider>,
+    declared: Vec<(&str, Arc<Hierarchy>)>,
+    sensitive: Option<&str>,
+) -> Result<Option<FrequencyTable>> {
+    if tokio::runtime::Handle::try_current().is_err() {
+        return Ok(count::count_in_memory(&provider, &declared, sensitive));
+    }
+    let owned: Vec<(String, Arc<Hierarchy>)> = declared.into_iter().map(|(n, h)| (n.to_string(), h)).collect();
+    let sensitive = sensitive.map(str::to_string);
+    let counted = tokio::task::spawn_blocking(move || {
+        let declared: Vec<(&str, Arc<Hierarchy>)> = owned.iter().map(|(n, h)| (n.as_str(), h.clone())).collect();
+        count::count_in_memory(&provider, &declared, sensitive.as_deref())
+    });
+    counted.await.map_err(|e| match e.try_into_panic() {
+        Ok(panic) => std::panic::resume_unwind(panic),
+        Err(e) => AnonError::table("frequency table", e.to_string()),
+    })
 }
 
 /// The frequency table by a DataFusion `GROUP BY` over the raw columns, each distinct tuple

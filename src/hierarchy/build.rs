@@ -1,11 +1,11 @@
 //! Building and validating a hierarchy from ARX-shaped rows.
+//!
+//! Errors name lines and levels, never a node's label: `hierarchy_from_table` builds from any
+//! table, the source's own columns included, so a label can be a patient's value.
 
 use super::{Hierarchy, HierarchyKind, Level, NULL_LEAF, parse_interval_label};
 use crate::error::{AnonError, Result};
 use std::collections::HashMap;
-
-/// How many offending values an error names before it only counts the rest.
-const SHOWN: usize = 3;
 
 /// Collects ARX-shaped rows (`leaf, level1, ..., root`), each with the line it came from, and
 /// validates them into a [`Hierarchy`].
@@ -45,19 +45,13 @@ impl HierarchyBuilder {
             let mut keyed = Vec::with_capacity(rows.len());
             for r in &rows {
                 let v = parse_number(&r.1[0]).ok_or_else(|| {
-                    err(format!(
-                        "line {}: leaf '{}' is not a number (numeric hierarchies need numeric leaves)",
-                        r.0, r.1[0]
-                    ))
+                    err(format!("line {}: the leaf is not a number (numeric hierarchies need numeric leaves)", r.0))
                 })?;
                 keyed.push((v, r));
             }
             keyed.sort_by(|a, b| a.0.total_cmp(&b.0));
             if let Some(w) = keyed.windows(2).find(|w| w[0].0 == w[1].0) {
-                return Err(err(format!(
-                    "lines {} and {}: leaves '{}' and '{}' are the same number",
-                    w[0].1.0, w[1].1.0, w[0].1.1[0], w[1].1.1[0]
-                )));
+                return Err(err(format!("lines {} and {}: their leaves are the same number", w[0].1.0, w[1].1.0)));
             }
             leaf_values = keyed.iter().map(|k| k.0).collect();
             leaf_rows = keyed.into_iter().map(|k| k.1).collect();
@@ -88,11 +82,10 @@ impl HierarchyBuilder {
                     None => parent[child as usize] = Some((up, r.0)),
                     Some((p, line)) if p != up => {
                         return Err(err(format!(
-                            "node '{}' at level {j} has two parents: '{}' (line {line}) and '{}' (line {})",
-                            levels[j].labels[child as usize],
-                            levels[j + 1].labels[p as usize],
-                            levels[j + 1].labels[up as usize],
-                            r.0
+                            "a node at level {j} has two parents: lines {line} and {} give it different nodes \
+                             at level {}",
+                            r.0,
+                            j + 1
                         )));
                     }
                     _ => {}
@@ -102,12 +95,9 @@ impl HierarchyBuilder {
         }
         let top = &levels[depth - 1].labels;
         if top.len() != 1 {
-            let shown: Vec<&str> = top.iter().take(SHOWN).map(String::as_str).collect();
             return Err(err(format!(
-                "the last column must be a single root such as '*', found {} values ({}{})",
-                top.len(),
-                shown.join(", "),
-                if top.len() > SHOWN { ", ..." } else { "" }
+                "the last column must be a single root such as '*', found {} distinct values",
+                top.len()
             )));
         }
 
@@ -177,9 +167,8 @@ impl HierarchyBuilder {
             }
             if fields.len() != first_len {
                 return Err(err(format!(
-                    "ragged heights: line {line} ('{}') has {} levels but line {} has {first_len}; \
+                    "ragged heights: line {line} has {} levels but line {} has {first_len}; \
                      every leaf must have the same number of generalization steps",
-                    fields[0],
                     fields.len(),
                     self.rows[0].0
                 )));
@@ -193,8 +182,8 @@ impl HierarchyBuilder {
                 Some(&i) if out[i].1 == fields => continue,
                 Some(&i) => {
                     return Err(err(format!(
-                        "node '{}' at level 0 has two parents: '{}' (line {}) and '{}' (line {line})",
-                        fields[0], out[i].1[1], out[i].0, fields[1]
+                        "a leaf has two parents: lines {} and {line} give it different nodes at level 1",
+                        out[i].0
                     )));
                 }
                 None => {

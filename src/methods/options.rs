@@ -24,11 +24,12 @@ pub(crate) fn seed(function: &str, value: &str) -> Result<u64> {
     value.parse().map_err(|_| AnonError::argument(function, "seed", format!("'{value}' is not a non-negative integer")))
 }
 
-/// A `true|false` option.
+/// A `true|false` option: those two words only, so `yes`, `1` or a typo is an error rather
+/// than a guess (a `diagnostics=` read wrongly registers exact, unpublishable tables).
 pub(crate) fn flag(function: &str, key: &str, value: &str) -> Result<bool> {
-    match value.to_ascii_lowercase().as_str() {
-        "true" | "yes" | "1" => Ok(true),
-        "false" | "no" | "0" => Ok(false),
+    match value.trim().to_ascii_lowercase().as_str() {
+        "true" => Ok(true),
+        "false" => Ok(false),
         _ => Err(AnonError::argument(function, key, format!("'{value}' is not true or false"))),
     }
 }

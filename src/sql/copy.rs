@@ -50,6 +50,9 @@ impl QueryPlanner for SafeCopyPlanner {
         if copy.file_type.get_ext().eq_ignore_ascii_case("csv") {
             copy.input = Arc::new(lists_as_text(&copy.input)?);
         }
+        if let Some(path) = local_path(&copy) {
+            check_writable(&path)?;
+        }
         let Some(target) = local_single_file(&copy) else {
             return planner.create_physical_plan(&LogicalPlan::Copy(copy), session).await;
         };
@@ -88,18 +91,23 @@ fn lists_as_text(input: &LogicalPlan) -> Result<LogicalPlan> {
     LogicalPlanBuilder::from(input.clone()).project(exprs)?.build()
 }
 
+/// The local path a COPY writes (a file or a directory), as given; `None` for an object store.
+fn local_path(copy: &CopyTo) -> Option<&str> {
+    let url = copy.output_url.as_str();
+    match url.strip_prefix("file://") {
+        Some(p) => Some(p),
+        None if url.contains("://") => None,
+        None => Some(url),
+    }
+}
+
 /// The absolute path of a COPY that writes one local file (DataFusion's rule: a path with an
 /// extension, not ending in `/`, unless `single_file_output` says otherwise).
 fn local_single_file(copy: &CopyTo) -> Option<PathBuf> {
     if !copy.partition_by.is_empty() {
         return None;
     }
-    let url = copy.output_url.as_str();
-    let path = match url.strip_prefix("file://") {
-        Some(p) => p,
-        None if url.contains("://") => return None,
-        None => url,
-    };
+    let path = local_path(copy)?;
     if path.ends_with('/') {
         return None;
     }
@@ -112,6 +120,54 @@ fn local_single_file(copy: &CopyTo) -> Option<PathBuf> {
         return None;
     }
     std::path::absolute(path).ok()
+}
+
+/// Refuse, before anything is written, a target this process cannot write, with the path and
+/// the operating system's reason. Without it DataFusion's object store fails late with
+/// "Internal error: ... finalizing writes" (no path, no cause) and, where creating a file
+/// reports "not found" in a directory that exists (`/proc/self`), retries forever.
+///
+/// The test is the one that cannot lie, whoever runs it (root passes permission bits): create
+/// a probe file in the directory that will hold the output (the nearest one that exists,
+/// since DataFusion creates missing ones) and remove it. An existing target must be a file
+/// (a directory target, `dir/`, a directory) that `access(2)` says is writable.
+fn check_writable(given: &str) -> Result<()> {
+    let fail = |why: String| DataFusionError::Plan(format!("COPY cannot write to '{given}': {why}"));
+    let path = std::path::absolute(given).map_err(|e| fail(e.to_string()))?;
+    let dir_target = given.ends_with('/');
+    match std::fs::metadata(&path) {
+        Ok(m) if dir_target && !m.is_dir() => return Err(fail("it is a file, not a directory".into())),
+        Ok(m) if !dir_target && m.is_dir() => {
+            return Err(fail("it is a directory (end the path with '/' to write files into it)".into()));
+        }
+        Ok(_) => {
+            nix::unistd::access(&path, nix::unistd::AccessFlags::W_OK).map_err(|e| fail(e.desc().to_string()))?;
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(fail(e.to_string())),
+    }
+    // The directory the output goes in (the target itself for a directory that exists).
+    let mut dir = if dir_target { path.clone() } else { path.parent().map(Path::to_path_buf).unwrap_or_default() };
+    loop {
+        match std::fs::metadata(&dir) {
+            Ok(m) if m.is_dir() => break,
+            Ok(_) => return Err(fail(format!("'{}' is a file, not a directory", dir.display()))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => match dir.parent() {
+                Some(up) => dir = up.to_path_buf(),
+                None => return Err(fail(e.to_string())),
+            },
+            Err(e) => return Err(fail(format!("'{}': {e}", dir.display()))),
+        }
+    }
+    let n = TEMPS.fetch_add(1, Ordering::Relaxed);
+    let probe = dir.join(format!(".anonfusion-probe.{}-{n}", std::process::id()));
+    match std::fs::OpenOptions::new().write(true).create_new(true).open(&probe) {
+        Ok(_) => {
+            let _ = std::fs::remove_file(&probe);
+            Ok(())
+        }
+        Err(e) => Err(fail(format!("cannot create a file in '{}': {e}", dir.display()))),
+    }
 }
 
 /// Distinguishes temporary files of one process.

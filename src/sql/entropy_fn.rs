@@ -5,7 +5,7 @@
 
 use super::method::{Call, MethodSpec, Outputs};
 use super::report::{Value::*, seeded};
-use super::{Args, block_on, mem_table};
+use super::{Args, block_on_cancellable, mem_table};
 use crate::error::Result;
 use crate::methods::entropy::{EntropyConfig, anonymize};
 
@@ -38,7 +38,10 @@ impl MethodSpec for Entropy {
 
     fn run(&self, call: &Call<'_>, config: &EntropyConfig) -> Result<Outputs> {
         let progress = call.registry.progress();
-        let (res, published) = block_on(anonymize(call.ctx, call.source, call.meta, config, progress.as_ref()))?;
+        let (res, published) = block_on_cancellable(
+            progress.as_ref(),
+            anonymize(call.ctx, call.source, call.meta, config, progress.as_ref()),
+        )?;
         let dropped = published.dropped_columns();
         let release = mem_table(published.schema.clone(), published.batches)?;
         let m = &res.measures;

@@ -4,7 +4,7 @@
 //! and returns it. Insensitive columns are left out unless kept.
 
 use super::method::{Call, MethodSpec, Outputs};
-use super::{Args, block_on, output};
+use super::{Args, block_on_cancellable, output};
 use crate::encode::{check_sensitive_not_null, frequency_table, materialize_node};
 use crate::error::{AnonError, Result};
 use crate::lattice::parse_levels;
@@ -50,7 +50,8 @@ impl MethodSpec for Generalize {
     }
 
     fn run(&self, call: &Call<'_>, (levels, keep): &(Vec<u8>, bool)) -> Result<Outputs> {
-        let release = block_on(async {
+        let progress = call.registry.progress();
+        let release = block_on_cancellable(progress.as_ref(), async {
             // The frequency table encodes every quasi-identifier through its hierarchy: a value
             // the hierarchy does not cover (data changed since it was loaded) is an error here,
             // as in every other method, instead of a NULL in the release.

@@ -10,7 +10,7 @@
 
 use super::method::{Call, MethodSpec, Outputs};
 use super::report::{Value::*, one_row, seeded};
-use super::{Args, ParquetOutput, block_on, mem_table, output};
+use super::{Args, ParquetOutput, block_on_cancellable, mem_table, output};
 use crate::error::{AnonError, Result};
 use crate::methods::PassTimes;
 use crate::methods::hceil::release::ClassCells;
@@ -48,7 +48,7 @@ impl MethodSpec for Hceil {
 
     fn run(&self, call: &Call<'_>, config: &HceilConfig) -> Result<Outputs> {
         let progress = call.registry.progress();
-        let (res, release, catalog, dropped) = block_on(async {
+        let (res, release, catalog, dropped) = block_on_cancellable(progress.as_ref(), async {
             let (mut res, published) = anonymize(call.ctx, call.source, call.meta, config, progress.as_ref()).await?;
             let start = Instant::now();
             let release = rows(call, &published.release).await?;

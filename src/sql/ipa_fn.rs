@@ -15,7 +15,7 @@
 
 use super::method::{Call, MethodSpec, Outputs};
 use super::report::{Column, NOT_FOR_PUBLICATION, Value, Value::*, one_row, table};
-use super::{Args, block_on, mem_table};
+use super::{Args, block_on_cancellable, mem_table};
 use crate::dp::ledger::{Charge, epsilon_units};
 use crate::error::{AnonError, Result};
 use crate::lattice::{format_levels, parse_levels};
@@ -79,8 +79,10 @@ impl MethodSpec for Ipa {
     fn run(&self, c: &Call<'_>, (epsilon, text, _): &Self::Params) -> Result<Outputs> {
         let call = &CallOptions::ipa_declared(*epsilon, text, c.meta.release_plan.as_deref())?;
         let progress = c.registry.progress();
-        let (outcome, published) =
-            block_on(call::ipa_release(c.ctx, c.source, c.meta, call, progress.as_ref(), &|| c.reserve_budget()))?;
+        let (outcome, published) = block_on_cancellable(
+            progress.as_ref(),
+            call::ipa_release(c.ctx, c.source, c.meta, call, progress.as_ref(), &|| c.reserve_budget()),
+        )?;
         let ms = c.elapsed_ms();
         let release = mem_table(published.schema.clone(), published.batches.clone())?;
         let (report, mut summary, nodes) = match (&outcome, &call.mode) {
@@ -277,8 +279,11 @@ impl MethodSpec for Histogram {
     }
 
     fn run(&self, c: &Call<'_>, (epsilon, levels, call): &Self::Params) -> Result<Outputs> {
-        let (res, published) =
-            block_on(call::histogram_release(c.ctx, c.source, c.meta, levels, *epsilon, call, &|| c.reserve_budget()))?;
+        let progress = c.registry.progress();
+        let (res, published) = block_on_cancellable(
+            progress.as_ref(),
+            call::histogram_release(c.ctx, c.source, c.meta, levels, *epsilon, call, &|| c.reserve_budget(), progress.as_ref()),
+        )?;
         let ms = c.elapsed_ms();
         let release = mem_table(published.schema.clone(), published.batches.clone())?;
         let mut cells = vec![("guarantee", Text(call.statement()))];

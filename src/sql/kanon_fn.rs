@@ -6,7 +6,7 @@
 
 use super::method::{Call, MethodSpec, Outputs};
 use super::report::Value::*;
-use super::{Args, block_on, output};
+use super::{Args, block_on_cancellable, output};
 use crate::error::{AnonError, Result};
 use crate::methods::PassTimes;
 use crate::methods::kanon::{KanonConfig, anonymize, describe_node};
@@ -34,8 +34,8 @@ impl MethodSpec for Kanon {
     }
 
     fn run(&self, call: &Call<'_>, config: &KanonConfig) -> Result<Outputs> {
-        let (res, release) = block_on(async {
-            let progress = call.registry.progress();
+        let progress = call.registry.progress();
+        let (res, release) = block_on_cancellable(progress.as_ref(), async {
             let (mut res, df) = anonymize(call.ctx, call.source, call.meta, config, progress.as_ref()).await?;
             let start = Instant::now();
             let release = output::publish(call.ctx, call.output, df).await?;

@@ -7,7 +7,7 @@
 //! Also the `anon_fingerprint(col, ...)` aggregate the accounts are keyed by, and [`reserve`],
 //! the one way a DP function charges the ledger.
 
-use super::{Args, block_on, mem_table, session_context};
+use super::{Args, block_on_cancellable, mem_table, session_context};
 use crate::dp::ledger::{Account, Charge, Ledger, LedgerRow, Reservation, account_of, fingerprint_udaf};
 use crate::error::{AnonError, Result};
 use crate::meta::{Registry, TableMeta};
@@ -40,7 +40,8 @@ pub(crate) fn admit(
     meta: &TableMeta,
     charge: &Charge,
 ) -> Result<Account> {
-    let account = block_on(account_of(ctx, source, &read_columns(source, meta)?))?;
+    // One pass over every row: Ctrl-C must reach it as it reaches the method's own passes.
+    let account = block_on_cancellable(registry.progress().as_ref(), account_of(ctx, source, &read_columns(source, meta)?))?;
     registry.ledger().check(function, &account, charge)?;
     Ok(account)
 }
@@ -97,7 +98,7 @@ fn set_budget(registry: &Registry, args: TableFunctionArgs) -> datafusion::error
         return Err(AnonError::table(&table, "not found").into());
     }
     let meta = registry.get(&table).unwrap_or_default();
-    let account = block_on(account_of(&ctx, &table, &read_columns(&table, &meta)?))?;
+    let account = block_on_cancellable(registry.progress().as_ref(), account_of(&ctx, &table, &read_columns(&table, &meta)?))?;
     let ledger = registry.ledger();
     ledger.set_budget(&account, epsilon, delta, force)?;
     let rows: Vec<LedgerRow> = ledger.rows()?.into_iter().filter(|r| r.fingerprint == account.fingerprint).collect();

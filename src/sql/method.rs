@@ -19,7 +19,7 @@
 
 use super::report::Value;
 use super::{Args, Memo, block_on, session_context};
-use crate::dp::ledger::Charge;
+use crate::dp::ledger::{Charge, Reservation};
 use crate::error::{AnonError, Result};
 use crate::meta::{Registry, TableMeta};
 use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
@@ -244,16 +244,32 @@ impl<S: MethodSpec> MethodFn<S> {
             started: Instant::now(),
             budget: Budget { function: S::NAME, pending, reserved: Default::default() },
         };
-        let mut outputs = self.spec.run(&call, &params)?;
+        let progress = self.registry.progress();
+        let run = self.spec.run(&call, &params);
         let reservation = call.budget.reserved.into_inner().unwrap_or_else(|e| e.into_inner());
+        let mut outputs = match run {
+            Ok(outputs) => outputs,
+            Err(AnonError::CancelledAfterNoise) => {
+                // Noise was drawn from the data: the charge stands though nothing is published
+                // (docs/dp.md, "Cancelling a release"). Before any draw, a cancelled call fails
+                // as `Cancelled` and the reservation (if any) is returned as it is dropped.
+                if let (Some(r), Some((_, parts))) = (reservation, &charge) {
+                    r.commit(&output, S::NAME, &format!("{parts}; {CANCELLED_AFTER_NOISE}"))?;
+                }
+                return Err(AnonError::CancelledAfterNoise);
+            }
+            Err(e) => return Err(e),
+        };
         if charged && reservation.is_none() {
-            return Err(AnonError::argument(
-                S::NAME,
-                "epsilon",
-                "internal: the call drew no reservation of its charge",
-            ));
+            return Err(AnonError::argument(S::NAME, "epsilon", "internal: the call drew no reservation of its charge"));
         }
+        // Ctrl-C while the outputs were built, before and after the shuffle (a second over a
+        // million rows in the dev build): honoured before anything is registered.
+        let late =
+            |reservation: Option<Reservation>| late_cancel(progress.as_ref(), reservation, &charge, &output, S::NAME);
+        let reservation = late(reservation)?;
         outputs.release = shuffled(outputs.release, self.spec.seed(&params))?;
+        let reservation = late(reservation)?;
         let release = outputs.release.clone();
         let mut tables = vec![(output.clone(), outputs.release)];
         for (suffix, table) in outputs.side {
@@ -277,6 +293,32 @@ impl<S: MethodSpec> MethodFn<S> {
         Ok(release)
     }
 }
+
+/// A cancellation that arrived after `run` drew its noise and built the outputs: the call
+/// fails, a DP call charged ([`AnonError::CancelledAfterNoise`], docs/dp.md, "Cancelling a
+/// release"), a method without a charge as [`AnonError::Cancelled`]. Otherwise the
+/// reservation is handed back for the commit.
+fn late_cancel(
+    progress: &dyn crate::progress::Progress,
+    reservation: Option<Reservation>,
+    charge: &Option<(Charge, String)>,
+    output: &str,
+    method: &str,
+) -> Result<Option<Reservation>> {
+    if !progress.cancelled() {
+        return Ok(reservation);
+    }
+    match (reservation, charge) {
+        (Some(r), Some((_, parts))) => {
+            r.commit(output, method, &format!("{parts}; {CANCELLED_AFTER_NOISE}"))?;
+            Err(AnonError::CancelledAfterNoise)
+        }
+        _ => Err(AnonError::Cancelled),
+    }
+}
+
+/// What a charged, cancelled call's ledger record says after its parts.
+const CANCELLED_AFTER_NOISE: &str = "cancelled after noise was drawn, nothing published";
 
 /// An in-memory release with its rows in a uniformly random order drawn from the call's seed
 /// (or the OS), so no row's position links it to its source row; a release written by a plan

@@ -77,11 +77,31 @@ const REGISTRATIONS: &[Registration] = &[
     system::register,
 ];
 
-/// Register every table function and system table on `ctx`.
+/// Register every table function and system table on `ctx`, each function's errors passed
+/// through the one scrubber ([`Scrubbed`]).
 pub(crate) fn register(ctx: &SessionContext, registry: Arc<Registry>) {
     settings::register(ctx);
     for register in REGISTRATIONS {
         register(ctx, registry.clone());
+    }
+    let functions: Vec<(String, Arc<dyn TableFunctionImpl>)> =
+        ctx.state().table_functions().iter().map(|(name, f)| (name.clone(), f.function().clone())).collect();
+    for (name, function) in functions {
+        ctx.register_udtf(&name, Arc::new(Scrubbed(function)));
+    }
+}
+
+/// A table function whose errors lose any value of a record they quote
+/// ([`crate::error::scrub`]): table functions read whole tables while they are planned, so a
+/// malformed CSV cell or a failed cast surfaces here with DataFusion's message, which quotes
+/// the cell and, for CSV, its whole row. Wrapping at registration covers every function,
+/// DataFusion's own included, whatever path its error takes.
+#[derive(Debug)]
+struct Scrubbed(Arc<dyn TableFunctionImpl>);
+
+impl TableFunctionImpl for Scrubbed {
+    fn call_with_args(&self, args: TableFunctionArgs) -> datafusion::error::Result<Arc<dyn TableProvider>> {
+        self.0.call_with_args(args).map_err(crate::error::scrubbed)
     }
 }
 
@@ -153,6 +173,55 @@ where
         }),
     }
 }
+
+/// [`block_on`] for a table function's pipeline, raced against `progress.cancelled()` (the
+/// CLI's and the Python package's Ctrl-C): once it says so the future is dropped at its next
+/// await (which aborts the DataFusion streams it runs) and the call fails with
+/// [`AnonError::Cancelled`]. The methods' synchronous loops check the same flag themselves
+/// ([`crate::progress`]); this covers what they await: reading the source, aggregating it,
+/// materializing the release. The flag is looked at whenever the future is polled and, since a
+/// signal cannot wake a future, every [`CANCEL_POLL`] by a helper thread that wakes it; no
+/// tokio timer is needed, so an embedder's runtime without one works too.
+pub(crate) fn block_on_cancellable<F, T>(progress: &dyn crate::progress::Progress, fut: F) -> Result<T>
+where
+    F: Future<Output = Result<T>> + Send,
+    T: Send,
+{
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::task::{Poll, Waker};
+    let done = AtomicBool::new(false);
+    let waker: Mutex<Option<Waker>> = Mutex::new(None);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            while !done.load(Ordering::SeqCst) {
+                std::thread::sleep(CANCEL_POLL);
+                if let Some(w) = waker.lock().expect("waker lock").as_ref() {
+                    w.wake_by_ref();
+                }
+            }
+        });
+        let out = block_on(async {
+            let mut fut = std::pin::pin!(fut);
+            std::future::poll_fn(|cx| {
+                if progress.cancelled() {
+                    return Poll::Ready(Err(AnonError::Cancelled));
+                }
+                if let Poll::Ready(r) = fut.as_mut().poll(cx) {
+                    return Poll::Ready(r);
+                }
+                *waker.lock().expect("waker lock") = Some(cx.waker().clone());
+                Poll::Pending
+            })
+            .await
+        });
+        done.store(true, Ordering::SeqCst);
+        out
+    })
+}
+
+/// How often [`block_on_cancellable`] looks at the cancellation flag while its future waits.
+const CANCEL_POLL: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// An in-memory table from batches (all with the schema of the first; an empty result needs
 /// the schema given).

@@ -103,6 +103,13 @@ fn declare_roles(registry: &Registry, args: TableFunctionArgs) -> datafusion::er
         }
     };
     let ctx = session_context(&args)?;
+    if super::system::is_system_view(&ctx, &table) {
+        return Err(AnonError::table(
+            &table,
+            "is a system view (the catalog, not records): roles are declared on data tables",
+        )
+        .into());
+    }
     let columns = table_columns(&ctx, &table)?;
     let declared = parse_roles(&table, &spec, &columns)?;
     let earlier = if reset { Vec::new() } else { registry.get(&table).map(|m| m.roles.clone()).unwrap_or_default() };

@@ -42,6 +42,17 @@ impl SystemTable {
     }
 }
 
+/// Whether `name` resolves to a system view: one of this engine's `anon_*` tables or a table
+/// of DataFusion's `information_schema`. Declarations on them would be silently meaningless
+/// (their rows are the catalog's, not records), so declaring functions refuse them.
+pub(crate) fn is_system_view(ctx: &SessionContext, name: &str) -> bool {
+    let reference = datafusion::common::TableReference::parse_str(name);
+    if reference.schema().is_some_and(|s| s.eq_ignore_ascii_case("information_schema")) {
+        return true;
+    }
+    super::block_on(ctx.table_provider(reference)).is_ok_and(|t| t.downcast_ref::<RegistryTable>().is_some())
+}
+
 /// A table whose rows are read from the registry at every scan.
 #[derive(Debug)]
 struct RegistryTable {

@@ -65,16 +65,34 @@ pub fn form_group(
     pick: Pick,
     rng: &mut StdRng,
 ) -> Vec<Cluster> {
+    form_group_cancellable(table, group, records, k, weights, pick, rng, &crate::progress::Silent)
+        .expect("a silent reporter never cancels")
+}
+
+/// [`form_group`], stopped with "cancelled by the user" when `progress.cancelled()`: a large
+/// group takes seconds (each cluster scans the pool), so the flag is read per cluster.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn form_group_cancellable(
+    table: &RtTable,
+    group: usize,
+    records: &[u32],
+    k: usize,
+    weights: &[f64],
+    pick: Pick,
+    rng: &mut StdRng,
+    progress: &dyn crate::progress::Progress,
+) -> crate::error::Result<Vec<Cluster>> {
     let mut pool = Pool::new(table, records);
     let mut clusters: Vec<Cluster> = Vec::new();
     while pool.len() >= k.max(1) {
+        progress.check()?;
         let seed = pool.take_nth(draw(pick, pool.len(), rng));
         clusters.push(grow(table, group, seed, k, |c, size| {
             pool.take_nearest(|h| size * c.hull.merged_ncp(table, h, weights))
         }));
     }
     place_rest(table, &mut clusters, pool.remaining(), weights);
-    clusters
+    Ok(clusters)
 }
 
 /// Step 6's start of a cluster: the first record of the pool, or one drawn at random.

@@ -10,7 +10,7 @@
 
 use super::constraints::{ConstraintSet, Element, Group};
 use super::data::RtTable;
-use super::formation::{Cluster, form_group};
+use super::formation::{Cluster, form_group_cancellable};
 use super::gendiag::{Diag, gendiag};
 use super::hull::Hull;
 use super::merge::Merger;
@@ -116,7 +116,8 @@ fn prepare(table: &RtTable, cs: &ConstraintSet, config: &ArtucConfig, progress: 
     progress.begin("artuc: cluster formation", groups.len() as u64);
     let mut clusters = Vec::new();
     for (i, g) in groups.iter().enumerate() {
-        clusters.extend(form_group(table, i, &g.records, config.km.k as usize, &weights, config.km.pick, &mut rng));
+        let k = config.km.k as usize;
+        clusters.extend(form_group_cancellable(table, i, &g.records, k, &weights, config.km.pick, &mut rng, progress)?);
         progress.tick(1)?;
     }
     progress.finish();

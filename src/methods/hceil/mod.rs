@@ -169,9 +169,14 @@ impl HceilConfig {
             ));
         }
         if let Some(p) = self.max_counterfeits_percent
-            && (p.is_nan() || p < 0.0)
+            && !(0.0..=100.0).contains(&p)
         {
-            return Err(AnonError::argument(F, "max_counterfeits", format!("must be a percentage >= 0, got {p}")));
+            // A percentage of the table's records; more than all of them is no limit at all.
+            return Err(AnonError::argument(
+                F,
+                "max_counterfeits",
+                format!("must be a percentage in [0, 100] ('none' lifts the limit), got {p}"),
+            ));
         }
         if !(0.0..=100.0).contains(&self.suppression_percent) {
             return Err(AnonError::argument(

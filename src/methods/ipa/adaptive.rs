@@ -40,6 +40,7 @@ use crate::encode::FrequencyTable;
 use crate::error::{AnonError, Result};
 use crate::hierarchy::Hierarchy;
 use crate::lattice::format_levels;
+use crate::progress::Progress;
 use rand::Rng;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -270,8 +271,10 @@ impl AdaptiveConfig {
                 format!("give one threshold or one per step ({} steps), got {}", self.steps.len(), self.theta.len()),
             ));
         }
-        if let Some(t) = self.theta.iter().find(|t| !t.is_finite()) {
-            return Err(AnonError::argument(F, "theta", format!("must be a finite number, got {t}")));
+        // A class is refined when its noisy count exceeds theta; a negative theta refines
+        // empty classes too, which no plan means.
+        if let Some(t) = self.theta.iter().find(|t| !(t.is_finite() && **t >= 0.0)) {
+            return Err(AnonError::argument(F, "theta", format!("must be a finite number >= 0, got {t}")));
         }
         let part = |e: f64, name: &str| {
             DiscreteLaplace::for_epsilon(e, 1)
@@ -456,11 +459,12 @@ struct Counts {
 }
 
 impl Counts {
-    fn new(ft: &FrequencyTable, plan: &Plan) -> Self {
+    fn new(ft: &FrequencyTable, plan: &Plan, progress: &dyn Progress) -> Result<Self> {
         let hs = ft.hierarchies();
         let mut index = Vec::with_capacity(plan.depths.len());
         let mut totals = Vec::with_capacity(plan.depths.len());
         for d in &plan.depths {
+            progress.check()?;
             let up: Vec<&[u32]> = hs.iter().zip(&d.levels).map(|(h, &l)| h.up(l as usize)).collect();
             let idx: Vec<u128> = (0..ft.len()).map(|i| d.index(|a| up[a][ft.qis[a].codes[i] as usize])).collect();
             let mut t: HashMap<u128, u64> = HashMap::new();
@@ -470,7 +474,7 @@ impl Counts {
             index.push(idx);
             totals.push(t);
         }
-        Counts { index, totals }
+        Ok(Counts { index, totals })
     }
 }
 
@@ -484,14 +488,19 @@ struct Chosen {
     root: u128,
 }
 
+/// How many classes are noised (or histogrammed) between two looks at Ctrl-C.
+const CHECK_EVERY: usize = 1 << 14;
+
 /// Stage 1: the partition's classes in canonical order, and the kept nodes of every depth.
+/// Its first draw is the release's first noise: a cancellation from there on is charged.
 fn choose_partition<R: Rng + ?Sized>(
     plan: &Plan,
     counts: &Counts,
     config: &AdaptiveConfig,
     noise: &[DiscreteLaplace],
     rng: &mut R,
-) -> (Vec<Chosen>, Vec<HashSet<u128>>) {
+    progress: &dyn Progress,
+) -> Result<(Vec<Chosen>, Vec<HashSet<u128>>)> {
     let mut frontier: Vec<(u128, u128)> = (0..plan.roots).map(|i| (i, i)).collect();
     let mut classes = Vec::new();
     let mut kept = vec![frontier.iter().map(|&(_, v)| v).collect::<HashSet<u128>>()];
@@ -499,7 +508,10 @@ fn choose_partition<R: Rng + ?Sized>(
         let (parent, child) = (&plan.depths[k], &plan.depths[k + 1]);
         let theta = config.theta(k);
         let mut next = Vec::new();
-        for &(g, v) in &frontier {
+        for (i, &(g, v)) in frontier.iter().enumerate() {
+            if i % CHECK_EVERY == CHECK_EVERY - 1 {
+                progress.check_after_noise()?;
+            }
             let codes = parent.decode(v);
             let mut sparse = false;
             for &c in &kids[codes[*a] as usize] {
@@ -520,7 +532,7 @@ fn choose_partition<R: Rng + ?Sized>(
     }
     let last = plan.steps.len();
     classes.extend(frontier.into_iter().map(|(g, v)| Chosen { depth: last, node: v, pooled: false, root: g }));
-    (classes, kept)
+    Ok((classes, kept))
 }
 
 /// Every class's real histogram over `width` values (class-major).
@@ -549,6 +561,16 @@ fn class_histograms(
 /// Release the adaptive partition of `ft`, which must be the public table
 /// ([`super::domain::public_table`]).
 pub fn release(ft: &FrequencyTable, config: &AdaptiveConfig) -> Result<AdaptiveRelease> {
+    release_cancellable(ft, config, &crate::progress::Silent)
+}
+
+/// [`release`], stopped when `progress.cancelled()` (Ctrl-C): as [`AnonError::Cancelled`]
+/// before the partition's first draw, [`AnonError::CancelledAfterNoise`] after it.
+pub(crate) fn release_cancellable(
+    ft: &FrequencyTable,
+    config: &AdaptiveConfig,
+    progress: &dyn Progress,
+) -> Result<AdaptiveRelease> {
     let resolved;
     let config = if config.is_automatic() {
         resolved = config.resolved(ft)?;
@@ -562,18 +584,23 @@ pub fn release(ft: &FrequencyTable, config: &AdaptiveConfig) -> Result<AdaptiveR
         return Err(AnonError::argument(F, "source", "needs an informative attribute with a declared domain"));
     }
     let plan = Plan::new(ft, config)?;
-    let counts = Counts::new(ft, &plan);
+    let counts = Counts::new(ft, &plan, progress)?;
     let key = StreamKey::new(config.seed)?;
     let step_noise = budget.steps.iter().map(|&e| DiscreteLaplace::for_epsilon(e, 1)).collect::<Result<Vec<_>>>()?;
-    let (chosen, kept) = choose_partition(&plan, &counts, config, &step_noise, &mut key.stream(PARTITION_STREAM));
+    progress.check()?;
+    let (chosen, kept) =
+        choose_partition(&plan, &counts, config, &step_noise, &mut key.stream(PARTITION_STREAM), progress)?;
     let ids: HashMap<(usize, u128), usize> = chosen.iter().enumerate().map(|(i, c)| ((c.depth, c.node), i)).collect();
+    progress.check_after_noise()?;
     let hist = class_histograms(ft, &counts, &kept, &ids, width)?;
+    progress.check_after_noise()?;
     let cell_noise = DiscreteLaplace::for_epsilon(budget.cells, 1)?;
     let mut rng = key.stream(CELLS_STREAM);
     let noisy: Vec<i64> = hist.iter().map(|&n| i64::from(n) + cell_noise.sample(&mut rng)).collect();
     let released = if budget.coarse > 0.0 {
         let groups: Vec<u128> = chosen.iter().map(|c| c.root).collect();
         let coarse = coarse_counts(ft, &counts, plan.roots, width, budget.coarse, &key)?;
+        progress.check_after_noise()?;
         let coarse_noise = DiscreteLaplace::for_epsilon(budget.coarse, 1)?;
         let var = (coarse_noise.variance(), cell_noise.variance());
         let floors = (coarse_floor(&coarse_noise), config.floor);

@@ -13,6 +13,7 @@ use super::histogram::{CellNoise, DpHistogram, Realized, histogram_loss, noisy_h
 use crate::dp::{DiscreteLaplace, dp_rng};
 use crate::encode::{Cached, FrequencyTable, group};
 use crate::error::{AnonError, Result};
+use crate::progress::Progress;
 
 const F: &str = "dp_histogram";
 
@@ -41,6 +42,20 @@ pub fn dp_histogram(
     floor: Option<u64>,
     seed: Option<u64>,
 ) -> Result<HistogramRelease> {
+    dp_histogram_cancellable(ft, levels, epsilon, guarantee, floor, seed, &crate::progress::Silent)
+}
+
+/// [`dp_histogram`], stopped when `progress.cancelled()` (Ctrl-C): as
+/// [`AnonError::Cancelled`] before the first draw, [`AnonError::CancelledAfterNoise`] after.
+pub(crate) fn dp_histogram_cancellable(
+    ft: &FrequencyTable,
+    levels: &[u8],
+    epsilon: f64,
+    guarantee: Guarantee,
+    floor: Option<u64>,
+    seed: Option<u64>,
+    progress: &dyn Progress,
+) -> Result<HistogramRelease> {
     let width = ft.sensitive.as_ref().map(|s| s.values.len()).filter(|&w| w > 0).ok_or_else(|| {
         AnonError::argument(F, "source", "the histogram needs an informative attribute with a declared domain")
     })?;
@@ -63,13 +78,15 @@ pub fn dp_histogram(
     }
     let cached = Cached { g, hist };
     let hs = ft.hierarchies();
-    let histogram =
-        noisy_histogram(&hs, &cached, width, &noise, mode, MAX_CELLS, &mut dp_rng(seed)?).map_err(|_| {
-            AnonError::argument(
+    progress.check()?;
+    let histogram = noisy_histogram(&hs, &cached, width, &noise, mode, MAX_CELLS, &mut dp_rng(seed)?, progress)
+        .map_err(|e| match e {
+            AnonError::CancelledAfterNoise => e,
+            _ => AnonError::argument(
                 F,
                 "node",
                 format!("the node's domain has more than {MAX_CELLS} cells; generalize further"),
-            )
+            ),
         })?;
     let realized = histogram_loss(&hs, &cached, width, &histogram);
     Ok(HistogramRelease { histogram, epsilon: noise.epsilon(1), mode, realized })

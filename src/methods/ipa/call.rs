@@ -12,7 +12,7 @@
 //! `values=`, `floor=` (pure), `diagnostics=`, `seed=`.
 
 use super::adaptive::{AdaptiveConfig, AdaptiveRelease};
-use super::baseline::{HistogramRelease, dp_histogram};
+use super::baseline::{HistogramRelease, dp_histogram_cancellable};
 use super::domain::{check_declared, informative_domain, public_table};
 use super::guarantee::Guarantee;
 use super::size::{self, DEFAULT_MAX_ROWS};
@@ -269,6 +269,10 @@ impl CallOptions {
                 };
                 (cells, counts, c.floor)
             }
+            // The automatic plan needs no bound here: its depth stops at 10^7 combinations, a
+            // child is refined only when its noisy count passes θ ≥ ln(1000)/ε_step (so a tiny ε
+            // keeps the root), and a class whose noisy total is under its floor is released empty.
+            Mode::Adaptive(c) if c.is_automatic() => return Ok(()),
             Mode::Adaptive(c) => {
                 let (domain, hs) = self.public_domains(function, table, meta)?;
                 let b = c.budget()?;
@@ -519,13 +523,8 @@ pub(crate) async fn ipa_release(
         }
         Mode::Adaptive(config) => {
             let src = public_source(ctx, table, meta, "ipa_release", call).await?;
-            // A Ctrl-C checkpoint once the data are read, before any noise is drawn (the
-            // automatic plan is the default without a declared plan).
-            progress.begin("IPA: adaptive partition", 1);
-            progress.tick(1)?;
-            progress.finish();
             before_noise()?;
-            let res = super::adaptive::release(&src.ft, config)?;
+            let res = super::adaptive::release_cancellable(&src.ft, config, progress)?;
             let published = publish(&src, &res, call, res.budget.total())?;
             Ok((Outcome::Adaptive(res), published))
         }
@@ -541,6 +540,7 @@ pub(crate) async fn histogram_release(
     epsilon: f64,
     call: &CallOptions,
     before_noise: BeforeNoise<'_>,
+    progress: &dyn Progress,
 ) -> Result<(HistogramRelease, Published)> {
     let src = public_source(ctx, table, meta, "dp_histogram", call).await?;
     let heights = src.ft.heights();
@@ -558,7 +558,8 @@ pub(crate) async fn histogram_release(
     let Mode::Sound(config) = &call.mode else { unreachable!("dp_histogram's options are always sound") };
     before_noise()?;
     let per_row = epsilon / call.rows_per_unit() as f64;
-    let res = dp_histogram(&src.ft, levels, per_row, call.guarantee(), config.floor, call.seed())?;
+    let res =
+        dp_histogram_cancellable(&src.ft, levels, per_row, call.guarantee(), config.floor, call.seed(), progress)?;
     let published = publish(&src, &res.histogram, call, res.epsilon)?;
     Ok((res, published))
 }

@@ -28,6 +28,7 @@ use crate::dp::DiscreteLaplace;
 use crate::encode::Cached;
 use crate::error::{AnonError, Result};
 use crate::hierarchy::Hierarchy;
+use crate::progress::Progress;
 use rand::Rng;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -74,8 +75,13 @@ fn canonical_classes(radix: &Radix, cached: &Cached) -> Vec<(u128, usize)> {
     out
 }
 
+/// How many value combinations (or classes) are noised between two looks at Ctrl-C.
+const CHECK_EVERY: u128 = 1 << 16;
+
 /// Draw the histogram of one node (`cached`: its classes with their informative histograms
-/// over `width` declared values). `max_cells` bounds the pure domain that is walked.
+/// over `width` declared values). `max_cells` bounds the pure domain that is walked. A
+/// cancellation is honoured while the cells are drawn, as one after noise (the call is charged).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn noisy_histogram<R: Rng + ?Sized>(
     hs: &[Arc<Hierarchy>],
     cached: &Cached,
@@ -84,6 +90,7 @@ pub(crate) fn noisy_histogram<R: Rng + ?Sized>(
     mode: CellNoise,
     max_cells: u64,
     rng: &mut R,
+    progress: &dyn Progress,
 ) -> Result<DpHistogram> {
     let levels = cached.g.levels.clone();
     let radix = Radix::new(hs, levels.clone());
@@ -106,6 +113,9 @@ pub(crate) fn noisy_histogram<R: Rng + ?Sized>(
             let empty = vec![0u32; width];
             let mut next = classes.iter().peekable();
             for idx in 0..combos {
+                if idx % CHECK_EVERY == CHECK_EVERY - 1 {
+                    progress.check_after_noise()?;
+                }
                 let real = match next.peek() {
                     Some(&&(i, c)) if i == idx => {
                         next.next();
@@ -122,7 +132,10 @@ pub(crate) fn noisy_histogram<R: Rng + ?Sized>(
             }
         }
         CellNoise::Threshold(tau) => {
-            for &(idx, c) in &classes {
+            for (i, &(idx, c)) in classes.iter().enumerate() {
+                if i as u128 % CHECK_EVERY == CHECK_EVERY - 1 {
+                    progress.check_after_noise()?;
+                }
                 for (v, &n) in cached.class_hist(c, width).iter().enumerate().filter(|(_, n)| **n > 0) {
                     let noisy = i64::from(n) + noise.sample(rng);
                     if noisy >= tau as i64 {

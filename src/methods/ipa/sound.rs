@@ -136,11 +136,12 @@ pub fn release(ft: &FrequencyTable, config: &DpConfig, progress: &dyn Progress) 
     let utility = Utility::new(mode, &noise, config.noise_weight, config.class_weight);
     let candidates = score_lattice(&mut nodes, &utility, config.max_cells, progress)?;
     let m = mechanism(&candidates, &utility, epsilon_selection)?;
+    progress.check()?;
     let chosen = m.sample(&mut key.stream(CHOICE_STREAM));
     let cached = nodes.classes(candidates[chosen].node)?;
     let hs = nodes.hierarchies().to_vec();
     let histogram =
-        noisy_histogram(&hs, &cached, width, &noise, mode, config.max_cells, &mut key.stream(COUNTS_STREAM))?;
+        noisy_histogram(&hs, &cached, width, &noise, mode, config.max_cells, &mut key.stream(COUNTS_STREAM), progress)?;
     let realized = histogram_loss(&hs, &cached, width, &histogram);
     Ok(DpRelease {
         histogram,

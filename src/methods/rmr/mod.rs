@@ -16,7 +16,7 @@
 //!
 //! [61] itself is not among the project's papers; what the ArtUC paper does not fix is chosen
 //! here, and each choice is in docs/artuc.md ("RmR"):
-//! - step 1 is ArtUC's cluster formation ([`form_group`]) over the whole table as one group:
+//! - step 1 is ArtUC's cluster formation ([`form_group_cancellable`]) over the whole table as one group:
 //!   the same greedy k-member clustering by NCP increase, without constraints;
 //! - "most similar demographics" is the least increase of NCP(D̃) (the merge that costs δ
 //!   least); a cluster whose best merge would exceed δ stops being a seed but may still be
@@ -31,7 +31,7 @@
 //! The result is an [`ArtucResult`], so it is published by [`release`](super::artuc::release)
 //! and checked by `verify_release` like ArtUC's.
 
-use super::artuc::formation::form_group;
+use super::artuc::formation::form_group_cancellable;
 use super::artuc::{AnonCluster, ArtucResult, Cluster, KmConfig, Measures, RtTable, check_weights, gendiag};
 use crate::error::{AnonError, Result};
 use crate::progress::Progress;
@@ -89,7 +89,8 @@ pub fn rmr(table: &RtTable, config: &RmrConfig, progress: &dyn Progress) -> Resu
     let mut rng = config.km.rng();
     let all: Vec<u32> = (0..table.len() as u32).collect();
     progress.begin("rmr: cluster formation", 1);
-    let formed = form_group(table, 0, &all, config.km.k as usize, &weights, config.km.pick, &mut rng);
+    let k = config.km.k as usize;
+    let formed = form_group_cancellable(table, 0, &all, k, &weights, config.km.pick, &mut rng, progress)?;
     progress.finish();
     let n = table.len() as f64;
     // The same rounding slack as ArtUC's NCP ≤ δ (Σ of n terms summed in another order).

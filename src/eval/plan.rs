@@ -190,14 +190,15 @@ fn check_release_schema(meta: &TableMeta, original: &Schema, release: &Schema, n
 }
 
 /// A column the query reads as published that the release left out: methods drop columns
-/// declared insensitive (or not declared) unless asked to keep them.
+/// declared insensitive (every undeclared column is) unless asked to keep them.
 fn not_released(c: &str, meta: &TableMeta, names: &Names) -> AnonError {
-    let role = meta.role(c).map_or("not declared".to_string(), |r| format!("declared {}", r.name()));
+    // Columns never declared are insensitive (declare_roles).
+    let role = meta.role(c).unwrap_or(Role::Insensitive).name();
     AnonError::column(
         names.release,
         c,
         format!(
-            "is not in the release: '{c}' is {role} in '{}', and methods leave such columns out; \
+            "is not in the release: '{c}' is declared {role} in '{}', and methods leave such columns out; \
              make the release with 'keep_insensitive=true' to publish it",
             names.original
         ),

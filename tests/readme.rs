@@ -157,6 +157,7 @@ fn the_demo_tells_the_story_on_a_scratch_ledger() {
     let out = anonfusion(&["demo", "--chart", mine.to_str().unwrap()], &dir);
     assert!(out.status.success(), "demo --chart failed:\n{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stdout).trim_end().ends_with(&format!("written to {}", mine.display())));
-    assert_eq!(std::fs::read_to_string(&mine).unwrap(), svg, "the same chart");
+    let mine = std::fs::read_to_string(&mine).unwrap();
+    assert!(mine.contains("h-ceiling (ARE") && mine.contains("IPA (ARE"), "{mine}");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -38,8 +38,9 @@ const SCRIPTS: &[Script] = &[
     Script {
         file: "sql/experiments/artuc_informs.sql",
         sizes: &[
-            ("load_dataset('informs')", "load_dataset('informs', 3000)"),
-            ("load_dataset('informs', 9000, NULL, 'informs_9000')", "load_dataset('informs', 1000, NULL, 'informs_9000')"),
+            ("load_dataset('informs')", "load_dataset('informs', 10000)"),
+            // The 9,000 sample runs as it is: below it delta = 0.2 is infeasible.
+            ("load_dataset('informs', 9000, NULL, 'informs_9000')", "load_dataset('informs', 9000, NULL, 'informs_9000')"),
         ],
         releases: &["a_d0_2", "r_d0_2", "a_k5", "a_uc7", "a_n9000"],
     },
@@ -81,10 +82,12 @@ fn page_checks(page: &str) -> Vec<(String, String, String, f64)> {
         .lines()
         .take_while(|l| !l.starts_with("## "))
         .filter_map(|l| {
-            let cells: Vec<&str> = l.split('|').map(str::trim).collect();
+            // `\|` is a pipe inside a cell (`\|D\|`).
+            let l = l.replace("\\|", "\u{0}");
+            let cells: Vec<String> = l.split('|').map(|c| c.trim().replace('\u{0}', "|")).collect();
             let query = cells.get(3)?.strip_prefix('`')?.strip_suffix('`')?;
             let value: f64 = cells.get(4)?.replace(',', "").parse().ok()?;
-            Some((cells[1].to_string(), cells[2].trim_matches('`').to_string(), query.to_string(), value))
+            Some((cells[1].clone(), cells[2].trim_matches('`').to_string(), query.to_string(), value))
         })
         .collect()
 }
@@ -105,14 +108,16 @@ async fn the_artuc_results_page_reproduces_at_small_sizes() {
         }
         let mut ran = Vec::new();
         for s in statements(&text) {
-            let registers = |r: &&str| s.contains(&format!(", '{r}', "));
-            if SETUP.iter().any(|w| s.contains(w)) || script.releases.iter().any(registers) {
+            let call = s.contains("FROM artuc('") || s.contains("FROM rmr('");
+            let registered: Vec<&str> =
+                script.releases.iter().copied().filter(|r| call && s.contains(&format!("', '{r}', "))).collect();
+            if SETUP.iter().any(|w| s.contains(w)) || !registered.is_empty() {
                 let done = match ctx.sql(&s).await {
                     Ok(df) => df.collect().await.map(|_| ()),
                     Err(e) => Err(e),
                 };
                 done.unwrap_or_else(|e| panic!("{}: {s}: {e}", script.file));
-                ran.extend(script.releases.iter().filter(registers));
+                ran.extend(registered);
             }
         }
         assert_eq!(ran.len(), script.releases.len(), "{}: releases {:?}, ran {ran:?}", script.file, script.releases);

@@ -371,7 +371,8 @@ fn brute_force_suppressions(rows: &[RandomRow], originals: &[(i64, Vec<usize>)])
         }
         let class_items: Vec<&Vec<usize>> =
             rows.iter().filter(|r| r.class == row.class).flat_map(|r| r.items.iter()).collect();
-        let mut touched: Vec<&Vec<usize>> = class_items.into_iter().filter(|i| i.iter().any(|x| o.1.contains(x))).collect();
+        let mut touched: Vec<&Vec<usize>> =
+            class_items.into_iter().filter(|i| i.iter().any(|x| o.1.contains(x))).collect();
         let mut own: Vec<&Vec<usize>> = row.items.iter().collect();
         for v in [&mut touched, &mut own] {
             v.sort();
@@ -380,13 +381,7 @@ fn brute_force_suppressions(rows: &[RandomRow], originals: &[(i64, Vec<usize>)])
         let k = covered(row.class);
         (touched == own).then(|| o.1.iter().filter(|x| !k.contains(x)).count() as u64)
     };
-    fn go(
-        costs: &[Vec<Option<u64>>],
-        o: usize,
-        used: &mut [bool],
-        sum: u64,
-        best: &mut Option<(u64, u64)>,
-    ) {
+    fn go(costs: &[Vec<Option<u64>>], o: usize, used: &mut [bool], sum: u64, best: &mut Option<(u64, u64)>) {
         if o == costs.len() {
             *best = Some(best.map_or((sum, sum), |(lo, hi)| (lo.min(sum), hi.max(sum))));
             return;

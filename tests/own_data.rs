@@ -377,7 +377,9 @@ async fn a_query_on_a_dropped_column_says_keep_insensitive() {
     rows(&ctx, "SELECT * FROM declare_roles('stays', 'sex=qi, los=insensitive')").await;
     rows(&ctx, "SELECT * FROM flat_hierarchy('stays', 'sex')").await;
     rows(&ctx, "SELECT COUNT(*) FROM kanon_anonymize('stays', 'stays_k2', 2)").await;
-    let q = |c: &str, r: &str| format!("SELECT * FROM query_error('SELECT sex, AVG({c}) FROM stays GROUP BY sex', 'stays', '{r}')");
+    let q = |c: &str, r: &str| {
+        format!("SELECT * FROM query_error('SELECT sex, AVG({c}) FROM stays GROUP BY sex', 'stays', '{r}')")
+    };
     let e = err(&ctx, &q("los", "stays_k2")).await;
     assert!(e.contains("'los'") && e.contains("declared insensitive") && e.contains("keep_insensitive=true"), "{e}");
     // A column never declared is insensitive too.
@@ -385,7 +387,10 @@ async fn a_query_on_a_dropped_column_says_keep_insensitive() {
     assert!(e.contains("'note'") && e.contains("declared insensitive") && e.contains("keep_insensitive=true"), "{e}");
     // Kept, it is estimated like any published column.
     rows(&ctx, "SELECT COUNT(*) FROM kanon_anonymize('stays', 'stays_kept', 2, 'keep_insensitive=true')").await;
-    assert_eq!(texts(&ctx, &format!("SELECT estimate FROM ({}) WHERE group_key = 'F'", q("los", "stays_kept"))).await, ["4.0"]);
+    assert_eq!(
+        texts(&ctx, &format!("SELECT estimate FROM ({}) WHERE group_key = 'F'", q("los", "stays_kept"))).await,
+        ["4.0"]
+    );
 }
 
 /// A date quasi-identifier gets `_lo`/`_hi` like a numeric one, in its DATE type, the first and
@@ -410,7 +415,8 @@ async fn date_quasi_identifiers_get_date_bounds() {
         texts(&ctx, &format!("{bounds} adm_year ORDER BY 1")).await,
         ["2018 2018-01-01 2018-12-31", "2019 2019-01-01 2019-12-31", "2021 2021-01-01 2021-12-31"]
     );
-    let in_2019 = "SELECT COUNT(*) FROM adm_year WHERE admitted_lo >= DATE '2019-01-01' AND admitted_hi < DATE '2020-01-01'";
+    let in_2019 =
+        "SELECT COUNT(*) FROM adm_year WHERE admitted_lo >= DATE '2019-01-01' AND admitted_hi < DATE '2020-01-01'";
     assert_eq!(int(&ctx, in_2019).await, 2);
     rows(&ctx, "SELECT COUNT(*) FROM generalize('adm', 'adm_decade', '3')").await;
     assert_eq!(
@@ -449,24 +455,32 @@ async fn utility_constraints_builds_bands_by_code_sets() {
     let n = int(&ctx, "SELECT COUNT(*) FROM utility_constraints('ehrd', 'my_uc', 'age=12, gender=*', 'chapter')").await;
     assert_eq!(n, 8 * 19, "8 age bands x 19 chapters");
     assert_eq!(
-        texts(&ctx, "SELECT column_name FROM information_schema.columns WHERE table_name = 'my_uc' ORDER BY ordinal_position")
-            .await,
+        texts(
+            &ctx,
+            "SELECT column_name FROM information_schema.columns WHERE table_name = 'my_uc' ORDER BY ordinal_position"
+        )
+        .await,
         ["constraint", "age_lo", "age_hi", "gender", "codes"]
     );
     assert_eq!(
         texts(&ctx, "SELECT DISTINCT CONCAT(age_lo, '-', age_hi) FROM my_uc ORDER BY 1 LIMIT 2").await,
         ["0-11", "12-23"]
     );
-    let run = |uc: &str, out: &str| format!("SELECT COUNT(*) FROM artuc('ehrd', '{out}', '{uc}', 5, 2, 0.1, 1000000, 'seed=1')");
+    let run = |uc: &str, out: &str| {
+        format!("SELECT COUNT(*) FROM artuc('ehrd', '{out}', '{uc}', 5, 2, 0.1, 1000000, 'seed=1')")
+    };
     rows(&ctx, &run("ehrd_uc1", "a_paper")).await;
     rows(&ctx, &run("my_uc", "a_mine")).await;
-    let report = |r: &str| format!("SELECT CONCAT(clusters, ' ', suppressed_codes, ' ', ROUND(ncp, 9), ' ', ROUND(ul, 9)) FROM {r}_report");
+    let report = |r: &str| {
+        format!("SELECT CONCAT(clusters, ' ', suppressed_codes, ' ', ROUND(ncp, 9), ' ', ROUND(ul, 9)) FROM {r}_report")
+    };
     assert_eq!(texts(&ctx, &report("a_paper")).await, texts(&ctx, &report("a_mine")).await);
     let verify = "SELECT COUNT(*) FROM verify_release('ehrd', 'a_mine', 'km=5:2, constraints=my_uc') WHERE NOT holds";
     assert_eq!(int(&ctx, verify).await, 0);
 
     // A declared list of code sets, and a categorical demographic cut at a level.
-    let n = int(&ctx, "SELECT COUNT(*) FROM utility_constraints('ehrd', 'lists', 'gender=0', 'list: 250, 401; 428')").await;
+    let n =
+        int(&ctx, "SELECT COUNT(*) FROM utility_constraints('ehrd', 'lists', 'gender=0', 'list: 250, 401; 428')").await;
     assert_eq!(n, 2 * 2, "2 genders x 2 code sets");
     assert_eq!(
         texts(&ctx, "SELECT DISTINCT array_to_string(codes, ',') FROM lists ORDER BY 1").await,

@@ -40,7 +40,10 @@ const SCRIPTS: &[Script] = &[
         sizes: &[
             ("load_dataset('informs')", "load_dataset('informs', 10000)"),
             // The 9,000 sample runs as it is: below it delta = 0.2 is infeasible.
-            ("load_dataset('informs', 9000, NULL, 'informs_9000')", "load_dataset('informs', 9000, NULL, 'informs_9000')"),
+            (
+                "load_dataset('informs', 9000, NULL, 'informs_9000')",
+                "load_dataset('informs', 9000, NULL, 'informs_9000')",
+            ),
         ],
         releases: &["a_d0_2", "r_d0_2", "a_k5", "a_uc7", "a_n9000"],
     },
@@ -52,8 +55,14 @@ const SCRIPTS: &[Script] = &[
 ];
 
 /// Statements that set up data: every one of them runs.
-const SETUP: &[&str] =
-    &["load_dataset(", "load_constraints(", "CREATE TABLE", "declare_roles(", "hierarchy_from_table(", "load_hierarchy("];
+const SETUP: &[&str] = &[
+    "load_dataset(",
+    "load_constraints(",
+    "CREATE TABLE",
+    "declare_roles(",
+    "hierarchy_from_table(",
+    "load_hierarchy(",
+];
 
 /// The statements of a script (one or more lines each, ending with `;` at a line's end),
 /// comments dropped.

@@ -19,7 +19,8 @@ fn lines(batches: &[RecordBatch]) -> Vec<String> {
     let opts = FormatOptions::default().with_null("NULL");
     let mut out = Vec::new();
     for b in batches {
-        let fmts: Vec<ArrayFormatter> = b.columns().iter().map(|c| ArrayFormatter::try_new(c, &opts).unwrap()).collect();
+        let fmts: Vec<ArrayFormatter> =
+            b.columns().iter().map(|c| ArrayFormatter::try_new(c, &opts).unwrap()).collect();
         for r in 0..b.num_rows() {
             out.push(fmts.iter().map(|f| f.value(r).to_string()).collect::<Vec<_>>().join(" | "));
         }
@@ -80,8 +81,11 @@ async fn every_published_table_reads_back_from_csv_and_parquet() {
             let file = dir.join(format!("{t}.{ext}"));
             rows(&ctx, &format!("COPY {t} TO '{}'", file.display())).await;
             let options = if ext == "csv" { " OPTIONS ('format.has_header' 'true')" } else { "" };
-            rows(&ctx, &format!("CREATE EXTERNAL TABLE {t}_{ext} STORED AS {stored} LOCATION '{}'{options}", file.display()))
-                .await;
+            rows(
+                &ctx,
+                &format!("CREATE EXTERNAL TABLE {t}_{ext} STORED AS {stored} LOCATION '{}'{options}", file.display()),
+            )
+            .await;
             let (n, back) = (format!("SELECT COUNT(*) FROM {t}"), format!("SELECT COUNT(*) FROM {t}_{ext}"));
             assert_eq!(texts(&ctx, &n).await, texts(&ctx, &back).await, "{t} through {ext}: rows");
         }
@@ -108,7 +112,8 @@ async fn every_published_table_reads_back_from_csv_and_parquet() {
     }
     // The catalog: verify_release and truthful_view read it back; from Parquet it still names
     // its sensitive column, from CSV (no metadata) the column is given.
-    let check = |r: &str, c: &str| format!("SELECT holds FROM verify_release('adult', '{r}', 'k=5, h=0.3, catalog', '{c}')");
+    let check =
+        |r: &str, c: &str| format!("SELECT holds FROM verify_release('adult', '{r}', 'k=5, h=0.3, catalog', '{c}')");
     let want = table_lines(&ctx, &check("hc", "hc_catalog")).await;
     assert!(!want.iter().any(|l| l.contains("false")), "{want:?}");
     for ext in ["csv", "parquet"] {

@@ -73,7 +73,8 @@ impl LevelLookup {
             cols.push(Arc::new(Float64Array::from(hi)));
         } else if let Some(nodes) = dates {
             for (b, upper) in [("lo", false), ("hi", true)] {
-                let day = |n: u32| nodes[n as usize].as_ref().map(|(lo, hi)| if upper { hi.clone() } else { lo.clone() });
+                let day =
+                    |n: u32| nodes[n as usize].as_ref().map(|(lo, hi)| if upper { hi.clone() } else { lo.clone() });
                 fields.push(Field::new(format!("__{b}{i}"), DataType::Utf8, true));
                 cols.push(Arc::new(up.iter().map(|&n| day(n)).collect::<StringArray>()));
             }

@@ -6,8 +6,8 @@
 use super::format_number;
 use crate::encode::{FrequencyTable, SensitiveColumn};
 use crate::error::{AnonError, Result};
-use crate::meta::{Role, TableMeta};
 use crate::hierarchy::Hierarchy;
+use crate::meta::{Role, TableMeta};
 use datafusion::arrow::array::{ArrayRef, Float64Array, RecordBatch, StringArray, UInt32Array};
 use datafusion::arrow::compute::{cast, take};
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};

@@ -137,9 +137,8 @@ impl Network {
                 u = s;
                 continue;
             }
-            let admissible = |e: usize| {
-                self.cap[e] > 0 && level[self.to[e]] == level[u] + 1 && self.reduced(e, u, potential) == 0
-            };
+            let admissible =
+                |e: usize| self.cap[e] > 0 && level[self.to[e]] == level[u] + 1 && self.reduced(e, u, potential) == 0;
             while next[u] < self.adj[u].len() && !admissible(self.adj[u][next[u]]) {
                 next[u] += 1;
             }
@@ -225,8 +224,9 @@ mod tests {
             let (a, b) = (rng.random_range(1..4usize), rng.random_range(1..4usize));
             let supply: Vec<u64> = (0..a).map(|_| rng.random_range(1..3)).collect();
             let demand: Vec<u64> = (0..b).map(|_| rng.random_range(1..3)).collect();
-            let cost: Vec<Vec<Option<i64>>> =
-                (0..a).map(|_| (0..b).map(|_| rng.random_bool(0.8).then(|| rng.random_range(0..5i64))).collect()).collect();
+            let cost: Vec<Vec<Option<i64>>> = (0..a)
+                .map(|_| (0..b).map(|_| rng.random_bool(0.8).then(|| rng.random_range(0..5i64))).collect())
+                .collect();
             let mut net = Network::new(a + b + 2);
             let (s, t) = (a + b, a + b + 1);
             for i in 0..a {
@@ -244,7 +244,8 @@ mod tests {
             let rows: Vec<usize> = (0..a).flat_map(|i| std::iter::repeat_n(i, supply[i] as usize)).collect();
             let cols: Vec<usize> = (0..b).flat_map(|j| std::iter::repeat_n(j, demand[j] as usize)).collect();
             if rows.len() == cols.len() && flow == rows.len() as u64 {
-                let unit: Vec<Vec<Option<i64>>> = rows.iter().map(|&i| cols.iter().map(|&j| cost[i][j]).collect()).collect();
+                let unit: Vec<Vec<Option<i64>>> =
+                    rows.iter().map(|&i| cols.iter().map(|&j| cost[i][j]).collect()).collect();
                 assert_eq!(Some(total), brute_force(&unit), "{supply:?} {demand:?} {cost:?}");
             }
             assert!(flow <= rows.len().min(cols.len()) as u64);

@@ -28,14 +28,16 @@ pub(crate) fn register(ctx: &SessionContext, registry: Arc<Registry>) {
     super::register_fn(ctx, &registry, BUILD, build_constraints);
 }
 
-fn build_constraints(registry: &Registry, args: TableFunctionArgs) -> datafusion::error::Result<Arc<dyn TableProvider>> {
+fn build_constraints(
+    registry: &Registry,
+    args: TableFunctionArgs,
+) -> datafusion::error::Result<Arc<dyn TableProvider>> {
     let a = Args::new(BUILD, BUILD_SIGNATURE, args.exprs(), 4, 4)?;
     let (table, as_table) = (a.str(0, "table")?, a.str(1, "as_table")?);
     let (demographics, codes) = (a.str(2, "demographics")?, a.str(3, "codes")?);
     check_output_name(BUILD, &as_table)?;
-    let meta = registry
-        .get(&table)
-        .ok_or_else(|| AnonError::table(&table, "has no declared roles: declare_roles first"))?;
+    let meta =
+        registry.get(&table).ok_or_else(|| AnonError::table(&table, "has no declared roles: declare_roles first"))?;
     let batch = crate::methods::artuc::build::build(&table, &meta, &demographics, &codes)?;
     publish(registry, &args, BUILD, &as_table, batch)
 }

@@ -38,7 +38,11 @@ pub(crate) fn bands(lo: i64, hi: i64, width: i64) -> Vec<(i64, i64)> {
 /// The constraints table: `rows` are (demographic tuple, code set), the tuple's elements in the
 /// order of `demographics`; `codes` names the code column. One attribute's elements are all of
 /// one kind (ranges or labels).
-pub(crate) fn constraints_batch(demographics: &[&str], codes: &str, rows: &[(&[Elem], &[String])]) -> Result<RecordBatch> {
+pub(crate) fn constraints_batch(
+    demographics: &[&str],
+    codes: &str,
+    rows: &[(&[Elem], &[String])],
+) -> Result<RecordBatch> {
     let mut fields = vec![Field::new("constraint", DataType::Utf8, false)];
     let mut cols: Vec<ArrayRef> =
         vec![Arc::new(StringArray::from_iter_values((1..=rows.len()).map(|r| format!("u{r}"))))];
@@ -100,7 +104,8 @@ pub(crate) fn build(table: &str, meta: &TableMeta, demographics: &str, codes: &s
     let mut tuples: Vec<Vec<Elem>> = vec![Vec::new()];
     for (q, cut) in qis.iter().zip(&cuts) {
         let elems = elements(q, meta.hierarchy(table, q)?, cut)?;
-        tuples = tuples.into_iter().flat_map(|t| elems.iter().map(move |e| [t.clone(), vec![e.clone()]].concat())).collect();
+        tuples =
+            tuples.into_iter().flat_map(|t| elems.iter().map(move |e| [t.clone(), vec![e.clone()]].concat())).collect();
     }
     let code_sets = code_sets(code_column, meta.hierarchy(table, code_column)?, codes)?;
     let rows: Vec<(&[Elem], &[String])> =
@@ -113,7 +118,11 @@ fn cuts(qis: &[&str], spec: &str) -> Result<Vec<Cut>> {
     let mut cuts = vec![Cut::Whole; qis.len()];
     for (key, value) in crate::methods::options::pairs(F, spec)? {
         let a = qis.iter().position(|q| *q == key).ok_or_else(|| {
-            AnonError::argument(F, "demographics", format!("'{key}' is not a declared demographic ({})", qis.join(", ")))
+            AnonError::argument(
+                F,
+                "demographics",
+                format!("'{key}' is not a declared demographic ({})", qis.join(", ")),
+            )
         })?;
         cuts[a] = match value.trim() {
             "*" => Cut::Whole,
@@ -156,7 +165,9 @@ fn elements(q: &str, h: &Hierarchy, cut: &Cut) -> Result<Vec<Elem>> {
     let (lo, hi) = (lo.floor() as i64, hi.ceil() as i64);
     Ok(match *cut {
         Cut::Number(w) if w > 0 => bands(lo, hi, w),
-        Cut::Number(_) => return Err(AnonError::argument(F, "demographics", format!("'{q}=0': a band width is positive"))),
+        Cut::Number(_) => {
+            return Err(AnonError::argument(F, "demographics", format!("'{q}=0': a band width is positive")));
+        }
         Cut::Whole => vec![(lo, hi)],
     }
     .into_iter()
@@ -179,7 +190,11 @@ fn code_sets(column: &str, h: &Hierarchy, spec: &str) -> Result<Vec<Vec<String>>
         for code in sets.iter().flatten() {
             if crate::release::LabelIndex::new(h).code_node(code).is_none() {
                 // A code set names codes of the public code hierarchy, never patients' values.
-                return Err(AnonError::argument(F, "codes", format!("'{code}' is no code or node of the hierarchy of '{column}'")));
+                return Err(AnonError::argument(
+                    F,
+                    "codes",
+                    format!("'{code}' is no code or node of the hierarchy of '{column}'"),
+                ));
             }
         }
         return Ok(sets);

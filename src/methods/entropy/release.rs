@@ -30,7 +30,8 @@ fn block_columns(src: &Source<'_>, blocks: &[Block]) -> Result<(Vec<Field>, Vec<
                 .unzip();
             push_bounds(f, lo, hi, &mut fields, &mut cols)?;
         } else if let Some(nodes) = date_bounds_by_level(f.data_type(), h) {
-            let b: Vec<_> = blocks.iter().map(|b| nodes[b.label[a].0 as usize][b.label[a].1 as usize].clone()).collect();
+            let b: Vec<_> =
+                blocks.iter().map(|b| nodes[b.label[a].0 as usize][b.label[a].1 as usize].clone()).collect();
             push_date_bounds(f, &b, &mut fields, &mut cols)?;
         }
     }

@@ -25,9 +25,9 @@ pub(crate) mod truthful;
 pub use counterfeit::{NodeCatalog, ValueDraw};
 pub use score::Objective;
 
+use crate::dp::ledger::shown;
 use crate::encode::publish::Source;
 use crate::encode::{FrequencyTable, NodeCache};
-use crate::dp::ledger::shown;
 use crate::error::{AnonError, Result};
 use crate::lattice::format_levels;
 use crate::meta::TableMeta;

@@ -13,9 +13,7 @@
 
 use super::counterfeit::NodeCatalog;
 use crate::encode::Cached;
-use crate::encode::publish::{
-    Source, cell_rows, class_rows, date_bounds, push_bounds, push_date_bounds, range_label,
-};
+use crate::encode::publish::{Source, cell_rows, class_rows, date_bounds, push_bounds, push_date_bounds, range_label};
 use crate::error::Result;
 use datafusion::arrow::array::{
     Array, ArrayRef, Int64Array, Int64Builder, ListBuilder, RecordBatch, StringArray, UInt32Array,

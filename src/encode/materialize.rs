@@ -16,7 +16,7 @@
 //! orders a written release by `random()`, the table-function adapter permutes an in-memory one).
 
 use super::format_number;
-use super::publish::date_bounds;
+use super::publish::{DateBounds, date_bounds};
 use crate::error::{AnonError, Result};
 use crate::hierarchy::{Hierarchy, NULL_LEAF};
 use crate::meta::{Role, TableMeta};
@@ -46,12 +46,7 @@ impl LevelLookup {
     /// Key column `__k{i}` (Utf8 or Float64), label `__l{i}`, bounds `__lo{i}`, `__hi{i}`
     /// (Float64 for a numeric hierarchy; `YYYY-MM-DD` text for a date column, `dates` the
     /// level's [`date_bounds`]).
-    pub(crate) fn new(
-        h: &Hierarchy,
-        level: usize,
-        i: usize,
-        dates: Option<Vec<Option<(String, String)>>>,
-    ) -> Result<Self> {
+    pub(crate) fn new(h: &Hierarchy, level: usize, i: usize, dates: Option<DateBounds>) -> Result<Self> {
         let up = h.up(level);
         let labels: Vec<String> = up.iter().map(|&n| node_label(h, level, n)).collect();
         let key: ArrayRef = if h.is_numeric() {

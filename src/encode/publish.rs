@@ -43,7 +43,7 @@ pub(crate) fn push_bounds(
 /// `2021` the year, `2020s` the decade). Read from the label alone, so they say nothing the
 /// label does not (the first and last dates of the data under a node would). The root `*`, the
 /// NULL leaf and any other label have none (NULL). None when `source` is no date column.
-pub(crate) fn date_bounds(source: &DataType, h: &Hierarchy, level: usize) -> Option<Vec<Option<(String, String)>>> {
+pub(crate) fn date_bounds(source: &DataType, h: &Hierarchy, level: usize) -> Option<DateBounds> {
     if !matches!(source, DataType::Date32 | DataType::Date64) || h.is_numeric() {
         return None;
     }
@@ -54,7 +54,7 @@ pub(crate) fn date_bounds(source: &DataType, h: &Hierarchy, level: usize) -> Opt
 fn label_days(label: &str) -> Option<(String, String)> {
     let number = |s: &str| s.bytes().all(|b| b.is_ascii_digit()).then(|| s.parse::<u32>().ok()).flatten();
     let days_in = |y: u32, m: u32| match m {
-        2 if y % 4 == 0 && (y % 100 != 0 || y % 400 == 0) => 29,
+        2 if y.is_multiple_of(4) && (!y.is_multiple_of(100) || y.is_multiple_of(400)) => 29,
         2 => 28,
         4 | 6 | 9 | 11 => 30,
         _ => 31,
@@ -83,8 +83,11 @@ fn label_days(label: &str) -> Option<(String, String)> {
     Some((text(lo), text(hi)))
 }
 
+/// Per node of a level: its first and last day, when its label names days.
+pub(crate) type DateBounds = Vec<Option<(String, String)>>;
+
 /// [`date_bounds`] of every level, 0 to the root.
-pub(crate) fn date_bounds_by_level(source: &DataType, h: &Hierarchy) -> Option<Vec<Vec<Option<(String, String)>>>> {
+pub(crate) fn date_bounds_by_level(source: &DataType, h: &Hierarchy) -> Option<Vec<DateBounds>> {
     (0..=h.height()).map(|level| date_bounds(source, h, level)).collect()
 }
 

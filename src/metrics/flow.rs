@@ -198,10 +198,10 @@ mod tests {
                 .collect();
             let mut net = Network::new(2 * n + 2);
             let (s, t) = (2 * n, 2 * n + 1);
-            for i in 0..n {
+            for (i, row) in cost.iter().enumerate() {
                 net.edge(s, i, 1, 0);
                 net.edge(n + i, t, 1, 0);
-                for (j, k) in cost[i].iter().enumerate() {
+                for (j, k) in row.iter().enumerate() {
                     if let Some(k) = *k {
                         net.edge(i, n + j, 1, k);
                     }
@@ -229,16 +229,16 @@ mod tests {
                 .collect();
             let mut net = Network::new(a + b + 2);
             let (s, t) = (a + b, a + b + 1);
-            for i in 0..a {
-                net.edge(s, i, supply[i], 0);
-                for j in 0..b {
-                    if let Some(k) = cost[i][j] {
+            for (i, (row, &w)) in cost.iter().zip(&supply).enumerate() {
+                net.edge(s, i, w, 0);
+                for (j, k) in row.iter().enumerate() {
+                    if let Some(k) = *k {
                         net.edge(i, a + j, u64::MAX / 4, k);
                     }
                 }
             }
-            for j in 0..b {
-                net.edge(a + j, t, demand[j], 0);
+            for (j, &w) in demand.iter().enumerate() {
+                net.edge(a + j, t, w, 0);
             }
             let (flow, total) = net.min_cost_max_flow(s, t);
             let rows: Vec<usize> = (0..a).flat_map(|i| std::iter::repeat_n(i, supply[i] as usize)).collect();

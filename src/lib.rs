@@ -58,6 +58,7 @@ pub mod measures;
 pub mod meta;
 pub mod methods;
 pub mod metrics;
+pub(crate) mod numbers;
 pub(crate) mod parallel;
 pub mod progress;
 pub mod release;
@@ -100,7 +101,10 @@ pub fn new_session() -> SessionContext {
 /// declare tables from Rust). Its privacy ledger is temporary (see [`register_all`]). `COPY ...
 /// TO 'file'` replaces the file only when the write succeeds ([`sql::copy`]).
 pub fn session() -> (SessionContext, Arc<Registry>) {
-    let config = SessionConfig::new().with_information_schema(true);
+    let mut config = SessionConfig::new().with_information_schema(true);
+    // A Parquet file read back keeps its Arrow fields' metadata (DataFusion drops it by
+    // default): a counterfeit catalog written with COPY still names its sensitive column.
+    config.options_mut().execution.parquet.skip_metadata = false;
     let state = datafusion::execution::SessionStateBuilder::new()
         .with_config(config)
         .with_default_features()

@@ -43,7 +43,12 @@ struct Args {
 #[derive(Subcommand)]
 enum Command {
     /// Run the bundled demo script, showing each statement and its result
-    Demo,
+    Demo {
+        /// Write the Q1 chart (SVG) to FILE (default: a new file in the temporary directory,
+        /// named when the demo ends)
+        #[arg(long, value_name = "FILE")]
+        chart: Option<PathBuf>,
+    },
     /// Compare queries on an original table with their estimates from a release
     ///
     /// Example: anonfusion evaluate --original nps --release nps_g
@@ -129,8 +134,8 @@ async fn run(
 ) -> Result<ExitCode, String> {
     let mut out = std::io::stdout();
     match &args.command {
-        Some(Command::Demo) => {
-            cli::demo::run(runner, registry, &mut out).await?;
+        Some(Command::Demo { chart }) => {
+            cli::demo::run(runner, registry, chart.as_deref(), &mut out).await?;
             return Ok(ExitCode::SUCCESS);
         }
         Some(Command::Evaluate(evaluate)) => {

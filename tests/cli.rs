@@ -127,10 +127,17 @@ fn df_lists_each_table_function_with_signature_and_purpose() {
     for word in ["load_dataset(name [, rows", "generalize(source, output", "ipa_release", "set_privacy_budget"] {
         assert!(stdout.contains(word), "{word} missing from {stdout}");
     }
-    let filtered = &stdout[stdout.rfind("| name").unwrap()..];
-    assert!(filtered.contains("| hceil_anonymize | k-anonymity under an h-ceiling"), "{filtered}");
-    assert!(filtered.contains("hceil_anonymize(source, output, k [, h"), "{filtered}");
+    // One entry per function, wrapped: no line pads to the longest signature (issue 37: every
+    // row was padded and wrapped 3 times on a 160-column terminal). Off a terminal, 100 columns.
+    assert!(stdout.lines().all(|l| l.chars().count() <= 100), "{stdout}");
+    let end_of_all = " functions)\n";
+    let filtered = &stdout[stdout.find(end_of_all).unwrap() + end_of_all.len()..];
+    assert!(filtered.contains("hceil_anonymize: k-anonymity under an h-ceiling"), "{filtered}");
+    assert!(filtered.contains("\n    hceil_anonymize(source, output, k [, h"), "{filtered}");
     assert!(!filtered.contains("load_dataset"), "{filtered}");
+    // Other formats keep the table.
+    let out = run(&["--format", "csv"], "\\df hceil\n");
+    assert!(text(&out.stdout).starts_with("name,purpose,signature\n"), "{}", text(&out.stdout));
 }
 
 #[test]

@@ -63,9 +63,10 @@ fn every_sql_block_of_the_readme_runs_in_order() {
             skipped += 1;
             continue;
         }
-        // The file's name is what a failure names: the README line of the block.
+        // The file's name is what a failure names: the README line of the block. Its last
+        // statement marks where the block's output ends.
         let file = dir.join(format!("README.md-block-at-line-{line}.sql"));
-        std::fs::write(&file, body).unwrap();
+        std::fs::write(&file, format!("{body}SELECT '{END_OF_BLOCK}{line}' AS readme_block;\n")).unwrap();
         files.push(file.display().to_string());
     }
     println!("README.md: {} sql blocks, {} run, {skipped} skipped (no-run)", blocks.len(), files.len());
@@ -80,7 +81,27 @@ fn every_sql_block_of_the_readme_runs_in_order() {
         String::from_utf8_lossy(&out.stderr),
         String::from_utf8_lossy(&out.stdout).lines().rev().take(5).collect::<Vec<_>>().join(" / ")
     );
+    // Each block prints at most a screenful: a reader who pastes it sees all of it (issue 37:
+    // the README's SQL printed ~77,000 lines, `SELECT *` on 30,000-row releases).
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    let ends: Vec<usize> = lines.iter().enumerate().filter(|(_, l)| l.contains(END_OF_BLOCK)).map(|(i, _)| i).collect();
+    assert_eq!(ends.len(), files.len(), "every block's end marker is printed");
+    let mut start = 0;
+    for &end in &ends {
+        // The marker's own table: border, header, separator above its row, a border below.
+        let printed = end.saturating_sub(3).saturating_sub(start);
+        let block = lines[end].split(END_OF_BLOCK).nth(1).unwrap_or_default().trim_end_matches([' ', '|']);
+        assert!(printed <= SCREENFUL, "README.md block at line {block} prints {printed} lines (at most {SCREENFUL})");
+        start = end + 2;
+    }
 }
+
+/// Lines a README block may print: a terminal's screenful.
+const SCREENFUL: usize = 50;
+
+/// The text of the statement that ends each README block's output.
+const END_OF_BLOCK: &str = "end of README block at line ";
 
 #[test]
 fn the_demo_tells_the_story_on_a_scratch_ledger() {
@@ -124,8 +145,19 @@ fn the_demo_tells_the_story_on_a_scratch_ledger() {
     // The side-by-side table: each query's ARE row for the three releases.
     assert!(stdout.contains("| query | age_group | original | k_anonymity | h_ceiling | ipa"), "{stdout}");
     assert_eq!(stdout.matches("| ARE ").count(), 4, "{stdout}");
-    let chart = dir.join("anonfusion-demo-q1.svg");
+    // The chart goes to a new file of the temporary directory, named in the last line: a file
+    // of another user under a fixed name there made the demo fail (issue 37).
+    let chart = stdout.trim_end().rsplit_once("written to ").map(|(_, p)| std::path::PathBuf::from(p));
+    let chart = chart.unwrap_or_else(|| panic!("the demo does not say where the chart went:\n{stdout}"));
+    assert!(chart.starts_with(&dir) && chart.file_name().is_some_and(|n| n != "anonfusion-demo-q1.svg"), "{chart:?}");
     let svg = std::fs::read_to_string(&chart).unwrap_or_else(|e| panic!("no chart at {}: {e}", chart.display()));
     assert!(svg.contains("h-ceiling (ARE") && svg.contains("IPA (ARE") && svg.contains("age (bands of 5)"));
+    // --chart FILE puts it where the user says.
+    let mine = dir.join("mine.svg");
+    let out = anonfusion(&["demo", "--chart", mine.to_str().unwrap()], &dir);
+    assert!(out.status.success(), "demo --chart failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).trim_end().ends_with(&format!("written to {}", mine.display())));
+    let mine = std::fs::read_to_string(&mine).unwrap();
+    assert!(mine.contains("h-ceiling (ARE") && mine.contains("IPA (ARE"), "{mine}");
     let _ = std::fs::remove_dir_all(&dir);
 }

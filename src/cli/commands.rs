@@ -1,6 +1,7 @@
 //! Backslash commands, psql's where psql has one: `\q`, `\d`, `\d NAME`, `\df`, `\x`, `\i`,
 //! `\o`, `\timing`, `\?`.
 
+use super::format::Format;
 use super::{Action, Flow, Runner};
 use anonfusion::sql::report::{Column, batch};
 use datafusion::arrow::array::StringArray;
@@ -120,12 +121,27 @@ async fn lookup(runner: &Runner, sql: &str) -> Result<HashMap<String, String>, S
 }
 
 /// Each table function of the session with its signature and purpose, as `\df` lists them.
+/// The table format prints one entry per function (name and purpose, then the signature
+/// indented), each wrapped to the terminal: a table would pad every row to the longest
+/// signature and wrap every line on a 160-column terminal. Other formats get the table.
 fn list_functions(runner: &Runner, pattern: &str, out: &mut dyn Write) -> Result<(), String> {
     let docs = anonfusion::sql::docs::TABLE_FUNCTIONS;
     let mut names: Vec<String> =
         runner.ctx.state().table_functions().keys().filter(|n| n.contains(pattern)).cloned().collect();
     names.sort();
     let doc = |name: &str| docs.iter().find(|d| d.name == name);
+    if runner.format == Format::Table && !runner.expanded {
+        let width = super::pager::terminal_size().map_or(DF_WIDTH, |(_, cols)| cols.clamp(40, DF_WIDTH));
+        let io = |e: std::io::Error| e.to_string();
+        for name in &names {
+            let (purpose, signature) = doc(name).map_or(("", ""), |d| (d.purpose, d.signature));
+            let head = if purpose.is_empty() { name.clone() } else { format!("{name}: {purpose}") };
+            for line in wrap(&head, width, "", "    ").into_iter().chain(wrap(signature, width, "    ", "        ")) {
+                writeln!(out, "{line}").map_err(io)?;
+            }
+        }
+        return writeln!(out, "({} function{})", names.len(), if names.len() == 1 { "" } else { "s" }).map_err(io);
+    }
     let column = |f: &dyn Fn(&str) -> Option<&'static str>| {
         Column::OptText(names.iter().map(|n| f(n).map(String::from)).collect())
     };
@@ -138,6 +154,31 @@ fn list_functions(runner: &Runner, pattern: &str, out: &mut dyn Write) -> Result
     runner.write(&batch.schema(), &[batch], out)
 }
 
+/// `\df`'s line width off a terminal, and its widest on one.
+const DF_WIDTH: usize = 100;
+
+/// `text` in lines of at most `width` characters where its words allow, broken at spaces:
+/// the first line starts with `first`, the others with `rest`. Empty text gives no line.
+fn wrap(text: &str, width: usize, first: &str, rest: &str) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        let indent = if lines.is_empty() { first } else { rest };
+        if !line.is_empty() && indent.len() + line.chars().count() + 1 + word.chars().count() > width {
+            lines.push(format!("{indent}{line}"));
+            line.clear();
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.is_empty() {
+        lines.push(format!("{}{line}", if lines.is_empty() { first } else { rest }));
+    }
+    lines
+}
+
 fn help(out: &mut dyn Write) -> std::io::Result<()> {
     writeln!(out, "Statements end with ';' and may span lines; Ctrl-C cancels the running one.")?;
     writeln!(out, "Commands (also inside an open statement, which stays open):")?;
@@ -147,4 +188,19 @@ fn help(out: &mut dyn Write) -> std::io::Result<()> {
     }
     writeln!(out, "Tab completes keywords, tables, columns, table functions and commands.")?;
     writeln!(out, "Table functions: \\df (use as SELECT * FROM name(...)).")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::wrap;
+
+    #[test]
+    fn wrap_breaks_at_spaces_within_the_width_and_indents() {
+        let lines = wrap("f(table, column [, 'right'|'left' [, step]])", 20, "  ", "    ");
+        assert_eq!(lines, ["  f(table, column [,", "    'right'|'left' [,", "    step]])"]);
+        assert!(lines.iter().all(|l| l.chars().count() <= 21), "{lines:?}");
+        // A word longer than the width gets a line of its own, unbroken.
+        assert_eq!(wrap("a verylongword b", 6, "", ""), ["a", "verylongword", "b"]);
+        assert!(wrap("", 10, "", "").is_empty());
+    }
 }

@@ -9,7 +9,8 @@ use std::process::{Command, Stdio};
 pub(crate) fn show(text: &[u8]) -> std::io::Result<()> {
     let mut stdout = std::io::stdout();
     let lines = text.iter().filter(|&&b| b == b'\n').count();
-    if !stdout.is_terminal() || terminal_rows().is_none_or(|rows| lines < rows) || page(text).is_err() {
+    let rows = terminal_size().map(|(rows, _)| rows);
+    if !stdout.is_terminal() || rows.is_none_or(|rows| lines < rows) || page(text).is_err() {
         stdout.write_all(text)?;
     }
     stdout.flush()
@@ -29,10 +30,10 @@ fn page(text: &[u8]) -> std::io::Result<()> {
     Ok(())
 }
 
-/// The terminal's height in lines, if stdout is one.
-fn terminal_rows() -> Option<usize> {
+/// The terminal's height and width, if stdout is one.
+pub(crate) fn terminal_size() -> Option<(usize, usize)> {
     let mut size = nix::libc::winsize { ws_row: 0, ws_col: 0, ws_xpixel: 0, ws_ypixel: 0 };
     // SAFETY: TIOCGWINSZ writes one `winsize` into the struct it is given.
     let ok = unsafe { nix::libc::ioctl(nix::libc::STDOUT_FILENO, nix::libc::TIOCGWINSZ, &mut size) } == 0;
-    (ok && size.ws_row > 0).then_some(size.ws_row as usize)
+    (ok && size.ws_row > 0 && size.ws_col > 0).then_some((size.ws_row as usize, size.ws_col as usize))
 }

@@ -7,7 +7,8 @@
 //!
 //! Release schema (ARCHITECTURE.md): identifiers are dropped; a numeric quasi-identifier `age`
 //! becomes `age` (Utf8 label such as `35-39` or `*`), `age_lo` and `age_hi` (inclusive bounds
-//! in the column's original type); a categorical one keeps its name and holds the node label;
+//! in the column's original type); a categorical one keeps its name and holds the node label,
+//! and a date one also its node's first and last dates in `_lo`/`_hi`;
 //! sensitive and set-valued columns are kept as they are; insensitive columns (every column
 //! `declare_roles` did not name) are dropped unless the caller keeps them ([`released`]).
 //!
@@ -15,6 +16,7 @@
 //! orders a written release by `random()`, the table-function adapter permutes an in-memory one).
 
 use super::format_number;
+use super::publish::{DateBounds, date_bounds};
 use crate::error::{AnonError, Result};
 use crate::hierarchy::{Hierarchy, NULL_LEAF};
 use crate::meta::{Role, TableMeta};
@@ -41,8 +43,10 @@ pub(crate) struct LevelLookup {
 }
 
 impl LevelLookup {
-    /// Key column `__k{i}` (Utf8 or Float64), label `__l{i}`, bounds `__lo{i}`, `__hi{i}`.
-    pub(crate) fn new(h: &Hierarchy, level: usize, i: usize) -> Result<Self> {
+    /// Key column `__k{i}` (Utf8 or Float64), label `__l{i}`, bounds `__lo{i}`, `__hi{i}`
+    /// (Float64 for a numeric hierarchy; `YYYY-MM-DD` text for a date column, `dates` the
+    /// level's [`date_bounds`]).
+    pub(crate) fn new(h: &Hierarchy, level: usize, i: usize, dates: Option<DateBounds>) -> Result<Self> {
         let up = h.up(level);
         let labels: Vec<String> = up.iter().map(|&n| node_label(h, level, n)).collect();
         let key: ArrayRef = if h.is_numeric() {
@@ -62,6 +66,13 @@ impl LevelLookup {
             fields.push(Field::new(format!("__hi{i}"), DataType::Float64, false));
             cols.push(Arc::new(Float64Array::from(lo)));
             cols.push(Arc::new(Float64Array::from(hi)));
+        } else if let Some(nodes) = dates {
+            for (b, upper) in [("lo", false), ("hi", true)] {
+                let day =
+                    |n: u32| nodes[n as usize].as_ref().map(|(lo, hi)| if upper { hi.clone() } else { lo.clone() });
+                fields.push(Field::new(format!("__{b}{i}"), DataType::Utf8, true));
+                cols.push(Arc::new(up.iter().map(|&n| day(n)).collect::<StringArray>()));
+            }
         }
         let batch = RecordBatch::try_new(Arc::new(Schema::new(fields)), cols)?;
         Ok(LevelLookup { batch })
@@ -132,7 +143,9 @@ pub(crate) async fn materialize_suppressed(
                 format!("level {level} of '{name}' is above its hierarchy's height {}", h.height()),
             ));
         }
-        let lookup = ctx.read_batch(LevelLookup::new(h, level as usize, i)?.batch)?;
+        let ty = &source_fields.iter().find(|(n, _)| n == name).map(|(_, t)| t.clone()).unwrap_or(DataType::Utf8);
+        let dates = date_bounds(ty, h, level as usize);
+        let lookup = ctx.read_batch(LevelLookup::new(h, level as usize, i, dates)?.batch)?;
         let key_expr = if h.is_numeric() {
             cast(ident(*name), DataType::Float64)
         } else if h.null_leaf().is_some() {
@@ -160,7 +173,8 @@ pub(crate) async fn materialize_suppressed(
             Some(Role::QuasiIdentifier) => {
                 let i = qis.iter().position(|q| q == name).expect("declared quasi-identifier");
                 out.push(kept(col(format!("__l{i}")), lit("*")).alias(name));
-                if meta.hierarchy(table, name)?.is_numeric() {
+                let h = meta.hierarchy(table, name)?;
+                if h.is_numeric() || date_bounds(ty, h, 0).is_some() {
                     let null = lit(datafusion::common::ScalarValue::try_from(ty)?);
                     let bound = |b: &str| kept(cast(col(format!("__{b}{i}")), ty.clone()), null.clone());
                     out.push(bound("lo").alias(format!("{name}_lo")));

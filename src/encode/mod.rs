@@ -36,7 +36,7 @@ use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Float64Type, Int64Type};
 use datafusion::functions_aggregate::expr_fn::count;
 use datafusion::prelude::{SessionContext, ident, lit};
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
 /// A quasi-identifier column of the frequency table.
@@ -237,9 +237,11 @@ fn column(batches: &[RecordBatch], i: usize) -> Vec<ArrayRef> {
 /// could otherwise probe which values occur (a membership oracle).
 pub(crate) fn encode_column(table: &str, name: &str, h: &Hierarchy, parts: &[ArrayRef]) -> Result<Vec<u32>> {
     let mut codes = Vec::new();
-    let mut missing_count = 0usize;
+    // Values, not tuples: `parts` holds the distinct tuples of all quasi-identifiers, so one
+    // unknown value occurs in many of them (one unknown ICD-9 code was reported as 336).
+    let mut missing: HashSet<String> = HashSet::new();
     let mut nulls = 0usize;
-    let mut not_numbers = 0usize;
+    let mut not_numbers: HashSet<String> = HashSet::new();
     let mut cache: HashMap<String, Option<u32>> = HashMap::new();
     for arr in parts {
         if h.is_numeric() {
@@ -250,14 +252,14 @@ pub(crate) fn encode_column(table: &str, name: &str, h: &Hierarchy, parts: &[Arr
                     nulls += 1;
                     codes.push(0);
                 } else if v.is_null(r) {
-                    not_numbers += 1;
+                    not_numbers.insert(text_at(arr, r));
                     codes.push(0);
                 } else {
                     let x = v.value(r);
                     match h.leaf_of_value(if x == 0.0 { 0.0 } else { x }) {
                         Some(c) => codes.push(c),
                         None => {
-                            missing_count += 1;
+                            missing.insert(x.to_string());
                             codes.push(0);
                         }
                     }
@@ -282,7 +284,7 @@ pub(crate) fn encode_column(table: &str, name: &str, h: &Hierarchy, parts: &[Arr
                 match c {
                     Some(c) => codes.push(c),
                     None => {
-                        missing_count += 1;
+                        missing.insert(s.to_string());
                         codes.push(0);
                     }
                 }
@@ -298,13 +300,14 @@ pub(crate) fn encode_column(table: &str, name: &str, h: &Hierarchy, parts: &[Arr
             ),
         ));
     }
-    if not_numbers > 0 {
+    if !not_numbers.is_empty() {
         return Err(AnonError::column(
             table,
             name,
-            format!("holds {not_numbers} distinct value(s) that are not numbers, but its hierarchy is numeric"),
+            format!("holds {} distinct value(s) that are not numbers, but its hierarchy is numeric", not_numbers.len()),
         ));
     }
+    let missing_count = missing.len();
     if missing_count > 0 {
         return Err(AnonError::column(
             table,
@@ -315,6 +318,11 @@ pub(crate) fn encode_column(table: &str, name: &str, h: &Hierarchy, parts: &[Arr
         ));
     }
     Ok(codes)
+}
+
+/// Value `r` of `arr` as text, to tell distinct values apart (never shown).
+fn text_at(arr: &ArrayRef, r: usize) -> String {
+    cast(&arr.slice(r, 1), &DataType::Utf8).ok().map(|a| a.as_string::<i32>().value(0).to_string()).unwrap_or_default()
 }
 
 /// Why a NULL sensitive value is refused (the NULL rule), in every method's error.

@@ -6,10 +6,11 @@
 use super::format_number;
 use crate::encode::{FrequencyTable, SensitiveColumn};
 use crate::error::{AnonError, Result};
+use crate::hierarchy::Hierarchy;
 use crate::meta::{Role, TableMeta};
 use datafusion::arrow::array::{ArrayRef, Float64Array, RecordBatch, StringArray, UInt32Array};
 use datafusion::arrow::compute::{cast, take};
-use datafusion::arrow::datatypes::{Field, Schema, SchemaRef};
+use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::prelude::SessionContext;
 use std::sync::Arc;
 
@@ -33,6 +34,75 @@ pub(crate) fn push_bounds(
     for (suffix, v) in [("lo", lo), ("hi", hi)] {
         fields.push(Field::new(format!("{}_{suffix}", source.name()), source.data_type().clone(), false));
         cols.push(cast(&(Arc::new(Float64Array::from(v)) as ArrayRef), source.data_type())?);
+    }
+    Ok(())
+}
+
+/// Bounds of a date quasi-identifier: for each node of `level`, the first and last day its
+/// label names, as `YYYY-MM-DD` (`date_hierarchy`'s labels: a day, `2021-03` the month,
+/// `2021` the year, `2020s` the decade). Read from the label alone, so they say nothing the
+/// label does not (the first and last dates of the data under a node would). The root `*`, the
+/// NULL leaf and any other label have none (NULL). None when `source` is no date column.
+pub(crate) fn date_bounds(source: &DataType, h: &Hierarchy, level: usize) -> Option<DateBounds> {
+    if !matches!(source, DataType::Date32 | DataType::Date64) || h.is_numeric() {
+        return None;
+    }
+    Some(h.level(level).labels.iter().map(|l| label_days(l)).collect())
+}
+
+/// The first and last day a date hierarchy's label names (see [`date_bounds`]).
+fn label_days(label: &str) -> Option<(String, String)> {
+    let number = |s: &str| s.bytes().all(|b| b.is_ascii_digit()).then(|| s.parse::<u32>().ok()).flatten();
+    let days_in = |y: u32, m: u32| match m {
+        2 if y.is_multiple_of(4) && (!y.is_multiple_of(100) || y.is_multiple_of(400)) => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    };
+    let parts: Vec<&str> = label.split('-').collect();
+    let (lo, hi) = match parts.as_slice() {
+        [y, m, d] if y.len() == 4 && m.len() == 2 && d.len() == 2 => {
+            let (y, m, d) = (number(y)?, number(m)?, number(d)?);
+            ((1..=12).contains(&m) && (1..=days_in(y, m)).contains(&d)).then_some(((y, m, d), (y, m, d)))?
+        }
+        [y, m] if y.len() == 4 && m.len() == 2 => {
+            let (y, m) = (number(y)?, number(m)?);
+            (1..=12).contains(&m).then(|| ((y, m, 1), (y, m, days_in(y, m))))?
+        }
+        [y] if y.len() == 4 => {
+            let y = number(y)?;
+            ((y, 1, 1), (y, 12, 31))
+        }
+        [d] if d.len() == 5 && d.ends_with("0s") => {
+            let y = number(&d[..4])?;
+            ((y, 1, 1), (y + 9, 12, 31))
+        }
+        _ => return None,
+    };
+    let text = |(y, m, d): (u32, u32, u32)| format!("{y:04}-{m:02}-{d:02}");
+    Some((text(lo), text(hi)))
+}
+
+/// Per node of a level: its first and last day, when its label names days.
+pub(crate) type DateBounds = Vec<Option<(String, String)>>;
+
+/// [`date_bounds`] of every level, 0 to the root.
+pub(crate) fn date_bounds_by_level(source: &DataType, h: &Hierarchy) -> Option<Vec<DateBounds>> {
+    (0..=h.height()).map(|level| date_bounds(source, h, level)).collect()
+}
+
+/// A date quasi-identifier's `<name>_lo` / `<name>_hi` columns from per-row bounds (None:
+/// NULL), in the source column's type.
+pub(crate) fn push_date_bounds(
+    source: &Field,
+    bounds: &[Option<(String, String)>],
+    fields: &mut Vec<Field>,
+    cols: &mut Vec<ArrayRef>,
+) -> Result<()> {
+    for (suffix, upper) in [("lo", false), ("hi", true)] {
+        let days: StringArray = bounds.iter().map(|b| b.as_ref().map(|(lo, hi)| if upper { hi } else { lo })).collect();
+        fields.push(Field::new(format!("{}_{suffix}", source.name()), source.data_type().clone(), true));
+        cols.push(cast(&(Arc::new(days) as ArrayRef), source.data_type())?);
     }
     Ok(())
 }
@@ -175,4 +245,22 @@ pub(crate) fn dropped_columns(source: &Schema, meta: &TableMeta) -> Vec<String> 
         .filter(|n| !matches!(meta.role(n), Some(Role::QuasiIdentifier | Role::Sensitive | Role::Identifier)))
         .cloned()
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::label_days;
+
+    #[test]
+    fn a_date_label_names_its_first_and_last_day() {
+        let days = |l: &str| label_days(l).map(|(a, b)| format!("{a}..{b}"));
+        assert_eq!(days("2021-03-05").as_deref(), Some("2021-03-05..2021-03-05"));
+        assert_eq!(days("2020-02").as_deref(), Some("2020-02-01..2020-02-29"));
+        assert_eq!(days("1900-02").as_deref(), Some("1900-02-01..1900-02-28"));
+        assert_eq!(days("2021").as_deref(), Some("2021-01-01..2021-12-31"));
+        assert_eq!(days("2010s").as_deref(), Some("2010-01-01..2019-12-31"));
+        for other in ["*", "NULL", "2021-13", "2021-02-30", "20x1", "2015s", "21"] {
+            assert_eq!(days(other), None, "{other}");
+        }
+    }
 }

@@ -89,7 +89,11 @@ impl Plan {
         check_release_schema(meta, original, release, names)?;
         let mut attrs = Vec::new();
         for c in q.columns() {
-            attrs.push(attr(&c, meta, original, names)?);
+            let a = attr(&c, meta, original, names)?;
+            if matches!(a.kind, AttrKind::ExactNum | AttrKind::ExactStr) && release.field_with_name(&c).is_err() {
+                return Err(not_released(&c, meta, names));
+            }
+            attrs.push(a);
         }
         let index = |c: &str| attrs.iter().position(|a| a.name == c).expect("referenced column");
         let mut vars: Vec<Var> =
@@ -183,6 +187,22 @@ fn check_release_schema(meta: &TableMeta, original: &Schema, release: &Schema, n
         }
     }
     Ok(())
+}
+
+/// A column the query reads as published that the release left out: methods drop columns
+/// declared insensitive (every undeclared column is) unless asked to keep them.
+fn not_released(c: &str, meta: &TableMeta, names: &Names) -> AnonError {
+    // Columns never declared are insensitive (declare_roles).
+    let role = meta.role(c).unwrap_or(Role::Insensitive).name();
+    AnonError::column(
+        names.release,
+        c,
+        format!(
+            "is not in the release: '{c}' is declared {role} in '{}', and methods leave such columns out; \
+             make the release with 'keep_insensitive=true' to publish it",
+            names.original
+        ),
+    )
 }
 
 fn attr(c: &str, meta: &TableMeta, original: &Schema, names: &Names) -> Result<Attr> {

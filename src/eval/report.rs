@@ -13,6 +13,7 @@
 
 use super::dist::Val;
 use crate::error::Result;
+use crate::numbers::significant;
 use datafusion::arrow::array::{ArrayRef, Float64Array, Int64Array, RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use std::cmp::Ordering;
@@ -203,7 +204,11 @@ impl QueryReport {
 
     pub fn to_batch(&self) -> Result<RecordBatch> {
         let rows = self.rows();
-        let value = |i: usize| -> ArrayRef { Arc::new(rows.iter().map(|r| r.values[i]).collect::<Float64Array>()) };
+        // Estimates are sums of fractional records: 12 significant digits print 434, not
+        // 434.00000000000006, and an error of nothing as 0, not -0 (src/numbers.rs).
+        let tidy = |x: f64| significant(x, 12);
+        let value =
+            |i: usize| -> ArrayRef { Arc::new(rows.iter().map(|r| r.values[i].map(tidy)).collect::<Float64Array>()) };
         let cols: Vec<ArrayRef> = vec![
             Arc::new(rows.iter().map(|r| Some(r.key.as_str())).collect::<StringArray>()),
             value(0),
@@ -212,7 +217,7 @@ impl QueryReport {
             value(3),
             Arc::new(rows.iter().map(|r| Some(r.status)).collect::<StringArray>()),
             Arc::new(rows.iter().map(|r| r.groups).collect::<Int64Array>()),
-            Arc::new(rows.iter().map(|r| Some(r.mass)).collect::<Float64Array>()),
+            Arc::new(rows.iter().map(|r| Some(tidy(r.mass))).collect::<Float64Array>()),
         ];
         Ok(RecordBatch::try_new(Self::schema(), cols)?)
     }

@@ -256,6 +256,10 @@ impl BlockIndex {
                 }
             }
         }
+        // In class order, not the buckets' hash order: the greedy placement takes candidates
+        // in this order, and the alignment (with the entropy metrics) must not vary between
+        // runs or with the order a release is read back in.
+        out.sort_unstable();
         out.extend(sup);
         out
     }

@@ -12,6 +12,7 @@ pub mod catalog;
 pub mod decode;
 pub mod emd;
 pub(crate) mod entropy;
+mod flow;
 pub mod loss;
 pub(crate) mod matching;
 pub mod ncp;

@@ -89,14 +89,16 @@ impl UlBounds {
 struct Block {
     /// Leaf → the block's item (generalized code) that covers it: the kept codes K_C.
     item_of: HashMap<u32, u32>,
-    /// The item sets its rows publish.
-    rows: HashSet<Vec<u32>>,
+    /// The item sets its rows publish, each as its index among all blocks' rows.
+    rows: HashMap<Vec<u32>, usize>,
     /// Two items of the block share a leaf: not ArtUC's model, so any cost is admitted.
     overlapping: bool,
 }
 
 impl Block {
-    fn add_row(&mut self, items: &[Vec<u32>], ids: &mut HashMap<Vec<u32>, u32>) {
+    /// Add a released row standing for `weight` records; `released[i]` counts the records of
+    /// every block's row i.
+    fn add_row(&mut self, items: &[Vec<u32>], weight: u64, ids: &mut HashMap<Vec<u32>, u32>, released: &mut Vec<u64>) {
         let mut row: Vec<u32> = Vec::with_capacity(items.len());
         for item in items {
             let next = ids.len() as u32;
@@ -110,32 +112,40 @@ impl Block {
         }
         row.sort_unstable();
         row.dedup();
-        self.rows.insert(row);
+        let i = *self.rows.entry(row).or_insert_with(|| {
+            released.push(0);
+            released.len() - 1
+        });
+        released[i] += weight;
     }
 
-    /// s(r) of an original record placed in this block, or None when the block has no row
-    /// that record could have become ({ũ : ũ ∩ r ≠ ∅} must be one of its rows). An overlapping
-    /// block admits every cost from 0 to |r|.
-    fn cost(&self, codes: &[u32]) -> Option<(u64, u64)> {
+    /// The rows of this block an original record could have become, each with the least and
+    /// greatest s(r) it would cost: the one row {ũ : ũ ∩ r ≠ ∅}, if published, at |r \ K_C|.
+    /// An overlapping block admits every row, at any cost from 0 to |r|.
+    fn rows_for(&self, codes: &[u32]) -> Vec<(usize, u64, u64)> {
         if self.overlapping {
-            return Some((0, codes.len() as u64));
+            return self.rows.values().map(|&row| (row, 0, codes.len() as u64)).collect();
         }
         let mut items: Vec<u32> = codes.iter().filter_map(|c| self.item_of.get(c).copied()).collect();
         let kept = codes.iter().filter(|c| self.item_of.contains_key(c)).count();
         items.sort_unstable();
         items.dedup();
         let s = (codes.len() - kept) as u64;
-        self.rows.contains(&items).then_some((s, s))
+        self.rows.get(&items).map(|&row| (row, s, s)).into_iter().collect()
     }
 }
 
 /// Bounds on UL of set-valued column `col` of `rel` against the original records.
 ///
 /// s(r) of an original record r in block C (a published class) is |r \ K_C|, K_C the codes
-/// C's items cover. Two bounds are combined, each valid for every assignment of original
-/// records to released ones:
-/// - per record: r can only have gone to a block whose demographics cover r's and that has
-///   the row r would have become; the least and greatest s(r) over those blocks, summed;
+/// C's items cover, and r can only have become the row {ũ ∈ C : ũ ∩ r ≠ ∅} of a block whose
+/// demographics cover r's. The exact bounds are the least and the greatest Σ s(r) over every
+/// assignment of original records to released rows that fills each row with its records
+/// (a min-cost flow, [`super::flow`]; records left over were withheld). Two relaxations of it,
+/// each valid for every assignment, are intersected with it, and stand alone when no
+/// assignment fills the release (then the release is not of this original, or not of this
+/// model):
+/// - per record: the least and greatest s(r) over the rows r could have become, summed;
 /// - per release (when no record was withheld): kept codes are at most Σ_x min(o(x), c(x))
 ///   (c(x): released records covering x) and at most Σ σ(r), and at least one per published
 ///   item, so Σ s(r) = Σ|r| − kept lies between.
@@ -153,9 +163,10 @@ fn suppressed_bounds(rel: &Decoded, set: &SetColumn, original: &OriginalRecords)
     let mut blocks: Vec<Block> = (0..=sup_block).map(|_| Block::default()).collect();
     let mut cells: Vec<Option<usize>> = vec![None; sup_block + 1];
     let mut ids: HashMap<Vec<u32>, u32> = HashMap::new();
+    let mut released: Vec<u64> = Vec::new();
     for r in 0..rel.len() {
         let b = rel.class_of[r].map_or(sup_block, |c| c as usize);
-        blocks[b].add_row(&set.rows[r], &mut ids);
+        blocks[b].add_row(&set.rows[r], rel.weights[r], &mut ids, &mut released);
         cells[b].get_or_insert(r);
     }
     // Distinct demographic hulls, and the blocks of each.
@@ -175,6 +186,7 @@ fn suppressed_bounds(rel: &Decoded, set: &SetColumn, original: &OriginalRecords)
     let words = hulls.len().div_ceil(64);
     let mut cover: HashMap<(usize, u32), Vec<u64>> = HashMap::new();
     let mut per_record: Vec<(u64, u64, u64)> = Vec::new(); // (lo, hi, weight) of matched records
+    let mut edges: Vec<Edge> = Vec::new();
     let mut unmatched = 0u64;
     for ((leaves, codes), &w) in original.leaves.iter().zip(&original.codes).zip(&original.weights) {
         let mut codes = codes.clone();
@@ -196,8 +208,9 @@ fn suppressed_bounds(rel: &Decoded, set: &SetColumn, original: &OriginalRecords)
         let mut range: Option<(u64, u64)> = None;
         for i in (0..hulls.len()).filter(|&i| cand[i / 64] >> (i % 64) & 1 == 1) {
             for &b in &hulls[i].1 {
-                if let Some((lo, hi)) = blocks[b].cost(&codes) {
+                for (row, lo, hi) in blocks[b].rows_for(&codes) {
                     range = Some(range.map_or((lo, hi), |(a, z)| (a.min(lo), z.max(hi))));
+                    edges.push(Edge { original: per_record.len(), row, lo, hi });
                 }
             }
         }
@@ -206,15 +219,71 @@ fn suppressed_bounds(rel: &Decoded, set: &SetColumn, original: &OriginalRecords)
             None => unmatched += w,
         }
     }
+    let relaxed = relaxed_bounds(rel, set, original, &per_record, unmatched);
+    let supply: Vec<u64> = per_record.iter().map(|r| r.2).collect();
+    match assignment_bounds(&edges, &supply, &released) {
+        Some((lo, hi)) => {
+            let (lo, hi) = (lo.max(relaxed.0), hi.min(relaxed.1));
+            (lo, hi.max(lo))
+        }
+        None => relaxed,
+    }
+}
+
+/// Original record `original` (among the matched ones) may have become released row `row` at
+/// a cost of s(r) from `lo` to `hi`.
+struct Edge {
+    original: usize,
+    row: usize,
+    lo: u64,
+    hi: u64,
+}
+
+/// The least and greatest Σ s(r) over assignments of the originals (`supply[i]` records each)
+/// to the released rows (`released[j]` records each) along `edges` that fill every row; None
+/// when none fills them.
+fn assignment_bounds(edges: &[Edge], supply: &[u64], released: &[u64]) -> Option<(u64, u64)> {
+    let filled: u64 = released.iter().sum();
+    let top = edges.iter().map(|e| e.hi).max().unwrap_or(0);
+    let solve = |cost: &dyn Fn(&Edge) -> u64| -> Option<u64> {
+        let (s, t, rows) = (0, 1, 2 + supply.len());
+        let mut net = super::flow::Network::new(rows + released.len());
+        for (i, &w) in supply.iter().enumerate() {
+            net.edge(s, 2 + i, w, 0);
+        }
+        for (j, &w) in released.iter().enumerate() {
+            net.edge(rows + j, t, w, 0);
+        }
+        for e in edges {
+            net.edge(2 + e.original, rows + e.row, supply[e.original], cost(e) as i64);
+        }
+        let (flow, total) = net.min_cost_max_flow(s, t);
+        (flow == filled).then_some(total as u64)
+    };
+    let lo = solve(&|e| e.lo)?;
+    // The dearest assignment is the cheapest on costs top − hi: every unit crosses one edge.
+    let hi = filled * top - solve(&|e| top - e.hi)?;
+    Some((lo, hi))
+}
+
+/// The per-record and per-release relaxations of the bounds (see [`ul_bounds`]).
+fn relaxed_bounds(
+    rel: &Decoded,
+    set: &SetColumn,
+    original: &OriginalRecords,
+    per_record: &[(u64, u64, u64)],
+    unmatched: u64,
+) -> (u64, u64) {
     let hi_sum: u64 = per_record.iter().map(|(_, hi, w)| hi * w).sum();
     let mut lo_sum: u64 = per_record.iter().map(|(lo, _, w)| lo * w).sum();
     // Records not released (withheld): the unmatched ones, and as many more as the counts say,
     // which for the lower bound are the costliest.
     let excess = original.records().saturating_sub(rel.records()).saturating_sub(unmatched);
     if excess > 0 {
-        per_record.sort_unstable_by_key(|r| std::cmp::Reverse(r.0));
+        let mut costliest = per_record.to_vec();
+        costliest.sort_unstable_by_key(|r| std::cmp::Reverse(r.0));
         let mut left = excess;
-        for &(lo, _, w) in &per_record {
+        for &(lo, _, w) in &costliest {
             let take = left.min(w);
             lo_sum -= lo * take;
             left -= take;

@@ -27,7 +27,7 @@
 
 use super::columns::{int_values, str_values};
 use crate::error::{AnonError, Result};
-use datafusion::arrow::array::{Array, AsArray, RecordBatch};
+use datafusion::arrow::array::{Array, ArrayRef, AsArray, RecordBatch};
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Field};
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -55,14 +55,7 @@ pub fn decode_catalog(name: &str, batches: &[RecordBatch]) -> Result<Vec<Catalog
             })?;
             cols.push(col.clone());
         }
-        let list = DataType::List(Arc::new(Field::new_list_field(DataType::Int64, true)));
-        let ids = cast(&cols[0], &list).map_err(|_| {
-            AnonError::column(
-                name,
-                "class_ids",
-                format!("has type {}, expected a list of class ids", cols[0].data_type()),
-            )
-        })?;
+        let ids = class_id_lists(name, &cols[0])?;
         let ids = ids.as_list::<i32>();
         let values = str_values(name, "sensitive_value", &cols[1..2])?;
         let counts = int_values(&cols[2..3])?;
@@ -83,6 +76,25 @@ pub fn decode_catalog(name: &str, batches: &[RecordBatch]) -> Result<Vec<Catalog
         }
     }
     Ok(out)
+}
+
+/// `class_ids` as lists of ids: a list column, one id per row, or the ids joined by `;` as
+/// the table printer, CSV output and `COPY ... TO '.csv'` write them (a catalog read back
+/// from its CSV file).
+fn class_id_lists(name: &str, col: &ArrayRef) -> Result<ArrayRef> {
+    let list = DataType::List(Arc::new(Field::new_list_field(DataType::Int64, true)));
+    let wrong =
+        || AnonError::column(name, "class_ids", format!("has type {}, expected a list of class ids", col.data_type()));
+    if !matches!(col.data_type(), DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View) {
+        return cast(col, &list).map_err(|_| wrong());
+    }
+    let split: ArrayRef = Arc::new(crate::hierarchy::code_lists(name, "class_ids", col)?);
+    let ids = cast(&split, &list).map_err(|_| wrong())?;
+    // A part that is no integer casts to NULL: refuse it rather than drop it.
+    if ids.as_list::<i32>().values().null_count() > 0 {
+        return Err(AnonError::column(name, "class_ids", "holds a part that is not an integer class id"));
+    }
+    Ok(ids)
 }
 
 /// Total counterfeit records the catalog declares.

@@ -13,7 +13,13 @@
 //!    and the bundled RT datasets), and the query harness already matches a query's code to a
 //!    released one up to its dots (`eval::dist::element_presence`). Dots are significant in
 //!    quasi-identifier labels, which are words, not codes.
-//! 3. Text that names no node is an error for the caller to report with the column (never
+//! 3. `*`, the suppression marker every method writes into a suppressed record's labels (k-anon,
+//!    h-ceiling, IPA, ArtUC; `src/verify` tests for it too), covers the whole domain: it names
+//!    the root, whatever the root's label (`*****` for a masking hierarchy, `ANY` in a loaded
+//!    one), unless some node is labelled `*` itself (rule 1 then). Writing the root's label in
+//!    suppressed rows instead would make a suppressed record look generalized to the root and
+//!    break every reader that finds suppressed records by their `*`.
+//! 4. Text that names no node is an error for the caller to report with the column (never
 //!    quoting the value: a leaf label is a patient's original value). A release of this table
 //!    publishes only its hierarchy's labels, so such text means the release is of another
 //!    table; guessing (e.g. letting an unknown code stand for itself, as the query harness once
@@ -25,6 +31,9 @@
 
 use crate::hierarchy::Hierarchy;
 use std::collections::HashMap;
+
+/// The label every method writes into a suppressed record's quasi-identifiers (rule 3).
+pub(crate) const SUPPRESSED: &str = "*";
 
 /// Label → node index of one hierarchy, with the leaves under every node.
 #[derive(Debug)]
@@ -53,6 +62,8 @@ impl LabelIndex {
             }
             leaves.push(by_node);
         }
+        // Rule 3: the suppression marker names the (single) root when no node carries it.
+        node.entry(SUPPRESSED.to_string()).or_insert((h.height() as u8, 0));
         LabelIndex { node, undotted, leaves }
     }
 
@@ -80,7 +91,7 @@ impl LabelIndex {
     }
 
     /// The leaves a released set-valued element covers (rule 2), ascending and distinct; `None`
-    /// when any part names no node (rule 3).
+    /// when any part names no node (rule 4).
     pub(crate) fn element(&self, element: &str) -> Option<Vec<u32>> {
         let e = element.trim();
         match e.strip_prefix('(').and_then(|x| x.strip_suffix(')')) {
@@ -143,7 +154,7 @@ mod tests {
         assert_eq!(ix.element("053.7"), None);
     }
 
-    /// Rule 3: an unknown code is no code (the harness let it cover itself; anon_metrics refused
+    /// Rule 4: an unknown code is no code (the harness let it cover itself; anon_metrics refused
     /// it). One unknown part makes the whole generalized code unknown.
     #[test]
     fn an_unknown_code_covers_nothing() {
@@ -151,6 +162,20 @@ mod tests {
         assert_eq!(ix.element("999.9"), None);
         assert_eq!(ix.element("(053.20, 999.9)"), None);
         assert_eq!(ix.element(""), None);
+    }
+
+    /// Rule 3: a suppressed record's `*` covers every leaf when the root has another label (a
+    /// masking hierarchy's `*****`), and names a node labelled `*` when there is one.
+    #[test]
+    fn the_suppression_marker_names_the_root_whatever_its_label() {
+        let h = hierarchy(HierarchyKind::Categorical, &[["02139", "021**", "*****"], ["02141", "021**", "*****"]]);
+        let ix = LabelIndex::new(&h);
+        assert_eq!(ix.node(SUPPRESSED), ix.node("*****"));
+        assert_eq!(ix.leaves(SUPPRESSED), Some(&[0, 1][..]));
+        let h = hierarchy(HierarchyKind::Categorical, &[["a", "*", "ANY"], ["b", "b", "ANY"]]);
+        let ix = LabelIndex::new(&h);
+        assert_eq!(ix.node(SUPPRESSED), Some((1, 0)));
+        assert_eq!(ix.leaves(SUPPRESSED), Some(&[0][..]));
     }
 
     /// Rule 1 for quasi-identifier labels: the lowest level wins, and dots are part of a word.

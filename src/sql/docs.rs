@@ -28,6 +28,11 @@ const fn method<S: MethodSpec>(purpose: &'static str) -> FunctionDoc {
 pub const TABLE_FUNCTIONS: &[FunctionDoc] = &[
     doc("load_dataset", dataset::SIGNATURE, "register a bundled dataset with its roles and hierarchies"),
     doc("load_constraints", constraints_fn::SIGNATURE, "register one of the ArtUC paper's utility-constraint sets"),
+    doc(
+        "utility_constraints",
+        constraints_fn::BUILD_SIGNATURE,
+        "register ArtUC utility constraints for your table: demographic bands x code sets",
+    ),
     doc("declare_roles", roles::SIGNATURE, "declare each column's role (identifier, quasi-identifier, sensitive, ...)"),
     doc(
         "declare_release_plan",

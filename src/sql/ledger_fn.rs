@@ -11,6 +11,7 @@ use super::{Args, block_on_cancellable, mem_table, session_context};
 use crate::dp::ledger::{Account, Charge, Ledger, LedgerRow, Reservation, account_of, fingerprint_udaf};
 use crate::error::{AnonError, Result};
 use crate::meta::{Registry, TableMeta};
+use crate::numbers::significant;
 use datafusion::arrow::array::{
     ArrayRef, Float64Array, Int64Array, RecordBatch, StringArray, TimestampMillisecondArray, new_null_array,
 };
@@ -136,8 +137,10 @@ pub(crate) fn ledger_batch(ledger: &Ledger, rows: &[LedgerRow]) -> Result<Record
     let text = |f: &dyn Fn(&LedgerRow) -> Option<String>| -> ArrayRef {
         Arc::new(StringArray::from(rows.iter().map(f).collect::<Vec<_>>()))
     };
+    // Epsilons and deltas are kept on binary grids (2^-32, 2^-64): shown to 9 significant
+    // digits, an epsilon of 1 reads 1, not 0.9999999995343387 (src/numbers.rs).
     let float = |f: &dyn Fn(&LedgerRow) -> Option<f64>| -> ArrayRef {
-        Arc::new(Float64Array::from(rows.iter().map(f).collect::<Vec<_>>()))
+        Arc::new(Float64Array::from(rows.iter().map(|r| f(r).map(|x| significant(x, 9))).collect::<Vec<_>>()))
     };
     let path = ledger.path().display().to_string();
     let cols: Vec<ArrayRef> = vec![

@@ -30,7 +30,11 @@ impl MethodSpec for Rmr {
     fn parse(&self, a: &Args) -> Result<RmrConfig> {
         let (k, m, delta, epsilon) = km_args(F, a, 2)?;
         if !(0.0..=1.0).contains(&delta) {
-            return Err(AnonError::argument(F, "delta", format!("must be in [0, 1], got {delta}")));
+            return Err(AnonError::argument(
+                F,
+                "delta",
+                format!("must be in [0, 1], got {}", crate::dp::ledger::shown(delta)),
+            ));
         }
         RmrConfig::new(k, m, delta, epsilon).with_options(&a.opt_str(6, "options")?.unwrap_or_default())
     }

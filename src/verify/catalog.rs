@@ -20,7 +20,7 @@
 use super::Outcome;
 use super::classes::texts;
 use crate::error::{AnonError, Result};
-use datafusion::arrow::array::{Array, AsArray};
+use datafusion::arrow::array::{Array, ArrayRef, AsArray};
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Field, Int64Type};
 use datafusion::prelude::SessionContext;
@@ -118,7 +118,14 @@ async fn read_catalog(ctx: &SessionContext, table: &str) -> Result<Vec<CatalogRo
     let list_type = DataType::List(Arc::new(Field::new_list_field(DataType::Int64, true)));
     let mut rows = Vec::new();
     for b in &batches {
-        let ids = cast(b.column(0), &list_type)
+        // A catalog read back from CSV holds its lists as `1;14` (the one splitter, src/verify/mod.rs).
+        let column = match b.column(0).data_type() {
+            DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => {
+                Arc::new(crate::hierarchy::code_lists(table, "class_ids", b.column(0))?) as ArrayRef
+            }
+            _ => b.column(0).clone(),
+        };
+        let ids = cast(&column, &list_type)
             .map_err(|_| AnonError::column(table, "class_ids", "must be a list of integer class ids"))?;
         let ids = ids.as_list::<i32>();
         let values = texts(b.column(1))?;

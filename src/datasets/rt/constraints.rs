@@ -17,9 +17,8 @@ use super::RtPreset;
 use super::demographics::{EHRD_MAX_AGE, INFORMS_YEAR};
 use super::icd9::icd9_hierarchy;
 use crate::error::{AnonError, Result};
-use datafusion::arrow::array::{Array, ArrayRef, Int64Array, ListBuilder, RecordBatch, StringArray, StringBuilder};
-use datafusion::arrow::datatypes::{DataType, Field, Schema};
-use std::sync::Arc;
+use crate::methods::artuc::build::{Elem, bands, constraints_batch};
+use datafusion::arrow::array::RecordBatch;
 
 /// The names of the nine sets of each dataset.
 pub const UC_SETS: [&str; 9] = ["UC1", "UC2", "UC3", "UC4", "UC5", "UC6", "UC7", "UC8", "UC9"];
@@ -28,24 +27,12 @@ pub const UC_SETS: [&str; 9] = ["UC1", "UC2", "UC3", "UC4", "UC5", "UC6", "UC7",
 /// sets; UC4–6 and UC7–9 repeat the pattern.
 const CODE_LEVELS: [usize; 3] = [3, 2, 1];
 
-/// One demographic element: an inclusive numeric range or a categorical node label.
-#[derive(Debug, Clone, PartialEq)]
-enum Elem {
-    Range(i64, i64),
-    Node(&'static str),
-}
-
 /// The index 0..9 of a set name (`UC1`..`UC9`, case-insensitive).
 fn set_index(set: &str) -> Result<usize> {
     UC_SETS
         .iter()
         .position(|s| s.eq_ignore_ascii_case(set.trim()))
         .ok_or_else(|| AnonError::argument("load_constraints", "set", format!("'{set}' is not one of UC1..UC9")))
-}
-
-/// Consecutive inclusive bands of `width` from `lo`, the last clipped to `hi`.
-fn bands(lo: i64, hi: i64, width: i64) -> Vec<(i64, i64)> {
-    (0..).map(|i| lo + i * width).take_while(|&s| s <= hi).map(|s| (s, (s + width - 1).min(hi))).collect()
 }
 
 /// Table 6a: age bands of 12, 24 years, or [0:50) and [50:150) (clipped to the synthetic
@@ -56,7 +43,7 @@ fn ehrd_tuples(group: usize) -> Vec<Vec<Elem>> {
         1 => bands(0, EHRD_MAX_AGE, 24),
         _ => vec![(0, 49), (50, EHRD_MAX_AGE)],
     };
-    ages.into_iter().map(|(lo, hi)| vec![Elem::Range(lo, hi), Elem::Node("*")]).collect()
+    ages.into_iter().map(|(lo, hi)| vec![Elem::Range(lo, hi), Elem::Node("*".into())]).collect()
 }
 
 /// Table 6b: year-of-birth bands of 20 years from 1918, 50 years, or all of 1918–2000, crossed
@@ -76,7 +63,7 @@ fn informs_tuples(group: usize) -> Vec<Vec<Elem>> {
             out.push(vec![
                 Elem::Range(1, 12),
                 Elem::Range(ylo, yhi),
-                Elem::Node("*"),
+                Elem::Node("*".into()),
                 Elem::Range(0, 17),
                 Elem::Range(ilo, ihi),
             ]);
@@ -94,50 +81,11 @@ pub fn utility_constraints(preset: RtPreset, set: &str) -> Result<RecordBatch> {
     };
     let h = icd9_hierarchy()?;
     let level = CODE_LEVELS[i % 3];
-    let code_sets: Vec<&str> = (0..h.width(level)).map(|c| h.label(level, c as u32)).collect();
+    let code_sets: Vec<Vec<String>> = (0..h.width(level)).map(|c| vec![h.label(level, c as u32).to_string()]).collect();
     let n = tuples.len().max(code_sets.len());
-    let mut fields = vec![Field::new("constraint", DataType::Utf8, false)];
-    let mut cols: Vec<ArrayRef> = vec![Arc::new(StringArray::from_iter_values((1..=n).map(|r| format!("u{r}"))))];
-    for (a, name) in preset.demographics().iter().enumerate() {
-        let elems: Vec<&Elem> = (0..n).map(|r| &tuples[r % tuples.len()][a]).collect();
-        push_elements(name, &elems, &mut fields, &mut cols);
-    }
-    let mut codes = ListBuilder::new(StringBuilder::new());
-    for r in 0..n {
-        codes.values().append_value(code_sets[r % code_sets.len()]);
-        codes.append(true);
-    }
-    let list = codes.finish();
-    fields.push(Field::new("codes", list.data_type().clone(), false));
-    cols.push(Arc::new(list));
-    Ok(RecordBatch::try_new(Arc::new(Schema::new(fields)), cols)?)
-}
-
-/// `name_lo`/`name_hi` for ranges, `name` for node labels (one attribute's elements are all
-/// of one kind).
-fn push_elements(name: &str, elems: &[&Elem], fields: &mut Vec<Field>, cols: &mut Vec<ArrayRef>) {
-    if matches!(elems.first(), Some(Elem::Node(_))) {
-        let labels = elems.iter().map(|e| if let Elem::Node(l) = e { *l } else { "*" });
-        fields.push(Field::new(name, DataType::Utf8, false));
-        cols.push(Arc::new(StringArray::from_iter_values(labels)));
-        return;
-    }
-    let bound = |upper: bool| {
-        Int64Array::from_iter_values(elems.iter().map(|e| match e {
-            Elem::Range(lo, hi) => {
-                if upper {
-                    *hi
-                } else {
-                    *lo
-                }
-            }
-            Elem::Node(_) => 0,
-        }))
-    };
-    for (suffix, upper) in [("lo", false), ("hi", true)] {
-        fields.push(Field::new(format!("{name}_{suffix}"), DataType::Int64, false));
-        cols.push(Arc::new(bound(upper)));
-    }
+    let rows: Vec<(&[Elem], &[String])> =
+        (0..n).map(|r| (tuples[r % tuples.len()].as_slice(), code_sets[r % code_sets.len()].as_slice())).collect();
+    constraints_batch(preset.demographics(), "codes", &rows)
 }
 
 #[cfg(test)]

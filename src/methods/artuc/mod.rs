@@ -16,6 +16,7 @@
 //! for the data owner to choose from, and [`Trajectory::release`] publishes a chosen step.
 //! [`baseline`] is the paper's Baseline (Section 5). [`release`] builds the Arrow release.
 
+pub(crate) mod build;
 pub(crate) mod constraints;
 pub(crate) mod data;
 #[cfg(test)]

@@ -2,12 +2,12 @@
 //! block's closest common ancestors, and the sensitive attribute. A categorical attribute
 //! holds the node's label; a numeric one `age` holds the node's label with `age_lo`/`age_hi`,
 //! the node's bounds (an ungeneralized value is its own number), as every release does
-//! (ARCHITECTURE.md). Rows are built block by block from the frequency table, so, as with the
+//! (ARCHITECTURE.md); a date one, its label with `_lo`/`_hi`, the node's first and last dates. Rows are built block by block from the frequency table, so, as with the
 //! h-ceiling release, columns that are neither quasi-identifying nor sensitive are left out.
 
 use super::block::Block;
 use crate::encode::node_label;
-use crate::encode::publish::{Source, cell_rows, class_rows, push_bounds};
+use crate::encode::publish::{Source, cell_rows, class_rows, date_bounds_by_level, push_bounds, push_date_bounds};
 use crate::error::Result;
 use crate::release::Published;
 use datafusion::arrow::array::{ArrayRef, Int64Array, StringArray};
@@ -29,6 +29,10 @@ fn block_columns(src: &Source<'_>, blocks: &[Block]) -> Result<(Vec<Field>, Vec<
                 .map(|b| h.bounds(b.label[a].0 as usize, b.label[a].1).unwrap_or((f64::NAN, f64::NAN)))
                 .unzip();
             push_bounds(f, lo, hi, &mut fields, &mut cols)?;
+        } else if let Some(nodes) = date_bounds_by_level(f.data_type(), h) {
+            let b: Vec<_> =
+                blocks.iter().map(|b| nodes[b.label[a].0 as usize][b.label[a].1 as usize].clone()).collect();
+            push_date_bounds(f, &b, &mut fields, &mut cols)?;
         }
     }
     Ok((fields, cols))

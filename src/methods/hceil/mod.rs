@@ -25,6 +25,7 @@ pub(crate) mod truthful;
 pub use counterfeit::{NodeCatalog, ValueDraw};
 pub use score::Objective;
 
+use crate::dp::ledger::shown;
 use crate::encode::publish::Source;
 use crate::encode::{FrequencyTable, NodeCache};
 use crate::error::{AnonError, Result};
@@ -149,7 +150,7 @@ impl HceilConfig {
         if let Some(h) = self.h
             && !(h > 0.0 && h <= 1.0)
         {
-            return Err(AnonError::argument(F, "h", format!("must be in (0, 1], got {h}")));
+            return Err(AnonError::argument(F, "h", format!("must be in (0, 1], got {}", shown(h))));
         }
         if self.k > records {
             return Err(AnonError::argument(
@@ -182,7 +183,7 @@ impl HceilConfig {
             return Err(AnonError::argument(
                 F,
                 "suppression",
-                format!("must be a percentage in [0, 100], got {}", self.suppression_percent),
+                format!("must be a percentage in [0, 100], got {}", shown(self.suppression_percent)),
             ));
         }
         Ok(())
@@ -267,7 +268,7 @@ fn search_with_cache<'a>(
         return Err(AnonError::argument(
             F,
             "h",
-            format!("no generalization keeps every record within h = {}; raise h", params.ceiling),
+            format!("no generalization keeps every record within h = {}; raise h", shown(params.ceiling)),
         ));
     }
     let (best, stats) = search::best(&mut nodes, cands, &params, progress)?;
@@ -278,10 +279,11 @@ fn search_with_cache<'a>(
             format!(
                 "none of the {} nodes within h = {} has a catalog that conceals its counterfeits{} raise h",
                 stats.candidates,
-                params.ceiling,
+                shown(params.ceiling),
                 match config.max_counterfeits_percent {
                     Some(p) => format!(
-                        " with at most {p}% counterfeit records{}; raise max_counterfeits or",
+                        " with at most {}% counterfeit records{}; raise max_counterfeits or",
+                        shown(p),
                         if config.suppression_percent > 0.0 { " after suppression" } else { "" }
                     ),
                     None => ";".into(),

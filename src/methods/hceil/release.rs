@@ -13,7 +13,7 @@
 
 use super::counterfeit::NodeCatalog;
 use crate::encode::Cached;
-use crate::encode::publish::{Source, cell_rows, class_rows, push_bounds, range_label};
+use crate::encode::publish::{Source, cell_rows, class_rows, date_bounds, push_bounds, push_date_bounds, range_label};
 use crate::error::Result;
 use datafusion::arrow::array::{
     Array, ArrayRef, Int64Array, Int64Builder, ListBuilder, RecordBatch, StringArray, UInt32Array,
@@ -83,6 +83,10 @@ fn class_columns(src: &Source<'_>, cached: &Cached, ids: &[i64]) -> Result<(Vec<
             let labels: Vec<&str> = g.codes[a].iter().map(|&c| h.label(level, c)).collect();
             fields.push(Field::new(f.name(), DataType::Utf8, false));
             cols.push(Arc::new(StringArray::from(labels)));
+            if let Some(nodes) = date_bounds(f.data_type(), h, level) {
+                let b: Vec<_> = g.codes[a].iter().map(|&c| nodes[c as usize].clone()).collect();
+                push_date_bounds(f, &b, &mut fields, &mut cols)?;
+            }
         }
     }
     Ok((fields, cols))

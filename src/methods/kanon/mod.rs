@@ -121,7 +121,7 @@ impl KanonConfig {
             return Err(AnonError::argument(
                 "kanon_anonymize",
                 "suppression",
-                format!("must be a percentage in [0, 100], got {}", self.suppression_percent),
+                format!("must be a percentage in [0, 100], got {}", crate::dp::ledger::shown(self.suppression_percent)),
             ));
         }
         if self.models.k > records {

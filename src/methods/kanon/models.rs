@@ -62,7 +62,7 @@ impl Models {
         if let Some(t) = self.t
             && !(0.0..=1.0).contains(&t)
         {
-            return bad("t", format!("must be in [0, 1], got {t}"));
+            return bad("t", format!("must be in [0, 1], got {}", crate::dp::ledger::shown(t)));
         }
         Ok(())
     }

@@ -15,8 +15,11 @@
 //! 4. output names: every table the call will register is checked against [`Releases`] before
 //!    anything runs (an output may only replace an earlier release of the same function);
 //! 5. run, then register every output last, so a failed call leaves the catalog as it was;
+//!    every output carries only the metadata the engine defines for it, never the source's
+//!    ([`super::output::published`]);
 //! 6. memoize deterministic calls, so `EXPLAIN` or a second reference does not recompute.
 
+use super::output::{Labels, published};
 use super::report::Value;
 use super::{Args, Memo, block_on, session_context};
 use crate::dp::ledger::Charge;
@@ -211,10 +214,12 @@ impl<S: MethodSpec> MethodFn<S> {
             meta: &meta,
             started: Instant::now(),
         };
-        let mut outputs = self.spec.run(&call, &params)?;
-        outputs.release = shuffled(outputs.release, self.spec.seed(&params))?;
-        let release = outputs.release.clone();
-        let mut tables = vec![(output.clone(), outputs.release)];
+        let outputs = self.spec.run(&call, &params)?;
+        // Only a call that charged the ledger may label its release with a DP guarantee; only a
+        // catalog names its sensitive column. Nothing else of the source's metadata is published.
+        let labels = Labels { guarantee: charge.is_some(), sensitive_column: false };
+        let release = published(shuffled(outputs.release, self.spec.seed(&params))?, labels)?;
+        let mut tables = vec![(output.clone(), release.clone())];
         for (suffix, table) in outputs.side {
             let name = format!("{output}_{suffix}");
             if !names.contains(&name) {
@@ -224,7 +229,7 @@ impl<S: MethodSpec> MethodFn<S> {
                     format!("internal: side table '{suffix}' is not declared"),
                 ));
             }
-            tables.push((name, table));
+            tables.push((name, published(table, Labels { guarantee: false, sensitive_column: suffix == "catalog" })?));
         }
         if let (Some(r), Some((_, parts))) = (reservation, &charge) {
             r.commit(&output, S::NAME, parts)?;

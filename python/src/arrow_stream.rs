@@ -2,24 +2,33 @@
 //! as an `ArrowArrayStream` over the engine's own batches, and a registered table arrives as
 //! one. Buffers are shared both ways; nothing is copied or serialized.
 
-use crate::Error;
+use crate::errors::Error;
+use crate::wait::runtime;
 use anonfusion::datafusion::arrow::array::{RecordBatch, RecordBatchIterator, RecordBatchReader};
 use anonfusion::datafusion::arrow::datatypes::SchemaRef;
+use anonfusion::datafusion::arrow::error::ArrowError;
+use anonfusion::datafusion::arrow::ffi::FFI_ArrowSchema;
 use anonfusion::datafusion::arrow::ffi_stream::{ArrowArrayStreamReader, FFI_ArrowArrayStream};
+use anonfusion::datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
 use anonfusion::datafusion::arrow::util::pretty::pretty_format_batches_with_schema;
+use anonfusion::datafusion::execution::SendableRecordBatchStream;
+use futures::StreamExt;
 use pyo3::exceptions::PyImportError;
 use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyCapsuleMethods};
 use std::ffi::CStr;
+use std::fmt::Write;
+use std::sync::Mutex;
 
-/// The capsule name the PyCapsule interface fixes for a stream.
+/// The capsule names the PyCapsule interface fixes.
 const STREAM: &CStr = c"arrow_array_stream";
+const SCHEMA: &CStr = c"arrow_schema";
 
-/// Rows `repr()` shows; the rest is counted.
+/// Rows `repr()` and `_repr_html_()` show; the rest is counted.
 const REPR_ROWS: usize = 10;
 
 /// The result of a statement: its schema and batches, held by the engine until Python reads
-/// them (`to_arrow`, `to_pandas`, `to_polars`, or any reader of `__arrow_c_stream__`).
+/// them (any reader of `__arrow_c_stream__`; `anonfusion.Relation` wraps this).
 #[pyclass(module = "anonfusion._anonfusion", frozen)]
 pub struct Relation {
     schema: SchemaRef,
@@ -33,6 +42,28 @@ impl Relation {
 
     fn rows(&self) -> usize {
         self.batches.iter().map(RecordBatch::num_rows).sum()
+    }
+
+    /// The first [`REPR_ROWS`] rows.
+    fn head(&self) -> Vec<RecordBatch> {
+        let mut shown = Vec::new();
+        let mut left = REPR_ROWS;
+        for batch in &self.batches {
+            if left == 0 {
+                break;
+            }
+            let take = left.min(batch.num_rows());
+            shown.push(batch.slice(0, take));
+            left -= take;
+        }
+        shown
+    }
+
+    /// "3 rows", "1 row", "25 rows (10 shown)".
+    fn count_line(&self) -> String {
+        let rows = self.rows();
+        let more = if rows > REPR_ROWS { format!(" ({REPR_ROWS} shown)") } else { String::new() };
+        format!("{rows} row{}{more}", if rows == 1 { "" } else { "s" })
     }
 }
 
@@ -48,27 +79,12 @@ impl Relation {
     ) -> PyResult<Bound<'py, PyCapsule>> {
         let _ = requested_schema;
         let batches = self.batches.clone().into_iter().map(Ok);
-        let reader = RecordBatchIterator::new(batches, self.schema.clone());
-        // The capsule owns the stream; its destructor releases it unless a reader moved it out.
-        PyCapsule::new_with_value(py, FFI_ArrowArrayStream::new(Box::new(reader)), STREAM)
+        stream_capsule(py, Box::new(RecordBatchIterator::new(batches, self.schema.clone())))
     }
 
-    /// A `pyarrow.Table` sharing the result's buffers.
-    fn to_arrow<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
-        let pyarrow = import_module(slf.py(), "pyarrow", "to_arrow()")?;
-        pyarrow.call_method1("table", (slf,))
-    }
-
-    /// A pandas DataFrame (through pyarrow; numeric columns without nulls are not copied).
-    fn to_pandas<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
-        import_module(slf.py(), "pandas", "to_pandas()")?;
-        Self::to_arrow(slf)?.call_method0("to_pandas")
-    }
-
-    /// A Polars DataFrame sharing the result's buffers where Polars' types allow.
-    fn to_polars<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
-        let polars = import_module(slf.py(), "polars", "to_polars()")?;
-        polars.call_method1("from_arrow", (Self::to_arrow(slf)?,))
+    /// The result's schema through the PyCapsule interface (`pyarrow.schema(rel)`).
+    fn __arrow_c_schema__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyCapsule>> {
+        schema_capsule(py, &self.schema)
     }
 
     /// Column names, in order.
@@ -82,22 +98,123 @@ impl Relation {
     }
 
     fn __repr__(&self) -> PyResult<String> {
-        let mut shown = Vec::new();
-        let mut left = REPR_ROWS;
-        for batch in &self.batches {
-            if left == 0 {
-                break;
-            }
-            let take = left.min(batch.num_rows());
-            shown.push(batch.slice(0, take));
-            left -= take;
-        }
-        let table = pretty_format_batches_with_schema(self.schema.clone(), &shown)
+        let table = pretty_format_batches_with_schema(self.schema.clone(), &self.head())
             .map_err(|e| Error::new_err(e.to_string()))?;
-        let rows = self.rows();
-        let more = if rows > REPR_ROWS { format!(" ({REPR_ROWS} shown)") } else { String::new() };
-        Ok(format!("{table}\n{rows} row{}{more}", if rows == 1 { "" } else { "s" }))
+        Ok(format!("{table}\n{}", self.count_line()))
     }
+
+    /// An HTML table of the first rows, for Jupyter; every name and value is escaped.
+    fn _repr_html_(&self) -> PyResult<String> {
+        let options = FormatOptions::default().with_null("NULL");
+        let mut html = String::from("<table>\n<thead><tr>");
+        for field in self.schema.fields() {
+            let _ = write!(html, "<th>{}</th>", escape(field.name()));
+        }
+        html.push_str("</tr></thead>\n<tbody>\n");
+        for batch in self.head() {
+            let formatters = batch
+                .columns()
+                .iter()
+                .map(|c| ArrayFormatter::try_new(c.as_ref(), &options))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| Error::new_err(e.to_string()))?;
+            for row in 0..batch.num_rows() {
+                html.push_str("<tr>");
+                for f in &formatters {
+                    let _ = write!(html, "<td>{}</td>", escape(&f.value(row).to_string()));
+                }
+                html.push_str("</tr>\n");
+            }
+        }
+        let _ = write!(html, "</tbody>\n</table>\n<p>{}</p>", self.count_line());
+        Ok(html)
+    }
+}
+
+/// Text as HTML character data or attribute value.
+fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A statement's result computed batch by batch as it is read (`Session.stream`): one
+/// `__arrow_c_stream__` export, whose reader runs the plan on the engine's runtime.
+#[pyclass(module = "anonfusion._anonfusion", frozen)]
+pub struct Stream {
+    schema: SchemaRef,
+    stream: Mutex<Option<SendableRecordBatchStream>>,
+}
+
+impl Stream {
+    pub fn new(stream: SendableRecordBatchStream) -> Self {
+        Stream { schema: stream.schema(), stream: Mutex::new(Some(stream)) }
+    }
+}
+
+#[pymethods]
+impl Stream {
+    /// The Arrow PyCapsule interface. A stream is read once: a second export is an error.
+    #[pyo3(signature = (requested_schema = None))]
+    fn __arrow_c_stream__<'py>(
+        &self,
+        py: Python<'py>,
+        requested_schema: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyCapsule>> {
+        let _ = requested_schema;
+        let stream = self
+            .stream
+            .lock()
+            .expect("stream lock")
+            .take()
+            .ok_or_else(|| Error::new_err("this stream has already been read; run the statement again"))?;
+        stream_capsule(py, Box::new(Lazy { schema: self.schema.clone(), stream }))
+    }
+
+    fn __arrow_c_schema__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyCapsule>> {
+        schema_capsule(py, &self.schema)
+    }
+}
+
+/// A plan's stream as a blocking reader: each `next` computes one batch on the runtime.
+struct Lazy {
+    schema: SchemaRef,
+    stream: SendableRecordBatchStream,
+}
+
+impl Iterator for Lazy {
+    type Item = Result<RecordBatch, ArrowError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let next = runtime().block_on(self.stream.next())?;
+        Some(next.map_err(|e| ArrowError::ExternalError(Box::new(e))))
+    }
+}
+
+impl RecordBatchReader for Lazy {
+    fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+}
+
+/// A capsule owning an Arrow C stream over `reader`; its destructor releases the stream unless
+/// a reader moved it out.
+fn stream_capsule<'py>(py: Python<'py>, reader: Box<dyn RecordBatchReader + Send>) -> PyResult<Bound<'py, PyCapsule>> {
+    PyCapsule::new_with_value(py, FFI_ArrowArrayStream::new(reader), STREAM)
+}
+
+fn schema_capsule<'py>(py: Python<'py>, schema: &SchemaRef) -> PyResult<Bound<'py, PyCapsule>> {
+    let ffi = FFI_ArrowSchema::try_from(schema.as_ref()).map_err(|e| Error::new_err(e.to_string()))?;
+    PyCapsule::new_with_value(py, ffi, SCHEMA)
 }
 
 /// Read a whole Arrow C stream from `obj.__arrow_c_stream__()`. The batches keep the producer's

@@ -282,7 +282,16 @@ impl MethodSpec for Histogram {
         let progress = c.registry.progress();
         let (res, published) = block_on_cancellable(
             progress.as_ref(),
-            call::histogram_release(c.ctx, c.source, c.meta, levels, *epsilon, call, &|| c.reserve_budget(), progress.as_ref()),
+            call::histogram_release(
+                c.ctx,
+                c.source,
+                c.meta,
+                levels,
+                *epsilon,
+                call,
+                &|| c.reserve_budget(),
+                progress.as_ref(),
+            ),
         )?;
         let ms = c.elapsed_ms();
         let release = mem_table(published.schema.clone(), published.batches.clone())?;

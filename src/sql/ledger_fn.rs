@@ -42,7 +42,8 @@ pub(crate) fn admit(
     charge: &Charge,
 ) -> Result<Account> {
     // One pass over every row: Ctrl-C must reach it as it reaches the method's own passes.
-    let account = block_on_cancellable(registry.progress().as_ref(), account_of(ctx, source, &read_columns(source, meta)?))?;
+    let account =
+        block_on_cancellable(registry.progress().as_ref(), account_of(ctx, source, &read_columns(source, meta)?))?;
     registry.ledger().check(function, &account, charge)?;
     Ok(account)
 }
@@ -99,7 +100,8 @@ fn set_budget(registry: &Registry, args: TableFunctionArgs) -> datafusion::error
         return Err(AnonError::table(&table, "not found").into());
     }
     let meta = registry.get(&table).unwrap_or_default();
-    let account = block_on_cancellable(registry.progress().as_ref(), account_of(&ctx, &table, &read_columns(&table, &meta)?))?;
+    let account =
+        block_on_cancellable(registry.progress().as_ref(), account_of(&ctx, &table, &read_columns(&table, &meta)?))?;
     let ledger = registry.ledger();
     ledger.set_budget(&account, epsilon, delta, force)?;
     let rows: Vec<LedgerRow> = ledger.rows()?.into_iter().filter(|r| r.fingerprint == account.fingerprint).collect();

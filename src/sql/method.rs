@@ -15,8 +15,11 @@
 //! 4. output names: every table the call will register is checked against [`Releases`] before
 //!    anything runs (an output may only replace an earlier release of the same function);
 //! 5. run, then register every output last, so a failed call leaves the catalog as it was;
+//!    every output carries only the metadata the engine defines for it, never the source's
+//!    ([`super::output::published`]);
 //! 6. memoize deterministic calls, so `EXPLAIN` or a second reference does not recompute.
 
+use super::output::{Labels, published};
 use super::report::Value;
 use super::{Args, Memo, block_on, session_context};
 use crate::dp::ledger::{Charge, Reservation};
@@ -247,7 +250,7 @@ impl<S: MethodSpec> MethodFn<S> {
         let progress = self.registry.progress();
         let run = self.spec.run(&call, &params);
         let reservation = call.budget.reserved.into_inner().unwrap_or_else(|e| e.into_inner());
-        let mut outputs = match run {
+        let outputs = match run {
             Ok(outputs) => outputs,
             Err(AnonError::CancelledAfterNoise) => {
                 // Noise was drawn from the data: the charge stands though nothing is published
@@ -261,17 +264,23 @@ impl<S: MethodSpec> MethodFn<S> {
             Err(e) => return Err(e),
         };
         if charged && reservation.is_none() {
-            return Err(AnonError::argument(S::NAME, "epsilon", "internal: the call drew no reservation of its charge"));
+            return Err(AnonError::argument(
+                S::NAME,
+                "epsilon",
+                "internal: the call drew no reservation of its charge",
+            ));
         }
         // Ctrl-C while the outputs were built, before and after the shuffle (a second over a
         // million rows in the dev build): honoured before anything is registered.
         let late =
             |reservation: Option<Reservation>| late_cancel(progress.as_ref(), reservation, &charge, &output, S::NAME);
         let reservation = late(reservation)?;
-        outputs.release = shuffled(outputs.release, self.spec.seed(&params))?;
+        // Only a call that charged the ledger may label its release with a DP guarantee; only a
+        // catalog names its sensitive column. Nothing else of the source's metadata is published.
+        let labels = Labels { guarantee: charge.is_some(), sensitive_column: false };
+        let release = published(shuffled(outputs.release, self.spec.seed(&params))?, labels)?;
         let reservation = late(reservation)?;
-        let release = outputs.release.clone();
-        let mut tables = vec![(output.clone(), outputs.release)];
+        let mut tables = vec![(output.clone(), release.clone())];
         for (suffix, table) in outputs.side {
             let name = format!("{output}_{suffix}");
             if !names.contains(&name) {
@@ -281,7 +290,7 @@ impl<S: MethodSpec> MethodFn<S> {
                     format!("internal: side table '{suffix}' is not declared"),
                 ));
             }
-            tables.push((name, table));
+            tables.push((name, published(table, Labels { guarantee: false, sensitive_column: suffix == "catalog" })?));
         }
         if let (Some(r), Some((_, parts))) = (reservation, &charge) {
             r.commit(&output, S::NAME, parts)?;

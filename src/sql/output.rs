@@ -8,8 +8,8 @@
 //! executors too. A local session can use it as well (a release larger than memory).
 
 use crate::error::{AnonError, Result};
-use datafusion::arrow::datatypes::SchemaRef;
-use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::arrow::datatypes::{Schema, SchemaRef};
+use datafusion::arrow::record_batch::{RecordBatch, RecordBatchOptions};
 use datafusion::catalog::TableProvider;
 use datafusion::dataframe::DataFrameWriteOptions;
 use datafusion::datasource::MemTable;
@@ -17,6 +17,7 @@ use datafusion::datasource::file_format::parquet::ParquetFormat;
 use datafusion::datasource::listing::{ListingOptions, ListingTable, ListingTableConfig, ListingTableUrl};
 use datafusion::parquet::arrow::ArrowWriter;
 use datafusion::prelude::{DataFrame, SessionConfig, SessionContext};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -133,11 +134,19 @@ pub(crate) async fn write_dir(df: DataFrame, dir: &Path) -> Result<Arc<dyn Table
 
 /// Run `df`, writing its rows as Parquet files into `dir` (created if missing); returns the
 /// schema written.
+///
+/// The files embed the plan's Arrow schema without any metadata: a plan over the source carries
+/// the source's schema and field metadata (a pandas frame's column list, say), and a written
+/// release is published ([`published_schema`]; no release written by a plan has labels).
 async fn write_files(df: DataFrame, dir: &Path) -> Result<SchemaRef> {
-    let schema = df.schema().inner().clone();
+    let schema = Arc::new(published_schema(df.schema().inner(), Labels::NONE));
     let shown = dir.display().to_string();
     std::fs::create_dir_all(dir).map_err(|e| AnonError::io(&shown, e))?;
-    df.write_parquet(&dir_url(dir)?, DataFrameWriteOptions::new(), None).await?;
+    let config = df.task_ctx().session_config().options().clone();
+    let mut parquet = datafusion::config::TableOptions::default_from_session_config(&config).parquet;
+    parquet = parquet.with_skip_arrow_metadata(true);
+    parquet.arrow_schema(&schema);
+    df.write_parquet(&dir_url(dir)?, DataFrameWriteOptions::new(), Some(parquet)).await?;
     Ok(schema)
 }
 
@@ -148,6 +157,80 @@ pub fn listing_table(url: &str, schema: SchemaRef) -> Result<Arc<dyn TableProvid
     let config =
         ListingTableConfig::new(ListingTableUrl::parse(url)?).with_listing_options(options).with_schema(schema);
     Ok(Arc::new(ListingTable::try_new(config)?))
+}
+
+/// What a published table may say about itself in its metadata (see [`published_schema`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Labels {
+    /// The DP guarantee labels ([`GUARANTEE_LABELS`]): only on the release of a call that
+    /// charged the privacy ledger, so no other release passes on a label it did not earn.
+    pub(crate) guarantee: bool,
+    /// The catalog's sensitive-column key on its fields (truthful_view reads it).
+    pub(crate) sensitive_column: bool,
+}
+
+impl Labels {
+    pub(crate) const NONE: Labels = Labels { guarantee: false, sensitive_column: false };
+}
+
+/// The schema-level keys of a DP release's guarantee (written by the IPA release).
+pub(crate) const GUARANTEE_LABELS: [&str; 3] =
+    [crate::methods::ipa::guarantee::METADATA_KEY, "anonfusion.epsilon", "anonfusion.delta"];
+
+/// The one rule on metadata: a published table (a release or a side table, in memory or
+/// written) carries only the metadata the engine defines for what it holds: the labels `may`
+/// allows, nothing else. A plan over the source carries the source's schema metadata and its
+/// columns' field metadata (a pandas frame's `pandas` key lists every original column and
+/// dtype, dropped identifiers included); none of it is published. Nested fields' metadata is
+/// part of their type and is not rewritten (the engine builds nested columns itself).
+pub(crate) fn published_schema(schema: &Schema, may: Labels) -> Schema {
+    let keep = |metadata: &HashMap<String, String>, allowed: &[&str]| -> HashMap<String, String> {
+        metadata.iter().filter(|(k, _)| allowed.contains(&k.as_str())).map(|(k, v)| (k.clone(), v.clone())).collect()
+    };
+    let schema_keys: &[&str] = if may.guarantee { &GUARANTEE_LABELS } else { &[] };
+    let field_keys: &[&str] =
+        if may.sensitive_column { &[crate::methods::hceil::release::SENSITIVE_COLUMN_KEY] } else { &[] };
+    let fields: Vec<_> =
+        schema.fields().iter().map(|f| f.as_ref().clone().with_metadata(keep(f.metadata(), field_keys))).collect();
+    Schema::new_with_metadata(fields, keep(schema.metadata(), schema_keys))
+}
+
+/// `table` under [`published_schema`]: an in-memory table's batches are re-labelled (their
+/// arrays are shared, not copied), a Parquet table (its files already written without
+/// metadata, [`write_files`]) is listed again under the clean schema.
+pub(crate) fn published(table: Arc<dyn TableProvider>, may: Labels) -> Result<Arc<dyn TableProvider>> {
+    let schema = table.schema();
+    let clean = Arc::new(published_schema(&schema, may));
+    if clean == schema {
+        return Ok(table);
+    }
+    if let Some(mem) = table.downcast_ref::<MemTable>() {
+        let parts = crate::sql::block_on(async {
+            let mut parts = Vec::new();
+            for part in &mem.batches {
+                parts.push(part.read().await.clone());
+            }
+            parts
+        });
+        let options = |b: &RecordBatch| RecordBatchOptions::new().with_row_count(Some(b.num_rows()));
+        let parts = parts
+            .into_iter()
+            .map(|batches| {
+                batches
+                    .iter()
+                    .map(|b| RecordBatch::try_new_with_options(clean.clone(), b.columns().to_vec(), &options(b)))
+                    .collect::<std::result::Result<Vec<_>, _>>()
+            })
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        return Ok(Arc::new(MemTable::try_new(clean, parts)?));
+    }
+    if let Some(listing) = table.downcast_ref::<ListingTable>() {
+        let config = ListingTableConfig::new_with_multi_paths(listing.table_paths().clone())
+            .with_listing_options(listing.options().clone())
+            .with_schema(clean);
+        return Ok(Arc::new(ListingTable::try_new(config)?));
+    }
+    Err(AnonError::table("release", "internal: a published table is neither in memory nor Parquet"))
 }
 
 /// Publish batches built in the client (a catalog): in memory, or with [`ParquetOutput`] as

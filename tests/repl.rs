@@ -323,13 +323,13 @@ async fn a_cancelled_search_registers_nothing_and_spends_no_budget() {
         "hceil_anonymize('adult', 'out', 5, 0.5)",
         "entropy_anonymize('adult', 'out', 5)",
         "ipa_release('adult', 'out', 1.0)",
-        // kanon reports no ticks; its search reads the flag where it reads its time budget.
+        // Stopped before its first tick: the call's pipeline is raced against the flag from
+        // the ledger's pass over the rows on (sql::block_on_cancellable).
         "kanon_anonymize('adult', 'out', 5, 'search=optimal')",
     ] {
         stop.0.store(false, Ordering::SeqCst);
         let e = err(&ctx, &format!("SELECT COUNT(*) FROM {call}")).await;
         assert!(e.contains("cancelled by the user"), "{call}: {e}");
-        assert!(call.starts_with("kanon") || stop.0.load(Ordering::SeqCst), "{call} stopped at its first tick");
         assert_eq!(table_names(&ctx).await, tables, "{call} registered nothing");
         assert_eq!(int(&ctx, ledger).await, before, "{call} spent nothing");
     }

@@ -289,8 +289,7 @@ impl MethodSpec for Histogram {
                 levels,
                 *epsilon,
                 call,
-                &|| c.reserve_budget(),
-                progress.as_ref(),
+                call::Hooks { progress: progress.as_ref(), before_noise: &|| c.reserve_budget() },
             ),
         )?;
         let ms = c.elapsed_ms();

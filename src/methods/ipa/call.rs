@@ -494,6 +494,12 @@ pub enum Outcome {
 /// passed: the reservation of its budget (`Call::reserve_budget`).
 pub(crate) type BeforeNoise<'a> = &'a (dyn Fn() -> Result<()> + Sync);
 
+/// The session's hooks into a call: its Ctrl-C flag and what runs before the first noise draw.
+pub(crate) struct Hooks<'a> {
+    pub(crate) progress: &'a dyn Progress,
+    pub(crate) before_noise: BeforeNoise<'a>,
+}
+
 /// Run `ipa_release` on a declared table: one aggregation (the frequency table), then the
 /// paper's algorithm or the sound one, and the release labelled with its guarantee.
 pub(crate) async fn ipa_release(
@@ -539,9 +545,9 @@ pub(crate) async fn histogram_release(
     levels: &[u8],
     epsilon: f64,
     call: &CallOptions,
-    before_noise: BeforeNoise<'_>,
-    progress: &dyn Progress,
+    hooks: Hooks<'_>,
 ) -> Result<(HistogramRelease, Published)> {
+    let Hooks { before_noise, progress } = hooks;
     let src = public_source(ctx, table, meta, "dp_histogram", call).await?;
     let heights = src.ft.heights();
     if levels.len() != heights.len() || levels.iter().zip(&heights).any(|(l, h)| l > h) {

@@ -77,6 +77,8 @@ const SENSITIVE_COLUMN: &str = "anonfusion.sensitive_column";
 async fn session(config: SessionConfig) -> SessionContext {
     let ctx = SessionContext::new_with_config(config.with_information_schema(true));
     anonfusion::register_all(&ctx);
+    // The DP calls below are seeded (so comparable): test fixtures, labelled not private.
+    run(&ctx, "SET anonfusion.seeded_dp = true").await;
     run(&ctx, "SELECT * FROM load_dataset('nps', 7000, 1)").await;
     run(&ctx, "SELECT * FROM load_dataset('informs', 400, 1)").await;
     run(&ctx, "SELECT COUNT(*) FROM load_constraints('informs', 'UC1')").await;

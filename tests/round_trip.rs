@@ -63,6 +63,7 @@ const RELEASES: &[(&str, &str, Option<&str>)] = &[
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_published_table_reads_back_from_csv_and_parquet() {
     let ctx = anonfusion::new_session();
+    common::allow_seeded_dp(&ctx);
     for sql in CALLS {
         rows(&ctx, sql).await;
     }

@@ -246,7 +246,7 @@ async fn a_malformed_csv_cell_is_named_by_column_and_line_never_by_value() {
     ] {
         let sql = format!("SELECT * FROM {call}");
         let e = err(&ctx, &sql).await;
-        let shown = anonfusion::error::describe(&ctx.sql(&sql).await.err().expect("fails at planning"));
+        let shown = anonfusion::error::describe(&ctx.sql(&sql).await.expect_err("fails at planning"));
         for message in [&e, &shown] {
             assert!(message.contains("column 1") && message.contains("at line"), "{call}: {message}");
             assert!(message.contains("Int32"), "{call}: the type is kept: {message}");

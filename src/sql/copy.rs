@@ -51,7 +51,7 @@ impl QueryPlanner for SafeCopyPlanner {
             copy.input = Arc::new(lists_as_text(&copy.input)?);
         }
         if let Some(path) = local_path(&copy) {
-            check_writable(&path)?;
+            check_writable(path)?;
         }
         let Some(target) = local_single_file(&copy) else {
             return planner.create_physical_plan(&LogicalPlan::Copy(copy), session).await;

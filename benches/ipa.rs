@@ -24,6 +24,8 @@ fn nps(c: &mut Criterion) {
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
     let ctx = SessionContext::new();
     let registry = anonfusion::register_all(&ctx);
+    // The SQL rows are seeded (comparable runs): test fixtures, which the session must allow.
+    rt.block_on(async { ctx.sql("SET anonfusion.seeded_dp = true").await?.collect().await }).unwrap();
     rt.block_on(async { ctx.sql("SELECT * FROM load_dataset('nps')").await?.collect().await }).unwrap();
     let meta = registry.require("nps").unwrap();
     let ft = rt.block_on(frequency_table(&ctx, "nps", &meta, Some("disease"))).unwrap();

@@ -26,7 +26,8 @@ class BudgetError(Error):
 
 class Cancelled(Error):
     """The statement was cancelled before it published anything (Ctrl-C raises
-    ``KeyboardInterrupt`` with this as its cause)."""
+    ``KeyboardInterrupt`` with this as its cause). A differentially private call cancelled
+    after it drew noise keeps its charge, and its message says so."""
 
 
 for _cls in (Error, ArgumentError, TableError, BudgetError, Cancelled):

@@ -20,7 +20,8 @@ pub(crate) fn engine_error(e: DataFusionError) -> PyErr {
         _ => None,
     };
     match ours {
-        Some(AnonError::Cancelled) => Cancelled::new_err(message),
+        // Both say so in their message: after noise was drawn, the charge stands.
+        Some(AnonError::Cancelled | AnonError::CancelledAfterNoise) => Cancelled::new_err(message),
         Some(AnonError::Argument { argument, message: why, .. }) if is_budget_refusal(argument, why) => {
             BudgetError::new_err(message)
         }

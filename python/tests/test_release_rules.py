@@ -43,6 +43,8 @@ def test_no_release_or_side_table_keeps_a_pandas_frame_s_metadata(session, tmp_p
     as_pandas_frame(session, "nps")
     as_pandas_frame(session, "informs")
     session.sql("SELECT * FROM set_privacy_budget('nps', 10)")
+    # The DP calls are seeded (reproducible test fixtures, labelled not private).
+    session.sql("SET anonfusion.seeded_dp = true")
     checked = 0
     for release, call in CALLS.items():
         session.sql(f"SELECT COUNT(*) FROM {call}")
@@ -113,10 +115,17 @@ def big(tmp_path_factory):
     return s
 
 
+# A DP call reads the table (its account's fingerprint, then the frequency table, which earlier
+# calls on `big` leave cached) before it reserves its budget and draws noise: Ctrl-C in that
+# window, 0.15 s in, must spend nothing. (Later, after noise, the charge stands: the message
+# says so, tests/repl.rs and docs/dp.md.)
+SOONER = {"ipa_release": 0.15, "dp_histogram": 0.15}
+
+
 @pytest.mark.parametrize("method", list(LONG))
 def test_ctrl_c_cancels_each_method_registers_and_charges_nothing(big, sigint, method):
     tables, charges = big.tables(), ledger_rows(big)
-    timer = interrupt_after(0.5)
+    timer = interrupt_after(SOONER.get(method, 0.5))
     timer.start()
     try:
         with pytest.raises(KeyboardInterrupt) as caught:

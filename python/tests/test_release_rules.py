@@ -117,9 +117,9 @@ def big(tmp_path_factory):
 
 # A DP call reads the table (its account's fingerprint, then the frequency table, which earlier
 # calls on `big` leave cached) before it reserves its budget and draws noise: Ctrl-C in that
-# window, 0.15 s in, must spend nothing. (Later, after noise, the charge stands: the message
+# window, 0.05 s in, must spend nothing. (Later, after noise, the charge stands: the message
 # says so, tests/repl.rs and docs/dp.md.)
-SOONER = {"ipa_release": 0.15, "dp_histogram": 0.15}
+SOONER = {"ipa_release": 0.05, "dp_histogram": 0.05}
 
 
 @pytest.mark.parametrize("method", list(LONG))

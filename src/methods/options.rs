@@ -19,6 +19,22 @@ pub(crate) fn pairs(function: &str, options: &str) -> Result<Vec<(String, String
     Ok(out)
 }
 
+/// A declared `a|b|c` list (`values=`, `extra_codes=`), split and checked with [`check_values`].
+pub(crate) fn values(function: &str, key: &str, text: &str) -> Result<Vec<String>> {
+    let values: Vec<String> = text.split('|').map(|v| v.trim().to_string()).collect();
+    check_values(function, key, &values)?;
+    Ok(values)
+}
+
+/// A declared domain's values must be distinct and non-empty (and at least one).
+pub(crate) fn check_values(function: &str, key: &str, values: &[String]) -> Result<()> {
+    let mut seen = std::collections::HashSet::new();
+    if values.is_empty() || values.iter().any(|v| v.is_empty() || !seen.insert(v.as_str())) {
+        return Err(AnonError::argument(function, key, "needs distinct, non-empty values separated by '|'"));
+    }
+    Ok(())
+}
+
 /// A `seed=` value.
 pub(crate) fn seed(function: &str, value: &str) -> Result<u64> {
     value.parse().map_err(|_| AnonError::argument(function, "seed", format!("'{value}' is not a non-negative integer")))

@@ -41,6 +41,7 @@ use crate::hierarchy::{
     masked_domain, masking_hierarchy, parse_widths, widths_hierarchy,
 };
 use crate::meta::{Registry, Role};
+use crate::methods::options;
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, StringArray};
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::DataType;
@@ -335,30 +336,20 @@ fn load_options(arg: Option<&str>) -> Result<(Option<String>, Unknown, Option<Ve
             ("unknown_codes", "error") => unknown = Unknown::Error,
             ("unknown_codes", "parent") => unknown = Unknown::Parent,
             ("unknown_codes", "suppress") => unknown = Unknown::Suppress,
-            ("extra_codes", v) => extra = Some(value_list("load_hierarchy", "extra_codes", v)?),
+            ("extra_codes", v) => extra = Some(options::values("load_hierarchy", "extra_codes", v)?),
             _ => return Err(bad()),
         }
     }
     Ok((kind, unknown, extra))
 }
 
-/// A declared `a|b|c` list: distinct, non-empty values.
-fn value_list(function: &str, key: &str, text: &str) -> Result<Vec<String>> {
-    let values: Vec<String> = text.split('|').map(|v| v.trim().to_string()).collect();
-    let mut seen = std::collections::HashSet::new();
-    if values.iter().any(|v| v.is_empty() || !seen.insert(v.as_str())) {
-        return Err(AnonError::argument(function, key, "needs distinct, non-empty values separated by '|'"));
-    }
-    Ok(values)
-}
-
 /// `flat_hierarchy`'s options: the declared leaves (`values=a|b|c`), if given.
 fn declared_values(options: Option<&str>) -> Result<Option<Vec<Option<String>>>> {
     const F: &str = "flat_hierarchy";
     let mut values = None;
-    for (key, value) in crate::methods::options::pairs(F, options.unwrap_or_default())? {
+    for (key, value) in options::pairs(F, options.unwrap_or_default())? {
         match key.as_str() {
-            "values" => values = Some(value_list(F, "values", &value)?.into_iter().map(Some).collect()),
+            "values" => values = Some(options::values(F, "values", &value)?.into_iter().map(Some).collect()),
             other => return Err(AnonError::argument(F, "options", format!("unknown option '{other}' (values=a|b|c)"))),
         }
     }
@@ -369,7 +360,7 @@ fn declared_values(options: Option<&str>) -> Result<Option<Vec<Option<String>>>>
 fn masking_domain(options: Option<&str>) -> Result<Option<Vec<Option<String>>>> {
     const F: &str = "masking_hierarchy";
     let (mut length, mut alphabet) = (None, None);
-    for (key, value) in crate::methods::options::pairs(F, options.unwrap_or_default())? {
+    for (key, value) in options::pairs(F, options.unwrap_or_default())? {
         match key.as_str() {
             "length" => {
                 length = Some(value.parse::<usize>().map_err(|_| {
@@ -397,7 +388,7 @@ fn masking_domain(options: Option<&str>) -> Result<Option<Vec<Option<String>>>> 
 /// prefix names; a code that is already a leaf is kept as it is, one with no category is an
 /// error naming it (a declared code, not a patient's value).
 fn with_declared_codes(h: Hierarchy, column: &str, codes: &[String]) -> Result<Hierarchy> {
-    let categories: std::collections::HashSet<&str> = (0..h.width(1) as u32).map(|c| h.label(1, c)).collect();
+    let categories = categories(&h);
     let mut adopted = Vec::new();
     for code in codes.iter().filter(|c| h.leaf_of_label(c).is_none()) {
         let category = longest_category(code, &categories).ok_or_else(|| {
@@ -410,6 +401,11 @@ fn with_declared_codes(h: Hierarchy, column: &str, codes: &[String]) -> Result<H
         adopted.push((code.clone(), category.to_string()));
     }
     with_leaves_under(&h, column, &adopted)
+}
+
+/// The labels of the hierarchy's categories (its level-1 nodes).
+fn categories(h: &Hierarchy) -> std::collections::HashSet<&str> {
+    (0..h.width(1) as u32).map(|c| h.label(1, c)).collect()
 }
 
 /// The longest prefix of `code` that names a category.
@@ -430,7 +426,7 @@ fn known_codes(h: &Hierarchy, values: &ArrayRef) -> Result<ArrayRef> {
 /// category (level-1 node) its longest prefix names. Codes with no such prefix stay unknown,
 /// and the coverage check names them.
 fn adopt_unknown_codes(ctx: &SessionContext, table: &str, column: &str, h: Hierarchy) -> Result<Hierarchy> {
-    let categories: std::collections::HashSet<&str> = (0..h.width(1) as u32).map(|c| h.label(1, c)).collect();
+    let categories = categories(&h);
     let mut adopted: Vec<(String, String)> = Vec::new();
     for part in distinct_values(ctx, table, column, HierarchyKind::Codes)? {
         let part = cast(&part, &DataType::Utf8)?;

@@ -261,6 +261,7 @@ impl CallOptions {
         let (cells, epsilon, floor) = match &self.mode {
             Mode::Sound(c) if c.guarantee == Guarantee::Pure => {
                 let (domain, hs) = self.public_domains(function, table, meta)?;
+                let domain = domain.len();
                 let counts = c.budget()?.1;
                 let cells = match node {
                     Some(levels) if is_node(&hs, levels) => size::node_cells(&hs, levels, domain),
@@ -275,6 +276,7 @@ impl CallOptions {
             Mode::Adaptive(c) if c.is_automatic() => return Ok(()),
             Mode::Adaptive(c) => {
                 let (domain, hs) = self.public_domains(function, table, meta)?;
+                let domain = domain.len();
                 let b = c.budget()?;
                 let finest = size::finest_node(&c.root, &c.steps, &meta.quasi_identifiers());
                 if !is_node(&hs, &finest) {
@@ -291,16 +293,17 @@ impl CallOptions {
         size::check(function, cells, noise.q(), floor, self.max_rows)
     }
 
-    /// The informative domain's size and the quasi-identifiers' hierarchies, refusing any
-    /// derived from the data (a domain read from the data has no public size either).
+    /// The informative attribute's declared domain and the quasi-identifiers' hierarchies,
+    /// refusing any derived from the data (a domain read from the data has no public size
+    /// either): public quantities, checked before anything is read.
     fn public_domains<'m>(
         &self,
         function: &str,
         table: &str,
         meta: &'m TableMeta,
-    ) -> Result<(usize, Vec<&'m crate::hierarchy::Hierarchy>)> {
+    ) -> Result<(Vec<String>, Vec<&'m crate::hierarchy::Hierarchy>)> {
         let informative = meta.sensitive(table)?;
-        let domain = informative_domain(function, table, meta, informative, self.values.as_deref())?.len();
+        let domain = informative_domain(function, table, meta, informative, self.values.as_deref())?;
         let qis = meta.quasi_identifiers();
         let hs = qis.iter().map(|q| meta.hierarchy(table, q).map(|h| h.as_ref())).collect::<Result<Vec<_>>>()?;
         check_declared(function, qis.iter().copied().zip(hs.iter().copied()))?;
@@ -586,13 +589,8 @@ async fn public_source<'a>(
     function: &str,
     call: &CallOptions,
 ) -> Result<Source<'a>> {
-    let informative = meta.sensitive(table)?;
-    let domain = informative_domain(function, table, meta, informative, call.values.as_deref())?;
-    // Refuse data-derived quasi-identifier hierarchies before the data are read.
-    let qis = meta.quasi_identifiers();
-    let hierarchies =
-        qis.iter().map(|q| meta.hierarchy(table, q).map(|h| (*q, h.as_ref()))).collect::<Result<Vec<_>>>()?;
-    check_declared(function, hierarchies)?;
+    // Refuse data-derived hierarchies before the data are read.
+    let (domain, _) = call.public_domains(function, table, meta)?;
     let bound = call.unit.as_ref().map(|(column, rows)| Contribution {
         column: column.clone(),
         rows: *rows,

@@ -29,10 +29,7 @@ pub fn informative_domain(
     values: Option<&[String]>,
 ) -> Result<Vec<String>> {
     if let Some(v) = values {
-        let mut seen = std::collections::HashSet::new();
-        if v.is_empty() || v.iter().any(|x| x.is_empty() || !seen.insert(x.as_str())) {
-            return Err(AnonError::argument(function, "values", "needs distinct, non-empty values separated by '|'"));
-        }
+        crate::methods::options::check_values(function, "values", v)?;
         return Ok(v.to_vec());
     }
     let h = meta.hierarchies.get(informative).ok_or_else(|| {

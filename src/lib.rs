@@ -62,16 +62,17 @@ pub(crate) mod numbers;
 pub(crate) mod parallel;
 pub mod progress;
 pub mod release;
-pub(crate) mod releases;
 #[cfg(feature = "ballista")]
 pub mod scale;
+pub mod session;
 pub(crate) mod sorted;
 pub mod sql;
 pub mod verify;
 
 pub use datafusion;
 pub use error::{AnonError, Result};
-pub use meta::{Registry, Role, TableMeta};
+pub use meta::{Role, TableMeta};
+pub use session::Registry;
 
 use datafusion::prelude::{SessionConfig, SessionContext};
 use std::sync::Arc;

@@ -32,7 +32,7 @@ pub use parse::{Agg, GroupExpr, ParsedQuery, parse_query};
 pub use report::{GroupError, Part, Presence, QueryReport, Summary};
 
 use crate::error::{AnonError, Result};
-use crate::meta::Registry;
+use crate::session::Registry;
 use datafusion::arrow::array::{Array, AsArray, RecordBatch};
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Float64Type};

@@ -9,7 +9,8 @@
 
 use crate::error::{AnonError, Result};
 use crate::hierarchy::format_number;
-use crate::meta::{Registry, Role};
+use crate::meta::Role;
+use crate::session::Registry;
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, RecordBatch};
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Float64Type};

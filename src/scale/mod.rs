@@ -17,7 +17,7 @@ pub mod server;
 pub use codec::MemTableCodec;
 
 use crate::error::{AnonError, Result};
-use crate::meta::Registry;
+use crate::session::Registry;
 use crate::sql::ParquetOutput;
 use ballista::prelude::{SessionConfigExt, SessionContextExt};
 use datafusion::execution::SessionStateBuilder;

@@ -67,9 +67,9 @@ impl<'a> Args<'a> {
     /// case), so `'ADULT'` is the table `adult`.
     pub(crate) fn source_output(&self) -> Result<(String, String)> {
         let (source, output) = (self.str(0, "source")?, self.str(1, "output")?);
-        super::check_output_name(self.function, &output)?;
-        let output = crate::releases::normalize(&output);
-        if output == crate::releases::normalize(&source) {
+        super::glue::check_output_name(self.function, &output)?;
+        let output = crate::session::outputs::normalize(&output);
+        if output == crate::session::outputs::normalize(&source) {
             return Err(AnonError::argument(self.function, "output", "must differ from the source table"));
         }
         Ok((source, output))

@@ -11,10 +11,12 @@
 //!
 //! Registers the release as `output` and the report as `output_report`, and returns the release.
 
+use super::args::Args;
+use super::glue::in_order;
+use super::glue::mem_table;
 use super::method::{Call, MethodSpec, Outputs};
 use super::report::Value::{self, *};
 use super::report::seeded;
-use super::{Args, in_order, mem_table};
 use crate::error::{AnonError, Result};
 use crate::methods::artuc::{
     ArtucConfig, KmConfig, Measures, Source, Trajectory, Variant, call as artuc_call, release,

@@ -9,10 +9,13 @@
 //!
 //! Both register the table and return the constraints.
 
-use super::{Args, check_output_name, mem_table, session_context};
+use super::args::Args;
+use super::glue::check_output_name;
+use super::glue::mem_table;
+use super::glue::session_context;
 use crate::datasets::rt::{RtPreset, utility_constraints};
 use crate::error::AnonError;
-use crate::meta::Registry;
+use crate::session::Registry;
 use datafusion::catalog::{TableFunctionArgs, TableProvider};
 use datafusion::prelude::SessionContext;
 use std::sync::Arc;
@@ -24,8 +27,8 @@ pub(super) const BUILD_SIGNATURE: &str = "utility_constraints(table, as_table, '
                                           'chapter'|'section'|'category'|'level=N'|'list: 250, 401; 428')";
 
 pub(crate) fn register(ctx: &SessionContext, registry: Arc<Registry>) {
-    super::register_fn(ctx, &registry, F, load_constraints);
-    super::register_fn(ctx, &registry, BUILD, build_constraints);
+    super::glue::register_fn(ctx, &registry, F, load_constraints);
+    super::glue::register_fn(ctx, &registry, BUILD, build_constraints);
 }
 
 fn build_constraints(
@@ -43,7 +46,7 @@ fn build_constraints(
 }
 
 /// Register the constraints `batch` as `as_table` under the output-name rule of
-/// src/releases.rs (a repeat registers the same rows again; any other table of that name is
+/// src/session/outputs.rs (a repeat registers the same rows again; any other table of that name is
 /// kept), and return it.
 fn publish(
     registry: &Registry,
@@ -52,12 +55,11 @@ fn publish(
     as_table: &str,
     batch: datafusion::arrow::array::RecordBatch,
 ) -> datafusion::error::Result<Arc<dyn TableProvider>> {
-    let names = [crate::releases::normalize(as_table)];
+    let names = [crate::session::outputs::normalize(as_table)];
     let table = mem_table(batch.schema(), vec![batch])?;
     let ctx = session_context(args)?;
-    let releases = registry.releases();
-    releases.check(&ctx, function, "", &names, registry)?;
-    releases.publish(&ctx, function, vec![(names[0].clone(), table.clone())])?;
+    registry.check_outputs(&ctx, function, "", &names)?;
+    registry.outputs().publish(&ctx, function, vec![(names[0].clone(), table.clone())])?;
     Ok(table)
 }
 

@@ -1,11 +1,15 @@
 //! `load_dataset(name [, rows [, seed [, as_table]]])`: register a bundled dataset with its
 //! hierarchies and roles in one statement. Returns one summary row.
 
-use super::{Args, Memo, check_output_name, replace_table, session_context};
+use super::args::Args;
+use super::glue::Memo;
+use super::glue::check_output_name;
+use super::glue::session_context;
 use crate::datasets::{self, DatasetTable};
 use crate::error::Result;
 use crate::lattice::Lattice;
-use crate::meta::Registry;
+use crate::session::Registry;
+use crate::session::outputs::replace_table;
 use datafusion::arrow::array::RecordBatch;
 use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
 use datafusion::datasource::MemTable;
@@ -37,11 +41,11 @@ impl TableFunctionImpl for LoadDataset {
             return Ok(summary);
         }
         check_output_name("load_dataset", &as_table)?;
-        let as_table = crate::releases::normalize(&as_table);
+        let as_table = crate::session::outputs::normalize(&as_table);
         let ds = datasets::load(&name, rows, seed)?;
         // A repeat of the same call was answered by the memo; anything else under an existing
         // name would silently replace a table (an original, with its declarations).
-        if crate::releases::registered(&ctx, &as_table).is_some() {
+        if crate::session::outputs::registered(&ctx, &as_table).is_some() {
             return Err(crate::error::AnonError::argument(
                 "load_dataset",
                 "as_table",

@@ -3,11 +3,13 @@
 //! `entropy_l=3`, `t=0.15` that every block must also satisfy). Registers the release as
 //! `output` (with `class_id`) and the report as `output_report`, and returns the release.
 
+use super::args::Args;
+use super::glue::mem_table;
 use super::method::{Call, MethodSpec, Outputs};
 use super::report::{Value::*, seeded};
-use super::{Args, block_on_cancellable, mem_table};
 use crate::error::Result;
 use crate::methods::entropy::{EntropyConfig, anonymize};
+use crate::session::runtime::block_on_cancellable;
 
 #[derive(Debug)]
 pub(crate) struct Entropy;

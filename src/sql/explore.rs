@@ -3,11 +3,13 @@
 //! It is the lattice a method searches, laid out for the custodian to look at: the smallest
 //! class is the k the node achieves without suppression.
 
-use super::{Args, block_on, session_context};
+use super::args::Args;
+use super::glue::session_context;
 use crate::encode::{class_degrees, for_each_node, frequency_table};
 use crate::error::Result;
 use crate::lattice::{Lattice, format_levels};
-use crate::meta::Registry;
+use crate::session::Registry;
+use crate::session::runtime::block_on;
 use datafusion::arrow::array::{ArrayRef, Float64Array, Int64Array, RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use datafusion::catalog::{TableFunctionArgs, TableProvider};
@@ -17,7 +19,7 @@ use std::sync::Arc;
 pub(super) const SIGNATURE: &str = "lattice_nodes(table)";
 
 pub(crate) fn register(ctx: &SessionContext, registry: Arc<Registry>) {
-    super::register_fn(ctx, &registry, "lattice_nodes", lattice_nodes);
+    super::glue::register_fn(ctx, &registry, "lattice_nodes", lattice_nodes);
 }
 
 fn lattice_nodes(registry: &Registry, args: TableFunctionArgs) -> datafusion::error::Result<Arc<dyn TableProvider>> {
@@ -74,5 +76,5 @@ fn summarize(ft: &crate::encode::FrequencyTable) -> Result<Arc<dyn TableProvider
         Arc::new(Float64Array::from(mean_deg)),
     ]);
     let schema = Arc::new(Schema::new(fields));
-    super::mem_table(schema.clone(), vec![RecordBatch::try_new(schema, cols)?])
+    super::glue::mem_table(schema.clone(), vec![RecordBatch::try_new(schema, cols)?])
 }

@@ -3,12 +3,14 @@
 //! declaration order), as ARX lets a custodian pick a node. Registers the release as `output`
 //! and returns it. Insensitive columns are left out unless kept.
 
+use super::args::Args;
 use super::method::{Call, MethodSpec, Outputs};
-use super::{Args, block_on_cancellable, output};
+use super::output;
 use crate::encode::{check_sensitive_not_null, frequency_table, materialize_node};
 use crate::error::{AnonError, Result};
 use crate::lattice::parse_levels;
 use crate::methods::options;
+use crate::session::runtime::block_on_cancellable;
 
 #[derive(Debug)]
 pub(crate) struct Generalize;

@@ -8,13 +8,17 @@
 //! records, the objective's value), first column `not_for_publication`. With [`ParquetOutput`] the release is Parquet written by the session's
 //! executors and the catalog Parquet written by the client.
 
+use super::args::Args;
+use super::glue::mem_table;
 use super::method::{Call, MethodSpec, Outputs};
+use super::output;
+use super::output::ParquetOutput;
 use super::report::{Value::*, one_row, seeded};
-use super::{Args, ParquetOutput, block_on_cancellable, mem_table, output};
 use crate::error::{AnonError, Result};
 use crate::methods::PassTimes;
 use crate::methods::hceil::release::ClassCells;
 use crate::methods::hceil::{HceilConfig, anonymize};
+use crate::session::runtime::block_on_cancellable;
 use datafusion::catalog::TableProvider;
 use std::sync::Arc;
 use std::time::Instant;

@@ -31,17 +31,20 @@
 //! ([`Hierarchy::derived_from`]), with the declared form to use instead, and every DP function
 //! refuses it (`methods::ipa::domain`).
 
+use super::args::Args;
+use super::glue::session_context;
 use super::report::{Column, table};
 use super::roles::table_columns;
-use super::{Args, block_on, session_context};
 use crate::encode::{check_coverage, format_number};
 use crate::error::{AnonError, Result};
 use crate::hierarchy::{
     self, Hierarchy, HierarchyKind, MaskFrom, date_domain, date_hierarchy, flat_hierarchy, load_arx_file,
     masked_domain, masking_hierarchy, parse_widths, widths_hierarchy,
 };
-use crate::meta::{Registry, Role};
+use crate::meta::Role;
 use crate::methods::options;
+use crate::session::Registry;
+use crate::session::runtime::block_on;
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, StringArray};
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::DataType;

@@ -13,9 +13,10 @@
 //! The epsilon is reserved in the ledger before any noise is drawn and recorded once the
 //! tables are built.
 
+use super::args::Args;
+use super::glue::mem_table;
 use super::method::{Call, MethodSpec, Outputs};
 use super::report::{Column, NOT_FOR_PUBLICATION, Value, Value::*, one_row, table};
-use super::{Args, block_on_cancellable, mem_table};
 use crate::dp::ledger::{Charge, epsilon_units};
 use crate::error::{AnonError, Result};
 use crate::lattice::{format_levels, parse_levels};
@@ -26,6 +27,7 @@ use crate::methods::ipa::histogram::Realized;
 use crate::methods::ipa::outcome::{NodeDiagnostics, least_published};
 use crate::methods::ipa::sound::{DpConfig, DpRelease};
 use crate::methods::ipa::{IpaConfig, IpaResult};
+use crate::session::runtime::block_on_cancellable;
 use datafusion::catalog::TableProvider;
 use std::sync::Arc;
 

@@ -4,12 +4,14 @@
 //! as `output_report` (with the time of each pass), and returns the release. The release is
 //! in memory, or Parquet written by the session's executors ([`output::ParquetOutput`]).
 
+use super::args::Args;
 use super::method::{Call, MethodSpec, Outputs};
+use super::output;
 use super::report::Value::*;
-use super::{Args, block_on_cancellable, output};
 use crate::error::{AnonError, Result};
 use crate::methods::PassTimes;
 use crate::methods::kanon::{KanonConfig, anonymize, describe_node};
+use crate::session::runtime::block_on_cancellable;
 use std::time::Instant;
 
 #[derive(Debug)]

@@ -7,11 +7,15 @@
 //! Also the `anon_fingerprint(col, ...)` aggregate the accounts are keyed by, and [`reserve`],
 //! the one way a DP function charges the ledger.
 
-use super::{Args, block_on_cancellable, mem_table, session_context};
+use super::args::Args;
+use super::glue::mem_table;
+use super::glue::session_context;
 use crate::dp::ledger::{Account, Charge, Ledger, LedgerRow, Reservation, account_of, fingerprint_udaf};
 use crate::error::{AnonError, Result};
-use crate::meta::{Registry, TableMeta};
+use crate::meta::TableMeta;
 use crate::numbers::significant;
+use crate::session::Registry;
+use crate::session::runtime::block_on_cancellable;
 use datafusion::arrow::array::{
     ArrayRef, Float64Array, Int64Array, RecordBatch, StringArray, TimestampMillisecondArray, new_null_array,
 };
@@ -25,7 +29,7 @@ const F: &str = "set_privacy_budget";
 pub(super) const SIGNATURE: &str = "set_privacy_budget(table, epsilon [, 'delta=1e-6, force=true'])";
 
 pub(crate) fn register(ctx: &SessionContext, registry: Arc<Registry>) {
-    super::register_fn(ctx, &registry, F, set_budget);
+    super::glue::register_fn(ctx, &registry, F, set_budget);
     ctx.register_udaf(fingerprint_udaf().as_ref().clone());
 }
 

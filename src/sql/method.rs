@@ -12,19 +12,23 @@
 //! 3. declarations: the source's roles and hierarchies, complete, and no numeric
 //!    hierarchy derived from the data (its bounds would be published); nothing runs under a
 //!    plain `EXPLAIN` ([`super::explain`]);
-//! 4. output names: every table the call will register is checked against [`Releases`] before
+//! 4. output names: every table the call will register is checked against [`Outputs`] before
 //!    anything runs (an output may only replace an earlier release of the same function);
 //! 5. run, then register every output last, so a failed call leaves the catalog as it was;
 //!    every output carries only the metadata the engine defines for it, never the source's
 //!    ([`super::output::published`]);
 //! 6. memoize deterministic calls, so `EXPLAIN` or a second reference does not recompute.
 
+use super::args::Args;
+use super::glue::Memo;
+use super::glue::session_context;
 use super::output::{Labels, published};
 use super::report::Value;
-use super::{Args, Memo, block_on, session_context};
 use crate::dp::ledger::{Charge, Reservation};
 use crate::error::{AnonError, Result};
-use crate::meta::{Registry, TableMeta};
+use crate::meta::TableMeta;
+use crate::session::Registry;
+use crate::session::runtime::block_on;
 use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
 use datafusion::datasource::MemTable;
 use datafusion::prelude::SessionContext;
@@ -225,8 +229,7 @@ impl<S: MethodSpec> MethodFn<S> {
             crate::hierarchy::check_publishable_bounds(&source, q, meta.hierarchy(&source, q)?)?;
         }
         let names = output_names(&output, &self.spec.side_tables(&params));
-        let releases = self.registry.releases();
-        releases.check(&ctx, S::NAME, &source, &names, &self.registry)?;
+        self.registry.check_outputs(&ctx, S::NAME, &source, &names)?;
         let charge = self.spec.charge(&params, &source, &meta)?;
         if charge.as_ref().is_some_and(|(c, _)| c.is_seeded_dp()) {
             super::settings::check_seeded_dp(&ctx, S::NAME)?;
@@ -295,7 +298,7 @@ impl<S: MethodSpec> MethodFn<S> {
         if let (Some(r), Some((_, parts))) = (reservation, &charge) {
             r.commit(&output, S::NAME, parts)?;
         }
-        releases.publish(&ctx, S::NAME, tables)?;
+        self.registry.outputs().publish(&ctx, S::NAME, tables)?;
         if deterministic {
             self.memo.put(key, &output, release.clone(), release.clone());
         }

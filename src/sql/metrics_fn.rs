@@ -6,12 +6,14 @@
 //! against them (src/metrics/decode.rs). Options: `ncp_weights=age:0.5,sex:0.25,zip:0.25`, the
 //! weights w_i of ArtUC Def. 4 (default 1/l each). The metrics themselves are in src/metrics/.
 
+use super::args::Args;
+use super::glue::session_context;
 use super::report::{Column::*, table};
-use super::{Args, block_on, session_context};
 use crate::error::{AnonError, Result};
-use crate::meta::Registry;
 use crate::metrics::Metric;
 use crate::metrics::read::{self, measure};
+use crate::session::Registry;
+use crate::session::runtime::block_on;
 use datafusion::catalog::{TableFunctionArgs, TableProvider};
 use datafusion::prelude::SessionContext;
 use std::sync::Arc;
@@ -20,8 +22,8 @@ pub(super) const METRICS_SIG: &str = "anon_metrics(original, release [, catalog 
 pub(super) const VALUE_SIG: &str = "metric_value(original, release, 'metric' [, catalog])";
 
 pub(crate) fn register(ctx: &SessionContext, registry: Arc<Registry>) {
-    super::register_fn(ctx, &registry, "anon_metrics", anon_metrics);
-    super::register_fn(ctx, &registry, "metric_value", metric_value);
+    super::glue::register_fn(ctx, &registry, "anon_metrics", anon_metrics);
+    super::glue::register_fn(ctx, &registry, "metric_value", metric_value);
 }
 
 fn anon_metrics(registry: &Registry, args: TableFunctionArgs) -> datafusion::error::Result<Arc<dyn TableProvider>> {

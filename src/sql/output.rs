@@ -205,7 +205,7 @@ pub(crate) fn published(table: Arc<dyn TableProvider>, may: Labels) -> Result<Ar
         return Ok(table);
     }
     if let Some(mem) = table.downcast_ref::<MemTable>() {
-        let parts = crate::sql::block_on(async {
+        let parts = crate::session::runtime::block_on(async {
             let mut parts = Vec::new();
             for part in &mem.batches {
                 parts.push(part.read().await.clone());
@@ -243,7 +243,7 @@ pub(crate) fn publish_batches(
     batches: Vec<RecordBatch>,
 ) -> Result<Arc<dyn TableProvider>> {
     match ParquetOutput::of(ctx) {
-        None => super::mem_table(schema, batches),
+        None => super::glue::mem_table(schema, batches),
         Some(out) => Ok(write_from_client(&out, name, schema, &batches)?.1),
     }
 }

@@ -3,11 +3,12 @@
 //! steps, theta and shares, chosen from the questions the release must answer, never from the
 //! data). `''` withdraws it. Returns the table's plan.
 
-use super::{Args, mem_table};
+use super::args::Args;
+use super::glue::mem_table;
 use crate::error::{AnonError, Result};
-use crate::meta::Registry;
 use crate::methods::ipa::adaptive::AdaptiveConfig;
 use crate::methods::options;
+use crate::session::Registry;
 use datafusion::arrow::array::{ArrayRef, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use datafusion::arrow::record_batch::RecordBatch;
@@ -23,7 +24,7 @@ pub(super) const SIGNATURE: &str = "declare_release_plan(table, 'partition=adapt
 const PLAN_KEYS: [&str; 7] = ["partition", "root", "steps", "theta", "coarse", "selection", "floor"];
 
 pub(crate) fn register(ctx: &SessionContext, registry: Arc<Registry>) {
-    super::register_fn(ctx, &registry, F, declare_plan);
+    super::glue::register_fn(ctx, &registry, F, declare_plan);
 }
 
 /// Check a plan against the table's quasi-identifiers: only plan options, an adaptive

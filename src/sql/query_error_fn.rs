@@ -11,10 +11,12 @@
 //!   in the spurious ones) and a final row with query_id NULL: the workload's ARE (ArtUC paper,
 //!   Def. 7), the mean union ARE and the summed counts.
 
+use super::args::Args;
+use super::glue::session_context;
 use super::report::{self, Column::*};
-use super::{Args, block_on, session_context};
 use crate::eval::{QueryReport, Summary, query_errors, workload};
-use crate::meta::Registry;
+use crate::session::Registry;
+use crate::session::runtime::block_on;
 use datafusion::catalog::{TableFunctionArgs, TableProvider};
 use datafusion::prelude::SessionContext;
 use std::sync::Arc;
@@ -25,9 +27,9 @@ pub(super) const WORKLOAD_ERROR_SIG: &str =
     "workload_error(original, release, 'W1'|'W2'|'W3'|'attribute', n [, seed [, catalog]])";
 
 pub(crate) fn register(ctx: &SessionContext, registry: Arc<Registry>) {
-    super::register_fn(ctx, &registry, "query_error", query_error);
-    super::register_fn(ctx, &registry, "workload_queries", workload_queries);
-    super::register_fn(ctx, &registry, "workload_error", workload_error);
+    super::glue::register_fn(ctx, &registry, "query_error", query_error);
+    super::glue::register_fn(ctx, &registry, "workload_queries", workload_queries);
+    super::glue::register_fn(ctx, &registry, "workload_error", workload_error);
 }
 
 fn query_error(registry: &Registry, args: TableFunctionArgs) -> datafusion::error::Result<Arc<dyn TableProvider>> {
@@ -36,7 +38,7 @@ fn query_error(registry: &Registry, args: TableFunctionArgs) -> datafusion::erro
     let catalog = a.opt_str(3, "catalog")?;
     let ctx = session_context(&args)?;
     let report = block_on(crate::eval::query_error(&ctx, registry, &sql, &original, &release, catalog.as_deref()))?;
-    Ok(super::mem_table(QueryReport::schema(), vec![report.to_batch()?])?)
+    Ok(super::glue::mem_table(QueryReport::schema(), vec![report.to_batch()?])?)
 }
 
 fn workload_queries(registry: &Registry, args: TableFunctionArgs) -> datafusion::error::Result<Arc<dyn TableProvider>> {

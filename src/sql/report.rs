@@ -2,7 +2,7 @@
 //! small result tables of the SQL functions and the shell. A column's variant gives its Arrow
 //! type and whether it is nullable, so a table's schema and data come from one list.
 
-use super::mem_table;
+use super::glue::mem_table;
 use crate::error::Result;
 use datafusion::arrow::array::{ArrayRef, BooleanArray, Float64Array, Int64Array, RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, Schema};

@@ -6,11 +6,12 @@
 //! Registers the release (the same shape as artuc's, so `verify_release 'km=k:m'`,
 //! `anon_metrics` and the workloads read it) as `output` and the report as `output_report`.
 
+use super::args::Args;
 use super::artuc_fn::{km_args, km_cells};
+use super::glue::mem_table;
 use super::method::{Call, MethodSpec, Outputs};
 use super::report::Value::*;
 use super::report::seeded;
-use super::{Args, mem_table};
 use crate::error::{AnonError, Result};
 use crate::methods::artuc::{RtTable, release};
 use crate::methods::rmr::{RmrConfig, rmr};
@@ -52,7 +53,7 @@ impl MethodSpec for Rmr {
     }
 
     fn run(&self, call: &Call<'_>, p: &RmrConfig) -> Result<Outputs> {
-        let batches = super::in_order(call.ctx, call.source)?;
+        let batches = super::glue::in_order(call.ctx, call.source)?;
         let table = RtTable::from_batches(call.source, call.meta, &batches)?;
         let res = rmr(&table, p, call.registry.progress().as_ref())?;
         let published = release::release(&table, &res)?;

@@ -5,9 +5,12 @@
 //! the rest. `'reset'` replaces the whole declaration instead (unnamed columns insensitive).
 //! Returns the table's declarations; `anon_roles` lists every table's.
 
-use super::{Args, block_on, session_context};
+use super::args::Args;
+use super::glue::session_context;
 use crate::error::{AnonError, Result};
-use crate::meta::{Registry, Role};
+use crate::meta::Role;
+use crate::session::Registry;
+use crate::session::runtime::block_on;
 use datafusion::arrow::array::{ArrayRef, RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use datafusion::catalog::{TableFunctionArgs, TableProvider};
@@ -18,7 +21,7 @@ pub(super) const SIGNATURE: &str = "declare_roles(table, 'column=role, ...' [, '
                                      sensitive, insensitive, set_valued";
 
 pub(crate) fn register(ctx: &SessionContext, registry: Arc<Registry>) {
-    super::register_fn(ctx, &registry, "declare_roles", declare_roles);
+    super::glue::register_fn(ctx, &registry, "declare_roles", declare_roles);
 }
 
 /// Parse `col=role, col=role` against the table's columns: the columns named, with their roles.
@@ -149,5 +152,5 @@ fn roles_table(registry: &Registry, table: &str, columns: &[(String, DataType)])
         Arc::new(StringArray::from(roles)),
         Arc::new(StringArray::from(hier)),
     ];
-    super::mem_table(schema.clone(), vec![RecordBatch::try_new(schema, cols)?])
+    super::glue::mem_table(schema.clone(), vec![RecordBatch::try_new(schema, cols)?])
 }

@@ -1,10 +1,11 @@
 //! `anon_roles`, `anon_hierarchies`, `anon_release_plans` and `anon_privacy_ledger`: the
 //! declarations and privacy budgets of every table, as live tables.
 
-use super::mem_table;
+use super::glue::mem_table;
 use super::report::{Column, Column::*, batch};
 use crate::hierarchy::Hierarchy;
-use crate::meta::{Registry, TableMeta};
+use crate::meta::TableMeta;
+use crate::session::Registry;
 use async_trait::async_trait;
 use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::datatypes::SchemaRef;
@@ -50,7 +51,8 @@ pub(crate) fn is_system_view(ctx: &SessionContext, name: &str) -> bool {
     if reference.schema().is_some_and(|s| s.eq_ignore_ascii_case("information_schema")) {
         return true;
     }
-    super::block_on(ctx.table_provider(reference)).is_ok_and(|t| t.downcast_ref::<RegistryTable>().is_some())
+    crate::session::runtime::block_on(ctx.table_provider(reference))
+        .is_ok_and(|t| t.downcast_ref::<RegistryTable>().is_some())
 }
 
 /// A table whose rows are read from the registry at every scan.

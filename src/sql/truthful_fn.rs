@@ -2,12 +2,15 @@
 //! records (the h-ceiling paper's Table 9). The sensitive column defaults to the one the
 //! catalog was published for.
 
-use super::{Args, block_on, mem_table, session_context};
+use super::args::Args;
+use super::glue::mem_table;
+use super::glue::session_context;
 use crate::error::{AnonError, Result};
-use crate::meta::Registry;
 use crate::methods::hceil::release::SENSITIVE_COLUMN_KEY;
 use crate::methods::hceil::truthful::truthful;
 use crate::release::decode_catalog;
+use crate::session::Registry;
+use crate::session::runtime::block_on;
 use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
 use datafusion::prelude::SessionContext;
 use std::sync::Arc;

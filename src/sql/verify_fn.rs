@@ -4,9 +4,12 @@
 //! `'k=5, distinct_l=3, entropy_l=2, recursive_cl=3:2, t=0.15, h=0.3, catalog, km=2:2'`.
 //! The verifiers live in `crate::verify` and share no code with the methods.
 
-use super::{Args, block_on, mem_table, session_context};
+use super::args::Args;
+use super::glue::mem_table;
+use super::glue::session_context;
 use crate::error::Result;
-use crate::meta::Registry;
+use crate::session::Registry;
+use crate::session::runtime::block_on;
 use crate::verify::{Check, CheckRow, Request, parse_checks, verify};
 use datafusion::arrow::array::{ArrayRef, BooleanArray, Int64Array, RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
@@ -18,7 +21,7 @@ pub(super) const SIGNATURE: &str =
     "verify_release(original, release, 'k=5, distinct_l=3, t=0.2, h=0.3, catalog, km=2:2' [, catalog])";
 
 pub(crate) fn register(ctx: &SessionContext, registry: Arc<Registry>) {
-    super::register_fn(ctx, &registry, "verify_release", verify_release);
+    super::glue::register_fn(ctx, &registry, "verify_release", verify_release);
 }
 
 fn verify_release(registry: &Registry, args: TableFunctionArgs) -> datafusion::error::Result<Arc<dyn TableProvider>> {

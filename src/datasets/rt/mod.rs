@@ -10,7 +10,7 @@
 //! each with a hierarchy) and `codes` (List<Utf8>, set-valued, ICD-9-CM leaves written without
 //! the dot as in the CMS files, e.g. `4019`; no code twice in a record; sorted in ICD order).
 //!
-//! The generative model (docs/datasets_rt.md has the details):
+//! The generative model (docs/datasets.md "RT datasets" has the details):
 //! - **Vocabulary.** Leaf popularity is a nested Zipf law (sections in a chapter, 3-digit
 //!   categories in a section, leaves in a category, in a fixed pseudo-random rank order)
 //!   weighted by preset-specific chapter weights, plus a boost for ~30 codes that are frequent

@@ -2,7 +2,8 @@
 //! counts (state.rs), the measures (loss.rs) and the release (release.rs) read. It lives apart
 //! so that the counts need not import the clustering that updates them (they were a circle).
 
-use super::state::Label;
+/// A generalized value of one attribute: (hierarchy level, node code at that level).
+pub(crate) type Label = (u8, u32);
 
 /// One Q-block: its labels and its records as (frequency-table row, records).
 #[derive(Debug, Clone, PartialEq)]

@@ -14,9 +14,10 @@
 //!   key so far is skipped: its key is larger, so it cannot be chosen.
 
 use super::block::Block;
+use super::block::Label;
 use super::guard::Guard;
 use super::pair::SeedView;
-use super::state::{Label, State};
+use super::state::State;
 use crate::encode::FrequencyTable;
 use crate::error::Result;
 use crate::progress::Progress;

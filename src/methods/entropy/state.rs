@@ -15,6 +15,7 @@
 //! is a table lookup of f at an integer count and the terms are added in a fixed order, so the
 //! same counts always give the same bits; the pair key is built symmetrically in its two records.
 
+use super::block::{Block, Label};
 use crate::encode::FrequencyTable;
 use crate::encode::hash::{FastMap, fast_map};
 use crate::error::{AnonError, Result};
@@ -39,9 +40,6 @@ impl FLog {
         self.f(c.wrapping_add_signed(delta)) - self.f(c)
     }
 }
-
-/// A label: (hierarchy level, node code at that level).
-pub(crate) type Label = (u8, u32);
 
 /// Counts of one quasi-identifier's labels.
 #[derive(Debug, Clone)]
@@ -379,7 +377,7 @@ impl State {
     /// The counts of the table with `blocks` generalized to their labels and every other
     /// record at its leaves, counted from scratch (the plain algorithm's way; the incremental
     /// updates of [`State::relabel`] are tested against it).
-    pub(crate) fn recount(ft: &FrequencyTable, with_mi: bool, blocks: &[super::block::Block]) -> Result<Self> {
+    pub(crate) fn recount(ft: &FrequencyTable, with_mi: bool, blocks: &[Block]) -> Result<Self> {
         let mut s = State::new(ft, with_mi)?;
         for a in &mut s.attrs {
             a.label.fill(0);

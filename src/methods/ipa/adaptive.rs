@@ -209,19 +209,6 @@ impl AdaptiveConfig {
         Ok(plan)
     }
 
-    /// A plan written as `ipa_release` options (`partition=adaptive, root=..., steps=...`, as
-    /// `declare_release_plan` takes it); an error when they do not describe an adaptive partition.
-    pub fn from_options(epsilon: f64, text: &str) -> Result<Self> {
-        match super::call::CallOptions::ipa(epsilon, text)?.mode {
-            super::call::Mode::Adaptive(c) => Ok(c),
-            _ => Err(AnonError::argument(
-                F,
-                "partition",
-                "the options are not an adaptive partition ('partition=adaptive')",
-            )),
-        }
-    }
-
     /// θ: one value for every step, or one per step.
     pub fn with_theta(mut self, theta: Vec<f64>) -> Self {
         self.theta = theta;

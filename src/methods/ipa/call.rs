@@ -600,3 +600,19 @@ async fn public_source<'a>(
     src.ft = public_table(function, table, &src.ft, &domain)?;
     Ok(src)
 }
+
+/// Here rather than in adaptive.rs, which would otherwise import the options that import it.
+impl AdaptiveConfig {
+    /// A plan written as `ipa_release` options (`partition=adaptive, root=..., steps=...`, as
+    /// `declare_release_plan` takes it); an error when they do not describe an adaptive partition.
+    pub fn from_options(epsilon: f64, text: &str) -> Result<Self> {
+        match CallOptions::ipa(epsilon, text)?.mode {
+            Mode::Adaptive(c) => Ok(c),
+            _ => Err(AnonError::argument(
+                "ipa_release",
+                "partition",
+                "the options are not an adaptive partition ('partition=adaptive')",
+            )),
+        }
+    }
+}

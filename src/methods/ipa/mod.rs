@@ -1,6 +1,7 @@
 //! IPA: informative-attribute-preserving anonymization under ε-differential privacy (Jeon et
 //! al., "Differentially private medical microdata release with informative attribute
-//! preserving", `/work/shared/papers/ipa-differentially-private-microdata.txt`).
+//! preserving"; the text the project works from is ipa-differentially-private-microdata.txt in
+//! the shared papers folder, docs/ipa.md summarizes it).
 //!
 //! The informative attribute (the declared sensitive column, e.g. Disease) is released
 //! unperturbed; the dimension attributes (the quasi-identifiers) are generalized on the

@@ -11,9 +11,8 @@
 //! replace `adult`. When a release is replaced, its side tables from the earlier call that this
 //! call does not produce are dropped with it, so no stale catalog stays behind.
 
+use super::runtime::block_on;
 use crate::error::{AnonError, Result};
-use crate::meta::Registry;
-use crate::sql::block_on;
 use datafusion::catalog::TableProvider;
 use datafusion::prelude::SessionContext;
 use std::collections::BTreeMap;
@@ -36,13 +35,13 @@ impl Owned {
     }
 }
 
-/// The engine's outputs in one session (held by the [`Registry`]).
+/// The engine's outputs in one session (held by the [`Registry`](super::Registry)).
 #[derive(Debug, Default)]
-pub(crate) struct Releases {
+pub(crate) struct Outputs {
     owned: Mutex<BTreeMap<String, Owned>>,
 }
 
-impl Releases {
+impl Outputs {
     /// Refuse, before anything runs, a call of `function` from `source` that would register
     /// `names` (the release first, then its side tables) over a table it may not replace.
     pub(crate) fn check(
@@ -51,9 +50,9 @@ impl Releases {
         function: &'static str,
         source: &str,
         names: &[String],
-        registry: &Registry,
+        declared: &dyn Fn(&str) -> bool,
     ) -> Result<()> {
-        let owned = self.owned.lock().expect("releases lock");
+        let owned = self.owned.lock().expect("outputs lock");
         let release = &names[0];
         let refuse = |name: &str, why: String| {
             Err(AnonError::argument(
@@ -66,7 +65,7 @@ impl Releases {
             if *name == normalize(source) {
                 return refuse(name, "the source table".into());
             }
-            if registry.get(name).is_some() {
+            if declared(name) {
                 return refuse(name, "a table with declared roles".into());
             }
             let Some(current) = registered(ctx, name) else { continue };
@@ -92,7 +91,7 @@ impl Releases {
         function: &'static str,
         tables: Vec<(String, Arc<dyn TableProvider>)>,
     ) -> Result<()> {
-        let mut owned = self.owned.lock().expect("releases lock");
+        let mut owned = self.owned.lock().expect("outputs lock");
         let release = tables.first().map(|(n, _)| n.clone()).unwrap_or_default();
         let stale: Vec<String> = owned
             .iter()

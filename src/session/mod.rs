@@ -1,0 +1,126 @@
+//! What one session holds beyond DataFusion's catalog: every table's declarations (the
+//! [`Registry`]), the privacy ledger in use, the progress reporter, the tables this engine
+//! registered as outputs ([`outputs`]), and the bridge from a synchronous table-function call
+//! to the async runtime ([`runtime`]).
+//!
+//! Its layer is above the declarations ([`crate::meta`]), the ledger ([`crate::dp::ledger`]) and
+//! the progress reporter, and below everything that runs in a session (the SQL functions, the
+//! query-error harness, the CLI); the methods never see it.
+
+pub(crate) mod outputs;
+pub(crate) mod runtime;
+
+use crate::error::{AnonError, Result};
+use crate::hierarchy::Hierarchy;
+use crate::meta::{Role, TableMeta};
+use std::collections::BTreeMap;
+use std::sync::{Arc, RwLock};
+
+/// Declarations of every table of a session.
+#[derive(Debug, Default)]
+pub struct Registry {
+    tables: RwLock<BTreeMap<String, TableMeta>>,
+    progress: RwLock<Option<Arc<dyn crate::progress::Progress>>>,
+    /// A temporary ledger until [`Registry::set_ledger`] chooses a file (the CLI:
+    /// [`crate::dp::ledger::Ledger::standard`]).
+    ledger: RwLock<Arc<crate::dp::ledger::Ledger>>,
+    /// The tables this engine registered as functions' outputs (the output-name rule).
+    outputs: outputs::Outputs,
+    /// Bumped by every change of a declaration, so memoized results made under other
+    /// declarations are not reused.
+    generation: std::sync::atomic::AtomicU64,
+}
+
+impl Registry {
+    pub fn new() -> Arc<Self> {
+        Arc::new(Registry::default())
+    }
+
+    pub fn get(&self, table: &str) -> Option<TableMeta> {
+        self.tables.read().expect("registry lock").get(table).cloned()
+    }
+
+    /// Declarations of a table, or an error saying how to make them.
+    pub fn require(&self, table: &str) -> Result<TableMeta> {
+        self.get(table).ok_or_else(|| {
+            AnonError::table(table, "has no attribute roles; declare them with declare_roles or load a bundled dataset")
+        })
+    }
+
+    /// Replace the roles of a table, keeping its hierarchies.
+    pub(crate) fn set_roles(&self, table: &str, roles: Vec<(String, Role)>) {
+        self.bump();
+        let mut t = self.tables.write().expect("registry lock");
+        t.entry(table.to_string()).or_default().roles = roles;
+    }
+
+    pub(crate) fn set_hierarchy(&self, table: &str, column: &str, h: Arc<Hierarchy>) {
+        self.bump();
+        let mut t = self.tables.write().expect("registry lock");
+        t.entry(table.to_string()).or_default().hierarchies.insert(column.to_string(), h);
+    }
+
+    /// Declare (or with `None` withdraw) the table's `ipa_release` plan.
+    pub(crate) fn set_release_plan(&self, table: &str, plan: Option<String>) {
+        self.bump();
+        let mut t = self.tables.write().expect("registry lock");
+        t.entry(table.to_string()).or_default().release_plan = plan;
+    }
+
+    /// Install a whole declaration at once (bundled datasets), replacing any earlier one.
+    pub fn set(&self, table: &str, meta: TableMeta) {
+        self.bump();
+        self.tables.write().expect("registry lock").insert(table.to_string(), meta);
+    }
+
+    /// Install the reporter that long searches report their progress to.
+    pub fn set_progress(&self, p: Arc<dyn crate::progress::Progress>) {
+        *self.progress.write().expect("registry lock") = Some(p);
+    }
+
+    /// The installed progress reporter, or a silent one.
+    pub(crate) fn progress(&self) -> Arc<dyn crate::progress::Progress> {
+        self.progress.read().expect("registry lock").clone().unwrap_or_else(crate::progress::silent)
+    }
+
+    fn bump(&self) {
+        self.generation.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Changes with every declaration (roles, hierarchies): part of every memo key.
+    pub(crate) fn generation(&self) -> u64 {
+        self.generation.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// The privacy budgets and spends of the session's tables.
+    pub(crate) fn ledger(&self) -> Arc<crate::dp::ledger::Ledger> {
+        self.ledger.read().expect("registry lock").clone()
+    }
+
+    /// Keep the ledger in `ledger` from now on (releases in progress finish on the old one).
+    pub fn set_ledger(&self, ledger: crate::dp::ledger::Ledger) {
+        *self.ledger.write().expect("registry lock") = Arc::new(ledger);
+    }
+
+    /// The engine's registered outputs, which guard every output name.
+    pub(crate) fn outputs(&self) -> &outputs::Outputs {
+        &self.outputs
+    }
+
+    /// Refuse, before anything runs, a call of `function` from `source` that would register
+    /// `names` over a table it may not replace ([`outputs::Outputs::check`]; a table with
+    /// declared roles is an original).
+    pub(crate) fn check_outputs(
+        &self,
+        ctx: &datafusion::prelude::SessionContext,
+        function: &'static str,
+        source: &str,
+        names: &[String],
+    ) -> Result<()> {
+        self.outputs.check(ctx, function, source, names, &|name| self.get(name).is_some())
+    }
+
+    pub(crate) fn snapshot(&self) -> Vec<(String, TableMeta)> {
+        self.tables.read().expect("registry lock").iter().map(|(k, v)| (k.clone(), v.clone())).collect()
+    }
+}

@@ -1,0 +1,112 @@
+//! What the table functions share: reaching the live session from a call, in-memory tables,
+//! memoized results, the output-name check, and registering a function whose only state is
+//! the session's registry.
+
+use crate::error::{AnonError, Result};
+use crate::session::Registry;
+use crate::session::runtime::block_on;
+use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::catalog::TableProvider;
+use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl};
+use datafusion::datasource::MemTable;
+use datafusion::execution::SessionState;
+use datafusion::prelude::SessionContext;
+use std::sync::Arc;
+
+/// The body of a table function whose only state is the session's registry.
+type RegistryCall = fn(&Registry, TableFunctionArgs) -> datafusion::error::Result<Arc<dyn TableProvider>>;
+
+/// A table function whose only state is the session's registry.
+#[derive(Debug)]
+struct RegistryFn {
+    registry: Arc<Registry>,
+    call: RegistryCall,
+}
+
+impl TableFunctionImpl for RegistryFn {
+    fn call_with_args(&self, args: TableFunctionArgs) -> datafusion::error::Result<Arc<dyn TableProvider>> {
+        (self.call)(&self.registry, args)
+    }
+}
+
+/// Register `call` as the table function `name`.
+pub(crate) fn register_fn(ctx: &SessionContext, registry: &Arc<Registry>, name: &str, call: RegistryCall) {
+    ctx.register_udtf(name, Arc::new(RegistryFn { registry: registry.clone(), call }));
+}
+
+/// A context over the live session of a table-function call. It shares the session's catalog,
+/// so tables registered through it are visible to the caller's statements.
+pub(crate) fn session_context(args: &TableFunctionArgs) -> Result<SessionContext> {
+    let state = args
+        .session()
+        .as_any()
+        .downcast_ref::<SessionState>()
+        .ok_or_else(|| AnonError::table("session", "table functions need a DataFusion SessionState"))?;
+    Ok(SessionContext::new_with_state(state.clone()))
+}
+
+/// Every row of `table` in its own order: partition after partition, each partition's rows as
+/// stored. `collect()` would interleave partitions in whatever order they finish, and ArtUC's and
+/// RmR's results depend on the order of their records, so the same seed would not always give the same
+/// release. Only the partitions can be trusted to keep their order: a scan hands a partition's
+/// rows out in batches of the session's `batch_size`, not in the batches they were stored in
+/// (so `load_dataset` gives each partition a contiguous run of the dataset's batches).
+pub(crate) fn in_order(ctx: &SessionContext, table: &str) -> Result<Vec<RecordBatch>> {
+    let parts = block_on(async { ctx.table(table).await?.collect_partitioned().await })?;
+    Ok(parts.into_iter().flatten().collect())
+}
+
+/// An in-memory table from batches (all with the schema of the first; an empty result needs
+/// the schema given).
+pub fn mem_table(
+    schema: datafusion::arrow::datatypes::SchemaRef,
+    batches: Vec<RecordBatch>,
+) -> Result<Arc<dyn TableProvider>> {
+    Ok(Arc::new(MemTable::try_new(schema, vec![batches])?))
+}
+
+/// Is `provider` (by identity) still registered as `name`? Memoized results of side-effect
+/// functions are reused only while their outputs are still in the catalog.
+pub(crate) fn still_registered(ctx: &SessionContext, name: &str, provider: &Arc<dyn TableProvider>) -> bool {
+    crate::session::outputs::registered(ctx, name).is_some_and(|t| Arc::ptr_eq(&t, provider))
+}
+
+/// Memoized results of a side-effect function: key → (output name, registered provider,
+/// result). A result is reused only while its output is still the registered table, so a
+/// second reference or `EXPLAIN` does not recompute, while a dropped output is rebuilt.
+#[derive(Debug, Default)]
+pub(crate) struct Memo {
+    entries: std::sync::Mutex<std::collections::HashMap<String, MemoEntry>>,
+}
+
+type MemoEntry = (String, Arc<dyn TableProvider>, Arc<dyn TableProvider>);
+
+impl Memo {
+    pub(crate) fn get(&self, ctx: &SessionContext, key: &str) -> Option<Arc<dyn TableProvider>> {
+        let entries = self.entries.lock().expect("memo lock");
+        let (name, registered, result) = entries.get(key)?;
+        still_registered(ctx, name, registered).then(|| result.clone())
+    }
+
+    pub(crate) fn put(
+        &self,
+        key: String,
+        output: &str,
+        registered: Arc<dyn TableProvider>,
+        result: Arc<dyn TableProvider>,
+    ) {
+        self.entries.lock().expect("memo lock").insert(key, (output.to_string(), registered, result));
+    }
+}
+
+/// Validate an output table name: a plain identifier, so the release can be queried unquoted.
+pub(crate) fn check_output_name(function: &str, name: &str) -> Result<()> {
+    let ok = !name.is_empty()
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !name.starts_with(|c: char| c.is_ascii_digit());
+    if ok {
+        Ok(())
+    } else {
+        Err(AnonError::argument(function, "output", format!("'{name}' is not a plain table name (letters, digits, _)")))
+    }
+}

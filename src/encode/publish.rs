@@ -1,4 +1,4 @@
-//! Outputs built from classes rather than from source rows (the h-ceiling and entropy
+//! Releases built from classes rather than from source rows (the h-ceiling and entropy
 //! methods): one value per class and published column, then one row per record, taken from
 //! its class. Rows are laid out class by class and value by value, so a row's position says
 //! nothing about which source record it came from.

@@ -2,8 +2,8 @@
 //!
 //! A release whose rows keep the order of the source (or of anything computed from it, such as
 //! classes formed in scan order) can be linked back row by row by anyone who holds the original
-//! or a second release. Outputs built in memory are permuted here, with the call's RNG: seeded
-//! calls (tests) stay reproducible, unseeded ones draw from the OS. Outputs written by a
+//! or a second release. Releases built in memory are permuted here, with the call's RNG: seeded
+//! calls (tests) stay reproducible, unseeded ones draw from the OS. Releases written by a
 //! DataFusion plan order their rows by `random()` in the plan instead ([`super::materialize`]).
 
 use crate::error::Result;

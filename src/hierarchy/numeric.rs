@@ -4,7 +4,7 @@ use super::{Hierarchy, HierarchyBuilder, HierarchyKind};
 use crate::error::{AnonError, Result};
 
 /// Numbers as users write them in labels and keys: `37`, not `37.0` (the inverse of how
-/// [`parse_interval_label`] reads them). Outputs' range labels, numeric leaf labels and the
+/// [`parse_interval_label`] reads them). Releases' range labels, numeric leaf labels and the
 /// query harness's group keys all write numbers with it.
 pub fn format_number(x: f64) -> String {
     if x.fract() == 0.0 && x.abs() < 1e15 { format!("{}", x as i64) } else { format!("{x}") }

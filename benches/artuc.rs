@@ -1,7 +1,7 @@
 //! ArtUC. Issue targets (release build, 2-core machine): EHRD-like at full size (208,387
 //! records), UC1, k = 10, m = 2, delta = 0.04 under 60 s; Informs-like under 10 s; growth with
 //! |D| subquadratic, measured at 25 %, 50 % and 100 % of EHRD. Measured numbers and what they
-//! depend on (GenDiag runs of a merge step use every core): docs/artuc.md, "Cost".
+//! depend on (GenDiag runs of a merge step use every core): docs/results/artuc.md, "Cost".
 //! Epsilon is unbounded: the suppression count is measured (examples/artuc_scale.rs prints
 //! it), not enforced.
 //!

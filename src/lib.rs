@@ -27,7 +27,7 @@
 //! Everything `pub` below is what a Rust service, the Python package (`python/`), the
 //! binaries, benchmarks, examples and integration tests call; everything else is
 //! `pub(crate)`. The surface was cut by the compiler, not by hand: every item was made
-//! crate-private and made `pub` again only where one of those targets reaches it (issue 17).
+//! crate-private and made `pub` again only where one of those targets reaches it.
 //! - Sessions: [`new_session`], [`session`], [`session_with_ledger`], [`register_all`];
 //!   declarations: [`Registry`], [`TableMeta`], [`Role`]; errors: [`AnonError`], [`Result`],
 //!   [`error::describe`]; [`progress`] reporters.

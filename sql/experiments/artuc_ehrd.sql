@@ -68,7 +68,8 @@ SELECT k, workload, ROUND(are, 4) AS are FROM (
 
 -- Figs. 11a-b and 14, runtime: UL, ARE (W2, W3), suppressed codes and time against k and m
 -- (delta = 0.04). m runs on the first 20,000 patients: at m = 3 a cluster's Q is mostly code
--- triples (a 100-code record holds 161,700), 61 s here against 7 s for m = 2 (docs/artuc.md).
+-- triples (a 100-code record holds 161,700), so m = 3 costs far more than m = 2
+-- (times: docs/results/artuc.md, Fig. 17 and "Cost").
 SELECT table_name, rows FROM load_dataset('ehrd', 20000, NULL, 'ehrd_20000');
 SELECT COUNT(*) AS released FROM artuc('ehrd_20000', 'a_m1', 'ehrd_uc1', 10, 1, 0.04, 1000000000, 'seed=1, small_groups=withhold');
 SELECT COUNT(*) AS released FROM artuc('ehrd_20000', 'a_m2', 'ehrd_uc1', 10, 2, 0.04, 1000000000, 'seed=1, small_groups=withhold');

@@ -18,10 +18,9 @@
 //! - rows repeating a group and value add up: together they declare the group's counterfeits
 //!   of that value (a class id repeated within a row is the same group).
 //!
-//! The query harness used to multiply the probabilities of every row naming a class, as if the
-//! rows' counterfeits were independent draws (two rows `[1,2] Diabetes 1` gave class 1
-//! (1 − 1/4)² instead of 1 − 2/4), while `anon_metrics` refused any class named twice for a
-//! value. The rule above is the paper's; verify_release's catalog check, with its own code,
+//! Multiplying the probabilities of every row naming a class, as if the rows' counterfeits were
+//! independent draws, would be wrong (two rows `[1,2] Diabetes 1` would give class 1
+//! (1 − 1/4)² instead of 1 − 2/4). The rule above is the paper's; verify_release's catalog check, with its own code,
 //! agrees on it (it sums repeated rows) and is stricter (a class in two groups is a problem
 //! there whatever the values).
 

@@ -7,8 +7,8 @@
 //! table dropped and re-created by the user under that name is the user's). Never a table with
 //! declared roles (an original), a hierarchy or constraints table, a system view, another
 //! function's release, or another release's side table. Names are compared after DataFusion's
-//! own resolution of an unquoted identifier (lower case), which is how `'ADULT'` used to
-//! replace `adult`. When a release is replaced, its side tables from the earlier call that this
+//! own resolution of an unquoted identifier (lower case), so `'ADULT'` names `adult` and cannot
+//! replace it. When a release is replaced, its side tables from the earlier call that this
 //! call does not produce are dropped with it, so no stale catalog stays behind.
 
 use super::runtime::block_on;

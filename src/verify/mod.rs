@@ -14,8 +14,8 @@
 //! `COPY ... TO '.csv'` writes lists) is read element for element as the methods and metrics read
 //! it. It is input parsing, not algorithm: it decides no privacy property, only which text is one
 //! element. Independence guards against a method's logic and its checker sharing a mistake; a
-//! separate splitter would instead let the two disagree about what the data says (the artuc/
-//! load_hierarchy disagreement of issue 19), which no check could notice. The splitter has its own
+//! separate splitter would instead let the two disagree about what the data says (as artuc's and
+//! load_hierarchy's readers once did), which no check could notice. The splitter has its own
 //! tests (src/hierarchy/code_sets.rs) and tests/own_data.rs checks string- and list-typed releases
 //! give the same verdicts.
 //!

@@ -8,7 +8,7 @@ use rand::{RngExt, SeedableRng, rngs::StdRng};
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
-/// The ARX-format ICD-9-CM v32 hierarchy (see data/icd9 and docs/datasets.md "RT datasets").
+/// The ARX-format ICD-9-CM v32 hierarchy (see data/icd9 and docs/datasets.md).
 pub(crate) const ICD9_TEXT: &str = include_str!("../../../data/icd9/icd9cm_v32_hierarchy.csv");
 
 /// Number of billable leaves in ICD-9-CM v32.

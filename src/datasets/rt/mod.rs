@@ -10,7 +10,7 @@
 //! each with a hierarchy) and `codes` (List<Utf8>, set-valued, ICD-9-CM leaves written without
 //! the dot as in the CMS files, e.g. `4019`; no code twice in a record; sorted in ICD order).
 //!
-//! The generative model (docs/datasets.md "RT datasets" has the details):
+//! The generative model (docs/datasets.md, "Generative model", has the details):
 //! - **Vocabulary.** Leaf popularity is a nested Zipf law (sections in a chapter, 3-digit
 //!   categories in a section, leaves in a category, in a fixed pseudo-random rank order)
 //!   weighted by preset-specific chapter weights, plus a boost for ~30 codes that are frequent
@@ -56,8 +56,8 @@ use std::sync::Arc;
 
 /// EHRD's [`Spec::head`] and [`Spec::gamma`]: how concentrated its code frequencies are. Real ICU
 /// patients' codes put 49 % of their occurrences on codes seen at least 5 times per 100
-/// patients; the plain law (1, 1) gave 13-14 %, so clusters of the generated table shared few
-/// codes and ArtUC suppressed far more than on real codes (issue 16). (2, 2.25) gives 48.6-48.7 %
+/// patients; the plain law (1, 1) gives 13-14 %, so clusters of a table generated with it share
+/// few codes and ArtUC suppresses far more than on real codes. (2, 2.25) gives 48.6-48.7 %
 /// at 52,097 and 208,387 patients (tests/rt_datasets.rs), hypertension (4019) in 23 % of the
 /// patients, and leaves the share of a record's code pairs within one section at 9 %.
 const HEAD_EHRD: f64 = 2.0;

@@ -22,7 +22,7 @@
 //! proportional to the room left, gen_G(s) − n_t(s). With one partner class u that is drawing
 //! from u's genuine records without replacement: counterfeits look like the group's own
 //! records, and groups stay small, so the catalog is fine-grained (Adult, h = 0.3, seed 1:
-//! 2,172 catalog rows at k = 3, 1,455 at k = 5, against 23 for domain draws in issue 16). It
+//! 2,172 catalog rows at k = 3, 1,455 at k = 5, against 23 for domain draws). It
 //! does not lower Eq. 4: at k = 3 the node's RCE is 29,106.9 against 28,887.7 with domain draws,
 //! since Eq. 4 rewards the big groups domain draws force (docs/hceil.md, "The objective").
 //! Privacy is unchanged: every catalog satisfies Lemma 1, checked by

@@ -221,13 +221,19 @@ fn batch_size() -> usize {
     4 * std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
-/// Record a batch of scored nodes: the rejected counted, the best kept.
-fn keep_best(
-    scored: Vec<Option<Scored>>,
+/// Lines 4–20 for a batch of nodes on all cores: each scored, the rejected counted, the best
+/// kept.
+fn score_batch(
+    nodes: &mut NodeCache,
+    batch: &[NodeId],
+    p: &Params,
+    progress: &dyn Progress,
     best: &mut Option<Scored>,
     stats: &mut Stats,
-    lattice: &crate::lattice::Lattice,
-) {
+) -> Result<()> {
+    let (hs, width, lattice) = (nodes.hierarchies().to_vec(), nodes.width(), nodes.lattice.clone());
+    let scored = nodes.map_batch(batch, |node, c| Ok(evaluate(&hs, width, node, c, p)))?;
+    progress.tick(scored.len() as u64)?;
     stats.evaluated += scored.len();
     for s in scored {
         match s {
@@ -236,6 +242,7 @@ fn keep_best(
             Some(_) => {}
         }
     }
+    Ok(())
 }
 
 /// Is the bound monotone along the lattice, so that [`best_first`] finds the optimum? Only for
@@ -268,7 +275,7 @@ pub(crate) fn best_first(
     debug_assert!(bound_is_monotone(p));
     let lattice = nodes.lattice.clone();
     let mut stats = Stats { nodes_total: lattice.size(), ..Stats::default() };
-    let (hs, width) = (nodes.hierarchies().to_vec(), nodes.width());
+    let hs = nodes.hierarchies().to_vec();
     let mut order = BestFirst::new(&lattice);
     let mut best: Option<Scored> = None;
     progress.begin("h-ceiling: best-first search", lattice.size() as u64);
@@ -285,9 +292,7 @@ pub(crate) fn best_first(
         if taken.is_empty() {
             break;
         }
-        let scored = nodes.map_batch(&taken, |node, c| Ok(evaluate(&hs, width, node, c, p)))?;
-        progress.tick(scored.len() as u64)?;
-        keep_best(scored, &mut best, &mut stats, &lattice);
+        score_batch(nodes, &taken, p, progress, &mut best, &mut stats)?;
     }
     progress.finish();
     Ok((best, stats))
@@ -308,7 +313,6 @@ pub(crate) fn best(
             .then(a.node.cmp(&b.node))
     });
     let batch = batch_size();
-    let (hs, width) = (nodes.hierarchies().to_vec(), nodes.width());
     let mut best: Option<Scored> = None;
     progress.begin("h-ceiling: counterfeits and catalogs", cands.len() as u64);
     for chunk in cands.chunks(batch) {
@@ -320,9 +324,7 @@ pub(crate) fn best(
         if open.is_empty() {
             break;
         }
-        let scored = nodes.map_batch(&open, |node, c| Ok(evaluate(&hs, width, node, c, p)))?;
-        progress.tick(scored.len() as u64)?;
-        keep_best(scored, &mut best, &mut stats, &lattice);
+        score_batch(nodes, &open, p, progress, &mut best, &mut stats)?;
     }
     progress.finish();
     Ok((best, stats))

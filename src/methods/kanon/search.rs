@@ -742,6 +742,19 @@ impl Search<'_> {
     }
 }
 
+/// Every node evaluated, the best anonymous one returned: the reference for tests.
+pub fn exhaustive(ev: &mut Evaluator) -> Result<Option<Evaluation>> {
+    let lattice = ev.lattice.clone();
+    let mut best: Option<Evaluation> = None;
+    for node in 0..lattice.size() {
+        let e = ev.evaluate(node)?;
+        if e.anonymous && best.as_ref().is_none_or(|b| better(&e, b, &lattice)) {
+            best = Some(e);
+        }
+    }
+    Ok(best)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -761,17 +774,4 @@ mod tests {
         let asked = SearchOptions { max_checks: Some(7), ..opts };
         assert_eq!(asked.check_limit(DEFAULT_MAX_NODES + 1, 21_093), Some(7));
     }
-}
-
-/// Every node evaluated, the best anonymous one returned: the reference for tests.
-pub fn exhaustive(ev: &mut Evaluator) -> Result<Option<Evaluation>> {
-    let lattice = ev.lattice.clone();
-    let mut best: Option<Evaluation> = None;
-    for node in 0..lattice.size() {
-        let e = ev.evaluate(node)?;
-        if e.anonymous && best.as_ref().is_none_or(|b| better(&e, b, &lattice)) {
-            best = Some(e);
-        }
-    }
-    Ok(best)
 }

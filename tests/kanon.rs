@@ -99,14 +99,14 @@ proptest! {
         model in 0usize..3,
         metric in 0usize..3,
         suppression in prop::sample::select(vec![0.0, 5.0]),
-        budget_ms in prop::sample::select(vec![1u64, 600_000]),
+        checks in prop::sample::select(vec![1usize, 1_000_000]),
     ) {
         let ft = common::random_table(&shapes, &cuts, &rows, 4);
         prop_assume!(k <= ft.total());
         let mut config = KanonConfig::new(k);
         config.metric = [Metric::Lm, Metric::Ncp, Metric::Dm][metric];
         config.suppression_percent = suppression;
-        config.search = SearchOptions { strategy: Strategy::Heuristic, time_budget_ms: Some(budget_ms), ..SearchOptions::default() };
+        config.search = SearchOptions { strategy: Strategy::Heuristic, max_checks: Some(checks), ..SearchOptions::default() };
         match model {
             1 => config.models.distinct_l = Some(2),
             2 => config.models.t = Some(0.4),
@@ -122,12 +122,12 @@ proptest! {
                 if res.proven_optimal {
                     prop_assert!(same(Some(res.loss), optimum));
                 }
-                if budget_ms == 600_000 {
-                    prop_assert!(res.proven_optimal, "a 10-minute budget proves a lattice this small");
+                if checks == 1_000_000 {
+                    prop_assert!(res.proven_optimal, "a budget above the lattice's size proves it");
                 }
             }
             (Ok(None), opt) => prop_assert!(opt.is_none(), "heuristic found nothing, optimum {:?}", opt),
-            (Err(e), _) => prop_assert!(budget_ms == 1 && e.to_string().contains("time budget"), "{}", e),
+            (Err(e), _) => prop_assert!(checks == 1 && e.to_string().contains("work budget"), "{}", e),
             (Ok(Some(res)), None) => prop_assert!(false, "heuristic found {:?} where nothing passes", res.levels),
         }
     }
@@ -163,12 +163,15 @@ async fn report_states_search_mode_and_bound_gap() {
     let ctx = anonfusion::new_session();
     rows(&ctx, "SELECT * FROM load_dataset('adult')").await;
     rows(&ctx, "SELECT COUNT(*) FROM kanon_anonymize('adult', 'opt', 5)").await;
-    rows(&ctx, "SELECT COUNT(*) FROM kanon_anonymize('adult', 'heu', 5, 'search=heuristic, time_budget_ms=600000')")
-        .await;
+    rows(&ctx, "SELECT COUNT(*) FROM kanon_anonymize('adult', 'heu', 5, 'search=heuristic, max_checks=100000')").await;
     let b = rows(&ctx, "SELECT search, proven_optimal, bound_gap, metric_value FROM opt_report").await;
     assert_eq!(b[0].column(0).as_string::<i32>().value(0), "optimal");
     let h = rows(&ctx, "SELECT search, proven_optimal, bound_gap, metric_value FROM heu_report").await;
     assert_eq!(h[0].column(0).as_string::<i32>().value(0), "heuristic");
+    // The work the search was allowed: none for the optimal search, the option for the heuristic.
+    let budget = |t: &str| format!("SELECT max_checks FROM {t}_report");
+    assert!(rows(&ctx, &budget("opt")).await[0].column(0).is_null(0));
+    assert_eq!(int(&ctx, &budget("heu")).await, 100_000);
     for r in [&b, &h] {
         assert_eq!(r[0].column(1).as_primitive::<datafusion::arrow::datatypes::Int64Type>().value(0), 1);
         assert_eq!(r[0].column(2).as_primitive::<datafusion::arrow::datatypes::Float64Type>().value(0), 0.0);
@@ -177,6 +180,53 @@ async fn report_states_search_mode_and_bound_gap() {
         r[0].column(3).as_primitive::<datafusion::arrow::datatypes::Float64Type>().value(0)
     };
     assert_eq!(loss(&b), loss(&h), "a proven heuristic result is the optimum");
+}
+
+/// A search's result is a function of its inputs, never of the clock: the heuristic, cut by
+/// its work budget part-way through its proof, returns the same node, loss, bound and number
+/// of checks while every core is kept busy by spinning threads as on an idle machine (a
+/// wall-clock budget checked fewer nodes under load and could return a worse node).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn heuristic_result_depends_on_inputs_not_on_load() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let ctx = SessionContext::new();
+    let registry = anonfusion::register_all(&ctx);
+    rows(&ctx, "SELECT * FROM load_dataset('adult')").await;
+    let meta = registry.require("adult").unwrap();
+    let ft = frequency_table(&ctx, "adult", &meta, None).await.unwrap();
+    let runs = || {
+        let mut out = Vec::new();
+        for checks in [Some(2), Some(9), Some(40), None] {
+            for options in ["", "suppression=2"] {
+                let mut config = KanonConfig::new(5).with_options(options).unwrap();
+                config.search =
+                    SearchOptions { strategy: Strategy::Heuristic, max_checks: checks, ..SearchOptions::default() };
+                let r = search(&ft, &config).unwrap().unwrap();
+                assert!(checks.is_none_or(|n| r.nodes_evaluated <= n + 16), "the budget holds: {}", r.nodes_evaluated);
+                out.push((r.levels, r.loss, r.loss_lower_bound, r.nodes_evaluated, r.proven_optimal, r.max_checks));
+            }
+        }
+        out
+    };
+    let idle = runs();
+    let stop = Arc::new(AtomicBool::new(false));
+    let spinners: Vec<_> = (0..8)
+        .map(|_| {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                let mut x = 0u64;
+                while !stop.load(Ordering::Relaxed) {
+                    x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+                }
+            })
+        })
+        .collect();
+    let loaded = runs();
+    stop.store(true, Ordering::Relaxed);
+    spinners.into_iter().for_each(|t| t.join().unwrap());
+    assert_eq!(idle, loaded, "same inputs, same results, loaded or idle");
+    assert!(idle.iter().any(|r| !r.4), "a small budget stops the proof part-way, so the budget is exercised");
+    assert!(idle.iter().any(|r| r.4), "a large budget proves the optimum");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -239,7 +289,8 @@ async fn bad_arguments_are_clear_errors_and_register_nothing() {
         ("SELECT * FROM kanon_anonymize('adult', 'o', 5, 'metric=xyz')", "unknown metric"),
         ("SELECT * FROM kanon_anonymize('adult', 'o', 5, 'colour=blue')", "unknown option 'colour'"),
         ("SELECT * FROM kanon_anonymize('adult', 'o', 5, 'search=fast')", "unknown search 'fast'"),
-        ("SELECT * FROM kanon_anonymize('adult', 'o', 5, 'time_budget_ms=0')", "time_budget_ms"),
+        ("SELECT * FROM kanon_anonymize('adult', 'o', 5, 'max_checks=0')", "max_checks"),
+        ("SELECT * FROM kanon_anonymize('adult', 'o', 5, 'time_budget_ms=1000')", "replaced by max_checks"),
         ("SELECT * FROM kanon_anonymize('adult', 'o', 5, 'max_nodes=-3')", "max_nodes"),
         ("SELECT * FROM kanon_anonymize('nope', 'o', 5)", "'nope'"),
         ("SELECT * FROM kanon_anonymize('adult', 'adult', 5)", "must differ"),

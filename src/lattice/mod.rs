@@ -9,12 +9,15 @@
 //! The search machinery every lattice method can share lives beside it: [`order::BoundOrder`]
 //! yields nodes cheapest bound first without sorting the lattice, and [`antichain::Antichain`]
 //! holds what monotone models let a search infer (predictive tagging) in memory proportional
-//! to the frontier, not the lattice.
+//! to the frontier, not the lattice. [`best_first::BestFirst`] orders by a bound known only
+//! once a node is grouped (hceil's), grouping only the nodes it passes and their successors.
 
 pub(crate) mod antichain;
+pub(crate) mod best_first;
 pub(crate) mod order;
 
 pub(crate) use antichain::{Antichain, Toward};
+pub(crate) use best_first::BestFirst;
 pub(crate) use order::{BottomUp, BoundOrder};
 
 #[derive(Debug, Clone)]

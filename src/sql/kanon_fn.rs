@@ -20,7 +20,7 @@ pub(crate) struct Kanon;
 impl MethodSpec for Kanon {
     type Params = KanonConfig;
     const NAME: &'static str = "kanon_anonymize";
-    const SIGNATURE: &'static str = "kanon_anonymize(source, output, k [, 'metric=lm, suppression=2%, distinct_l=3, entropy_l=2, recursive_cl=3:2, t=0.15, keep_insensitive=false, search=auto, max_nodes=100000, time_budget_ms=1000'])";
+    const SIGNATURE: &'static str = "kanon_anonymize(source, output, k [, 'metric=lm, suppression=2%, distinct_l=3, entropy_l=2, recursive_cl=3:2, t=0.15, keep_insensitive=false, search=auto, max_nodes=100000, max_checks=N'])";
     const ARITY: (usize, usize) = (3, 4);
 
     fn parse(&self, a: &Args) -> Result<KanonConfig> {
@@ -60,6 +60,8 @@ impl MethodSpec for Kanon {
                 ("dropped_columns", OptText(call.dropped_columns(config.keep_insensitive)?)),
                 ("search", Text(if res.heuristic { "heuristic" } else { "optimal" }.into())),
                 ("proven_optimal", Int(res.proven_optimal as i64)),
+                // The work budget the search ran under (NULL: none), beside nodes_evaluated.
+                ("max_checks", OptInt(res.max_checks.map(|n| n as i64))),
                 ("loss_lower_bound", Float(res.loss_lower_bound)),
                 ("bound_gap", Float(res.loss - res.loss_lower_bound)),
             ],

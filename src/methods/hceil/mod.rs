@@ -263,15 +263,14 @@ fn search_with_cache<'a>(
     let seed = config.seed.unwrap_or_else(os_seed);
     let params = config.params(ft.total(), seed);
     let mut nodes = NodeCache::new(ft, true)?;
-    let cands = search::candidates(&mut nodes, &params, progress)?;
-    if cands.is_empty() {
+    let (best, stats) = search::run(&mut nodes, &params, progress)?;
+    if stats.candidates == 0 {
         return Err(AnonError::argument(
             F,
             "h",
             format!("no generalization keeps every record within h = {}; raise h", shown(params.ceiling)),
         ));
     }
-    let (best, stats) = search::best(&mut nodes, cands, &params, progress)?;
     let best = best.ok_or_else(|| {
         AnonError::argument(
             F,

@@ -11,13 +11,28 @@
 //!
 //! With a suppression limit, each node's smallest classes below k leave the release first, as
 //! many as the limit allows ([`super::score::suppressed`]); the remaining ones are padded.
+//!
+//! Best-first ([`best_first`], the default where it is valid): with the paper's objective and
+//! no suppression the bound is monotone along the lattice (below), so lines 1–21 run on the
+//! shared [`BestFirst`] order from the bottom: only the nodes taken and their successors are
+//! grouped, not the whole pruned lattice, and the search stops where the cheapest bound left
+//! passes the best value, with the same node as the scan above.
+//!
+//! Why monotone: a kept class of n records at cell probability P costs n − max(n, k)·P in the
+//! bound. Raising a level merges classes S into one of N = Σ n_i records whose cell covers
+//! every merged cell's leaves (a numeric min–max range widens), so P ≤ min P_i, and
+//! Σ max(n_i, k) ≥ max(N, k); hence Σ (n_i − max(n_i, k) P_i) ≤ N − max(N, k) P. Not for the
+//! other cases, which keep the scan: with suppression a finer node may suppress small classes
+//! at cost n that a coarser one keeps at less; `charged` adds the deficit Σ (k − n)⁺ and
+//! `fewest` orders by it first, and merging small classes lowers it (two classes of one record
+//! at k = 10 need 18 counterfeits, merged 9).
 
 use super::counterfeit::{self, Classes, NodeCatalog, ValueDraw};
 use super::score::{self, Key, Objective};
 use crate::encode::{Cached, NodeCache, class_degrees};
 use crate::error::Result;
 use crate::hierarchy::Hierarchy;
-use crate::lattice::{Antichain, BottomUp, NodeId, Toward};
+use crate::lattice::{Antichain, BestFirst, BottomUp, NodeId, Toward};
 use crate::progress::Progress;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
@@ -74,7 +89,8 @@ pub(crate) struct Scored {
 #[derive(Debug, Clone, Default)]
 pub struct Stats {
     pub(crate) nodes_total: usize,
-    /// Nodes of the pruned lattice (every record within the ceiling).
+    /// Nodes of the pruned lattice (every record within the ceiling) that were grouped: all
+    /// of them, but in a best-first search ([`best_first`]) that stops before the top.
     pub(crate) candidates: usize,
     /// Nodes whose counterfeits and catalog were built.
     pub(crate) evaluated: usize,
@@ -99,15 +115,10 @@ pub fn candidates(nodes: &mut NodeCache, p: &Params, progress: &dyn Progress) ->
         if batch.is_empty() {
             break;
         }
-        let found = nodes.map_batch(&batch, |node, c| {
-            let max_degree = class_degrees(&hs, &c.g).into_iter().fold(0.0, f64::max);
-            let suppressed = score::suppressed(&c.g.sizes, p.k, p.suppression);
-            let bound = score::bound(&c.g, &score::cell_probabilities(&hs, &c.g), p.k, &suppressed, p.objective);
-            Ok(Candidate { node, max_degree, bound })
-        })?;
+        let found = nodes.map_batch(&batch, |node, c| Ok(candidate(&hs, p, node, c)))?;
         progress.tick(found.len() as u64)?;
         for c in found {
-            if c.max_degree <= p.ceiling + 1e-12 {
+            if c.within(p) {
                 out.push(c);
             } else {
                 over_ceiling.insert(&lattice.levels(c.node));
@@ -116,6 +127,21 @@ pub fn candidates(nodes: &mut NodeCache, p: &Params, progress: &dyn Progress) ->
     }
     progress.finish();
     Ok(out)
+}
+
+/// A grouped node's greatest degree and bound.
+fn candidate(hs: &[Arc<Hierarchy>], p: &Params, node: NodeId, c: &Cached) -> Candidate {
+    let max_degree = class_degrees(hs, &c.g).into_iter().fold(0.0, f64::max);
+    let suppressed = score::suppressed(&c.g.sizes, p.k, p.suppression);
+    let bound = score::bound(&c.g, &score::cell_probabilities(hs, &c.g), p.k, &suppressed, p.objective);
+    Candidate { node, max_degree, bound }
+}
+
+impl Candidate {
+    /// Every record within the ceiling (monotone: once over, every generalization is over).
+    fn within(&self, p: &Params) -> bool {
+        self.max_degree <= p.ceiling + 1e-12
+    }
 }
 
 /// Lines 4–15 for one node: suppression, counterfeits, catalog, RCE. `None` when the node is
@@ -190,6 +216,88 @@ fn better(a: &Scored, b: &Scored, height: impl Fn(NodeId) -> usize) -> bool {
     }
 }
 
+/// Nodes scored at once on all cores.
+fn batch_size() -> usize {
+    4 * std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// Lines 4–20 for a batch of nodes on all cores: each scored, the rejected counted, the best
+/// kept.
+fn score_batch(
+    nodes: &mut NodeCache,
+    batch: &[NodeId],
+    p: &Params,
+    progress: &dyn Progress,
+    best: &mut Option<Scored>,
+    stats: &mut Stats,
+) -> Result<()> {
+    let (hs, width, lattice) = (nodes.hierarchies().to_vec(), nodes.width(), nodes.lattice.clone());
+    let scored = nodes.map_batch(batch, |node, c| Ok(evaluate(&hs, width, node, c, p)))?;
+    progress.tick(scored.len() as u64)?;
+    stats.evaluated += scored.len();
+    for s in scored {
+        match s {
+            None => stats.rejected += 1,
+            Some(s) if best.as_ref().is_none_or(|b| better(&s, b, |n| lattice.height(n))) => *best = Some(s),
+            Some(_) => {}
+        }
+    }
+    Ok(())
+}
+
+/// Is the bound monotone along the lattice, so that [`best_first`] finds the optimum? Only for
+/// the paper's objective without suppression (module doc); an exhaustive search scores every
+/// candidate anyway.
+pub(crate) fn bound_is_monotone(p: &Params) -> bool {
+    p.objective == Objective::Rce && p.suppression == 0 && !p.exhaustive
+}
+
+/// Lines 1–21: the node of least objective and what the search touched, best-first where the
+/// bound allows it ([`bound_is_monotone`]), else over the whole pruned lattice. No candidate
+/// at all (`stats.candidates == 0`): the bottom is over the ceiling.
+pub(crate) fn run(nodes: &mut NodeCache, p: &Params, progress: &dyn Progress) -> Result<(Option<Scored>, Stats)> {
+    if bound_is_monotone(p) {
+        return best_first(nodes, p, progress);
+    }
+    let cands = candidates(nodes, p, progress)?;
+    best(nodes, cands, p, progress)
+}
+
+/// Lines 1–21 on the shared [`BestFirst`] order: group the frontier (dropping nodes over the
+/// ceiling, whose generalizations are all over), score the cheapest nodes a batch at a time,
+/// until the cheapest bound left passes the best value. `stats.candidates` counts the grouped
+/// nodes within the ceiling: every one when nothing passes.
+pub(crate) fn best_first(
+    nodes: &mut NodeCache,
+    p: &Params,
+    progress: &dyn Progress,
+) -> Result<(Option<Scored>, Stats)> {
+    debug_assert!(bound_is_monotone(p));
+    let lattice = nodes.lattice.clone();
+    let mut stats = Stats { nodes_total: lattice.size(), ..Stats::default() };
+    let hs = nodes.hierarchies().to_vec();
+    let mut order = BestFirst::new(&lattice);
+    let mut best: Option<Scored> = None;
+    progress.begin("h-ceiling: best-first search", lattice.size() as u64);
+    loop {
+        let frontier = order.frontier();
+        for c in nodes.map_batch(&frontier, |node, c| Ok(candidate(&hs, p, node, c)))? {
+            if c.within(p) {
+                stats.candidates += 1;
+                order.offer(c.node, c.bound);
+            }
+        }
+        let open = |bound: Key| best.as_ref().is_none_or(|b| compare(bound, b.key).is_le());
+        let taken: Vec<NodeId> = order.take(batch_size(), open).into_iter().map(|(n, _)| n).collect();
+        if taken.is_empty() {
+            break;
+        }
+        score_batch(nodes, &taken, p, progress, &mut best, &mut stats)?;
+    }
+    progress.finish();
+    Ok((best, stats))
+}
+
 /// Lines 2–21: the candidate of least objective, or `None` when every candidate is rejected.
 pub(crate) fn best(
     nodes: &mut NodeCache,
@@ -204,8 +312,7 @@ pub(crate) fn best(
             .then(lattice.height(a.node).cmp(&lattice.height(b.node)))
             .then(a.node.cmp(&b.node))
     });
-    let batch = 4 * std::thread::available_parallelism().map_or(1, |n| n.get());
-    let (hs, width) = (nodes.hierarchies().to_vec(), nodes.width());
+    let batch = batch_size();
     let mut best: Option<Scored> = None;
     progress.begin("h-ceiling: counterfeits and catalogs", cands.len() as u64);
     for chunk in cands.chunks(batch) {
@@ -217,16 +324,7 @@ pub(crate) fn best(
         if open.is_empty() {
             break;
         }
-        let scored = nodes.map_batch(&open, |node, c| Ok(evaluate(&hs, width, node, c, p)))?;
-        stats.evaluated += scored.len();
-        progress.tick(scored.len() as u64)?;
-        for s in scored {
-            match s {
-                None => stats.rejected += 1,
-                Some(s) if best.as_ref().is_none_or(|b| better(&s, b, |n| lattice.height(n))) => best = Some(s),
-                Some(_) => {}
-            }
-        }
+        score_batch(nodes, &open, p, progress, &mut best, &mut stats)?;
     }
     progress.finish();
     Ok((best, stats))

@@ -6,6 +6,11 @@
 //! (`StreamKey::stream(node)`), so its perturbation, and with it the chosen node, do not depend
 //! on the order or the thread in which nodes are evaluated. Only the scores are kept: the
 //! chosen node's perturbation is drawn again from its stream for the release.
+//!
+//! No bound prunes this scan, unlike kanon's and hceil's searches on the shared lattice order:
+//! the mechanism's probabilities are normalized over every node's utility, so each node must
+//! be scored for the draw to be the mechanism's (a node left out would change every
+//! probability, and with it the privacy guarantee).
 
 use super::perturb::{Noise, Perturbation, perturb};
 use super::score::{IL_SENSITIVITY, Loss, loss};

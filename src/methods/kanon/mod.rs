@@ -36,7 +36,7 @@ pub struct KanonConfig {
     /// Publish the columns declared insensitive too (`keep_insensitive=true`); by default a
     /// release holds only the quasi-identifiers and the sensitive attribute.
     pub(crate) keep_insensitive: bool,
-    /// Optimal or heuristic search, and the time budget.
+    /// Optimal or heuristic search, and the work budget.
     pub search: SearchOptions,
 }
 
@@ -52,7 +52,7 @@ impl KanonConfig {
     }
 
     /// Parse `metric=lm, suppression=2%, distinct_l=3, entropy_l=2, recursive_cl=3:2, t=0.15,
-    /// search=auto|optimal|heuristic, max_nodes=100000, time_budget_ms=1000`.
+    /// search=auto|optimal|heuristic, max_nodes=100000, max_checks=N`.
     pub fn with_options(mut self, options: &str) -> Result<Self> {
         let f = "kanon_anonymize";
         for (key, value) in crate::methods::options::pairs(f, options)? {
@@ -94,19 +94,31 @@ impl KanonConfig {
                     })?
                 }
                 "max_nodes" => self.search.max_nodes = int(value)? as usize,
-                "time_budget_ms" => {
-                    let ms = int(value)?;
-                    if ms == 0 {
-                        return Err(AnonError::argument(f, "time_budget_ms", "must be at least 1"));
+                "max_checks" => {
+                    let n = int(value)?;
+                    if n == 0 {
+                        return Err(AnonError::argument(f, "max_checks", "must be at least 1"));
                     }
-                    self.search.time_budget_ms = Some(ms);
+                    self.search.max_checks = Some(usize::try_from(n).unwrap_or(usize::MAX));
+                }
+                // Replaced: a wall-clock budget made the release depend on the machine's load.
+                // Refused rather than converted, since no rate of checks per millisecond holds
+                // on every machine.
+                "time_budget_ms" => {
+                    return Err(AnonError::argument(
+                        f,
+                        "time_budget_ms",
+                        "was replaced by max_checks, a budget in node checks, so that a release does not depend \
+                         on the machine's speed or load (the heuristic's default is enough for about a second \
+                         on an idle machine; search=optimal has no limit)",
+                    ));
                 }
                 other => {
                     return Err(AnonError::argument(
                         f,
                         "options",
                         format!(
-                            "unknown option '{other}' (metric, suppression, distinct_l, entropy_l, recursive_cl, t, keep_insensitive, search, max_nodes, time_budget_ms)"
+                            "unknown option '{other}' (metric, suppression, distinct_l, entropy_l, recursive_cl, t, keep_insensitive, search, max_nodes, max_checks)"
                         ),
                     ));
                 }
@@ -157,13 +169,15 @@ pub struct KanonResult {
     pub proven_optimal: bool,
     /// A proven lower bound of the optimal loss; equals `loss` when proven optimal.
     pub loss_lower_bound: f64,
+    /// The work budget the search ran under, in node checks (`None`: unlimited).
+    pub max_checks: Option<usize>,
     /// Filled by [`anonymize`] (aggregation and search; the caller times the materialization).
     pub(crate) passes: PassTimes,
 }
 
 /// Search the lattice of a frequency table. `None` when no node satisfies the models within
 /// the suppression limit (possible with l-diversity or t-closeness), or, in heuristic mode,
-/// when none was found within the time budget.
+/// when none was found within the work budget.
 pub fn search(ft: &FrequencyTable, config: &KanonConfig) -> Result<Option<KanonResult>> {
     search_cancellable(ft, config, &Silent)
 }
@@ -177,17 +191,18 @@ pub(crate) fn search_cancellable(
     config.validate(ft.total())?;
     let mut ev = Evaluator::new(ft, config.models.clone(), config.metric, config.budget(ft.total()))?;
     let out = search::run_cancellable(&mut ev, &config.search, &|| progress.cancelled())?;
-    let (heuristic, proven, lower) = (out.heuristic, out.proven, out.lower_bound);
+    let (heuristic, proven, lower, check_limit) = (out.heuristic, out.proven, out.lower_bound, out.check_limit);
     let Some(best) = out.best else {
         if proven {
             return Ok(None);
         }
         return Err(AnonError::argument(
             "kanon_anonymize",
-            "time_budget_ms",
+            "max_checks",
             format!(
-                "no generalization satisfying {} was found within the time budget; raise time_budget_ms or use search=optimal",
-                config.models.describe()
+                "no generalization satisfying {} was found within the work budget ({} node checks); raise max_checks or use search=optimal",
+                config.models.describe(),
+                check_limit.unwrap_or(usize::MAX)
             ),
         ));
     };
@@ -195,6 +210,7 @@ pub(crate) fn search_cancellable(
     res.heuristic = heuristic;
     res.proven_optimal = proven;
     res.loss_lower_bound = lower.unwrap_or(res.loss).min(res.loss);
+    res.max_checks = check_limit;
     Ok(Some(res))
 }
 
@@ -223,6 +239,7 @@ fn result(ev: &mut Evaluator, ft: &FrequencyTable, e: Evaluation) -> Result<Kano
         heuristic: false,
         proven_optimal: true,
         loss_lower_bound: e.loss,
+        max_checks: None,
         passes: PassTimes::default(),
     })
 }

@@ -30,9 +30,13 @@
 //! Heuristic mode (lattices above `max_nodes`, or asked for): one path from the bottom,
 //! binary-searched for its first passing node, then greedy descent to a minimal passing node
 //! (largest loss saving first); then the optimal search runs from that incumbent until the
-//! time budget ends. Where it ends, the next bound in the order is a proven lower bound of
+//! work budget ends. Where it ends, the next bound in the order is a proven lower bound of
 //! the optimum, reported beside the result (the bound gap); when the order is exhausted
 //! first, the result is proven optimal.
+//!
+//! The budget counts node checks ([`Evaluator::evaluated`]), never time: the checks a search
+//! makes depend only on its inputs, so one input gives one release on any machine, at any
+//! load (a wall-clock budget made the release depend on how busy the machine was).
 //!
 //! [`exhaustive`] evaluates every node and is the reference the tests compare against.
 
@@ -44,7 +48,6 @@ use crate::lattice::{Antichain, BoundOrder, Lattice, NodeId, Toward};
 use std::collections::HashMap;
 use std::ops::ControlFlow;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 /// Relative tolerance when comparing losses computed along different paths.
 const EPS: f64 = 1e-9;
@@ -263,11 +266,12 @@ fn better(a: &Evaluation, b: &Evaluation, lattice: &Lattice) -> bool {
 /// How the lattice is searched.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Strategy {
-    /// Optimal up to `max_nodes` nodes, heuristic above.
+    /// Optimal up to `max_nodes` nodes; above, heuristic, whose proof still reaches the
+    /// optimum whenever the work budget suffices.
     Auto,
-    /// Proven optimal, however long it takes (unless a time budget is set).
+    /// Proven optimal, however many checks it takes (unless `max_checks` is set).
     Optimal,
-    /// A good node fast, then as much of the proof as the time budget allows.
+    /// A good node fast, then as much of the proof as the work budget allows.
     Heuristic,
 }
 
@@ -286,22 +290,45 @@ impl Strategy {
 
 /// ARX switches to its heuristic above 100,000 nodes; so do we by default.
 pub(crate) const DEFAULT_MAX_NODES: usize = 100_000;
-/// Time budget of the heuristic mode when none is given.
-pub(crate) const DEFAULT_HEURISTIC_BUDGET_MS: u64 = 1_000;
+/// Work budget of the heuristic mode when none is given: node checks times `t^(4/3)`, `t`
+/// the frequency table's distinct tuples. A check groups a node from a cached
+/// specialization, whose cost grows with the table: measured in one build and load, 1.3 ms a
+/// check at 21 K tuples and ~250 ms at 10^6 (`benches/lattice_wide.rs`,
+/// `benches/kanon_wide.rs`), an exponent of 1.36. So the default allows many checks on a
+/// small table and few on a wide one, about the same time on both: 15 checks at 10^6 tuples,
+/// what the former 1 s wall-clock budget allowed an idle machine's release build there
+/// (9–16), and 2,633 at 21 K (docs/kanon.md, "Heuristic mode").
+pub(crate) const DEFAULT_HEURISTIC_WORK: u64 = 1_500_000_000;
+/// The fewest checks the default allows however wide the table.
+pub(crate) const MIN_HEURISTIC_CHECKS: usize = 8;
+
+/// The default number of checks for a table of `tuples` distinct tuples
+/// ([`DEFAULT_HEURISTIC_WORK`]), in integers so that every machine computes the same.
+fn default_checks(tuples: usize) -> usize {
+    let t = tuples.max(1) as u64;
+    // The integer cube root: the largest r with r^3 <= t.
+    let mut r = (t as f64).cbrt() as u64 + 1;
+    while r.saturating_mul(r).saturating_mul(r) > t {
+        r -= 1;
+    }
+    let checks = DEFAULT_HEURISTIC_WORK / t.saturating_mul(r.max(1));
+    usize::try_from(checks).unwrap_or(usize::MAX).max(MIN_HEURISTIC_CHECKS)
+}
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct SearchOptions {
     pub strategy: Strategy,
     /// `Auto` searches lattices with more nodes than this heuristically.
     pub max_nodes: usize,
-    /// Stop proving optimality after this long and report the gap. `None`: no limit for the
-    /// optimal search, [`DEFAULT_HEURISTIC_BUDGET_MS`] for the heuristic.
-    pub time_budget_ms: Option<u64>,
+    /// Stop proving optimality after this many node checks and report the gap. `None`: no
+    /// limit for the optimal search, [`DEFAULT_HEURISTIC_WORK`] over the table's size for
+    /// the heuristic.
+    pub max_checks: Option<usize>,
 }
 
 impl Default for SearchOptions {
     fn default() -> Self {
-        SearchOptions { strategy: Strategy::Auto, max_nodes: DEFAULT_MAX_NODES, time_budget_ms: None }
+        SearchOptions { strategy: Strategy::Auto, max_nodes: DEFAULT_MAX_NODES, max_checks: None }
     }
 }
 
@@ -313,6 +340,12 @@ impl SearchOptions {
             Strategy::Optimal => false,
             Strategy::Heuristic => true,
         }
+    }
+
+    /// The most node checks a search of this lattice over `tuples` distinct tuples may make;
+    /// `None`: no limit. A function of the inputs only, never of the machine.
+    pub(crate) fn check_limit(&self, lattice_size: usize, tuples: usize) -> Option<usize> {
+        self.max_checks.or_else(|| self.heuristic(lattice_size).then(|| default_checks(tuples)))
     }
 }
 
@@ -327,6 +360,8 @@ pub struct Outcome {
     /// A proven lower bound of the optimal loss: the best loss when proven, else the next
     /// bound in the order where the budget ended (for DM, k |D|). `None` when nothing passed.
     pub(crate) lower_bound: Option<f64>,
+    /// The work budget the search ran under, in node checks (`None`: unlimited).
+    pub(crate) check_limit: Option<usize>,
 }
 
 /// The optimal anonymous node, or `None` when no node satisfies the models within budget.
@@ -341,16 +376,17 @@ pub fn run(ev: &mut Evaluator, opts: &SearchOptions) -> Result<Outcome> {
 }
 
 /// [`run`], stopping with [`AnonError::Cancelled`] once `cancelled()` says so (the CLI's and
-/// the Python package's Ctrl-C, through `Progress::cancelled`). It is read wherever the time
-/// budget is, so a search stops within one node's evaluation.
+/// the Python package's Ctrl-C, through `Progress::cancelled`). It is read wherever the work
+/// budget is, so a search stops within one node's evaluation (or one batch's).
 pub(crate) fn run_cancellable(
     ev: &mut Evaluator,
     opts: &SearchOptions,
     cancelled: &dyn Fn() -> bool,
 ) -> Result<Outcome> {
     let heuristic = opts.heuristic(ev.lattice.size());
-    let budget = opts.time_budget_ms.or(heuristic.then_some(DEFAULT_HEURISTIC_BUDGET_MS));
-    let deadline = budget.map(|ms| Instant::now() + Duration::from_millis(ms));
+    let check_limit = opts.check_limit(ev.lattice.size(), ev.scorer.ft.len());
+    // Counted from here: an evaluator may have checked nodes before (tests reuse one).
+    let limit = check_limit.map(|n| ev.evaluated.saturating_add(n));
     let by_bound = ev.loss().metric != Metric::Dm;
     let dims = ev.lattice.dims();
     let mut s = Search {
@@ -363,7 +399,7 @@ pub(crate) fn run_cancellable(
         passes: Antichain::new(Toward::Up, dims),
         bounded: Antichain::new(Toward::Up, dims),
         checked: HashMap::new(),
-        deadline,
+        limit,
         cancelled,
     };
     if heuristic {
@@ -385,7 +421,7 @@ pub(crate) fn run_cancellable(
         // suppressed one costs |D| >= k, so DM >= k |D|.
         (Some(_), _) => Some(ev.dm_floor()),
     };
-    Ok(Outcome { best: s.best, heuristic, proven, lower_bound })
+    Ok(Outcome { best: s.best, heuristic, proven, lower_bound, check_limit })
 }
 
 /// State of one search: the best release so far and what is known about other nodes.
@@ -410,7 +446,8 @@ struct Search<'a> {
     bounded: Antichain,
     /// Nodes checked so far and whether each is anonymous, so none is checked twice.
     checked: HashMap<NodeId, bool>,
-    deadline: Option<Instant>,
+    /// The search stops once the evaluator has made this many checks (the work budget).
+    limit: Option<usize>,
     cancelled: &'a dyn Fn() -> bool,
 }
 
@@ -434,9 +471,14 @@ impl Search<'_> {
             .fold(ev.bound(&bottom), f64::max)
     }
 
-    /// Past the time budget, or cancelled by the user (then [`run_cancellable`] fails).
-    fn out_of_time(&self) -> bool {
-        self.deadline.is_some_and(|d| Instant::now() >= d) || (self.cancelled)()
+    /// Checks left in the work budget (`usize::MAX`: unlimited).
+    fn checks_left(&self, ev: &Evaluator) -> usize {
+        self.limit.map_or(usize::MAX, |l| l.saturating_sub(ev.evaluated))
+    }
+
+    /// Past the work budget, or cancelled by the user (then [`run_cancellable`] fails).
+    fn out_of_budget(&self, ev: &Evaluator) -> bool {
+        self.checks_left(ev) == 0 || (self.cancelled)()
     }
 
     fn beyond_best(&self, bound: f64) -> bool {
@@ -506,16 +548,20 @@ impl Search<'_> {
     }
 
     /// The node next in bound order, or what the search returns when it stops there: `None`
-    /// when nothing left can beat the best (proven), the bound where the time budget ended
+    /// when nothing left can beat the best (proven), the bound where the work budget ended
     /// (a lower bound of every node not yet ruled out). Peeks only: the caller takes the node.
-    fn next_or_stop<F: Fn(&[u8]) -> f64>(&self, order: &mut BoundOrder<F>) -> ControlFlow<Option<f64>, NodeId> {
+    fn next_or_stop<F: Fn(&[u8]) -> f64>(
+        &self,
+        ev: &Evaluator,
+        order: &mut BoundOrder<F>,
+    ) -> ControlFlow<Option<f64>, NodeId> {
         let Some((node, bound)) = order.peek_outside(&self.fails, &self.bounded) else {
             return ControlFlow::Break(None);
         };
         if self.beyond_best(bound) {
             return ControlFlow::Break(None);
         }
-        if self.out_of_time() {
+        if self.out_of_budget(ev) {
             return ControlFlow::Break(Some(bound));
         }
         ControlFlow::Continue(node)
@@ -523,7 +569,7 @@ impl Search<'_> {
 
     /// Visit nodes in bound order until nothing left can beat the best, jumping over the
     /// down-sets of failing nodes. Returns `None` when that is proven, or the bound where the
-    /// time budget ended (a lower bound of every node not yet ruled out).
+    /// work budget ended (a lower bound of every node not yet ruled out).
     fn prove(&mut self, ev: &mut Evaluator) -> Result<Option<f64>> {
         let lattice = self.lattice.clone();
         let loss = ev.loss().clone();
@@ -532,7 +578,7 @@ impl Search<'_> {
             return self.scan(ev, &mut order);
         }
         loop {
-            let node = match self.next_or_stop(&mut order) {
+            let node = match self.next_or_stop(ev, &mut order) {
                 ControlFlow::Continue(node) => node,
                 ControlFlow::Break(stop) => return Ok(stop),
             };
@@ -563,11 +609,13 @@ impl Search<'_> {
     fn scan<F: Fn(&[u8]) -> f64>(&mut self, ev: &mut Evaluator, order: &mut BoundOrder<F>) -> Result<Option<f64>> {
         const BATCH: usize = 32;
         loop {
-            if let ControlFlow::Break(stop) = self.next_or_stop(order) {
+            if let ControlFlow::Break(stop) = self.next_or_stop(ev, order) {
                 return Ok(stop);
             }
-            let mut batch = Vec::with_capacity(BATCH);
-            while batch.len() < BATCH
+            // A batch never runs past the budget, so the checks made are the budget's exactly.
+            let size = BATCH.min(self.checks_left(ev));
+            let mut batch = Vec::with_capacity(size);
+            while batch.len() < size
                 && let Some((node, bound)) = order.peek_outside(&self.fails, &self.bounded)
                 && !self.beyond_best(bound)
             {
@@ -615,18 +663,18 @@ impl Search<'_> {
     /// Binary search on a chain (the property is monotone along it) for its first node that
     /// passes, given that `path[..lo]` is known to fail: its index, or `path.len()` when no
     /// node of the path passes. The property is anonymity, or the tagged property when
-    /// `tagged`. `None` when `timed` and the time budget ends first.
+    /// `tagged`. `None` when `budgeted` and the work budget ends first.
     fn first_passing(
         &mut self,
         ev: &mut Evaluator,
         path: &[NodeId],
         mut lo: usize,
-        timed: bool,
+        budgeted: bool,
         tagged: bool,
     ) -> Result<Option<usize>> {
         let mut hi = path.len();
         while lo < hi {
-            if timed && self.out_of_time() {
+            if budgeted && self.out_of_budget(ev) {
                 return Ok(None);
             }
             let mid = lo + (hi - lo) / 2;
@@ -669,7 +717,7 @@ impl Search<'_> {
         let Some(first) = self.first_passing(ev, &path, 0, false, false)? else { return Ok(()) };
         let Some(&found) = path.get(first) else { return Ok(()) };
         let mut cur = found;
-        'down: while !self.out_of_time() {
+        'down: while !self.out_of_budget(ev) {
             let mut preds: Vec<(f64, NodeId)> = self
                 .lattice
                 .predecessors(cur)
@@ -678,7 +726,7 @@ impl Search<'_> {
                 .collect();
             preds.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
             for (_, p) in preds {
-                if self.out_of_time() {
+                if self.out_of_budget(ev) {
                     break 'down;
                 }
                 if self.check(ev, p)? {
@@ -705,4 +753,25 @@ pub fn exhaustive(ev: &mut Evaluator) -> Result<Option<Evaluation>> {
         }
     }
     Ok(best)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The default budget falls with the table as a check's cost rises, the same on every
+    /// machine (integers only), and never below the floor.
+    #[test]
+    fn default_budget_is_fewer_checks_on_wider_tables() {
+        assert_eq!(default_checks(1_000_000), 15);
+        assert_eq!(default_checks(21_093), 2_633);
+        assert_eq!(default_checks(27), 1_500_000_000 / 81);
+        assert_eq!(default_checks(0), 1_500_000_000);
+        assert_eq!(default_checks(usize::MAX), MIN_HEURISTIC_CHECKS);
+        let opts = SearchOptions::default();
+        assert_eq!(opts.check_limit(DEFAULT_MAX_NODES, 21_093), None, "optimal below max_nodes: no limit");
+        assert_eq!(opts.check_limit(DEFAULT_MAX_NODES + 1, 21_093), Some(2_633));
+        let asked = SearchOptions { max_checks: Some(7), ..opts };
+        assert_eq!(asked.check_limit(DEFAULT_MAX_NODES + 1, 21_093), Some(7));
+    }
 }

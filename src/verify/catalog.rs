@@ -17,7 +17,7 @@
 //! Also checked (Def. 3's structure): every class id exists in the release, each class belongs
 //! to at most one group, counts are positive, and c(s) <= N(s).
 
-use super::Outcome;
+use super::Verdict;
 use super::classes::texts;
 use crate::error::{AnonError, Result};
 use datafusion::arrow::array::{Array, ArrayRef, AsArray};
@@ -74,7 +74,7 @@ fn structure(
 }
 
 /// The whole check, pure: see the module doc for the conditions.
-pub(crate) fn check_catalog(rows: &[CatalogRow], counts: &ClassCounts) -> Outcome {
+pub(crate) fn check_catalog(rows: &[CatalogRow], counts: &ClassCounts) -> Verdict {
     let mut problems = Vec::new();
     let groups = structure(rows, counts, &mut problems);
     let structural = problems.len();
@@ -98,8 +98,8 @@ pub(crate) fn check_catalog(rows: &[CatalogRow], counts: &ClassCounts) -> Outcom
     }
     let summary = format!("{} catalog rows in {} groups", rows.len(), groups.len());
     match problems.first() {
-        None => Outcome::holds(format!("{summary}; every class's counterfeits are concealed (Lemma 1)")),
-        Some(p) => Outcome::fails(
+        None => Verdict::holds(format!("{summary}; every class's counterfeits are concealed (Lemma 1)")),
+        Some(p) => Verdict::fails(
             problems.len() as i64,
             format!("{} problems ({} structural); first: {p}; {summary}", problems.len(), structural),
         ),
@@ -176,7 +176,7 @@ pub(crate) async fn verify_catalog(
     release: &str,
     catalog: &str,
     sensitive: &str,
-) -> Result<Outcome> {
+) -> Result<Verdict> {
     let rows = read_catalog(ctx, catalog).await?;
     let counts = class_counts(ctx, release, sensitive).await?;
     Ok(check_catalog(&rows, &counts))

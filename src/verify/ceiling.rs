@@ -8,7 +8,7 @@
 //! Def. 1 quantifies over every record of the release, so suppressed records count too: their
 //! bounds are NULL (the whole domain) and their labels the root, so D(r) = 1.
 
-use super::Outcome;
+use super::Verdict;
 use super::classes::{Layout, texts};
 use crate::error::{AnonError, Result};
 use crate::hierarchy::Hierarchy;
@@ -53,7 +53,7 @@ pub(crate) async fn h_ceiling(
     original: &str,
     layout: &Layout,
     h: f64,
-) -> Result<Outcome> {
+) -> Result<Verdict> {
     let hierarchies: Vec<&Hierarchy> =
         layout.qis.iter().map(|q| meta.hierarchy(original, &q.name).map(|a| a.as_ref())).collect::<Result<_>>()?;
     let df = ctx.table(layout.release.as_str()).await?;
@@ -130,8 +130,8 @@ pub(crate) async fn h_ceiling(
     let note =
         if suppressed == 0 { String::new() } else { format!("; {suppressed} rows at the root or suppressed (D = 1)") };
     Ok(match first {
-        None => Outcome::holds(format!("{total} rows, largest D(r) {worst:.4}{note}")),
-        Some((desc, d)) => Outcome::fails(
+        None => Verdict::holds(format!("{total} rows, largest D(r) {worst:.4}{note}")),
+        Some((desc, d)) => Verdict::fails(
             over as i64,
             format!("{over} of {total} rows have D(r) > h={h}; largest D(r) {d:.4} for ({desc}){note}"),
         ),

@@ -10,7 +10,7 @@
 //! Q is taken over every row of the release, suppressed rows included: it is the distribution
 //! the attacker sees for the table as a whole.
 
-use super::{Histogram, Outcome};
+use super::{Histogram, Verdict};
 
 /// Dense distribution of one class over the value indices.
 fn distribution(counts: &[(u32, u64)], m: usize) -> Vec<f64> {
@@ -50,7 +50,7 @@ fn order(h: &Histogram) -> Vec<usize> {
     idx
 }
 
-pub(crate) fn t_closeness(h: &Histogram, t: f64) -> Outcome {
+pub(crate) fn t_closeness(h: &Histogram, t: f64) -> Verdict {
     let m = h.values.len();
     let perm = order(h);
     let overall = distribution(&h.overall, m);
@@ -70,8 +70,8 @@ pub(crate) fn t_closeness(h: &Histogram, t: f64) -> Outcome {
     let kind = if ordered { "ordered-distance" } else { "equal-distance" };
     let note = h.suppressed_note();
     match failing.first() {
-        None => Outcome::holds(format!("{} classes, largest {kind} EMD {worst:.4}{note}", h.classes.len())),
-        Some(&(i, d)) => Outcome::fails(
+        None => Verdict::holds(format!("{} classes, largest {kind} EMD {worst:.4}{note}", h.classes.len())),
+        Some(&(i, d)) => Verdict::fails(
             failing.len() as i64,
             format!(
                 "{} of {} classes fail; first: class ({}) has {kind} EMD {d:.4} > t={t}{note}",

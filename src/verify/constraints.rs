@@ -9,7 +9,7 @@
 //! of codes (or code-hierarchy node labels) or a delimited string of them. Suppressed records are
 //! excluded and counted.
 
-use super::Outcome;
+use super::Verdict;
 use super::classes::{Layout, texts};
 use super::km::Expander;
 use crate::error::{AnonError, Result};
@@ -138,7 +138,7 @@ pub(crate) async fn verify_constraints(
     hs: &[&Hierarchy],
     table: &str,
     set_col: Option<(&str, Option<&Hierarchy>)>,
-) -> Result<Outcome> {
+) -> Result<Verdict> {
     let constraint_has_set = match set_col {
         Some((c, _)) => ctx.table(table).await.is_ok_and(|df| df.schema().field_with_unqualified_name(c).is_ok()),
         None => false,
@@ -201,8 +201,8 @@ pub(crate) async fn verify_constraints(
     }
     let note = if supp == 0 { String::new() } else { format!("; {supp} suppressed rows excluded") };
     Ok(match first {
-        None => Outcome::holds(format!("{total} records within {} constraints{note}", cs.demographics.len())),
-        Some(f) => Outcome::fails(
+        None => Verdict::holds(format!("{total} records within {} constraints{note}", cs.demographics.len())),
+        Some(f) => Verdict::fails(
             bad_records + bad_items,
             format!("{bad_records} records and {bad_items} generalized codes violate; first: {f}{note}"),
         ),

@@ -5,14 +5,14 @@
 //!
 //! Written from the definitions, independent of the anonymization methods' grouping.
 
-use super::{Histogram, Outcome};
+use super::{Histogram, Verdict};
 
 /// Report the first failing class (by its published labels) and the number of failing classes.
-fn outcome(h: &Histogram, failing: Vec<(usize, String)>, summary: String) -> Outcome {
+fn outcome(h: &Histogram, failing: Vec<(usize, String)>, summary: String) -> Verdict {
     let suppressed = h.suppressed_note();
     match failing.first() {
-        None => Outcome::holds(format!("{summary}{suppressed}")),
-        Some((class, why)) => Outcome::fails(
+        None => Verdict::holds(format!("{summary}{suppressed}")),
+        Some((class, why)) => Verdict::fails(
             failing.len() as i64,
             format!(
                 "{} of {} classes fail; first: class ({}) {why}{suppressed}",
@@ -26,7 +26,7 @@ fn outcome(h: &Histogram, failing: Vec<(usize, String)>, summary: String) -> Out
 
 /// Every equivalence class has at least k rows (counterfeit rows count, as they do for the
 /// attacker who cannot tell them apart).
-pub(crate) fn k_anonymity(h: &Histogram, k: u64) -> Outcome {
+pub(crate) fn k_anonymity(h: &Histogram, k: u64) -> Verdict {
     let failing: Vec<(usize, String)> = h
         .classes
         .iter()
@@ -39,7 +39,7 @@ pub(crate) fn k_anonymity(h: &Histogram, k: u64) -> Outcome {
 }
 
 /// Every class holds at least l distinct sensitive values.
-pub(crate) fn distinct_l(h: &Histogram, l: u64) -> Outcome {
+pub(crate) fn distinct_l(h: &Histogram, l: u64) -> Verdict {
     let failing: Vec<(usize, String)> = h
         .classes
         .iter()
@@ -69,7 +69,7 @@ pub(crate) fn entropy(counts: &[(u32, u64)]) -> f64 {
 
 /// Entropy l-diversity: -Σ p(s) ln p(s) >= ln l in every class (a 1e-12 tolerance absorbs the
 /// rounding of a class that is exactly uniform over l values).
-pub(crate) fn entropy_l(h: &Histogram, l: f64) -> Outcome {
+pub(crate) fn entropy_l(h: &Histogram, l: f64) -> Verdict {
     let bound = l.ln();
     let failing: Vec<(usize, String)> = h
         .classes
@@ -95,7 +95,7 @@ pub(crate) fn recursive_holds(counts: &[(u32, u64)], c: f64, l: u64) -> (bool, u
     ((r1 as f64) < c * tail as f64, r1, tail)
 }
 
-pub(crate) fn recursive_cl(h: &Histogram, c: f64, l: u64) -> Outcome {
+pub(crate) fn recursive_cl(h: &Histogram, c: f64, l: u64) -> Verdict {
     let failing: Vec<(usize, String)> = h
         .classes
         .iter()

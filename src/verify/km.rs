@@ -16,7 +16,7 @@
 //! interchangeable for the support of any combination, so K ranges over sets of at most m
 //! atoms. With consistent generalization the atoms are the class's distinct items.
 
-use super::Outcome;
+use super::Verdict;
 use super::classes::{Layout, texts};
 use crate::error::{AnonError, Result};
 use crate::hierarchy::{Hierarchy, code_lists};
@@ -123,7 +123,7 @@ fn support(bits: &[Vec<u64>], combo: &[u32]) -> u64 {
 
 /// Check Conditions 1–2 on every class; `names` maps code ids back to codes for the detail.
 /// Errors when more than [`MAX_COMBINATIONS`] combinations would be enumerated.
-pub fn check_km_classes(classes: &[KmClass], names: &[String], k: u64, m: u64, at: (&str, &str)) -> Result<Outcome> {
+pub fn check_km_classes(classes: &[KmClass], names: &[String], k: u64, m: u64, at: (&str, &str)) -> Result<Verdict> {
     let mut fails = Failures::default();
     let mut budget = 0u64;
     for class in classes {
@@ -164,8 +164,8 @@ pub fn check_km_classes(classes: &[KmClass], names: &[String], k: u64, m: u64, a
     }
     let records: usize = classes.iter().map(|c| c.records.len()).sum();
     Ok(match fails.first {
-        None => Outcome::holds(format!("{} classes, {records} records", classes.len())),
-        Some(first) => Outcome::fails(fails.count, format!("{} violations; first: {first}", fails.count)),
+        None => Verdict::holds(format!("{} classes, {records} records", classes.len())),
+        Some(first) => Verdict::fails(fails.count, format!("{} violations; first: {first}", fails.count)),
     })
 }
 
@@ -215,7 +215,7 @@ pub(crate) async fn verify_km(
     hierarchy: Option<&Hierarchy>,
     k: u64,
     m: u64,
-) -> Result<Outcome> {
+) -> Result<Verdict> {
     let df = ctx.table(layout.release.as_str()).await?;
     df.schema().field_with_unqualified_name(column).map_err(|_| {
         AnonError::column(&layout.release, column, "is missing: the original table declares it set-valued")

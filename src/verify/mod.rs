@@ -54,18 +54,18 @@ pub(crate) struct CheckRow {
 
 /// The verdict of one check before it is named.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Outcome {
+pub struct Verdict {
     pub holds: bool,
     detail: String,
     pub violations: i64,
 }
 
-impl Outcome {
+impl Verdict {
     pub(crate) fn holds(detail: String) -> Self {
-        Outcome { holds: true, detail, violations: 0 }
+        Verdict { holds: true, detail, violations: 0 }
     }
     pub(crate) fn fails(violations: i64, detail: String) -> Self {
-        Outcome { holds: false, detail, violations }
+        Verdict { holds: false, detail, violations }
     }
 }
 
@@ -156,7 +156,7 @@ async fn run_one(
     hist: Option<&Histogram>,
     sensitive: Option<&str>,
     check: &Check,
-) -> Result<Outcome> {
+) -> Result<Verdict> {
     let h = || hist.ok_or_else(|| AnonError::table(req.release, "internal: histogram not computed"));
     Ok(match check {
         &Check::KAnonymity { k } => diversity::k_anonymity(h()?, k),

@@ -351,7 +351,7 @@ impl SearchOptions {
 
 /// What a search found and how far it got in proving it optimal.
 #[derive(Debug, Clone)]
-pub struct Outcome {
+pub struct SearchOutcome {
     pub(crate) best: Option<Evaluation>,
     /// The heuristic ran first.
     pub(crate) heuristic: bool,
@@ -371,7 +371,7 @@ pub fn optimal(ev: &mut Evaluator) -> Result<Option<Evaluation>> {
 }
 
 /// Search with the given strategy and budget.
-pub fn run(ev: &mut Evaluator, opts: &SearchOptions) -> Result<Outcome> {
+pub fn run(ev: &mut Evaluator, opts: &SearchOptions) -> Result<SearchOutcome> {
     run_cancellable(ev, opts, &|| false)
 }
 
@@ -382,7 +382,7 @@ pub(crate) fn run_cancellable(
     ev: &mut Evaluator,
     opts: &SearchOptions,
     cancelled: &dyn Fn() -> bool,
-) -> Result<Outcome> {
+) -> Result<SearchOutcome> {
     let heuristic = opts.heuristic(ev.lattice.size());
     let check_limit = opts.check_limit(ev.lattice.size(), ev.scorer.ft.len());
     // Counted from here: an evaluator may have checked nodes before (tests reuse one).
@@ -421,7 +421,7 @@ pub(crate) fn run_cancellable(
         // suppressed one costs |D| >= k, so DM >= k |D|.
         (Some(_), _) => Some(ev.dm_floor()),
     };
-    Ok(Outcome { best: s.best, heuristic, proven, lower_bound, check_limit })
+    Ok(SearchOutcome { best: s.best, heuristic, proven, lower_bound, check_limit })
 }
 
 /// State of one search: the best release so far and what is known about other nodes.

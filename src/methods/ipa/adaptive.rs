@@ -71,6 +71,12 @@ pub(crate) const AUTO_PARTITION_SHARE: f64 = 0.25;
 const AUTO_CLASS_LOSS: f64 = 0.015;
 /// ... and at least the noisy count an empty child reaches with probability at most this.
 const AUTO_SPURIOUS: f64 = 1e-3;
+/// The automatic plan's publication floor T until it is resolved (no `floor=` given): then
+/// the node release's rule, the smallest T with P(X ≥ T) ≤ 0.05 at ε_cells (4 at ε = 1). With
+/// the old T = 2 every cell's noise reached the floor with probability 0.15, and the
+/// counterfeits of the many classes covering a rare group outweighed its few real records
+/// (NPS-like Q1 0.85, docs/results/ipa.md "Your own table"). Post-processing: ε is unchanged.
+const AUTO_FLOOR: u64 = 0;
 /// A level of a hierarchy is a step of the automatic plan when it has at least this many
 /// times the nodes of the level it refines (levels that split little cost a step's budget for
 /// little gain); the leaves always are.
@@ -145,6 +151,7 @@ impl AdaptiveConfig {
             theta: Vec::new(),
             partition: AUTO_PARTITION_SHARE,
             coarse: 0.0,
+            floor: AUTO_FLOOR,
             ..AdaptiveConfig::new(epsilon, Vec::new(), Vec::new())
         }
     }
@@ -163,7 +170,8 @@ impl AdaptiveConfig {
     /// thin out every attribute is left at a middle level rather than some at their leaves
     /// and the rest at `*` (measured on Adult and the NPS-like table: docs/results/ipa.md,
     /// "Your own table"). θ (unless given) is the larger of V·E|X_cells| / [`AUTO_CLASS_LOSS`]
-    /// and (1/ε_step)·ln(1/[`AUTO_SPURIOUS`]). Everything read is public (hierarchies, V, ε),
+    /// and (1/ε_step)·ln(1/[`AUTO_SPURIOUS`]); the floor (unless given) is [`AUTO_FLOOR`]'s
+    /// rule. Everything read is public (hierarchies, V, ε),
     /// so the plan is fixed before the data are read.
     pub(crate) fn resolved(&self, ft: &FrequencyTable) -> Result<Self> {
         let hs = ft.hierarchies();
@@ -196,10 +204,14 @@ impl AdaptiveConfig {
             ));
         }
         let mut plan = AdaptiveConfig { root, steps, theta: vec![0.0], ..self.clone() };
+        let b = plan.budget()?;
+        let cell_noise = DiscreteLaplace::for_epsilon(b.cells, 1)?;
+        if self.floor == AUTO_FLOOR {
+            plan.floor = super::guarantee::floor(&cell_noise, super::guarantee::DEFAULT_FLOOR_PROBABILITY);
+        }
         if self.theta.is_empty() {
-            let b = plan.budget()?;
             let values = ft.sensitive.as_ref().map_or(0, |s| s.values.len()) as f64;
-            let q = DiscreteLaplace::for_epsilon(b.cells, 1)?.q();
+            let q = cell_noise.q();
             let cell_error = 2.0 * q / ((1.0 - q) * (1.0 + q));
             let spurious = AUTO_SPURIOUS.recip().ln() / b.steps[0];
             plan.theta = vec![(values * cell_error / AUTO_CLASS_LOSS).max(spurious).ceil()];

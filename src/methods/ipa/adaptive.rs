@@ -356,6 +356,10 @@ impl AdaptiveRelease {
         format!("root={}, steps={}, theta={}", format_levels(&p.root), p.steps_text(), p.theta_text())
     }
 
+    /// ε spent on the root's private choice (0 for a declared root).
+    pub fn epsilon_root(&self) -> f64 {
+        self.budget.root()
+    }
     /// Diagnostics (exact data): released rows beyond their cell's real count.
     pub fn realized_counterfeit(&self) -> u64 {
         self.realized.counterfeit

@@ -99,7 +99,7 @@ pub(crate) fn most_combinations(ft: &FrequencyTable, epsilon: f64, theta: f64, k
 }
 
 /// Every node within [`MAX_ROOT_CELLS`] that `eligible` (a public rule) accepts, scored.
-pub(crate) fn candidates(
+pub fn candidates(
     ft: &FrequencyTable,
     coarse: &DiscreteLaplace,
     eligible: impl Fn(&[u8]) -> bool,

@@ -75,7 +75,7 @@ const AUTO_CLASS_LOSS: f64 = 0.02;
 /// ... and at least the noisy count an empty child reaches with probability at most this.
 const AUTO_SPURIOUS: f64 = 1e-3;
 /// The automatic plan's publication floor T until it is resolved (no `floor=` given): then
-/// the node release's rule, the smallest T with P(X ≥ T) ≤ 0.05 at ε_cells (4 at ε = 1). With
+/// the node release's rule, the smallest T with P(X ≥ T) ≤ 0.05 at ε_cells (9 at ε = 1). With
 /// the old T = 2 every cell's noise reached the floor with probability 0.15, and the
 /// counterfeits of the many classes covering a rare group outweighed its few real records
 /// (NPS-like Q1 0.85, docs/results/ipa.md "Your own table"). Post-processing: ε is unchanged.

@@ -271,6 +271,28 @@ fn random_records(rng: &mut StdRng, n: usize) -> Vec<(u32, u32, u32)> {
     (0..n).map(|_| (rng.random_range(0..5), rng.random_range(0..2), rng.random_range(0..3))).collect()
 }
 
+/// Every add/remove neighbour of `records` over the audit domain (empty tables left out).
+fn neighbours(records: &[(u32, u32, u32)]) -> Vec<Vec<(u32, u32, u32)>> {
+    let mut out: Vec<Vec<(u32, u32, u32)>> = (0..records.len())
+        .map(|i| {
+            let mut r = records.to_vec();
+            r.remove(i);
+            r
+        })
+        .filter(|r| !r.is_empty())
+        .collect();
+    for zip in 0..5 {
+        for age in 0..2 {
+            for v in 0..3 {
+                let mut r = records.to_vec();
+                r.push((zip, age, v));
+                out.push(r);
+            }
+        }
+    }
+    out
+}
+
 /// (c): random tables of 15–40 records over the same domain, one random record removed.
 #[test]
 fn random_neighbours_pure_and_approx_hold() {
@@ -300,23 +322,7 @@ fn utility_sensitivity_brute_force() {
     for _ in 0..12 {
         let n = rng.random_range(1..14);
         let records = random_records(&mut rng, n);
-        let mut neighbours: Vec<Vec<(u32, u32, u32)>> = (0..records.len())
-            .map(|i| {
-                let mut r = records.clone();
-                r.remove(i);
-                r
-            })
-            .filter(|r| !r.is_empty())
-            .collect();
-        for zip in 0..5 {
-            for age in 0..2 {
-                for v in 0..3 {
-                    let mut r = records.clone();
-                    r.push((zip, age, v));
-                    neighbours.push(r);
-                }
-            }
-        }
+        let neighbours = neighbours(&records);
         for eps in [0.1, 1.0, 3.0] {
             let noise = DiscreteLaplace::for_epsilon(eps, 1).unwrap();
             for mode in [
@@ -402,23 +408,7 @@ fn root_gain_sensitivity_brute_force() {
     for _ in 0..40 {
         let n = rng.random_range(1..30);
         let records = random_records(&mut rng, n);
-        let mut neighbours: Vec<Vec<(u32, u32, u32)>> = (0..records.len())
-            .map(|i| {
-                let mut r = records.clone();
-                r.remove(i);
-                r
-            })
-            .filter(|r| !r.is_empty())
-            .collect();
-        for zip in 0..5 {
-            for age in 0..2 {
-                for v in 0..3 {
-                    let mut r = records.clone();
-                    r.push((zip, age, v));
-                    neighbours.push(r);
-                }
-            }
-        }
+        let neighbours = neighbours(&records);
         let scores = |r: &[(u32, u32, u32)]| root::candidates(&table(&hs, r), &coarse, |_| true, &Silent).unwrap();
         let base = scores(&records);
         assert_eq!(base.len(), 6, "every node of the 3 × 2 lattice is a candidate");

@@ -1,8 +1,9 @@
 //! The default `ipa_release` on tables it was never tuned for (issue 32). A table without a
-//! declared plan gets the automatic adaptive plan: a function of the public domain only (the
-//! same plan on a small and a large table with the same hierarchies, every run), whose release
-//! has about as many rows as the table has records; and the adaptive coarse level no longer
-//! turns empty root cells into counterfeits.
+//! declared plan gets the automatic adaptive plan: its root chosen privately (a DP output),
+//! everything else a function of that root and the public domain (the same root gives the same
+//! plan on a small and a large table with the same hierarchies, every run), and a release with
+//! about as many rows as the table has records; the adaptive coarse level no longer turns
+//! empty root cells into counterfeits.
 
 mod common;
 
@@ -10,6 +11,7 @@ use anonfusion::encode::FrequencyTable;
 use anonfusion::methods::ipa::adaptive::{self, AdaptiveConfig};
 use anonfusion::methods::ipa::domain::public_table;
 use common::random_table;
+use std::collections::HashMap;
 
 /// Four quasi-identifiers (categorical and numeric, 2–4 levels) and six informative values.
 const SHAPES: [(usize, usize, bool); 4] = [(12, 3, false), (10, 3, true), (5, 2, false), (24, 4, true)];
@@ -34,8 +36,10 @@ fn records(ft: &FrequencyTable) -> u64 {
 }
 
 #[test]
-fn automatic_plan_is_public_and_releases_about_n_rows_at_any_size() {
-    let mut plans = Vec::new();
+fn automatic_plan_given_its_root_is_public_and_releases_about_n_rows_at_any_size() {
+    // Root → the rest of the plan (steps, θ) the first run with that root had.
+    let mut plans: HashMap<String, String> = HashMap::new();
+    let mut sizes = Vec::new();
     for (scale, salt) in [(1u64, 0u32), (1, 77), (100, 0), (100, 4242)] {
         let ft = table(scale, salt);
         let n = records(&ft);
@@ -48,13 +52,22 @@ fn automatic_plan_is_public_and_releases_about_n_rows_at_any_size() {
                 r.plan_text()
             );
             assert!((0.9..1.1).contains(&ratio), "{n} records, seed {seed}: {} rows released", r.released_records);
-            plans.push(r.plan_text());
+            assert!(r.epsilon_root() > 0.09 && r.epsilon_root() <= 0.1, "{}", r.epsilon_root());
+            let text = r.plan_text();
+            let (root, rest) = text.split_once(", steps=").expect("root=..., steps=...");
+            let first = plans.entry(root.to_string()).or_insert_with(|| rest.to_string());
+            // Steps and θ read the root, the hierarchies, V and ε only.
+            assert_eq!(first, rest, "root {root}: two plans");
+            assert!(rest.contains(":0"), "a plan that never reaches a leaf: {text}");
+            sizes.push((n, r.classes.len()));
         }
     }
-    // Root, steps and θ read the hierarchies, V and ε only: one plan for every table and run.
-    assert!(plans.iter().all(|p| p == &plans[0]), "{plans:#?}");
-    // Not a plan that refines nothing: the root is the top node, the steps reach the leaves.
-    assert!(plans[0].starts_with("root=[3, 3, 2, 4], steps=") && plans[0].contains(":0"), "{}", plans[0]);
+    // The root is bounded by a noisy record count, at most N̂ / θ₀ combinations (θ₀ = 6 · E|X|
+    // / 0.02 = 986 at ε_cells = 0.3): 2 for the small tables, whose classes (2,760 records)
+    // are too few for θ to let a step refine them; the 100-fold ones refine to hundreds.
+    for (n, classes) in &sizes {
+        assert!(if *n < 10_000 { *classes <= 2 } else { *classes > 100 }, "{n} records: {classes} classes");
+    }
 }
 
 /// The adaptive release from a root far finer than the data (7,200 root combinations × 6

@@ -366,7 +366,8 @@ async fn a_declared_plan_is_the_default_release() {
     assert!(err(&ctx, "SELECT * FROM declare_release_plan('nope', 'partition=adaptive')").await.contains("nope"));
     rows(&ctx, "SELECT * FROM declare_release_plan('t', '')").await;
     assert_eq!(int(&ctx, "SELECT COUNT(*) FROM anon_release_plans").await, 0);
-    // Without a plan: the automatic one (root the top node, θ from V and ε, not the plan's 2),
+    // Without a plan: the automatic one (root chosen privately among nodes of at most N̂ / θ₀
+    // combinations: on this small table the top node; θ from V and ε, not the plan's 2),
     // or the node release when the call gives the node release's own options.
     rows(&ctx, &format!("SELECT COUNT(*) FROM ipa_release('t', 'e', 1.0, '{VALUES}, seed=1')")).await;
     assert!(text(&ctx, &node("e")).await.contains("adaptive from [2, 2]"));

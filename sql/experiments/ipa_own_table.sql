@@ -2,8 +2,8 @@
 -- informative, as load_dataset('adult') declares it) and the NPS-like table with its plan
 -- withdrawn, epsilon = 1, ten UNSEEDED runs of each (real releases: the numbers move from one
 -- run of this script to the next; docs/results/ipa.md, "Your own table", gives one run), for
--- the default call (the automatic adaptive plan) and for partition=node (its class weight sized
--- from a noisy record count), beside k-anonymity k = 10 measured with the same metrics in the
+-- the default call (the automatic adaptive plan, its root chosen privately: the report's node
+-- reads 'adaptive from [root]', grouped below) and for partition=node (class weight 1000), beside k-anonymity k = 10 measured with the same metrics in the
 -- same run.
 --   ANONFUSION_LEDGER=/tmp/own_ledger anonfusion -f sql/experiments/ipa_own_table.sql
 -- IL from <output>_diagnostics (diagnostics=true: NOT FOR PUBLICATION); k-anonymity's IL is its

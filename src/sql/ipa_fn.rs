@@ -144,6 +144,7 @@ fn adaptive_report(res: &AdaptiveRelease, c: &AdaptiveConfig) -> Vec<(&'static s
     let b = &res.budget;
     vec![
         ("epsilon", Float(b.total())),
+        ("epsilon_root", Float(b.root())),
         ("epsilon_partition", Float(b.partition())),
         ("epsilon_coarse", Float(b.coarse)),
         ("epsilon_cells", Float(b.cells)),

@@ -60,17 +60,26 @@ pub(crate) const DEFAULT_FLOOR: u64 = 2;
 const MAX_CELLS: u128 = 10_000_000;
 
 /// The automatic plan (`partition=adaptive` without `root=` and `steps=`; the default of a
-/// table without a declared plan, issue 32), built from public quantities only: the declared
-/// hierarchies, the number of informative values V and ε. Share of ε on its partition; the
-/// rest goes to the cells (its root is the top node, so no coarse level by default).
-pub(crate) const AUTO_PARTITION_SHARE: f64 = 0.25;
+/// table without a declared plan, issue 32): its root is chosen privately
+/// ([`super::root`], share [`super::root::ROOT_SHARE`] of ε), the rest of the plan is built
+/// from that root and public quantities only (the declared hierarchies, the number of
+/// informative values V and ε). Share of ε on its partition...
+pub(crate) const AUTO_PARTITION_SHARE: f64 = 0.1;
+/// ... and on its coarse level (the chosen root's cells); the cells get the rest.
+pub(crate) const AUTO_COARSE_SHARE: f64 = 0.5;
 /// θ of the automatic plan is at least the class size at which its V cells' expected absolute
 /// noise is this share of its records (a kept class is expected to lose at most that much;
-/// 0.015 from a sweep of θ on Adult and the NPS-like table, docs/results/ipa.md: smaller
+/// 0.02 from a sweep of θ on Adult and the NPS-like table, docs/results/ipa.md: smaller
 /// classes leave many small pooled remainders, each a class that loses most of its records)...
-const AUTO_CLASS_LOSS: f64 = 0.015;
+const AUTO_CLASS_LOSS: f64 = 0.02;
 /// ... and at least the noisy count an empty child reaches with probability at most this.
 const AUTO_SPURIOUS: f64 = 1e-3;
+/// The automatic plan's publication floor T until it is resolved (no `floor=` given): then
+/// the node release's rule, the smallest T with P(X ≥ T) ≤ 0.05 at ε_cells (9 at ε = 1). With
+/// the old T = 2 every cell's noise reached the floor with probability 0.15, and the
+/// counterfeits of the many classes covering a rare group outweighed its few real records
+/// (NPS-like Q1 0.85, docs/results/ipa.md "Your own table"). Post-processing: ε is unchanged.
+const AUTO_FLOOR: u64 = 0;
 /// A level of a hierarchy is a step of the automatic plan when it has at least this many
 /// times the nodes of the level it refines (levels that split little cost a step's budget for
 /// little gain); the leaves always are.
@@ -95,6 +104,8 @@ pub struct AdaptiveConfig {
     /// the rest.
     pub(crate) partition: f64,
     pub(crate) coarse: f64,
+    /// Share of ε for choosing the root privately (the automatic plan; 0: the root is given).
+    pub(crate) root_share: f64,
     pub(crate) floor: u64,
     pub seed: Option<u64>,
 }
@@ -102,6 +113,10 @@ pub struct AdaptiveConfig {
 /// The budgets as the samplers realize them (each rounded down onto the exact grid).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct AdaptiveBudget {
+    /// ε of the automatic plan's root: the noisy record count that bounds its combinations,
+    /// and the choice among them (both 0: a declared root).
+    pub(crate) root_count: f64,
+    pub(crate) root_choice: f64,
     /// ε of each refinement step (the partition's share split equally), then of the coarse
     /// level (0: none) and of the cells.
     pub(crate) steps: Vec<f64>,
@@ -114,7 +129,10 @@ impl AdaptiveBudget {
         self.steps.iter().sum()
     }
     pub(crate) fn total(&self) -> f64 {
-        self.partition() + self.coarse + self.cells
+        self.root() + self.partition() + self.coarse + self.cells
+    }
+    pub(crate) fn root(&self) -> f64 {
+        self.root_count + self.root_choice
     }
 }
 
@@ -128,6 +146,7 @@ impl AdaptiveConfig {
             theta: vec![DEFAULT_THETA],
             partition: DEFAULT_PARTITION_SHARE,
             coarse: DEFAULT_COARSE_SHARE,
+            root_share: 0.0,
             floor: DEFAULT_FLOOR,
             seed: None,
         }
@@ -144,7 +163,9 @@ impl AdaptiveConfig {
         AdaptiveConfig {
             theta: Vec::new(),
             partition: AUTO_PARTITION_SHARE,
-            coarse: 0.0,
+            coarse: AUTO_COARSE_SHARE,
+            root_share: super::root::ROOT_SHARE,
+            floor: AUTO_FLOOR,
             ..AdaptiveConfig::new(epsilon, Vec::new(), Vec::new())
         }
     }
@@ -154,40 +175,20 @@ impl AdaptiveConfig {
         self.root.is_empty() && self.steps.is_empty()
     }
 
-    /// The automatic plan for `ft`'s public domain: the root is the top node (every
-    /// quasi-identifier `*`); then, pass after pass, every quasi-identifier (fewest leaves first:
-    /// a split into few children removes as much NCP per record as one into many and keeps
-    /// classes large) goes one level finer, through the levels of its hierarchy that split at
-    /// least [`AUTO_SPLIT`]-fold, down to its leaves unless a depth would pass [`MAX_CELLS`]
-    /// combinations. Pass by pass rather than attribute by attribute, so that where the data
-    /// thin out every attribute is left at a middle level rather than some at their leaves
-    /// and the rest at `*` (measured on Adult and the NPS-like table: docs/results/ipa.md,
-    /// "Your own table"). θ (unless given) is the larger of V·E|X_cells| / [`AUTO_CLASS_LOSS`]
-    /// and (1/ε_step)·ln(1/[`AUTO_SPURIOUS`]). Everything read is public (hierarchies, V, ε),
-    /// so the plan is fixed before the data are read.
-    pub(crate) fn resolved(&self, ft: &FrequencyTable) -> Result<Self> {
-        let hs = ft.hierarchies();
-        let root: Vec<u8> = hs.iter().map(|h| h.height() as u8).collect();
-        let mut order: Vec<usize> = (0..hs.len()).filter(|&a| hs[a].height() > 0).collect();
-        order.sort_by_key(|&a| (hs[a].leaf_count(), a));
-        // Each attribute's levels that split at least AUTO_SPLIT-fold, coarse to fine.
-        let mut todo: Vec<(usize, Vec<usize>)> = order.iter().map(|&a| (a, splitting_levels(&hs[a]))).collect();
-        let (mut levels, mut steps) = (root.clone(), Vec::new());
-        // Pass after pass, each attribute one such level finer, until all are at their leaves
-        // or would pass MAX_CELLS.
-        while todo.iter().any(|(_, ls)| !ls.is_empty()) {
-            for (a, ls) in &mut todo {
-                let Some(l) = ls.pop() else { continue };
-                let from = levels[*a];
-                levels[*a] = l as u8;
-                if Radix::new(&hs, levels.clone()).size().is_none_or(|n| n > MAX_CELLS) {
-                    levels[*a] = from;
-                    ls.clear();
-                    continue;
-                }
-                steps.push((ft.qis[*a].name.clone(), l as u8));
-            }
-        }
+    /// The automatic plan for `ft`'s public domain from `root` (chosen privately,
+    /// [`super::root`]): pass after pass, every quasi-identifier (fewest leaves first: a split
+    /// into few children removes as much NCP per record as one into many and keeps classes
+    /// large) goes one level finer than the root, through the levels of its hierarchy that
+    /// split at least [`AUTO_SPLIT`]-fold, down to its leaves unless a depth would pass
+    /// [`MAX_CELLS`] combinations. Pass by pass rather than attribute by attribute, so that
+    /// where the data thin out every attribute is left at a middle level rather than some at
+    /// their leaves and the rest at `*` (measured on Adult and the NPS-like table:
+    /// docs/results/ipa.md, "Your own table"). θ (unless given) is the larger of
+    /// V·E|X_cells| / [`AUTO_CLASS_LOSS`] and (1/ε_step)·ln(1/[`AUTO_SPURIOUS`]); the floor
+    /// (unless given) is [`AUTO_FLOOR`]'s rule. Besides the root, everything read is public
+    /// (hierarchies, V, ε).
+    pub(crate) fn resolved(&self, ft: &FrequencyTable, root: Vec<u8>) -> Result<Self> {
+        let steps = automatic_steps(ft, &root);
         if steps.is_empty() {
             return Err(AnonError::argument(
                 F,
@@ -196,13 +197,14 @@ impl AdaptiveConfig {
             ));
         }
         let mut plan = AdaptiveConfig { root, steps, theta: vec![0.0], ..self.clone() };
+        let b = plan.budget()?;
+        let cell_noise = DiscreteLaplace::for_epsilon(b.cells, 1)?;
+        if self.floor == AUTO_FLOOR {
+            plan.floor = super::guarantee::floor(&cell_noise, super::guarantee::DEFAULT_FLOOR_PROBABILITY);
+        }
         if self.theta.is_empty() {
-            let b = plan.budget()?;
-            let values = ft.sensitive.as_ref().map_or(0, |s| s.values.len()) as f64;
-            let q = DiscreteLaplace::for_epsilon(b.cells, 1)?.q();
-            let cell_error = 2.0 * q / ((1.0 - q) * (1.0 + q));
             let spurious = AUTO_SPURIOUS.recip().ln() / b.steps[0];
-            plan.theta = vec![(values * cell_error / AUTO_CLASS_LOSS).max(spurious).ceil()];
+            plan.theta = vec![class_theta(ft, &cell_noise).max(spurious).ceil()];
         } else {
             plan.theta = self.theta.clone();
         }
@@ -241,7 +243,7 @@ impl AdaptiveConfig {
         if !(self.partition > 0.0 && self.partition < 1.0) {
             return Err(AnonError::argument(F, "selection", format!("must be in (0, 1), got {}", self.partition)));
         }
-        if !(self.coarse >= 0.0 && self.partition + self.coarse < 1.0) {
+        if !(self.coarse >= 0.0 && self.partition + self.coarse + self.root_share < 1.0) {
             return Err(AnonError::argument(
                 F,
                 "coarse",
@@ -272,10 +274,15 @@ impl AdaptiveConfig {
         // is charged; the resolved steps' parts, each rounded down, sum to at most that).
         let steps = self.steps.len().max(1);
         let coarse = if self.coarse > 0.0 { part(self.epsilon * self.coarse, "coarse")? } else { 0.0 };
+        let root = |share: f64| {
+            if self.root_share > 0.0 { part(self.epsilon * self.root_share * share, "root") } else { Ok(0.0) }
+        };
         Ok(AdaptiveBudget {
+            root_count: root(super::root::COUNT_SHARE)?,
+            root_choice: root(1.0 - super::root::COUNT_SHARE)?,
             steps: vec![part(self.epsilon * self.partition / steps as f64, "selection")?; steps],
             coarse,
-            cells: part(self.epsilon * (1.0 - self.partition - self.coarse), "cells")?,
+            cells: part(self.epsilon * (1.0 - self.partition - self.coarse - self.root_share), "cells")?,
         })
     }
 
@@ -336,6 +343,10 @@ impl AdaptiveRelease {
         format!("root={}, steps={}, theta={}", format_levels(&p.root), p.steps_text(), p.theta_text())
     }
 
+    /// ε spent on the root's private choice (0 for a declared root).
+    pub fn epsilon_root(&self) -> f64 {
+        self.budget.root()
+    }
     /// Diagnostics (exact data): released rows beyond their cell's real count.
     pub fn realized_counterfeit(&self) -> u64 {
         self.realized.counterfeit
@@ -368,6 +379,43 @@ fn splitting_levels(h: &Hierarchy) -> Vec<usize> {
     }
     out.reverse();
     out
+}
+
+/// The class size at which a class's V cells' expected absolute noise is [`AUTO_CLASS_LOSS`]
+/// of its records: the automatic plan's θ (at least) and what bounds its root's combinations.
+fn class_theta(ft: &FrequencyTable, cell_noise: &DiscreteLaplace) -> f64 {
+    let values = ft.sensitive.as_ref().map_or(0, |s| s.values.len()) as f64;
+    values * super::root::mean_abs(cell_noise) / AUTO_CLASS_LOSS
+}
+
+/// The automatic plan's steps from `root` ([`AdaptiveConfig::resolved`]): empty when no
+/// attribute can be refined. Reads the hierarchies only.
+pub(crate) fn automatic_steps(ft: &FrequencyTable, root: &[u8]) -> Vec<(String, u8)> {
+    let hs = ft.hierarchies();
+    let mut order: Vec<usize> = (0..hs.len()).filter(|&a| root[a] > 0).collect();
+    order.sort_by_key(|&a| (hs[a].leaf_count(), a));
+    // Each attribute's levels below the root that split at least AUTO_SPLIT-fold, coarse to fine.
+    let mut todo: Vec<(usize, Vec<usize>)> = order
+        .iter()
+        .map(|&a| (a, splitting_levels(&hs[a]).into_iter().filter(|&l| l < root[a] as usize).collect()))
+        .collect();
+    let (mut levels, mut steps) = (root.to_vec(), Vec::new());
+    // Pass after pass, each attribute one such level finer, until all are at their leaves
+    // or would pass MAX_CELLS.
+    while todo.iter().any(|(_, ls): &(usize, Vec<usize>)| !ls.is_empty()) {
+        for (a, ls) in &mut todo {
+            let Some(l) = ls.pop() else { continue };
+            let from = levels[*a];
+            levels[*a] = l as u8;
+            if Radix::new(&hs, levels.clone()).size().is_none_or(|n| n > MAX_CELLS) {
+                levels[*a] = from;
+                ls.clear();
+                continue;
+            }
+            steps.push((ft.qis[*a].name.clone(), l as u8));
+        }
+    }
+    steps
 }
 
 /// The numbering of a depth's combinations, refused (naming `option`) past [`MAX_CELLS`].
@@ -558,13 +606,27 @@ pub(crate) fn release_cancellable(
     config: &AdaptiveConfig,
     progress: &dyn Progress,
 ) -> Result<AdaptiveRelease> {
+    let key = StreamKey::new(config.seed)?;
     let resolved;
-    let config = if config.is_automatic() {
-        resolved = config.resolved(ft)?;
+    let automatic = config.is_automatic();
+    let config = if automatic {
+        let b = config.budget()?;
+        let (coarse, cells) = (DiscreteLaplace::for_epsilon(b.coarse, 1)?, DiscreteLaplace::for_epsilon(b.cells, 1)?);
+        let mut candidates = super::root::candidates(ft, &coarse, |r| !automatic_steps(ft, r).is_empty(), progress)?;
+        progress.check()?;
+        // The root's combinations are at most N̂ / θ₀ (N̂ a noisy record count): finer roots
+        // leave classes too small for any step to refine, whatever their gain.
+        let most = super::root::most_combinations(ft, b.root_count, class_theta(ft, &cells), &key)?;
+        let hs = ft.hierarchies();
+        candidates.retain(|c| Radix::new(&hs, c.levels.clone()).size().is_some_and(|n| n <= most));
+        resolved = config.resolved(ft, super::root::choose(&candidates, b.root_choice, &key)?)?;
         &resolved
     } else {
         config
     };
+    // Once the root is drawn, a cancellation keeps the charge.
+    let after_root = AfterNoise(progress);
+    let progress: &dyn Progress = if automatic { &after_root } else { progress };
     let budget = config.budget()?;
     let width = ft.sensitive.as_ref().map_or(0, |s| s.values.len());
     if width == 0 {
@@ -572,7 +634,6 @@ pub(crate) fn release_cancellable(
     }
     let plan = Plan::new(ft, config)?;
     let counts = Counts::new(ft, &plan, progress)?;
-    let key = StreamKey::new(config.seed)?;
     let step_noise = budget.steps.iter().map(|&e| DiscreteLaplace::for_epsilon(e, 1)).collect::<Result<Vec<_>>>()?;
     progress.check()?;
     let (chosen, kept) =
@@ -614,6 +675,29 @@ pub(crate) fn release_cancellable(
     }));
     let released_records = cells.iter().map(|c| c.count).sum();
     Ok(AdaptiveRelease { levels, classes, cells, released_records, budget, plan: config.clone(), realized })
+}
+
+/// A progress whose checkpoints are [`Progress::check_after_noise`]: the automatic plan's
+/// stages run after its root was drawn.
+#[derive(Debug)]
+struct AfterNoise<'a>(&'a dyn Progress);
+
+impl Progress for AfterNoise<'_> {
+    fn begin(&self, task: &str, total: u64) {
+        self.0.begin(task, total)
+    }
+    fn advance(&self, n: u64) {
+        self.0.advance(n)
+    }
+    fn finish(&self) {
+        self.0.finish()
+    }
+    fn cancelled(&self) -> bool {
+        self.0.cancelled()
+    }
+    fn check(&self) -> Result<()> {
+        self.0.check_after_noise()
+    }
 }
 
 /// The coarse level: every (root combination, value) cell's noisy count, root-major.

@@ -270,7 +270,8 @@ impl CallOptions {
                 };
                 (cells, counts, c.floor)
             }
-            // The automatic plan needs no bound here: its depth stops at 10^7 combinations, a
+            // The automatic plan needs no bound here: its root (the coarse level) has at most 10^6
+            // cells (root.rs), its depth stops at 10^7 combinations, a
             // child is refined only when its noisy count passes θ ≥ ln(1000)/ε_step (so a tiny ε
             // keeps the root), and a class whose noisy total is under its floor is released empty.
             Mode::Adaptive(c) if c.is_automatic() => return Ok(()),

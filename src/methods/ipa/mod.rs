@@ -25,6 +25,7 @@ pub(crate) mod outcome;
 pub mod perturb;
 mod radix;
 pub mod release;
+pub mod root;
 pub mod score;
 pub mod search;
 pub mod select;

@@ -50,9 +50,12 @@ impl CallOptions {
             Mode::Adaptive(c) => {
                 let b = c.budget()?;
                 let steps: u64 = b.steps.iter().map(|&e| grid_units(e)).sum();
-                let units = steps + grid_units(b.coarse) + grid_units(b.cells);
+                // The automatic plan's root choice (0 for a declared root) is charged too.
+                let root = grid_units(b.root_count) + grid_units(b.root_choice);
+                let units = root + steps + grid_units(b.coarse) + grid_units(b.cells);
                 let parts = format!(
-                    "partition={} ({} steps of {}), coarse={}, cells={}",
+                    "root={}, partition={} ({} steps of {}), coarse={}, cells={}",
+                    b.root(),
                     b.partition(),
                     b.steps.len(),
                     b.steps[0],

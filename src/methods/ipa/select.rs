@@ -208,6 +208,24 @@ pub fn score_lattice(
     max_cells: u64,
     progress: &dyn Progress,
 ) -> Result<Vec<Candidate>> {
+    let hs: Vec<Arc<Hierarchy>> = nodes.hierarchies().to_vec();
+    let width = nodes.width();
+    let scored = map_lattice(nodes, max_cells, progress, "IPA: scoring the lattice", |node, c, cells| {
+        utility.score(&hs, c, cells, width, node)
+    })?;
+    Ok(scored.into_iter().map(|(_, c)| c).collect())
+}
+
+/// `f(node, classes, cells)` for every node of the lattice whose cell count (a public rule on
+/// the declared domain) is at most `max_cells`, in node-id order; an error naming `max_cells`
+/// when there is none.
+pub(crate) fn map_lattice<T: Send>(
+    nodes: &mut NodeCache,
+    max_cells: u64,
+    progress: &dyn Progress,
+    task: &str,
+    f: impl Fn(NodeId, &Cached, u64) -> T + Sync,
+) -> Result<Vec<(NodeId, T)>> {
     let lattice = nodes.lattice.clone();
     let hs: Vec<Arc<Hierarchy>> = nodes.hierarchies().to_vec();
     let width = nodes.width();
@@ -217,15 +235,14 @@ pub fn score_lattice(
     // be ruled out from below: every node is tested, only those within the cap are grouped.
     let none = Antichain::new(Toward::Up, lattice.dims());
     let mut scan = BottomUp::new(&lattice);
-    progress.begin("IPA: scoring the lattice", lattice.size() as u64);
+    progress.begin(task, lattice.size() as u64);
     loop {
         let batch = scan.next_batch(&none, BottomUp::BATCH);
         if batch.is_empty() {
             break;
         }
         let batch: Vec<NodeId> = batch.into_iter().filter(|&n| allowed(n).is_some()).collect();
-        let scored = nodes
-            .map_batch(&batch, |node, c| Ok(utility.score(&hs, c, allowed(node).expect("filtered"), width, node)))?;
+        let scored = nodes.map_batch(&batch, |node, c| Ok((node, f(node, c, allowed(node).expect("filtered")))))?;
         progress.tick(scored.len() as u64)?;
         out.extend(scored);
     }
@@ -237,7 +254,7 @@ pub fn score_lattice(
             format!("no node of the lattice has at most {max_cells} cells"),
         ));
     }
-    out.sort_by_key(|c| c.node);
+    out.sort_by_key(|(n, _)| *n);
     Ok(out)
 }
 

@@ -446,7 +446,7 @@ async fn date_quasi_identifiers_get_date_bounds() {
 /// The first and last day a `date_hierarchy` label names, worked out here from the label alone
 /// (`2021-03-05`, `2021-03`, `2021`, `2020s`; `*` names none), as the release must publish them.
 fn label_days(label: &str) -> Option<(String, String)> {
-    let leap = |y: u32| y % 4 == 0 && (y % 100 != 0 || y % 400 == 0);
+    let leap = |y: u32| y.is_multiple_of(4) && (!y.is_multiple_of(100) || y.is_multiple_of(400));
     let last =
         |y: u32, m: u32| [31, if leap(y) { 29 } else { 28 }, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][m as usize - 1];
     match label.len() {

@@ -443,6 +443,130 @@ async fn date_quasi_identifiers_get_date_bounds() {
     }
 }
 
+/// The first and last day a `date_hierarchy` label names, worked out here from the label alone
+/// (`2021-03-05`, `2021-03`, `2021`, `2020s`; `*` names none), as the release must publish them.
+fn label_days(label: &str) -> Option<(String, String)> {
+    let leap = |y: u32| y.is_multiple_of(4) && (!y.is_multiple_of(100) || y.is_multiple_of(400));
+    let last =
+        |y: u32, m: u32| [31, if leap(y) { 29 } else { 28 }, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][m as usize - 1];
+    match label.len() {
+        10 => Some((label.to_string(), label.to_string())),
+        7 => {
+            let (y, m) = (label[..4].parse().ok()?, label[5..].parse().ok()?);
+            Some((format!("{label}-01"), format!("{label}-{:02}", last(y, m))))
+        }
+        4 => Some((format!("{label}-01-01"), format!("{label}-12-31"))),
+        5 => Some((format!("{}-01-01", &label[..4]), format!("{}-12-31", label[..4].parse::<u32>().ok()? + 9))),
+        _ => None,
+    }
+}
+
+/// `release`'s date column `admitted` carries `admitted_lo`/`admitted_hi` in its DATE type, and
+/// every row's bounds are the first and last day of its released label (NULL for `*`): read from
+/// the label, so they say no more than it does. Returns the distinct labels released.
+async fn check_date_bounds(ctx: &SessionContext, release: &str) -> Vec<String> {
+    let ty = format!(
+        "SELECT column_name || ' ' || data_type FROM information_schema.columns WHERE table_name = '{release}' \
+         AND column_name LIKE 'admitted%' ORDER BY ordinal_position"
+    );
+    assert_eq!(texts(ctx, &ty).await, ["admitted Utf8", "admitted_lo Date32", "admitted_hi Date32"], "{release}");
+    assert!(int(ctx, &format!("SELECT COUNT(*) FROM {release} WHERE admitted_lo IS NOT NULL")).await > 0, "{release}");
+    let triples = format!(
+        "SELECT DISTINCT admitted || '|' || COALESCE(CAST(admitted_lo AS VARCHAR), 'NULL') || '|' || \
+         COALESCE(CAST(admitted_hi AS VARCHAR), 'NULL') FROM {release}"
+    );
+    let mut labels = Vec::new();
+    for t in texts(ctx, &triples).await {
+        let [label, lo, hi] = t.split('|').collect::<Vec<_>>()[..] else { panic!("{t}") };
+        let expected = label_days(label).map_or(("NULL".into(), "NULL".into()), |b| b);
+        assert_eq!((lo.to_string(), hi.to_string()), expected, "{release}: label {label}");
+        labels.push(label.to_string());
+    }
+    labels
+}
+
+/// ipa_release (the automatic adaptive plan, a node release, approx and the paper's guarantee)
+/// and dp_histogram give a date quasi-identifier `_lo`/`_hi` as the other methods do, from the
+/// released label only: a year's bounds are 1 January and 31 December though no source date
+/// falls on either (the data's first and last dates would say more than the release).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ipa_releases_give_date_quasi_identifiers_bounds_from_the_label() {
+    let ctx = new_session();
+    rows(
+        &ctx,
+        "CREATE TABLE adm AS SELECT CASE WHEN value % 2 = 0 THEN 'F' ELSE 'M' END AS sex, \
+         make_date(2010 + value % 10, 1 + value % 9, 10 + value % 7) AS admitted, \
+         CASE value % 3 WHEN 0 THEN 'flu' WHEN 1 THEN 'asthma' ELSE 'gout' END AS disease \
+         FROM generate_series(0, 1999)",
+    )
+    .await;
+    // Seeded, so the test cannot depend on the noise drawn.
+    rows(&ctx, "SET anonfusion.seeded_dp = true").await;
+    for sql in [
+        "SELECT * FROM declare_roles('adm', 'sex=qi, admitted=qi, disease=sensitive')",
+        "SELECT * FROM flat_hierarchy('adm', 'sex', 'values=F|M')",
+        "SELECT * FROM date_hierarchy('adm', 'admitted', '2010-01-01', '2019-12-31')",
+        "SELECT * FROM flat_hierarchy('adm', 'disease', 'values=flu|asthma|gout')",
+        "SELECT * FROM set_privacy_budget('adm', 100.0, 'delta=1e-5')",
+    ] {
+        rows(&ctx, sql).await;
+    }
+    let calls = [
+        ("ipa_release('adm', 'a_auto', 2.0, 'seed=1')", "a_auto"),
+        ("ipa_release('adm', 'a_node', 2.0, 'partition=node, seed=1')", "a_node"),
+        ("ipa_release('adm', 'a_approx', 2.0, 'guarantee=approx, delta=1e-6, partition=node, seed=1')", "a_approx"),
+        ("ipa_release('adm', 'a_paper', 2.0, 'guarantee=paper, seed=1')", "a_paper"),
+        ("dp_histogram('adm', 'a_year', 2.0, '0,2', 'seed=1')", "a_year"),
+    ];
+    for (call, release) in calls {
+        rows(&ctx, &format!("SELECT COUNT(*) FROM {call}")).await;
+        check_date_bounds(&ctx, release).await;
+    }
+    // The year node: every label a year, bounded by its first and last day, which no source
+    // date is (source days are the 10th to the 16th).
+    let labels = check_date_bounds(&ctx, "a_year").await;
+    assert!(!labels.is_empty() && labels.iter().all(|l| l == "*" || l.len() == 4), "{labels:?}");
+    let on_bounds = "SELECT COUNT(*) FROM adm WHERE admitted IN (SELECT admitted_lo FROM a_year) \
+                     OR admitted IN (SELECT admitted_hi FROM a_year)";
+    assert_eq!(int(&ctx, on_bounds).await, 0);
+    let in_2013 =
+        "SELECT COUNT(*) FROM a_year WHERE admitted_lo >= DATE '2013-01-01' AND admitted_hi <= DATE '2013-12-31'";
+    assert_eq!(int(&ctx, in_2013).await, int(&ctx, "SELECT COUNT(*) FROM a_year WHERE admitted = '2013'").await);
+}
+
+/// artuc gives a date demographic `_lo`/`_hi` from its released label, and every released row's
+/// range covers its record's date: for each released range, at least as many source records
+/// have a date in it as released rows show it (each row is a source record, generalized).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn artuc_gives_a_date_demographic_bounds_from_the_label() {
+    let ctx = new_session();
+    rows(&ctx, "SELECT * FROM load_dataset('ehrd', 600, 1)").await;
+    rows(
+        &ctx,
+        "CREATE TABLE adm AS SELECT make_date(2010 + age % 10, 1 + age % 12, 10 + age % 7) AS admitted, gender, codes \
+         FROM ehrd",
+    )
+    .await;
+    for sql in [
+        "SELECT * FROM declare_roles('adm', 'admitted=qi, gender=qi, codes=set_valued')",
+        "SELECT * FROM date_hierarchy('adm', 'admitted', '2010-01-01', '2019-12-31')",
+        "SELECT * FROM flat_hierarchy('adm', 'gender')",
+        "SELECT * FROM load_hierarchy('adm', 'codes', 'bundled:icd9')",
+        "SELECT COUNT(*) FROM utility_constraints('adm', 'uc', 'admitted=2, gender=*', 'chapter')",
+        "SELECT COUNT(*) FROM artuc('adm', 'ra', 'uc', 5, 2, 0.9, 1000000, 'seed=1')",
+    ] {
+        rows(&ctx, sql).await;
+    }
+    let labels = check_date_bounds(&ctx, "ra").await;
+    assert!(labels.iter().any(|l| l != "*"), "{labels:?}");
+    let uncovered = "SELECT COUNT(*) FROM (SELECT r.n, COUNT(a.admitted) AS m FROM \
+                     (SELECT admitted_lo, admitted_hi, COUNT(*) AS n FROM ra WHERE admitted_lo IS NOT NULL \
+                     GROUP BY 1, 2) r LEFT JOIN adm a ON a.admitted BETWEEN r.admitted_lo AND r.admitted_hi \
+                     GROUP BY r.admitted_lo, r.admitted_hi, r.n) WHERE n > m";
+    assert_eq!(int(&ctx, uncovered).await, 0);
+    assert_eq!(int(&ctx, "SELECT COUNT(*) FROM ra").await, 600);
+}
+
 /// `utility_constraints`: a custodian's own ArtUC constraints without writing the table by hand.
 /// Age bands of 12 crossed with the ICD-9 chapters give the same release as the paper's UC1
 /// (`load_constraints`, which pairs bands and chapters in a cycle: the pairing does not matter,

@@ -2,7 +2,7 @@
 //! as an `ArrowArrayStream` over the engine's own batches, and a registered table arrives as
 //! one. Buffers are shared both ways; nothing is copied or serialized.
 
-use crate::errors::Error;
+use crate::errors::{Error, engine_error};
 use crate::wait::runtime;
 use anonfusion::datafusion::arrow::array::{RecordBatch, RecordBatchIterator, RecordBatchReader};
 use anonfusion::datafusion::arrow::datatypes::SchemaRef;
@@ -11,7 +11,9 @@ use anonfusion::datafusion::arrow::ffi::FFI_ArrowSchema;
 use anonfusion::datafusion::arrow::ffi_stream::{ArrowArrayStreamReader, FFI_ArrowArrayStream};
 use anonfusion::datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
 use anonfusion::datafusion::arrow::util::pretty::pretty_format_batches_with_schema;
+use anonfusion::datafusion::error::DataFusionError;
 use anonfusion::datafusion::execution::SendableRecordBatchStream;
+use anonfusion::error::describe;
 use futures::StreamExt;
 use pyo3::exceptions::PyImportError;
 use pyo3::prelude::*;
@@ -98,8 +100,7 @@ impl Relation {
     }
 
     fn __repr__(&self) -> PyResult<String> {
-        let table = pretty_format_batches_with_schema(self.schema.clone(), &self.head())
-            .map_err(|e| Error::new_err(e.to_string()))?;
+        let table = pretty_format_batches_with_schema(self.schema.clone(), &self.head()).map_err(arrow_error)?;
         Ok(format!("{table}\n{}", self.count_line()))
     }
 
@@ -117,7 +118,7 @@ impl Relation {
                 .iter()
                 .map(|c| ArrayFormatter::try_new(c.as_ref(), &options))
                 .collect::<Result<Vec<_>, _>>()
-                .map_err(|e| Error::new_err(e.to_string()))?;
+                .map_err(arrow_error)?;
             for row in 0..batch.num_rows() {
                 html.push_str("<tr>");
                 for f in &formatters {
@@ -185,7 +186,10 @@ impl Stream {
     }
 }
 
-/// A plan's stream as a blocking reader: each `next` computes one batch on the runtime.
+/// A plan's stream as a blocking reader: each `next` computes one batch on the runtime. An
+/// error computing a batch (a cast that fails on a cell) reaches Python through the Arrow C
+/// stream, not as an exception of ours, so it is scrubbed here ([`describe`]) like every
+/// other message: DataFusion's own quotes the cell.
 struct Lazy {
     schema: SchemaRef,
     stream: SendableRecordBatchStream,
@@ -196,7 +200,7 @@ impl Iterator for Lazy {
 
     fn next(&mut self) -> Option<Self::Item> {
         let next = runtime().block_on(self.stream.next())?;
-        Some(next.map_err(|e| ArrowError::ExternalError(Box::new(e))))
+        Some(next.map_err(|e| ArrowError::ExternalError(describe(&e).into())))
     }
 }
 
@@ -206,6 +210,11 @@ impl RecordBatchReader for Lazy {
     }
 }
 
+/// An Arrow error as the exception of its kind, its message scrubbed as every engine error is.
+fn arrow_error(e: ArrowError) -> PyErr {
+    engine_error(DataFusionError::ArrowError(Box::new(e), None))
+}
+
 /// A capsule owning an Arrow C stream over `reader`; its destructor releases the stream unless
 /// a reader moved it out.
 fn stream_capsule<'py>(py: Python<'py>, reader: Box<dyn RecordBatchReader + Send>) -> PyResult<Bound<'py, PyCapsule>> {
@@ -213,7 +222,7 @@ fn stream_capsule<'py>(py: Python<'py>, reader: Box<dyn RecordBatchReader + Send
 }
 
 fn schema_capsule<'py>(py: Python<'py>, schema: &SchemaRef) -> PyResult<Bound<'py, PyCapsule>> {
-    let ffi = FFI_ArrowSchema::try_from(schema.as_ref()).map_err(|e| Error::new_err(e.to_string()))?;
+    let ffi = FFI_ArrowSchema::try_from(schema.as_ref()).map_err(arrow_error)?;
     PyCapsule::new_with_value(py, ffi, SCHEMA)
 }
 
@@ -226,12 +235,12 @@ pub fn import(obj: &Bound<'_, PyAny>) -> PyResult<(SchemaRef, Vec<RecordBatch>)>
     // SAFETY: the capsule is named "arrow_array_stream", so by the PyCapsule interface it
     // points to an ArrowArrayStream; `from_raw` moves it out and marks the original released,
     // so the capsule's destructor does not release it again.
-    let reader = unsafe { ArrowArrayStreamReader::from_raw(ptr.as_ptr().cast()) }
-        .map_err(|e| Error::new_err(format!("cannot read the Arrow stream: {e}")))?;
+    let unreadable = |e: ArrowError| {
+        Error::new_err(format!("cannot read the Arrow stream: {}", describe(&DataFusionError::from(e))))
+    };
+    let reader = unsafe { ArrowArrayStreamReader::from_raw(ptr.as_ptr().cast()) }.map_err(unreadable)?;
     let schema = reader.schema();
-    let batches = reader
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| Error::new_err(format!("cannot read the Arrow stream: {e}")))?;
+    let batches = reader.collect::<Result<Vec<_>, _>>().map_err(unreadable)?;
     Ok((schema, batches))
 }
 

@@ -12,6 +12,8 @@
 use super::data::RtTable;
 use super::formation::Cluster;
 use super::gendiag::{Diag, gendiag_below, gendiag_within};
+use crate::error::Result;
+use crate::progress::Progress;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -133,6 +135,8 @@ pub(crate) struct Merger<'a> {
     recent: HashMap<(usize, usize), Diag>,
     /// GenDiag runs so far (for reports).
     pub(crate) evaluations: u64,
+    /// Read before every GenDiag run: Ctrl-C stops the merging within one run per core.
+    progress: &'a dyn Progress,
 }
 
 impl<'a> Merger<'a> {
@@ -154,6 +158,7 @@ impl<'a> Merger<'a> {
             pairs: HashMap::new(),
             recent: HashMap::new(),
             evaluations: 0,
+            progress: &crate::progress::Silent,
         };
         for c in clusters {
             me.push(c, None, None, None);
@@ -161,13 +166,21 @@ impl<'a> Merger<'a> {
         me
     }
 
+    /// The merger, stopped with [`crate::error::AnonError::Cancelled`] once `progress` says so
+    /// (Ctrl-C): its GenDiag runs over every cluster take seconds at EHRD's size.
+    pub(crate) fn cancellable(self, progress: &'a dyn Progress) -> Self {
+        Merger { progress, ..self }
+    }
+
     /// GenDiag on each set of records, on all cores: the runs are independent and each is
     /// deterministic, so the scores are the ones a sequential loop gives, in the same order.
     /// A run suppressing more than `limit` codes is given up (None).
-    fn score_many(&mut self, jobs: &[Vec<u32>], limit: u64) -> Vec<Option<Diag>> {
+    fn score_many(&mut self, jobs: &[Vec<u32>], limit: u64) -> Result<Vec<Option<Diag>>> {
         self.evaluations += jobs.len() as u64;
         let (table, sets, k, m) = (self.table, self.set_of_code, self.k, self.m);
-        crate::parallel::map(jobs, |records| gendiag_within(&table.code_sets(records), sets, k, m, limit))
+        crate::parallel::map_cancellable(jobs, self.progress, |records| {
+            gendiag_within(&table.code_sets(records), sets, k, m, limit)
+        })
     }
 
     fn push(&mut self, cluster: Cluster, score: Option<Score>, diag: Option<Diag>, sets: Option<SetProfile>) -> usize {
@@ -196,14 +209,15 @@ impl<'a> Merger<'a> {
     }
 
     /// Run GenDiag on every cluster not scored yet.
-    fn score_all(&mut self) {
+    fn score_all(&mut self) -> Result<()> {
         let ids: Vec<usize> = self.alive().filter(|(_, n)| n.score.is_none()).map(|(i, _)| i).collect();
         let jobs: Vec<Vec<u32>> = ids.iter().map(|&i| self.node(i).cluster.records.clone()).collect();
-        for (i, d) in ids.into_iter().zip(self.score_many(&jobs, u64::MAX)) {
+        for (i, d) in ids.into_iter().zip(self.score_many(&jobs, u64::MAX)?) {
             let node = self.nodes[i].as_mut().expect("alive");
             node.score = d.as_ref().map(score);
             node.diag = d;
         }
+        Ok(())
     }
     pub(crate) fn len(&self) -> usize {
         self.alive().count()
@@ -228,7 +242,7 @@ impl<'a> Merger<'a> {
     /// alive cluster's values merges with that one (their union gets the next id). Per value the
     /// alive ids are kept sorted, so the next pair is the value whose second-lowest id is the
     /// lowest. The unions are scored once, at the end, not at every intermediate size.
-    pub(crate) fn merge_identical(&mut self) -> Vec<(usize, usize)> {
+    pub(crate) fn merge_identical(&mut self) -> Result<Vec<(usize, usize)>> {
         let mut by_key: HashMap<Vec<u64>, BTreeSet<usize>> = HashMap::new();
         for (i, n) in self.alive() {
             by_key.entry(n.cluster.hull.key()).or_default().insert(i);
@@ -251,14 +265,14 @@ impl<'a> Merger<'a> {
         let alive: Vec<bool> = self.nodes.iter().map(Option::is_some).collect();
         self.pairs.retain(|&(p, q), _| alive[p] && alive[q]);
         self.ncp_sum = self.alive().map(|(_, n)| n.ncp).sum();
-        self.score_all();
-        done
+        self.score_all()?;
+        Ok(done)
     }
 
     /// Step 17 by a rescan after every merge, as first written: the reference for
     /// [`Merger::merge_identical`].
     #[cfg(test)]
-    pub(crate) fn merge_identical_reference(&mut self) -> Vec<(usize, usize)> {
+    pub(crate) fn merge_identical_reference(&mut self) -> Result<Vec<(usize, usize)>> {
         let mut done = Vec::new();
         loop {
             let mut seen: HashMap<Vec<u64>, usize> = HashMap::new();
@@ -271,22 +285,22 @@ impl<'a> Merger<'a> {
                 None => break,
             }
         }
-        self.score_all();
-        done
+        self.score_all()?;
+        Ok(done)
     }
 
-    fn pair_score(&mut self, a: usize, b: usize) -> Score {
-        self.pair_scores(a, &[b], u64::MAX)[0].expect("no limit")
+    fn pair_score(&mut self, a: usize, b: usize) -> Result<Score> {
+        Ok(self.pair_scores(a, &[b], u64::MAX)?[0].expect("no limit"))
     }
 
     /// UL(a ∪ b) for each b, from the cache or by GenDiag (the missing ones in parallel); None
     /// for a union that suppresses more than `limit` codes (not cached: it was not finished).
-    fn pair_scores(&mut self, a: usize, partners: &[usize], limit: u64) -> Vec<Option<Score>> {
+    fn pair_scores(&mut self, a: usize, partners: &[usize], limit: u64) -> Result<Vec<Option<Score>>> {
         let key = |b: usize| (a.min(b), a.max(b));
         let missing: Vec<usize> = partners.iter().copied().filter(|&b| !self.pairs.contains_key(&key(b))).collect();
         let jobs: Vec<Vec<u32>> = missing.iter().map(|&b| self.union_records(a, b)).collect();
         let mut given_up = Vec::new();
-        for (b, d) in missing.into_iter().zip(self.score_many(&jobs, limit)) {
+        for (b, d) in missing.into_iter().zip(self.score_many(&jobs, limit)?) {
             match d {
                 Some(d) => {
                     self.pairs.insert(key(b), score(&d));
@@ -295,7 +309,7 @@ impl<'a> Merger<'a> {
                 None => given_up.push(b),
             }
         }
-        partners.iter().map(|&b| if given_up.contains(&b) { None } else { Some(self.pairs[&key(b)]) }).collect()
+        Ok(partners.iter().map(|&b| if given_up.contains(&b) { None } else { Some(self.pairs[&key(b)]) }).collect())
     }
 
     fn union_records(&self, a: usize, b: usize) -> Vec<u32> {
@@ -326,9 +340,9 @@ impl<'a> Merger<'a> {
     /// (UL ≥ Σ s(r), and suppressions only accumulate), the best as lowered by any thread.
     /// Partners are tried cached scores first, then by their lower bound and their own UL, so
     /// a low best is found early.
-    pub(crate) fn select(&mut self, admissible: &dyn Fn(f64) -> bool) -> Option<(usize, usize)> {
+    pub(crate) fn select(&mut self, admissible: &dyn Fn(f64) -> bool) -> Result<Option<(usize, usize)>> {
         self.recent.clear();
-        self.score_all();
+        self.score_all()?;
         let mut order: Vec<(f64, usize, usize)> =
             self.alive().map(|(i, n)| (n.score.map_or(0.0, |s| s.ul), i, n.cluster.group)).collect();
         order.sort_by(|x, y| x.0.total_cmp(&y.0).then(x.1.cmp(&y.1)));
@@ -357,6 +371,8 @@ impl<'a> Merger<'a> {
             let queue: Vec<(f64, usize)> = partners[cached..].iter().map(|p| (p.1, p.3)).collect();
             let (done, runs) = self.score_queue(a, &queue, best, cores);
             self.evaluations += runs;
+            // The queue stops taking partners once cancelled: its runs are then incomplete.
+            self.progress.check()?;
             for (b, d) in done {
                 let s = score(&d);
                 if improves(best, s.ul, b) {
@@ -366,10 +382,10 @@ impl<'a> Merger<'a> {
                 self.recent.insert((a, b), d);
             }
             if let Some((_, b)) = best {
-                return Some((a, b));
+                return Ok(Some((a, b)));
             }
         }
-        None
+        Ok(None)
     }
 
     /// GenDiag on a ∪ b for the partners b (with their lower bounds, in the order to try), on
@@ -398,6 +414,9 @@ impl<'a> Merger<'a> {
                 let next = {
                     let mut sh = shared.lock().expect("a run panicked");
                     loop {
+                        if self.progress.cancelled() {
+                            break None;
+                        }
                         let Some(&(lb, b)) = partners.get(sh.0) else { break None };
                         sh.0 += 1;
                         if sh.1.is_none_or(|x: (f64, usize)| lb <= x.0) {
@@ -449,8 +468,8 @@ impl<'a> Merger<'a> {
     /// Steps 19–20 scoring every admissible partner, as first written: the reference for
     /// [`Merger::select`].
     #[cfg(test)]
-    pub(crate) fn select_exhaustive(&mut self, admissible: &dyn Fn(f64) -> bool) -> Option<(usize, usize)> {
-        self.score_all();
+    pub(crate) fn select_exhaustive(&mut self, admissible: &dyn Fn(f64) -> bool) -> Result<Option<(usize, usize)>> {
+        self.score_all()?;
         let mut order: Vec<(f64, usize, usize)> =
             self.alive().map(|(i, n)| (n.score.map_or(0.0, |s| s.ul), i, n.cluster.group)).collect();
         order.sort_by(|x, y| x.0.total_cmp(&y.0).then(x.1.cmp(&y.1)));
@@ -461,26 +480,26 @@ impl<'a> Merger<'a> {
                 .map(|o| o.1)
                 .collect();
             let mut best: Option<(f64, usize)> = None;
-            for (b, s) in partners.iter().copied().zip(self.pair_scores(a, &partners, u64::MAX)) {
+            for (b, s) in partners.iter().copied().zip(self.pair_scores(a, &partners, u64::MAX)?) {
                 let s = s.expect("no limit");
                 if best.is_none_or(|x| s.ul < x.0 || (s.ul == x.0 && b < x.1)) {
                     best = Some((s.ul, b));
                 }
             }
             if let Some((_, b)) = best {
-                return Some((a, b));
+                return Ok(Some((a, b)));
             }
         }
-        None
+        Ok(None)
     }
 
     /// Step 21: replace a and b by their union; returns the new cluster's id.
-    pub(crate) fn apply(&mut self, a: usize, b: usize) -> usize {
-        let score = self.pair_score(a, b);
+    pub(crate) fn apply(&mut self, a: usize, b: usize) -> Result<usize> {
+        let score = self.pair_score(a, b)?;
         // The run is kept when this select ran it on a's records then b's, the union's order.
         let diag = self.recent.remove(&(a, b));
         self.recent.clear();
-        self.union(a, b, Some(score), diag, true)
+        Ok(self.union(a, b, Some(score), diag, true))
     }
 
     /// Replace a and b by their union. `exact` keeps Σ NCP and the pair cache exact after the

@@ -3,7 +3,9 @@
 //!
 //! As every release (docs/architecture.md): a numeric attribute `age` becomes `age` (label `37`
 //! or `[35-37]`), `age_lo`, `age_hi` (inclusive bounds in the source type); a categorical one
-//! holds its node's label; the codes column is a `List<Utf8View>` (see [`codes_column`]) whose elements are codes or
+//! holds its node's label, and a date one also `_lo`/`_hi`, the first and last day that label
+//! names (read from the label alone, as every method's release:
+//! [`date_bounds`](crate::encode::publish::date_bounds)); the codes column is a `List<Utf8View>` (see [`codes_column`]) whose elements are codes or
 //! generalized codes `(053.20,053.71)`, which `src/release/cover.rs` and the verifiers read
 //! back as the listed codes. Clusters are local recodings, so two may publish the same labels;
 //! `class_id` tells them apart. Within a cluster rows are sorted by their codes, so a row's
@@ -12,7 +14,7 @@
 use super::data::RtTable;
 use super::run::ArtucResult;
 use crate::encode::node_label;
-use crate::encode::publish::range_label;
+use crate::encode::publish::{date_bounds_by_level, push_date_bounds, range_label};
 use crate::error::{AnonError, Result};
 use crate::release::{Cell, Published};
 use datafusion::arrow::array::{
@@ -95,6 +97,15 @@ pub fn release(table: &RtTable, result: &ArtucResult) -> Result<Published> {
                 fields.push(Field::new(format!("{}_{suffix}", q.name), ty.clone(), false));
                 cols.push(cast(&(Arc::new(Float64Array::from(v)) as ArrayRef), &ty)?);
             }
+        } else if let Some(nodes) = date_bounds_by_level(&table.types[a], h) {
+            let bounds: Vec<_> = cells
+                .iter()
+                .map(|c| match *c {
+                    Cell::Node { level, code } => nodes[level as usize][code as usize].clone(),
+                    Cell::Range { .. } | Cell::Suppressed => None,
+                })
+                .collect();
+            push_date_bounds(&Field::new(&q.name, table.types[a].clone(), true), &bounds, &mut fields, &mut cols)?;
         }
     }
     let codes = codes_column(table, &rows, labels, |r| &result.clusters[r.0].diag.records[r.1])?;

@@ -148,7 +148,7 @@ pub fn anonymize(
     let weights = config.km.weights_for(table);
     let n = published(&prep.clusters);
     let (k, m) = (config.km.k as usize, config.km.m as usize);
-    let mut merger = Merger::new(table, cs.set_of_code(), (k, m), &weights, prep.clusters);
+    let mut merger = Merger::new(table, cs.set_of_code(), (k, m), &weights, prep.clusters).cancellable(progress);
     let ncp = merger.ncp_sum() / n;
     let limit = config.km.delta + ncp_slack(n);
     if ncp > limit {
@@ -163,15 +163,15 @@ pub fn anonymize(
             ),
         ));
     }
-    merger.merge_identical();
+    merger.merge_identical()?;
     progress.begin("artuc: cluster merging", merger.len() as u64);
-    while let Some((a, b)) = merger.select(&|sum| sum / n <= limit) {
-        merger.apply(a, b);
+    while let Some((a, b)) = merger.select(&|sum| sum / n <= limit)? {
+        merger.apply(a, b)?;
         progress.tick(1)?;
     }
     progress.finish();
     let evaluations = merger.evaluations;
-    let result = finish_with(table, cs, config, merger.into_clusters(), prep.withheld, evaluations);
+    let result = finish_with(table, cs, config, merger.into_clusters(), prep.withheld, evaluations, progress)?;
     check_epsilon(&result, config)?;
     Ok(result)
 }
@@ -203,15 +203,15 @@ fn finish(
     config: &ArtucConfig,
     clusters: Vec<Cluster>,
     withheld: Vec<u32>,
-    evaluations: u64,
-) -> ArtucResult {
+    progress: &dyn Progress,
+) -> Result<ArtucResult> {
     let clusters = clusters.into_iter().map(|c| (c, None)).collect();
-    finish_with(table, cs, config, clusters, withheld, evaluations)
+    finish_with(table, cs, config, clusters, withheld, 0, progress)
 }
 
 /// [`finish`] for clusters of which some come with their GenDiag run already made (merging
 /// scored them by the same deterministic run on the same records in the same order), so
-/// GenDiag runs only on the others.
+/// GenDiag runs only on the others. Ctrl-C (`progress`) stops it before the next run.
 fn finish_with(
     table: &RtTable,
     cs: &ConstraintSet,
@@ -219,12 +219,15 @@ fn finish_with(
     clusters: Vec<(Cluster, Option<Diag>)>,
     withheld: Vec<u32>,
     evaluations: u64,
-) -> ArtucResult {
+    progress: &dyn Progress,
+) -> Result<ArtucResult> {
     let weights = config.km.weights_for(table);
     let (k, m) = (config.km.k as usize, config.km.m as usize);
     let missing: Vec<&Cluster> = clusters.iter().filter(|(_, d)| d.is_none()).map(|(c, _)| c).collect();
-    let mut ran =
-        crate::parallel::map(&missing, |c| gendiag(&table.code_sets(&c.records), cs.set_of_code(), k, m)).into_iter();
+    let mut ran = crate::parallel::map_cancellable(&missing, progress, |c| {
+        gendiag(&table.code_sets(&c.records), cs.set_of_code(), k, m)
+    })?
+    .into_iter();
     let out: Vec<AnonCluster> = clusters
         .into_iter()
         .map(|(c, kept)| {
@@ -247,7 +250,7 @@ fn finish_with(
         withheld_records: withheld.len() as u64,
         withheld_codes: withheld.iter().map(|&r| table.codes.records[r as usize].len() as u64).sum(),
     };
-    ArtucResult { clusters: out, withheld, measures, evaluations }
+    Ok(ArtucResult { clusters: out, withheld, measures, evaluations })
 }
 
 /// One state of Algorithm 2's merge trajectory.
@@ -286,6 +289,17 @@ impl Trajectory {
 
     /// Publish step `step` (an index into `steps`).
     pub fn release(&self, table: &RtTable, cs: &ConstraintSet, step: usize) -> Result<ArtucResult> {
+        self.release_cancellable(table, cs, step, &crate::progress::Silent)
+    }
+
+    /// [`Trajectory::release`], stopped by Ctrl-C (`progress`) between GenDiag runs.
+    pub(crate) fn release_cancellable(
+        &self,
+        table: &RtTable,
+        cs: &ConstraintSet,
+        step: usize,
+        progress: &dyn Progress,
+    ) -> Result<ArtucResult> {
         if step >= self.steps.len() {
             return Err(AnonError::argument(
                 F,
@@ -304,7 +318,7 @@ impl Trajectory {
             nodes.push(Some(Cluster { group: x.group, records, hull }));
         }
         let clusters = nodes.into_iter().flatten().collect();
-        Ok(finish(table, cs, &self.config, clusters, self.withheld.clone(), 0))
+        finish(table, cs, &self.config, clusters, self.withheld.clone(), progress)
     }
 }
 
@@ -324,8 +338,8 @@ pub fn anytime(
     let withheld_codes: u64 = prep.withheld.iter().map(|&r| table.codes.records[r as usize].len() as u64).sum();
     let initial = prep.clusters.clone();
     let (k, m) = (config.km.k as usize, config.km.m as usize);
-    let mut merger = Merger::new(table, cs.set_of_code(), (k, m), &weights, prep.clusters);
-    let mut merges = merger.merge_identical();
+    let mut merger = Merger::new(table, cs.set_of_code(), (k, m), &weights, prep.clusters).cancellable(progress);
+    let mut merges = merger.merge_identical()?;
     let offset = merges.len();
     let state = |mg: &Merger, merged| Step {
         merged,
@@ -336,11 +350,11 @@ pub fn anytime(
     };
     let mut steps = vec![state(&merger, None)];
     progress.begin("artuc: any-time merging", merger.len() as u64);
-    while let Some((a, b)) = merger.select(&|_| true) {
+    while let Some((a, b)) = merger.select(&|_| true)? {
         if merger.ncp_sum_after(a, b) / n > max_ncp {
             break;
         }
-        merger.apply(a, b);
+        merger.apply(a, b)?;
         merges.push((a, b));
         steps.push(state(&merger, Some((a, b))));
         progress.tick(1)?;
@@ -368,7 +382,7 @@ pub fn baseline(
             Cluster { group: i, records: g.records, hull: Hull(cells) }
         })
         .collect();
-    let result = finish(table, cs, config, clusters, withheld, 0);
+    let result = finish(table, cs, config, clusters, withheld, progress)?;
     progress.finish();
     check_epsilon(&result, config)?;
     Ok(result)

@@ -86,7 +86,7 @@ impl Variant {
                     Some(s) => s,
                     None => traj.choose(config.km.delta, config.km.epsilon).ok_or_else(|| no_step(&traj, config))?,
                 };
-                let res = traj.release(table, cs, step)?;
+                let res = traj.release_cancellable(table, cs, step, progress)?;
                 Ok((res, Some(traj), Some(step)))
             }
         }

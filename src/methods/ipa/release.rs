@@ -4,7 +4,9 @@
 //! Generalized values are the hierarchy's nodes (IPA's boundaries come from the taxonomy, not
 //! from the data, which is why generalization costs no budget): a numeric attribute `age` is
 //! published as the node's label (`10-19`, or the value itself at level 0) with the node's
-//! bounds in `age_lo`/`age_hi`; a categorical one as its node label. The `*` class has `*`
+//! bounds in `age_lo`/`age_hi`; a categorical one as its node label, and a date one also with
+//! the first and last day that label names in `_lo`/`_hi` (read from the label alone, as every
+//! method's release: [`date_bounds`](crate::encode::publish::date_bounds)). The `*` class has `*`
 //! everywhere and NULL bounds (the suppressed-record convention of `anon_metrics`). There is no
 //! `class_id`: the paper publishes none. Rows are laid out class by class and value by value,
 //! so a counterfeit row is identical to the real rows of its class with the same value, in
@@ -14,7 +16,7 @@ use super::adaptive::AdaptiveRelease;
 use super::guarantee::{Guarantee, METADATA_KEY};
 use super::histogram::DpHistogram;
 use super::perturb::Perturbation;
-use crate::encode::publish::{cell_rows, class_rows, release_schema};
+use crate::encode::publish::{cell_rows, class_rows, date_bounds_by_level, push_date_bounds, release_schema};
 use crate::encode::{Cached, FrequencyTable, node_label};
 use crate::error::{AnonError, Result};
 use datafusion::arrow::array::{ArrayRef, Float64Array, StringArray};
@@ -57,6 +59,14 @@ fn class_columns(ft: &FrequencyTable, source: &Schema, classes: &[ClassKey]) -> 
                 fields.push(Field::new(name, ty.clone(), true));
                 cols.push(arr);
             }
+        } else if let Some((f, nodes)) =
+            source.field_with_name(&q.name).ok().and_then(|f| Some((f, date_bounds_by_level(f.data_type(), h)?)))
+        {
+            let bounds: Vec<_> = classes
+                .iter()
+                .map(|c| c.as_ref().and_then(|(levels, codes)| nodes[levels[a] as usize][codes[a] as usize].clone()))
+                .collect();
+            push_date_bounds(f, &bounds, &mut fields, &mut cols)?;
         }
     }
     Ok((fields, cols))

@@ -112,7 +112,7 @@ pub fn rmr(table: &RtTable, config: &RmrConfig, progress: &dyn Progress) -> Resu
         progress.tick(1)?;
     }
     progress.finish();
-    let result = publish(table, config, merge.into_clusters(), &weights);
+    let result = publish(table, config, merge.into_clusters(), &weights, progress)?;
     let s = result.measures.suppressed_codes;
     if s > config.km.epsilon {
         return Err(AnonError::argument(
@@ -191,11 +191,20 @@ impl<'a> RmergeR<'a> {
     }
 }
 
-/// Step 2 on the final clusters (every code in one code set) and the release's measures.
-fn publish(table: &RtTable, config: &RmrConfig, clusters: Vec<Cluster>, weights: &[f64]) -> ArtucResult {
+/// Step 2 on the final clusters (every code in one code set) and the release's measures; Ctrl-C
+/// is looked at before each cluster's GenDiag run.
+fn publish(
+    table: &RtTable,
+    config: &RmrConfig,
+    clusters: Vec<Cluster>,
+    weights: &[f64],
+    progress: &dyn Progress,
+) -> Result<ArtucResult> {
     let one_set = vec![Some(0); table.codes.hierarchy.leaf_count()];
     let (k, m) = (config.km.k as usize, config.km.m as usize);
-    let diags = crate::parallel::map(&clusters, |c| gendiag(&table.code_sets(&c.records), &one_set, k, m));
+    let diags = crate::parallel::map_cancellable(&clusters, progress, |c| {
+        gendiag(&table.code_sets(&c.records), &one_set, k, m)
+    })?;
     let out: Vec<AnonCluster> = clusters
         .into_iter()
         .zip(diags)
@@ -215,5 +224,5 @@ fn publish(table: &RtTable, config: &RmrConfig, clusters: Vec<Cluster>, weights:
         withheld_records: 0,
         withheld_codes: 0,
     };
-    ArtucResult { clusters: out, withheld: Vec::new(), measures, evaluations: 0 }
+    Ok(ArtucResult { clusters: out, withheld: Vec::new(), measures, evaluations: 0 })
 }

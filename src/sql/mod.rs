@@ -28,6 +28,7 @@ mod plan_fn;
 mod query_error_fn;
 pub mod report;
 mod rmr_fn;
+mod synth_fn;
 mod roles;
 pub(crate) mod settings;
 mod system;
@@ -73,6 +74,7 @@ const REGISTRATIONS: &[Registration] = &[
     |ctx, r| method::register(ctx, r, rmr_fn::Rmr),
     |ctx, r| method::register(ctx, r, ipa_fn::Ipa),
     |ctx, r| method::register(ctx, r, ipa_fn::Histogram),
+    |ctx, r| method::register(ctx, r, synth_fn::Synthesize),
     ledger_fn::register,
     system::register,
 ];

@@ -214,7 +214,7 @@ mod tests {
     /// set nearer (checked against random points of the set).
     #[test]
     fn project_is_the_nearest_nonnegative_vector_with_the_sum() {
-        use rand::{Rng, SeedableRng, rngs::StdRng};
+        use rand::{RngExt, SeedableRng, rngs::StdRng};
         let mut rng = StdRng::seed_from_u64(3);
         for _ in 0..200 {
             let n = rng.random_range(1..8);

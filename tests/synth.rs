@@ -112,8 +112,7 @@ fn all_records(sizes: &[usize]) -> Vec<Vec<u32>> {
 fn the_sampler_draws_the_models_distribution_exactly() {
     let sizes = [3usize, 4, 2];
     let one_way = vec![vec![500, 300, -4], vec![100, 400, 250, 60], vec![700, 90]];
-    let two_way =
-        vec![vec![90, 200, 150, 40, 10, 180, 100, 12, -3, 2, 1, 0], vec![80, 30, 390, 20, 200, 40, 40, 11]];
+    let two_way = vec![vec![90, 200, 150, 40, 10, 180, 100, 12, -3, 2, 1, 0], vec![80, 30, 390, 20, 200, 40, 40, 11]];
     let var = Variances { one_way: 50.0, two_way: 8.0 };
     let m = TreeModel::estimate(&sizes, &one_way, &[(0, 1), (1, 2)], &two_way, var).unwrap();
     // Consistent and nonnegative: each joint's margins are the attributes' marginals.
@@ -144,7 +143,8 @@ fn the_sampler_draws_the_models_distribution_exactly() {
     }
     common::assert_fits("tree sampler", &observed, &probabilities);
     // And a wrong model is rejected by the same test (it can fail): every probability tilted.
-    let tilted: Vec<f64> = probabilities.iter().enumerate().map(|(i, p)| p * if i % 2 == 0 { 1.1 } else { 0.9 }).collect();
+    let tilted: Vec<f64> =
+        probabilities.iter().enumerate().map(|(i, p)| p * if i % 2 == 0 { 1.1 } else { 0.9 }).collect();
     let sum: f64 = tilted.iter().sum();
     let tilted: Vec<f64> = tilted.iter().map(|p| p / sum).collect();
     let (stat, df) = common::chi_square(&observed, &tilted);
@@ -207,14 +207,28 @@ async fn the_ledger_is_charged_the_proofs_sum() {
     let parts = texts(&ctx, "SELECT parts FROM anon_privacy_ledger WHERE release = 's'").await;
     assert!(parts[0].contains("one_way=") && parts[0].contains("(5 x "), "{parts:?}");
     let report = texts(&ctx, "SELECT guarantee || ' | ' || levels || ' | ' || tree FROM s_report").await;
-    assert!(report[0].starts_with("epsilon-differentially private") && report[0].contains("| 0:0:1:0:0 |"), "{report:?}");
+    assert!(
+        report[0].starts_with("epsilon-differentially private") && report[0].contains("| 0:0:1:0:0 |"),
+        "{report:?}"
+    );
     let sum = rows(&ctx, "SELECT epsilon_one_way + epsilon_selection + epsilon_two_way - epsilon FROM s_report").await;
     assert!(sum[0].column(0).as_primitive::<Float64Type>().value(0).abs() < 1e-12);
     let schema = ctx.table("s").await.unwrap().schema().as_arrow().clone();
     let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
     assert_eq!(
         names,
-        ["age", "age_lo", "age_hi", "sex", "length_of_stay", "length_of_stay_lo", "length_of_stay_hi", "location", "surgery", "disease"]
+        [
+            "age",
+            "age_lo",
+            "age_hi",
+            "sex",
+            "length_of_stay",
+            "length_of_stay_lo",
+            "length_of_stay_hi",
+            "location",
+            "surgery",
+            "disease"
+        ]
     );
     assert!(schema.metadata()["anonfusion.guarantee"].starts_with("epsilon-differentially private"));
     assert!(!ctx.table_exist("s_diagnostics").unwrap(), "diagnostics are opt-in");
@@ -239,6 +253,9 @@ async fn bad_input_is_refused_before_anything_is_charged() {
         ("dp_synthesize('nps', 'x', 1.0, 'values=flu')", "disease"),
         ("dp_synthesize('nps', 'x', 1.0, 'diagnostics=yes')", "diagnostics"),
         ("dp_synthesize('nps', 'x', 1.0, 'rounds=3')", "rounds"),
+        ("dp_synthesize('nps', 'x', 1.0, 'max_rows=0')", "max_rows"),
+        ("dp_synthesize('nps', 'x', 1e-6)", "max_rows="),
+        ("dp_synthesize('nps', 'x', 1.0, 'max_rows=100')", "rows of noise"),
         ("dp_synthesize('nps', 'x', 1.0, 'seed=7')", "seeded_dp"),
         ("dp_synthesize('nowhere', 'x', 1.0)", "nowhere"),
     ] {

@@ -14,7 +14,8 @@
 //! Options: `levels=1:0:1:2:0` (the quasi-identifiers' hierarchy levels, in declaration order;
 //! default: each one's finest level with at most [`DEFAULT_MAX_BINS`] nodes), `values=a|b|c`
 //! (the informative attribute's domain when its column has no hierarchy), `split=0.1:0.1:0.8`
-//! (ε's fractions: one-way marginals, selection, two-way marginals), `diagnostics=true`,
+//! (ε's fractions: one-way marginals, selection, two-way marginals), `max_rows=N` (the most
+//! rows noise may add to the record count, [`synth::check_rows`]), `diagnostics=true`,
 //! `seed=42` (tests: not private).
 
 use super::method::{Call, MethodSpec, Outputs};
@@ -51,15 +52,28 @@ pub(crate) struct SynthOptions {
     levels: Option<Vec<u8>>,
     values: Option<Vec<String>>,
     diagnostics: bool,
+    /// `max_rows=`: the most rows the record count's noise may add ([`synth::check_rows`]).
+    max_rows: u64,
 }
 
 impl SynthOptions {
     fn parse(epsilon: f64, text: &str) -> Result<Self> {
-        let mut o = SynthOptions { config: SynthConfig::new(epsilon), levels: None, values: None, diagnostics: false };
+        let mut o = SynthOptions {
+            config: SynthConfig::new(epsilon),
+            levels: None,
+            values: None,
+            diagnostics: false,
+            max_rows: synth::DEFAULT_MAX_ROWS,
+        };
         for (key, value) in options::pairs(F, text)? {
             match key.as_str() {
                 "seed" => o.config.seed = Some(options::seed(F, &value)?),
                 "diagnostics" => o.diagnostics = options::flag(F, "diagnostics", &value)?,
+                "max_rows" => {
+                    o.max_rows = value.trim().parse().ok().filter(|&n: &u64| n > 0).ok_or_else(|| {
+                        AnonError::argument(F, "max_rows", format!("'{value}' is not a positive number of rows"))
+                    })?;
+                }
                 "values" => o.values = Some(options::values(F, "values", &value)?),
                 "levels" => {
                     let levels = value.split(':').map(|l| l.trim().parse::<u8>().ok()).collect::<Option<Vec<u8>>>();
@@ -78,7 +92,7 @@ impl SynthOptions {
                     return Err(AnonError::argument(
                         F,
                         "options",
-                        format!("unknown option '{other}' (levels, values, split, diagnostics, seed)"),
+                        format!("unknown option '{other}' (levels, values, split, max_rows, diagnostics, seed)"),
                     ));
                 }
             }
@@ -186,8 +200,7 @@ impl MethodSpec for Synthesize {
     /// (epsilon, options).
     type Params = (f64, SynthOptions);
     const NAME: &'static str = F;
-    const SIGNATURE: &'static str =
-        "dp_synthesize(source, output, epsilon [, 'levels=1:0:1:2:0, values=a|b, split=0.1:0.1:0.8, diagnostics=true, seed=42'])";
+    const SIGNATURE: &'static str = "dp_synthesize(source, output, epsilon [, 'levels=1:0:1:2:0, values=a|b, split=0.1:0.1:0.8, max_rows=N, diagnostics=true, seed=42'])";
     const ARITY: (usize, usize) = (3, 4);
 
     fn parse(&self, a: &Args) -> Result<Self::Params> {
@@ -210,6 +223,7 @@ impl MethodSpec for Synthesize {
         let d = Domains::resolve(source, meta, o)?;
         Encoded::check_size(&d.sizes)?;
         let budget = synth::Budget::new(*epsilon, o.config.split, d.sizes.len())?;
+        synth::check_rows(&d.sizes, &budget, o.max_rows)?;
         Ok(Some(charge(o, &budget)))
     }
 

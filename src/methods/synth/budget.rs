@@ -45,13 +45,22 @@ impl Budget {
             Budget { k, one_way: epsilon, selection: 0.0, two_way: 0.0 }
         } else {
             let (kf, pairs) = (k as f64, (k - 1) as f64);
-            Budget { k, one_way: epsilon * split[0] / kf, selection: epsilon * split[1] / pairs, two_way: epsilon * split[2] / pairs }
+            Budget {
+                k,
+                one_way: epsilon * split[0] / kf,
+                selection: epsilon * split[1] / pairs,
+                two_way: epsilon * split[2] / pairs,
+            }
         };
         // Each part must be a usable ε for its sampler: an error now, before anything is charged.
         for (part, e) in b.parts() {
             if e > 0.0 {
                 crate::dp::epsilon_numerator(F, e).map_err(|_| {
-                    AnonError::argument(F, "epsilon", format!("its {part} share {e:e} is below the smallest ε the samplers take (2^-32)"))
+                    AnonError::argument(
+                        F,
+                        "epsilon",
+                        format!("its {part} share {e:e} is below the smallest ε the samplers take (2^-32)"),
+                    )
                 })?;
             }
         }

@@ -105,6 +105,32 @@ impl Encoded {
     }
 }
 
+/// The default limit on the records a release may be expected to draw beyond the table's own
+/// (as `ipa_release`'s `max_rows=`, src/methods/ipa/size.rs).
+pub const DEFAULT_MAX_ROWS: u64 = 20_000_000;
+
+/// Refuse, from public quantities alone, a release whose record count N̂ could be inflated by
+/// its noise past `max_rows`: N̂ is an inverse-variance average that always includes the
+/// smallest one-way marginal's total, so its noise has a standard deviation of at most
+/// √(d_min · v₁) (v₁ the one-way cells' noise variance); ten of those must fit the limit.
+pub fn check_rows(sizes: &[usize], budget: &Budget, max_rows: u64) -> Result<()> {
+    let smallest = sizes.iter().copied().min().unwrap_or(1) as f64;
+    let noise = 10.0 * (smallest * DiscreteLaplace::for_epsilon(budget.one_way, 1)?.variance()).sqrt();
+    if noise <= max_rows as f64 {
+        return Ok(());
+    }
+    Err(AnonError::argument(
+        F,
+        "epsilon",
+        format!(
+            "the number of records this release draws could be off by about {} rows of noise (ten standard \
+             deviations at this epsilon), over the limit of {max_rows}; use a larger epsilon, or raise the limit \
+             with max_rows=N. Nothing was charged",
+            crate::hierarchy::format_number(noise.round())
+        ),
+    ))
+}
+
 /// Cells of all two-way marginals of attributes with these domain sizes.
 pub fn pair_cells(sizes: &[usize]) -> u64 {
     let mut cells = 0u64;

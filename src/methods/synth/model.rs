@@ -127,7 +127,11 @@ impl TreeModel {
     ) -> Result<Self> {
         let k = sizes.len();
         if one_way.len() != k || two_way.len() != tree.len() || (k > 0 && tree.len() != k - 1) {
-            return Err(AnonError::argument("dp_synthesize", "source", "internal: the measurements do not match the tree"));
+            return Err(AnonError::argument(
+                "dp_synthesize",
+                "source",
+                "internal: the measurements do not match the tree",
+            ));
         }
         // N̂ from every measurement's total.
         let mut all: Vec<Vec<i64>> = one_way.to_vec();
@@ -166,7 +170,13 @@ impl TreeModel {
         while i < order.len() {
             let p = order[i];
             for (&(x, y), m) in tree.iter().zip(two_way) {
-                let c = if x == p { y } else if y == p { x } else { continue };
+                let c = if x == p {
+                    y
+                } else if y == p {
+                    x
+                } else {
+                    continue;
+                };
                 if seen[c] {
                     continue;
                 }

@@ -42,7 +42,8 @@ pub(super) fn tree(
     let k = data.sizes.len();
     let weights = vec![1.0 / noise.variance(); k];
     let total = weighted_total(one_way, &weights);
-    let estimates: Vec<Vec<f64>> = one_way.iter().map(|m| project(&m.iter().map(|&x| x as f64).collect::<Vec<_>>(), total)).collect();
+    let estimates: Vec<Vec<f64>> =
+        one_way.iter().map(|m| project(&m.iter().map(|&x| x as f64).collect::<Vec<_>>(), total)).collect();
     let score = |a: usize, b: usize| -> f64 {
         let m = &pairs[&(a, b)];
         let width = data.sizes[b];

@@ -289,3 +289,33 @@ async fn a_seeded_call_is_labelled_not_private() {
     let again = texts(&other, "SELECT c || a || d FROM (SELECT CAST(COUNT(*) AS VARCHAR) AS c, age AS a, disease AS d FROM s GROUP BY age, disease) ORDER BY 1").await;
     assert_eq!(first, again);
 }
+
+/// Ctrl-C after `calls` looks at the flag.
+#[derive(Debug)]
+struct CancelAfter(std::sync::atomic::AtomicUsize);
+
+impl anonfusion::progress::Progress for CancelAfter {
+    fn begin(&self, _: &str, _: u64) {}
+    fn advance(&self, _: u64) {}
+    fn finish(&self) {}
+    fn cancelled(&self) -> bool {
+        self.0
+            .fetch_update(std::sync::atomic::Ordering::SeqCst, std::sync::atomic::Ordering::SeqCst, |n| {
+                n.checked_sub(1)
+            })
+            .is_err()
+    }
+}
+
+/// Ctrl-C before the first draw is `Cancelled` (the reservation is returned); after it,
+/// `CancelledAfterNoise` (the adapter commits the charge), at every later checkpoint.
+#[test]
+fn ctrl_c_before_and_after_the_first_draw() {
+    use anonfusion::AnonError;
+    let config = SynthConfig { seed: Some(1), ..SynthConfig::new(1.0) };
+    let run = |calls: usize| synthesize(&table(true), &config, &CancelAfter(calls.into())).unwrap_err();
+    assert!(matches!(run(0), AnonError::Cancelled), "{:?}", run(0));
+    for calls in 1..5 {
+        assert!(matches!(run(calls), AnonError::CancelledAfterNoise), "{calls}: {:?}", run(calls));
+    }
+}

@@ -137,9 +137,8 @@ fn the_sampler_draws_the_models_distribution_exactly() {
     let n = 200_000u64;
     let columns = sampler.draw(n, &mut StdRng::seed_from_u64(11), &Silent).unwrap();
     let mut observed = vec![0u64; records.len()];
-    for i in 0..n as usize {
-        let index = columns[0][i] as usize + 3 * (columns[1][i] as usize + 4 * columns[2][i] as usize);
-        observed[index] += 1;
+    for ((&a, &b), &c) in columns[0].iter().zip(&columns[1]).zip(&columns[2]) {
+        observed[a as usize + 3 * (b as usize + 4 * c as usize)] += 1;
     }
     common::assert_fits("tree sampler", &observed, &probabilities);
     // And a wrong model is rejected by the same test (it can fail): every probability tilted.

@@ -141,9 +141,9 @@ impl TreeModel {
         let total = weighted_total(&all, &cell_var);
         // Step 1: each attribute's counts, inverse-variance averaged, projected.
         let mut marginals = Vec::with_capacity(k);
-        for a in 0..k {
+        for (a, measured) in one_way.iter().enumerate() {
             let w1 = 1.0 / var.one_way;
-            let mut num: Vec<f64> = one_way[a].iter().map(|&y| w1 * y as f64).collect();
+            let mut num: Vec<f64> = measured.iter().map(|&y| w1 * y as f64).collect();
             let mut den = w1;
             for (&(x, y), m) in tree.iter().zip(two_way) {
                 let (sums, other) = if x == a {

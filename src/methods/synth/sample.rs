@@ -69,10 +69,10 @@ impl Sampler {
     pub fn new(model: &TreeModel) -> Self {
         let k = model.sizes.len();
         let mut conditionals = vec![Vec::new(); k];
-        for c in 0..k {
+        for (c, conditional) in conditionals.iter_mut().enumerate() {
             let (Some(p), Some(joint)) = (model.parent[c], &model.joints[c]) else { continue };
             let width = model.sizes[c];
-            conditionals[c] = (0..model.sizes[p])
+            *conditional = (0..model.sizes[p])
                 .map(|u| {
                     let row = &joint[u * width..(u + 1) * width];
                     if row.iter().any(|&x| x > 0.0) { Weights::new(row) } else { Weights::new(&model.marginals[c]) }

@@ -6,37 +6,17 @@
 //!
 //! Run: `cargo bench --bench synth`
 
-use anonfusion::encode::frequency_table;
-use anonfusion::methods::ipa::domain::{informative_domain, public_table};
+mod common;
+
 use anonfusion::methods::synth::{Encoded, SynthConfig, synthesize};
 use anonfusion::progress::Silent;
 use criterion::{Criterion, criterion_group, criterion_main};
-use datafusion::prelude::SessionContext;
 use std::time::Duration;
 
 fn nps(c: &mut Criterion) {
-    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
-    let ctx = SessionContext::new();
-    let registry = anonfusion::register_all(&ctx);
-    // The SQL row is seeded (comparable runs): a test fixture, which the session must allow.
-    rt.block_on(async { ctx.sql("SET anonfusion.seeded_dp = true").await?.collect().await }).unwrap();
-    rt.block_on(async { ctx.sql("SELECT * FROM load_dataset('nps')").await?.collect().await }).unwrap();
-    let meta = registry.require("nps").unwrap();
-    let ft = rt.block_on(frequency_table(&ctx, "nps", &meta, Some("disease"))).unwrap();
-    let domain = informative_domain("bench", "nps", &meta, "disease", None).unwrap();
-    let public = public_table("bench", "nps", &ft, &domain).unwrap();
+    let common::Nps { rt, ctx, public, .. } = common::nps();
     // The SQL call's default levels on this table: age by year, length of stay in 5-day bands.
-    let levels = [0usize, 0, 1, 0, 0];
-    let mut sizes: Vec<usize> = public.qis.iter().zip(levels).map(|(q, l)| q.hierarchy.width(l)).collect();
-    let mut columns: Vec<Vec<u32>> = public
-        .qis
-        .iter()
-        .zip(levels)
-        .map(|(q, l)| q.codes.iter().map(|&c| q.hierarchy.up(l)[c as usize]).collect())
-        .collect();
-    sizes.push(domain.len());
-    columns.push(public.sensitive.as_ref().unwrap().codes.clone());
-    let data = Encoded::new(sizes, columns, public.counts.clone()).unwrap();
+    let data = Encoded::from_table(&public, &[0, 0, 1, 0, 0]).unwrap();
     let mut g = c.benchmark_group("synth_nps_1375900_eps1");
     g.sample_size(10).measurement_time(Duration::from_secs(40));
     let config = SynthConfig { seed: Some(1), ..SynthConfig::new(1.0) };

@@ -118,7 +118,6 @@ impl SynthOptions {
 /// domain size (quasi-identifiers in declaration order, then the informative attribute).
 struct Domains<'m> {
     qis: Vec<&'m str>,
-    hierarchies: Vec<&'m Hierarchy>,
     levels: Vec<u8>,
     informative: Vec<String>,
     sizes: Vec<usize>,
@@ -153,23 +152,18 @@ impl<'m> Domains<'m> {
         };
         let mut sizes: Vec<usize> = hierarchies.iter().zip(&levels).map(|(h, &l)| h.width(l as usize)).collect();
         sizes.push(informative.len());
-        Ok(Domains { qis, hierarchies, levels, informative, sizes })
+        Ok(Domains { qis, levels, informative, sizes })
     }
 
     /// The source's frequency table encoded at the call's levels (quasi-identifiers in
     /// declaration order, then the informative attribute's code in its declared domain).
     fn encode(&self, table: &str, src: &Source<'_>) -> Result<(Encoded, crate::encode::FrequencyTable)> {
         let ft = public_table(F, table, &src.ft, &self.informative)?;
-        let mut columns = Vec::with_capacity(self.sizes.len());
-        for (q, (h, &level)) in self.qis.iter().zip(self.hierarchies.iter().zip(&self.levels)) {
-            let col = ft.qis.iter().find(|c| c.name == *q).ok_or_else(|| {
-                AnonError::column(table, q, "is a declared quasi-identifier missing from the frequency table")
-            })?;
-            columns.push(col.codes.iter().map(|&c| h.ancestor(0, level as usize, c)).collect());
+        // The frequency table's columns are the declared quasi-identifiers in declaration order.
+        if !ft.qis.iter().map(|q| q.name.as_str()).eq(self.qis.iter().copied()) {
+            return Err(AnonError::table(table, "internal: the frequency table's columns are not the declared ones"));
         }
-        let s = ft.sensitive.as_ref().expect("public_table keeps the informative attribute");
-        columns.push(s.codes.clone());
-        Ok((Encoded::new(self.sizes.clone(), columns, ft.counts.clone())?, ft))
+        Ok((Encoded::from_table(&ft, &self.levels)?, ft))
     }
 }
 

@@ -24,6 +24,7 @@ pub use budget::{Budget, DEFAULT_SPLIT};
 pub use model::TreeModel;
 
 use crate::dp::{DiscreteLaplace, StreamKey};
+use crate::encode::FrequencyTable;
 use crate::error::{AnonError, Result};
 use crate::progress::Progress;
 
@@ -66,6 +67,31 @@ impl Encoded {
             }
         }
         Ok(Encoded { sizes, columns, counts })
+    }
+
+    /// A frequency table over public domains (the informative attribute recoded onto its declared
+    /// values, `ipa::domain::public_table`) encoded for synthesis: each quasi-identifier as its
+    /// node at `levels[a]` (a domain of that level's width), then the informative attribute.
+    pub fn from_table(ft: &FrequencyTable, levels: &[u8]) -> Result<Self> {
+        let s = ft.sensitive.as_ref().ok_or_else(|| {
+            AnonError::argument(F, "source", "needs an informative attribute: declare one column as sensitive")
+        })?;
+        if levels.len() != ft.qis.len() {
+            return Err(AnonError::argument(F, "levels", "needs one level per quasi-identifier"));
+        }
+        let mut sizes = Vec::with_capacity(levels.len() + 1);
+        let mut columns = Vec::with_capacity(levels.len() + 1);
+        for (q, &level) in ft.qis.iter().zip(levels) {
+            let (h, level) = (&q.hierarchy, level as usize);
+            if level > h.height() {
+                return Err(AnonError::argument(F, "levels", format!("'{}' has no level {level}", q.name)));
+            }
+            sizes.push(h.width(level));
+            columns.push(q.codes.iter().map(|&c| h.up(level)[c as usize]).collect());
+        }
+        sizes.push(s.values.len());
+        columns.push(s.codes.clone());
+        Encoded::new(sizes, columns, ft.counts.clone())
     }
 
     /// Refuse, from the public domain sizes alone, a table whose two-way marginals would not

@@ -11,9 +11,11 @@
 //!    the inverse-variance average of every measurement's total. The averaged vector is then
 //!    projected (Euclidean) onto {x ≥ 0, Σx = N̂}: the nearest vector of counts that can be a
 //!    marginal of N̂ records.
-//! 2. **Each edge's table.** The noisy two-way table, negative cells set to 0, is raked
-//!    (iterative proportional fitting) to the two projected marginals of its attributes, so
-//!    its row sums are the parent's marginal and its column sums the child's.
+//! 2. **Each edge's table.** The noisy two-way table, projected the same way onto {x ≥ 0,
+//!    Σx = N̂} (a common θ off every cell: the positive noise of empty cells goes too, which
+//!    clipping negatives would keep), is raked (iterative proportional fitting) to the two
+//!    projected marginals of its attributes, so its row sums are the parent's marginal and its
+//!    column sums the child's.
 //! 3. **The tree.** Rooted at attribute 0, each child's conditional given its parent is its
 //!    edge's raked table normalized by row. A tree's pairwise tables that agree on their
 //!    shared attributes are the marginals of exactly one distribution with this independence
@@ -184,14 +186,15 @@ impl TreeModel {
                     continue;
                 }
                 seen[c] = true;
-                // Step 2: the edge's table, parent's code first, clipped and raked.
+                // Step 2: the edge's table, parent's code first, projected and raked.
                 let mut t: Vec<f64> = vec![0.0; sizes[p] * sizes[c]];
                 for u in 0..sizes[p] {
                     for v in 0..sizes[c] {
                         let cell = if x == p { m[u * sizes[c] + v] } else { m[v * sizes[p] + u] };
-                        t[u * sizes[c] + v] = cell.max(0) as f64;
+                        t[u * sizes[c] + v] = cell as f64;
                     }
                 }
+                let mut t = project(&t, total);
                 rake(&mut t, &marginals[p], &marginals[c]);
                 parent[c] = Some(p);
                 joints[c] = Some(t);

@@ -10,27 +10,17 @@
 //!
 //! Run: `cargo bench --bench ipa`
 
-use anonfusion::encode::frequency_table;
+mod common;
+
 use anonfusion::methods::ipa::adaptive::{self, AdaptiveConfig};
-use anonfusion::methods::ipa::domain::{informative_domain, public_table};
 use anonfusion::methods::ipa::sound::{DpConfig, release};
 use anonfusion::methods::ipa::{Guarantee, IpaConfig, search};
 use anonfusion::progress::Silent;
 use criterion::{Criterion, criterion_group, criterion_main};
-use datafusion::prelude::SessionContext;
 use std::time::Duration;
 
 fn nps(c: &mut Criterion) {
-    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
-    let ctx = SessionContext::new();
-    let registry = anonfusion::register_all(&ctx);
-    // The SQL rows are seeded (comparable runs): test fixtures, which the session must allow.
-    rt.block_on(async { ctx.sql("SET anonfusion.seeded_dp = true").await?.collect().await }).unwrap();
-    rt.block_on(async { ctx.sql("SELECT * FROM load_dataset('nps')").await?.collect().await }).unwrap();
-    let meta = registry.require("nps").unwrap();
-    let ft = rt.block_on(frequency_table(&ctx, "nps", &meta, Some("disease"))).unwrap();
-    let domain = informative_domain("bench", "nps", &meta, "disease", None).unwrap();
-    let public = public_table("bench", "nps", &ft, &domain).unwrap();
+    let common::Nps { rt, ctx, ft, public } = common::nps();
     let mut g = c.benchmark_group("ipa_nps_1375900_eps1");
     g.sample_size(10).measurement_time(Duration::from_secs(40));
     for (name, guarantee) in [

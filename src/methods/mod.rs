@@ -7,6 +7,7 @@ pub mod ipa;
 pub mod kanon;
 pub(crate) mod options;
 pub mod rmr;
+pub mod synth;
 
 /// Wall time of each pass of a lattice method, in milliseconds: the two raw-data passes
 /// (aggregation into the frequency table, materialization of the release), which run

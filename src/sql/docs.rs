@@ -5,7 +5,7 @@
 use super::method::MethodSpec;
 use super::{
     artuc_fn, constraints_fn, dataset, entropy_fn, explore, generalize, hceil_fn, hierarchies, ipa_fn, kanon_fn,
-    ledger_fn, metrics_fn, plan_fn, query_error_fn, rmr_fn, roles, truthful_fn, verify_fn,
+    ledger_fn, metrics_fn, plan_fn, query_error_fn, rmr_fn, roles, synth_fn, truthful_fn, verify_fn,
 };
 
 /// One table function: its SQL name, usage line and one-line purpose.
@@ -60,6 +60,9 @@ pub const TABLE_FUNCTIONS: &[FunctionDoc] = &[
     method::<rmr_fn::Rmr>("RmR, ArtUC's baseline: (k,k^m)-anonymity with NCP <= delta, no utility constraints"),
     method::<ipa_fn::Ipa>("differentially private microdata (IPA), charged to the privacy ledger"),
     method::<ipa_fn::Histogram>("a differentially private histogram at one lattice node"),
+    method::<synth_fn::Synthesize>(
+        "differentially private synthetic records from a private tree of noisy marginals (MST), charged to the ledger",
+    ),
     doc("set_privacy_budget", ledger_fn::SIGNATURE, "set the epsilon (and delta) a table's DP releases may spend"),
     doc("truthful_view", truthful_fn::SIGNATURE, "a counterfeit release without its counterfeit records"),
     doc("verify_release", verify_fn::SIGNATURE, "check a release against its privacy claims, one row per check"),

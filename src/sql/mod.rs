@@ -31,6 +31,7 @@ pub mod report;
 mod rmr_fn;
 mod roles;
 pub(crate) mod settings;
+mod synth_fn;
 mod system;
 mod truthful_fn;
 mod verify_fn;
@@ -70,6 +71,7 @@ const REGISTRATIONS: &[Registration] = &[
     |ctx, r| method::register(ctx, r, rmr_fn::Rmr),
     |ctx, r| method::register(ctx, r, ipa_fn::Ipa),
     |ctx, r| method::register(ctx, r, ipa_fn::Histogram),
+    |ctx, r| method::register(ctx, r, synth_fn::Synthesize),
     ledger_fn::register,
     system::register,
 ];

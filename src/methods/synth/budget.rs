@@ -1,0 +1,120 @@
+//! How `dp_synthesize` splits ε, and what it charges: the proof's sum (docs/dp.md, "Synthetic
+//! records from a tree of marginals").
+//!
+//! With k attributes: k one-way marginals at ε₁ each, k − 1 selection rounds at ε_s each and
+//! k − 1 two-way marginals at ε₂ each, every mechanism of sensitivity 1 under adding or
+//! removing one record, so the release is (k ε₁ + (k − 1)(ε_s + ε₂))-DP by sequential
+//! composition. The samplers round each ε down onto the 2^-32 grid, and the ledger is charged
+//! the sum of the rounded parts: exactly what the mechanisms spend, never more than ε.
+
+use crate::dp::DiscreteLaplace;
+use crate::dp::ledger::grid_units;
+use crate::error::{AnonError, Result};
+
+/// The default fractions of ε: one-way marginals, selection, two-way marginals. The two-way
+/// marginals are what the records are drawn from; the one-way marginals only steer the
+/// selection and sharpen each attribute's distribution, and the selection needs only to tell
+/// strongly dependent pairs from the rest.
+pub const DEFAULT_SPLIT: [f64; 3] = [0.1, 0.1, 0.8];
+
+/// ε per mechanism.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Budget {
+    /// Attributes.
+    pub k: usize,
+    /// ε of each one-way marginal.
+    pub one_way: f64,
+    /// ε of each selection round (0 with one attribute).
+    pub selection: f64,
+    /// ε of each two-way marginal (0 with one attribute).
+    pub two_way: f64,
+}
+
+impl Budget {
+    /// Split `epsilon` over `k` attributes by `split` (fractions summing to 1); one attribute
+    /// has no pairs and spends all of ε on its marginal.
+    pub fn new(epsilon: f64, split: [f64; 3], k: usize) -> Result<Self> {
+        const F: &str = "dp_synthesize";
+        if split.iter().any(|f| !f.is_finite() || *f <= 0.0) || (split.iter().sum::<f64>() - 1.0).abs() > 1e-9 {
+            return Err(AnonError::argument(F, "split", "needs three positive fractions of epsilon summing to 1"));
+        }
+        if k == 0 {
+            return Err(AnonError::argument(F, "source", "needs at least one attribute"));
+        }
+        let b = if k == 1 {
+            Budget { k, one_way: epsilon, selection: 0.0, two_way: 0.0 }
+        } else {
+            let (kf, pairs) = (k as f64, (k - 1) as f64);
+            Budget {
+                k,
+                one_way: epsilon * split[0] / kf,
+                selection: epsilon * split[1] / pairs,
+                two_way: epsilon * split[2] / pairs,
+            }
+        };
+        // Each part must be a usable ε for its sampler: an error now, before anything is charged.
+        for (part, e) in b.parts() {
+            if e > 0.0 {
+                crate::dp::epsilon_numerator(F, e).map_err(|_| {
+                    AnonError::argument(
+                        F,
+                        "epsilon",
+                        format!("its {part} share {e:e} is below the smallest ε the samplers take (2^-32)"),
+                    )
+                })?;
+            }
+        }
+        Ok(b)
+    }
+
+    /// (name, ε per mechanism) of the three kinds of mechanism.
+    pub fn parts(&self) -> [(&'static str, f64); 3] {
+        [("one_way", self.one_way), ("selection", self.selection), ("two_way", self.two_way)]
+    }
+
+    /// The composition sum on the samplers' grid: k·ε₁ + (k − 1)(ε_s + ε₂), each ε rounded
+    /// down as its sampler rounds it. The ledger charge.
+    pub fn units(&self) -> u64 {
+        let pairs = (self.k - 1) as u64;
+        let part = |e: f64| if e > 0.0 { grid_units(e) } else { 0 };
+        self.k as u64 * part(self.one_way) + pairs * (part(self.selection) + part(self.two_way))
+    }
+
+    /// The composition sum as a number (k·ε₁ + (k − 1)(ε_s + ε₂)), for reports.
+    pub fn total(&self) -> f64 {
+        self.k as f64 * self.one_way + (self.k - 1) as f64 * (self.selection + self.two_way)
+    }
+
+    /// The ε of all one-way marginals, of all selection rounds, of all two-way marginals.
+    pub fn totals(&self) -> [f64; 3] {
+        let pairs = (self.k - 1) as f64;
+        [self.k as f64 * self.one_way, pairs * self.selection, pairs * self.two_way]
+    }
+
+    /// The variance of one two-way cell's noise (0 without pairs).
+    pub(crate) fn two_way_variance(&self) -> Result<f64> {
+        if self.two_way > 0.0 { Ok(DiscreteLaplace::for_epsilon(self.two_way, 1)?.variance()) } else { Ok(0.0) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_parts_compose_to_at_most_epsilon() {
+        for (eps, k) in [(1.0, 6), (0.1, 2), (3.0, 1), (0.7, 9)] {
+            let b = Budget::new(eps, DEFAULT_SPLIT, k).unwrap();
+            assert!((b.total() - eps).abs() < 1e-12, "{eps} {k}");
+            assert!(b.units() <= grid_units(eps) && b.units() + 3 * k as u64 >= grid_units(eps), "{eps} {k}");
+        }
+    }
+
+    #[test]
+    fn bad_splits_and_tiny_shares_are_refused() {
+        for split in [[0.5, 0.5, 0.5], [0.0, 0.2, 0.8], [f64::NAN, 0.5, 0.5]] {
+            assert!(Budget::new(1.0, split, 3).unwrap_err().to_string().contains("split"));
+        }
+        assert!(Budget::new(1e-9, DEFAULT_SPLIT, 5).unwrap_err().to_string().contains("epsilon"));
+    }
+}

@@ -1,0 +1,83 @@
+//! The private maximum spanning tree: k − 1 rounds, each choosing one edge among the pairs that
+//! join two different components of the edges chosen so far (Kruskal's rule), by the
+//! exponential mechanism on the pair's score
+//!
+//!   u(a, b) = Σ_xy | M_ab(x, y) − m̂_a(x) m̂_b(y) / N̂ |,
+//!
+//! the L1 distance between the exact two-way marginal M_ab and what the noisy one-way
+//! marginals (m̂, N̂: already published, fixed) predict if a and b were independent. Adding or
+//! removing one record changes one cell of M_ab by 1 and nothing else, so u moves by at most 1:
+//! sensitivity 1 whatever the candidates, and each round is ε_s-DP (MST scores its candidates
+//! the same way, against its current model).
+
+use super::Encoded;
+use super::model::{project, weighted_total};
+use crate::dp::{DiscreteLaplace, ExponentialMechanism};
+use crate::error::Result;
+use crate::progress::Progress;
+use std::collections::HashMap;
+
+/// The exact two-way marginal of every pair (a < b).
+pub(super) fn all_pairs(data: &Encoded, progress: &dyn Progress) -> Result<HashMap<(usize, usize), Vec<u64>>> {
+    let k = data.sizes.len();
+    let mut out = HashMap::new();
+    for a in 0..k {
+        for b in a + 1..k {
+            out.insert((a, b), data.two_way(a, b));
+            progress.check_after_noise()?;
+        }
+    }
+    Ok(out)
+}
+
+/// The tree's edges (a < b) in the order chosen.
+pub(super) fn tree(
+    data: &Encoded,
+    pairs: &HashMap<(usize, usize), Vec<u64>>,
+    one_way: &[Vec<i64>],
+    noise: &DiscreteLaplace,
+    epsilon: f64,
+    rng: &mut impl rand::Rng,
+) -> Result<Vec<(usize, usize)>> {
+    let k = data.sizes.len();
+    let weights = vec![1.0 / noise.variance(); k];
+    let total = weighted_total(one_way, &weights);
+    let estimates: Vec<Vec<f64>> =
+        one_way.iter().map(|m| project(&m.iter().map(|&x| x as f64).collect::<Vec<_>>(), total)).collect();
+    let score = |a: usize, b: usize| -> f64 {
+        let m = &pairs[&(a, b)];
+        let width = data.sizes[b];
+        let scale = if total > 0.0 { 1.0 / total } else { 0.0 };
+        m.iter()
+            .enumerate()
+            .map(|(i, &n)| (n as f64 - estimates[a][i / width] * estimates[b][i % width] * scale).abs())
+            .sum()
+    };
+    let scores: HashMap<(usize, usize), f64> = pairs.keys().map(|&(a, b)| ((a, b), score(a, b))).collect();
+    // Union-find over the attributes.
+    let mut component: Vec<usize> = (0..k).collect();
+    fn root(c: &mut [usize], mut x: usize) -> usize {
+        while c[x] != x {
+            c[x] = c[c[x]];
+            x = c[x];
+        }
+        x
+    }
+    let mut edges = Vec::with_capacity(k - 1);
+    for _ in 1..k {
+        let mut candidates: Vec<(usize, usize)> = Vec::new();
+        for a in 0..k {
+            for b in a + 1..k {
+                if root(&mut component, a) != root(&mut component, b) {
+                    candidates.push((a, b));
+                }
+            }
+        }
+        let utilities: Vec<f64> = candidates.iter().map(|e| scores[e]).collect();
+        let chosen = candidates[ExponentialMechanism::new(&utilities, epsilon, 1.0)?.sample(rng)];
+        let (ra, rb) = (root(&mut component, chosen.0), root(&mut component, chosen.1));
+        component[ra] = rb;
+        edges.push(chosen);
+    }
+    Ok(edges)
+}

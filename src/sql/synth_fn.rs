@@ -18,9 +18,10 @@
 //! rows noise may add to the record count, [`synth::check_rows`]), `diagnostics=true`,
 //! `seed=42` (tests: not private).
 
+use super::args::Args;
+use super::glue::mem_table;
 use super::method::{Call, MethodSpec, Outputs};
 use super::report::{NOT_FOR_PUBLICATION, Value::*, one_row};
-use super::{Args, block_on_cancellable, mem_table};
 use crate::dp::ledger::{Charge, epsilon_units};
 use crate::encode::publish::Source;
 use crate::error::{AnonError, Result};
@@ -33,6 +34,7 @@ use crate::methods::ipa::guarantee::NOT_DP;
 use crate::methods::ipa::release::{Cells, cells_release, labelled};
 use crate::methods::options;
 use crate::methods::synth::{self, Encoded, SynthConfig, Synthesis};
+use crate::session::runtime::block_on_cancellable;
 use std::collections::HashMap;
 
 const F: &str = "dp_synthesize";

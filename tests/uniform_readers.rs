@@ -1,7 +1,10 @@
-//! The two-way-marginal score (`two_way_marginal` in anon_metrics / metric_value): a
-//! hand-computed release, and random releases against a second implementation written here
-//! from the definition alone (plain records, HashMaps, the hierarchies as arithmetic), which
-//! shares nothing with the engine's (the query harness's estimates, binned by hierarchy level).
+//! Two readers of a generalized release under the query harness's uniform reading:
+//! - the two-way-marginal score (`two_way_marginal` in anon_metrics / metric_value): a
+//!   hand-computed release, and random releases against a second implementation written here
+//!   from the definition alone (plain records, HashMaps, the hierarchies as arithmetic), which
+//!   shares nothing with the engine's (the harness's estimates, binned by hierarchy level);
+//! - `as_records`: every drawn record inside its released cell, leaves uniform within a cell
+//!   (chi-square at a fixed seed), same seed same records, and its refusals.
 
 mod common;
 
@@ -80,6 +83,8 @@ fn release_batch(rel: &[Rel]) -> RecordBatch {
         ("sex", Arc::new(StringArray::from(rel.iter().map(|r| r.sex.clone()).collect::<Vec<_>>()))),
         ("region", Arc::new(StringArray::from(rel.iter().map(|r| r.region.clone()).collect::<Vec<_>>()))),
         ("disease", Arc::new(StringArray::from(rel.iter().map(|r| r.disease).collect::<Vec<_>>()))),
+        // Undeclared, so kept as released: tells which released record a drawn one came from.
+        ("rid", Arc::new(Int64Array::from((0..rel.len() as i64).collect::<Vec<_>>()))),
     ])
     .unwrap()
 }
@@ -187,6 +192,15 @@ fn bad_levels_name_the_option_and_the_attribute() {
     assert!(e.contains("unknown option 'levels'"), "{e}");
 }
 
+/// The leaves a released label covers, from the hierarchies as written above.
+fn region_cover(label: &str) -> Vec<&'static str> {
+    REGIONS.iter().copied().filter(|x| label == "*" || label == *x || label == region_group(x)).collect()
+}
+
+fn sex_cover(label: &str) -> Vec<&'static str> {
+    ["F", "M"].into_iter().filter(|s| label == "*" || label == *s).collect()
+}
+
 /// The score from its definition: every released record spread uniformly over the leaves each
 /// value covers (ages as integer ranges, labels by the hierarchies written out above), binned,
 /// 1 - L1/2 per pair of normalized histograms, mean x 1000.
@@ -208,12 +222,7 @@ fn naive_score(recs: &[Rec], rels: &[Rel], age_level: usize, region_level: usize
             Some((lo, hi)) => (lo..=hi).collect(),
             None => (0..=19).collect(),
         };
-        let sexes: Vec<&str> = if r.sex == "*" { vec!["F", "M"] } else { vec![r.sex.as_str()] };
-        let regions: Vec<&str> = REGIONS
-            .iter()
-            .copied()
-            .filter(|x| r.region == "*" || r.region == *x || r.region == region_group(x))
-            .collect();
+        let (sexes, regions) = (sex_cover(&r.sex), region_cover(&r.region));
         vec![
             ages.iter().map(|a| (age_bin(*a), 1.0 / ages.len() as f64)).collect(),
             sexes.iter().map(|s| (s.to_string(), 1.0 / sexes.len() as f64)).collect(),
@@ -307,4 +316,137 @@ proptest! {
         let naive = naive_score(&recs, &rels, age_level, region_level);
         prop_assert!((engine - naive).abs() < 1e-9, "engine {} naive {}", engine, naive);
     }
+}
+
+/// `as_records` of `p_g` into `out`, as batches in the output's row order.
+fn records(ctx: &SessionContext, out: &str, options: &str) -> Vec<RecordBatch> {
+    let sql = format!("SELECT * FROM as_records('p', '{out}', 'p_g', '{options}')");
+    common::run(ctx, &sql).unwrap_or_else(|e| panic!("{sql}: {e}"))
+}
+
+/// (age, sex, region, disease, rid) of every drawn record.
+fn drawn(batches: &[RecordBatch]) -> Vec<(i64, String, String, String, i64)> {
+    let mut out = Vec::new();
+    for b in batches {
+        let col = |n: &str| b.column_by_name(n).unwrap_or_else(|| panic!("no column {n}")).clone();
+        let (age, sex, region, disease, rid) = (col("age"), col("sex"), col("region"), col("disease"), col("rid"));
+        let age = age.as_primitive::<datafusion::arrow::datatypes::Int64Type>();
+        let rid = rid.as_primitive::<datafusion::arrow::datatypes::Int64Type>();
+        for r in 0..b.num_rows() {
+            out.push((
+                age.value(r),
+                sex.as_string::<i32>().value(r).to_string(),
+                region.as_string::<i32>().value(r).to_string(),
+                disease.as_string::<i32>().value(r).to_string(),
+                rid.value(r),
+            ));
+        }
+    }
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 16, ..ProptestConfig::default() })]
+
+    /// Every drawn record lies inside its released record's cell (ages within the bounds or,
+    /// suppressed, the domain; labels over the leaves they cover; the sensitive value as
+    /// released), one record per released record, suppressed ones dropped unless drawn.
+    #[test]
+    fn every_drawn_record_lies_in_its_released_cell(
+        recs in prop::collection::vec(arb_rec(), 1..30),
+        gens in prop::collection::vec(any::<u8>(), 30),
+        seed in any::<u32>(),
+    ) {
+        let rels: Vec<Rel> = recs.iter().zip(gens.iter().cycle()).map(|(r, g)| generalize(r, *g)).collect();
+        let ctx = session(&recs, &rels);
+        let suppressed = rels.iter().filter(|r| r.age.is_none()).count();
+        for (out, option, expected) in [("r_drop", "drop", rels.len() - suppressed), ("r_draw", "draw", rels.len())] {
+            let rows = drawn(&records(&ctx, out, &format!("seed={seed}, suppressed={option}")));
+            prop_assert_eq!(rows.len(), expected);
+            let mut seen = vec![false; rels.len()];
+            for (age, sex, region, disease, rid) in rows {
+                let r = &rels[rid as usize];
+                prop_assert!(!std::mem::replace(&mut seen[rid as usize], true), "record {} drawn twice", rid);
+                let (lo, hi) = r.age.unwrap_or((0, 19));
+                prop_assert!((lo..=hi).contains(&age), "age {} outside {}-{}", age, lo, hi);
+                prop_assert!(sex_cover(&r.sex).contains(&sex.as_str()), "sex {} outside {}", sex, r.sex);
+                prop_assert!(region_cover(&r.region).contains(&region.as_str()), "{} outside {}", region, r.region);
+                prop_assert_eq!(disease.as_str(), r.disease);
+            }
+            let report = common::run(&ctx, &format!("SELECT suppressed, suppressed_records FROM {out}_report")).unwrap();
+            let said = report[0].column(0).as_string::<i32>().value(0).to_string();
+            prop_assert_eq!(said.as_str(), if option == "drop" { "dropped" } else { "drawn over the whole domain" });
+        }
+    }
+}
+
+/// One released cell many times: age 0-19 (20 leaves), region g1 (r2, r3, r4), sex *; and a
+/// suppressed record drawn over the whole domain: each leaf of each attribute equally often,
+/// by Pearson's chi-square at p = 1e-4 (seeded, so the test is the same every run).
+#[test]
+fn drawn_leaves_are_uniform_within_a_cell() {
+    let n = 6000;
+    let mut rels = vec![rel(Some((0, 19)), "*", "g1", "flu"); n];
+    rels.extend(vec![rel(None, "*", "*", "cold"); n]);
+    let ctx = session(&[Rec { age: 3, sex: "F", region: "r0", disease: "flu" }], &rels);
+    let rows = drawn(&records(&ctx, "r", "seed=11, suppressed=draw"));
+    for (disease, regions) in [("flu", vec!["r2", "r3", "r4"]), ("cold", REGIONS.to_vec())] {
+        let cell: Vec<_> = rows.iter().filter(|r| r.3 == disease).collect();
+        assert_eq!(cell.len(), n);
+        let ages: Vec<u64> = (0..20).map(|a| cell.iter().filter(|r| r.0 == a).count() as u64).collect();
+        common::assert_fits(&format!("{disease}: age"), &ages, &[1.0 / 20.0; 20]);
+        let sexes: Vec<u64> = ["F", "M"].iter().map(|s| cell.iter().filter(|r| r.1 == *s).count() as u64).collect();
+        common::assert_fits(&format!("{disease}: sex"), &sexes, &[0.5; 2]);
+        let counts: Vec<u64> = regions.iter().map(|x| cell.iter().filter(|r| r.2 == *x).count() as u64).collect();
+        assert_eq!(counts.iter().sum::<u64>(), n as u64, "{disease}: a region outside the cell");
+        let p = vec![1.0 / regions.len() as f64; regions.len()];
+        common::assert_fits(&format!("{disease}: region"), &counts, &p);
+    }
+}
+
+#[test]
+fn same_seed_same_records_and_no_seed_draws_afresh() {
+    let recs: Vec<Rec> =
+        (0..40).map(|i| Rec { age: i % 20, sex: "F", region: REGIONS[(i % 6) as usize], disease: "flu" }).collect();
+    let rels: Vec<Rel> = recs.iter().enumerate().map(|(i, r)| generalize(r, (i * 37 + 1) as u8)).collect();
+    let ctx = session(&recs, &rels);
+    let a = drawn(&records(&ctx, "a", "seed=5"));
+    let b = drawn(&records(&ctx, "b", "seed=5"));
+    assert_eq!(a, b);
+    // Unseeded: OS entropy. 40 records over wide cells: two draws agreeing is a 1-in-huge event.
+    let c = drawn(&records(&ctx, "c", ""));
+    let d = drawn(&records(&ctx, "d", ""));
+    let sorted = |mut v: Vec<(i64, String, String, String, i64)>| {
+        v.sort_by_key(|r| r.4);
+        v
+    };
+    assert_ne!(sorted(c), sorted(d));
+}
+
+#[test]
+fn refusals_name_the_argument_and_never_the_value() {
+    let recs = [Rec { age: 3, sex: "F", region: "r0", disease: "flu" }];
+    let ctx = session(&recs, &[rel(Some((0, 4)), "F", "Atlantis", "flu")]);
+    let err = |sql: &str| common::run(&ctx, sql).unwrap_err().to_string();
+    let e = err("SELECT * FROM as_records('p', 'r', 'p_g')");
+    assert!(e.contains("region") && !e.contains("Atlantis"), "{e}");
+    let ctx = session(&recs, &[rel(Some((0, 4)), "F", "r0", "flu")]);
+    let err = |sql: &str| common::run(&ctx, sql).unwrap_err().to_string();
+    let e = err("SELECT * FROM as_records('p', 'r', 'p_g', 'suppressed=keep')");
+    assert!(e.contains("suppressed") && e.contains("drop or draw"), "{e}");
+    let e = err("SELECT * FROM as_records('p', 'r', 'p_g', 'sed=1')");
+    assert!(e.contains("unknown option 'sed'"), "{e}");
+    let e = err("SELECT * FROM as_records('p', 'p_g', 'p_g')");
+    assert!(e.contains("output") && e.contains("differ from the release"), "{e}");
+    // An existing table that is not an earlier as_records output is never replaced.
+    ctx.register_batch("mine", original_batch(&recs)).unwrap();
+    let e = err("SELECT * FROM as_records('p', 'mine', 'p_g')");
+    assert!(e.contains("'mine' is kept"), "{e}");
+    let e = err("SELECT * FROM as_records('p', 'r', 'nothing')");
+    assert!(e.contains("nothing") && e.contains("not found"), "{e}");
+    // The output is an ordinary catalog table, and a second call may replace its own output.
+    common::run(&ctx, "SELECT * FROM as_records('p', 'r', 'p_g', 'seed=1')").unwrap();
+    common::run(&ctx, "SELECT * FROM as_records('p', 'r', 'p_g', 'seed=2')").unwrap();
+    let b = common::run(&ctx, "SELECT age, region FROM r").unwrap();
+    assert_eq!(b[0].num_rows(), 1);
 }

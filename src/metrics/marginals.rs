@@ -139,6 +139,22 @@ pub(crate) async fn two_way_score(
     Ok(Some((1000.0 * scores.iter().sum::<f64>() / scores.len() as f64, scores.len())))
 }
 
+/// The score of `release` against `original` with the default bins (the declared hierarchies'
+/// first level above the leaves for numeric attributes, the leaves otherwise), for embedders
+/// and `anonfusion evaluate`: (score, attribute pairs), or None with fewer than two
+/// attributes declared.
+pub async fn two_way_marginal(
+    ctx: &SessionContext,
+    registry: &crate::meta::Registry,
+    original: &str,
+    release: &str,
+    catalog: Option<&str>,
+) -> Result<Option<(f64, usize)>> {
+    let meta = registry.require(original)?;
+    let attrs = attributes("two_way_marginal", &meta, original, &[])?;
+    two_way_score(ctx, &meta, original, release, catalog, &attrs).await
+}
+
 /// The metric row: the score and how its bins were read.
 pub(crate) fn metric(score: f64, pairs: usize, attrs: &[Attribute]) -> super::Metric {
     let levels: Vec<String> = attrs.iter().map(|a| format!("{}:{}", a.name, a.level)).collect();

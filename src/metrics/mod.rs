@@ -24,6 +24,7 @@ pub mod ul;
 
 pub(crate) use crate::release::{CatalogRow, decode_catalog};
 pub use decode::{Decoded, decode_release, decode_weighted};
+pub use marginals::two_way_marginal;
 
 use crate::encode::FrequencyTable;
 use crate::error::Result;

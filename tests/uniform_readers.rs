@@ -31,8 +31,10 @@ fn region_group(r: &str) -> &'static str {
 /// age 0-19 (5- and 10-year bands), sex, region (region -> group -> *) quasi-identifiers and
 /// disease sensitive, declared on `p`.
 fn declare(registry: &Registry) {
-    let mut meta = TableMeta::default();
-    meta.roles = ["age", "sex", "region"].iter().map(|c| (c.to_string(), Role::QuasiIdentifier)).collect();
+    let mut meta = TableMeta {
+        roles: ["age", "sex", "region"].iter().map(|c| (c.to_string(), Role::QuasiIdentifier)).collect(),
+        ..Default::default()
+    };
     meta.roles.push(("disease".into(), Role::Sensitive));
     let h = &mut meta.hierarchies;
     h.insert("age".into(), Arc::new(widths_hierarchy("age", 0, 19, &[5, 10]).unwrap()));
@@ -109,7 +111,10 @@ fn rel(age: Option<(i64, i64)>, sex: &str, region: &str, disease: &'static str) 
 }
 
 /// The hand example's table: age 0-9 (leaves, 5-year bands, *), sex, disease sensitive.
-fn hand_session(recs: &[(i64, &str, &str)], rels: &[(Option<(i64, i64)>, &str, &str)]) -> SessionContext {
+/// A released record of the hand example: age bounds (None: suppressed), sex, disease.
+type HandRel<'a> = (Option<(i64, i64)>, &'a str, &'a str);
+
+fn hand_session(recs: &[(i64, &str, &str)], rels: &[HandRel]) -> SessionContext {
     let ctx = SessionContext::new();
     let registry = register_all(&ctx);
     let original = RecordBatch::try_from_iter(vec![
@@ -129,12 +134,14 @@ fn hand_session(recs: &[(i64, &str, &str)], rels: &[(Option<(i64, i64)>, &str, &
     .unwrap();
     ctx.register_batch("p", original).unwrap();
     ctx.register_batch("p_g", release).unwrap();
-    let mut meta = TableMeta::default();
-    meta.roles = vec![
-        ("age".into(), Role::QuasiIdentifier),
-        ("sex".into(), Role::QuasiIdentifier),
-        ("disease".into(), Role::Sensitive),
-    ];
+    let mut meta = TableMeta {
+        roles: vec![
+            ("age".into(), Role::QuasiIdentifier),
+            ("sex".into(), Role::QuasiIdentifier),
+            ("disease".into(), Role::Sensitive),
+        ],
+        ..Default::default()
+    };
     meta.hierarchies.insert("age".into(), Arc::new(widths_hierarchy("age", 0, 9, &[5]).unwrap()));
     let sex = parse_arx_text("F;*\nM;*\n", "sex", HierarchyKind::Categorical).unwrap();
     meta.hierarchies.insert("sex".into(), Arc::new(sex));
@@ -171,6 +178,11 @@ fn hand_computed_release() {
     assert!((s - 2375.0 / 3.0).abs() < 1e-9, "{s}");
     let s = score(&ctx, "marginal_levels=age:2");
     assert!((s - 2500.0 / 3.0).abs() < 1e-9, "{s}");
+    // anon_metrics computes it beside the other metrics; metric_value computes it alone.
+    let sql =
+        "SELECT value FROM anon_metrics('p', 'p_g', '', 'marginal_levels=age:2') WHERE metric = 'two_way_marginal'";
+    let b = common::run(&ctx, sql).unwrap();
+    assert_eq!(b[0].column(0).as_primitive::<Float64Type>().value(0), s);
     // The release against itself read back exactly: the original's own records, ungeneralized.
     let same =
         hand_session(&[(1, "F", "flu"), (6, "M", "cold")], &[(Some((1, 1)), "F", "flu"), (Some((6, 6)), "M", "cold")]);
@@ -268,7 +280,7 @@ fn naive_score(recs: &[Rec], rels: &[Rel], age_level: usize, region_level: usize
 /// A random generalization of one record: age exact, in its 5- or 10-year band, or the whole
 /// domain; sex exact or *; region exact, its group or *; or the whole record suppressed.
 fn generalize(r: &Rec, g: u8) -> Rel {
-    if g % 11 == 0 {
+    if g.is_multiple_of(11) {
         return rel(None, "*", "*", r.disease);
     }
     let age = match g % 4 {
@@ -277,7 +289,7 @@ fn generalize(r: &Rec, g: u8) -> Rel {
         2 => (r.age / 10 * 10, r.age / 10 * 10 + 9),
         _ => (0, 19),
     };
-    let sex = if (g / 4) % 2 == 0 { r.sex } else { "*" };
+    let sex = if (g / 4).is_multiple_of(2) { r.sex } else { "*" };
     let region = match (g / 8) % 3 {
         0 => r.region,
         1 => region_group(r.region),

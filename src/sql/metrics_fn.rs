@@ -12,8 +12,8 @@ use super::report::{Column::*, table};
 use super::{Args, block_on, session_context};
 use crate::error::{AnonError, Result};
 use crate::meta::Registry;
-use crate::metrics::Metric;
 use crate::metrics::read::{self, measure};
+use crate::metrics::{Metric, marginals};
 use datafusion::catalog::{TableFunctionArgs, TableProvider};
 use datafusion::prelude::SessionContext;
 use std::sync::Arc;
@@ -47,6 +47,22 @@ fn metric_value(registry: &Registry, args: TableFunctionArgs) -> datafusion::err
     let meta = registry.require(&original)?;
     let options = read::metric_options("metric_value", &meta, &a.opt_str(4, "options")?.unwrap_or_default())?;
     let ctx = session_context(&args)?;
+    if wanted == marginals::METRIC {
+        // Alone, without the other metrics' decoding and alignment: the peers' scorer asks for
+        // it over million-row synthetic releases.
+        meta.check_complete(&original)?;
+        let attrs = marginals::attributes("metric_value", &meta, &original, &options.marginal_levels)?;
+        let score = block_on(marginals::two_way_score(&ctx, &meta, &original, &release, catalog.as_deref(), &attrs))?;
+        let Some((score, _)) = score else {
+            return Err(AnonError::argument(
+                "metric_value",
+                "metric",
+                format!("'{wanted}' needs two declared attributes (quasi-identifiers or sensitive) in '{original}'"),
+            )
+            .into());
+        };
+        return Ok(table(vec![("value", Float(vec![score]))])?);
+    }
     let metrics = block_on(measure(&ctx, &meta, &original, &release, catalog.as_deref(), &options))?;
     let Some(found) = metrics.iter().find(|m| m.metric.eq_ignore_ascii_case(&wanted)) else {
         let names: Vec<&str> = metrics.iter().map(|m| m.metric.as_str()).collect();

@@ -192,7 +192,7 @@ fn draw_records(
                 numeric_column(name, values, integer.contains(name))
             }
             Some(Kind::Categorical(h, index)) => {
-                let labels = str_values(release, name, &[batch.column(i).clone()])?;
+                let labels = str_values(release, name, std::slice::from_ref(batch.column(i)))?;
                 let mut cache: HashMap<Option<String>, Support> = HashMap::new();
                 let mut out = Vec::with_capacity(labels.len());
                 for l in labels {
@@ -228,7 +228,7 @@ fn draw_numeric(h: &Hierarchy, at: (&str, &str), batch: &RecordBatch, rng: &mut 
         let c = batch.column_by_name(&name).ok_or_else(|| {
             AnonError::column(release, &name, "is missing; the release does not match the original's declarations")
         })?;
-        f64_values(release, &name, &[c.clone()])
+        f64_values(release, &name, std::slice::from_ref(c))
     };
     let (lo, hi) = (column("lo")?, column("hi")?);
     let mut cache: HashMap<(Option<u64>, Option<u64>), Support> = HashMap::new();

@@ -87,34 +87,27 @@ pub(crate) struct GroupAnswers {
     pub(crate) estimated: Vec<(Vec<Val>, f64)>,
 }
 
-/// [`query_errors`]' answers before they are compared, for declarations `meta` of `original`.
-pub(crate) async fn group_answers(
-    ctx: &SessionContext,
-    meta: &TableMeta,
-    queries: &[String],
-    original: &str,
-    release: &str,
-    catalog: Option<&str>,
-) -> Result<Vec<GroupAnswers>> {
-    let answered = answer_all(ctx, meta, queries, original, release, catalog).await?;
+/// Answers before they are compared ([`answer_all`]), by group values.
+pub(crate) fn group_answers(answered: Vec<Answered>) -> Vec<GroupAnswers> {
     // In group-key order, so sums over the groups are the same from run to run.
     let sorted = |mut v: Vec<(String, Vec<Val>, f64)>| -> Vec<(Vec<Val>, f64)> {
         v.sort_by(|a, b| a.0.cmp(&b.0));
         v.into_iter().map(|(_, sort, n)| (sort, n)).collect()
     };
-    Ok(answered
+    answered
         .into_iter()
         .map(|(_, answers, estimated)| GroupAnswers {
             original: sorted(answers.into_iter().filter_map(|(k, (sort, v))| v.map(|v| (k, sort, v))).collect()),
             estimated: sorted(estimated.into_iter().map(|(k, g)| (k, g.sort, g.count)).collect()),
         })
-        .collect())
+        .collect()
 }
 
 /// Answers of the original and the release's estimates of every query.
-type Answered = (ParsedQuery, HashMap<String, (Vec<Val>, Option<f64>)>, Groups);
+pub(crate) type Answered = (ParsedQuery, HashMap<String, (Vec<Val>, Option<f64>)>, Groups);
 
-async fn answer_all(
+/// Every query answered on `original` (declarations `meta`) and estimated from `release`.
+pub(crate) async fn answer_all(
     ctx: &SessionContext,
     meta: &TableMeta,
     queries: &[String],

@@ -14,7 +14,7 @@
 //! keeping a bin of their own. docs/metrics.md states the choices and why.
 
 use crate::error::{AnonError, Result};
-use crate::eval::{GroupAnswers, Val, group_answers};
+use crate::eval::{GroupAnswers, Val, answer_all, group_answers};
 use crate::hierarchy::{Hierarchy, HierarchyKind};
 use crate::meta::{Role, TableMeta};
 use datafusion::prelude::SessionContext;
@@ -133,7 +133,7 @@ pub(crate) async fn two_way_score(
             format!("SELECT {a}, {b}, COUNT(*) FROM {original} GROUP BY {a}, {b}")
         })
         .collect();
-    let answers = group_answers(ctx, meta, &queries, original, release, catalog).await?;
+    let answers = group_answers(answer_all(ctx, meta, &queries, original, release, catalog).await?);
     let scores: Vec<f64> =
         pairs.iter().zip(&answers).map(|(&(i, j), ans)| pair_score_of(&attrs[i], &attrs[j], ans)).collect();
     Ok(Some((1000.0 * scores.iter().sum::<f64>() / scores.len() as f64, scores.len())))

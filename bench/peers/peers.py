@@ -93,7 +93,7 @@ def public_lists():
     """Locations and diseases as the dataset declares them (its source, not its rows)."""
     src = open(os.path.join(REPO, "src", "datasets", "nps.rs")).read()
     locations = re.findall(r'^\s*\("([A-Za-z]+)", "[A-Za-z ]+", [0-9.]+\),$', src, re.M)
-    diseases = re.findall(r'^\s*d\("([a-z_]+)", "[a-z_]+",', src, re.M)
+    diseases = re.findall(r'^\s*Disease\("([a-z_]+)", "[a-z_]+",', src, re.M)
     if len(locations) != 16 or len(diseases) != 41:
         sys.exit(f"expected 16 locations and 41 diseases in nps.rs, found {len(locations)} and {len(diseases)}")
     return locations, diseases

@@ -15,7 +15,7 @@
 
 use super::method::{Call, MethodSpec, Outputs};
 use super::report::{Value, seeded};
-use super::{Args, block_on};
+use super::{Args, block_on_cancellable};
 use crate::error::{AnonError, Result};
 use crate::eval::dist::{self, LabelIndex, Support, Val};
 use crate::hierarchy::Hierarchy;
@@ -94,10 +94,13 @@ impl MethodSpec for AsRecords {
     }
 
     fn run(&self, call: &Call<'_>, p: &Params) -> Result<Outputs> {
-        let (batch, suppressed) = block_on(read_release(call, &p.release))?;
+        // Ctrl-C cancels the read, the long part (the adapter checks again before registering).
+        let progress = call.registry.progress();
+        let ((batch, suppressed), integer) = block_on_cancellable(progress.as_ref(), async {
+            Ok((read_release(call, &p.release).await?, integer_columns(call).await?))
+        })?;
         let keep: Vec<bool> = suppressed.iter().map(|s| p.draw_suppressed || !s).collect();
         let batch = filter_record_batch(&batch, &BooleanArray::from(keep))?;
-        let integer = block_on(integer_columns(call))?;
         let mut rng = crate::dp::dp_rng(p.seed)?;
         let records = draw_records(call, &p.release, &batch, &integer, &mut rng)?;
         let n_suppressed = suppressed.iter().filter(|s| **s).count() as i64;

@@ -462,3 +462,68 @@ fn refusals_name_the_argument_and_never_the_value() {
     let b = common::run(&ctx, "SELECT age, region FROM r").unwrap();
     assert_eq!(b[0].num_rows(), 1);
 }
+
+/// A set-valued column: each released element drawn to one code it covers (a generalized code
+/// `(a, b)` to a or b, a node to one of its codes, a code to itself), a code drawn twice kept
+/// once, and each covered code about equally often.
+#[test]
+fn set_valued_elements_are_drawn_to_a_code_they_cover() {
+    use datafusion::arrow::array::{Array, ListBuilder, StringBuilder};
+    let ctx = SessionContext::new();
+    let registry = register_all(&ctx);
+    let codes = |rows: &[&[&str]]| -> ArrayRef {
+        let mut b = ListBuilder::new(StringBuilder::new());
+        for row in rows {
+            for c in *row {
+                b.values().append_value(c);
+            }
+            b.append(true);
+        }
+        Arc::new(b.finish())
+    };
+    let original = RecordBatch::try_from_iter(vec![
+        ("age", Arc::new(Int64Array::from(vec![3])) as ArrayRef),
+        ("codes", codes(&[&["053.20"]])),
+    ])
+    .unwrap();
+    let n = 4000;
+    let released: Vec<&[&str]> = vec![&["(053.20,4011)", "401", "053.71"]; n];
+    let release = RecordBatch::try_from_iter(vec![
+        ("age", Arc::new(StringArray::from(vec!["0-4"; n])) as ArrayRef),
+        ("age_lo", Arc::new(Int64Array::from(vec![0; n]))),
+        ("age_hi", Arc::new(Int64Array::from(vec![4; n]))),
+        ("codes", codes(&released)),
+    ])
+    .unwrap();
+    ctx.register_batch("p", original).unwrap();
+    ctx.register_batch("p_g", release).unwrap();
+    let mut meta = TableMeta {
+        roles: vec![("age".into(), Role::QuasiIdentifier), ("codes".into(), Role::SetValued)],
+        ..Default::default()
+    };
+    meta.hierarchies.insert("age".into(), Arc::new(widths_hierarchy("age", 0, 9, &[5]).unwrap()));
+    let text = "053.20;053;*\n053.71;053;*\n4019;401;*\n4011;401;*\n";
+    meta.hierarchies.insert("codes".into(), Arc::new(parse_arx_text(text, "codes", HierarchyKind::Codes).unwrap()));
+    registry.set("p", meta);
+    let b = common::run(&ctx, "SELECT codes FROM as_records('p', 'r', 'p_g', 'seed=3')").unwrap();
+    let mut count: HashMap<String, u64> = HashMap::new();
+    let mut rows = 0;
+    for batch in &b {
+        let lists = batch.column(0).as_list::<i32>();
+        for r in 0..lists.len() {
+            let v = lists.value(r);
+            let drawn: Vec<String> = v.as_string::<i32>().iter().map(|c| c.unwrap().to_string()).collect();
+            // (053.20,4011) -> 053.20 | 4011; 401 -> 4019 | 4011; 053.71 stays.
+            assert!(drawn.len() == 3 || (drawn.len() == 2 && drawn.contains(&"4011".to_string())), "{drawn:?}");
+            assert!(["053.20", "4011"].contains(&drawn[0].as_str()), "{drawn:?}");
+            assert!(drawn.contains(&"053.71".to_string()), "{drawn:?}");
+            for c in drawn.iter().take(drawn.len() - 1).skip(1) {
+                assert!(["4019", "4011"].contains(&c.as_str()), "{drawn:?}");
+            }
+            *count.entry(drawn[0].clone()).or_default() += 1;
+            rows += 1;
+        }
+    }
+    assert_eq!(rows, n);
+    common::assert_fits("(053.20,4011)", &[count["053.20"], count["4011"]], &[0.5, 0.5]);
+}

@@ -411,6 +411,7 @@ fn cli_evaluate_writes_a_chart() {
     assert!(out.status.success(), "{stderr}");
     println!("{stdout}");
     assert!(stdout.contains("SUMMARY") && stdout.contains("workload ARE over 2 queries"), "{stdout}");
+    assert!(stdout.contains("two-way-marginal score: ") && stdout.contains("over 15 attribute pairs"), "{stdout}");
     let chart = std::fs::read_to_string(dir.join("q1_1.svg")).unwrap();
     assert!(chart.starts_with("<svg") && chart.contains(">60</text>") && chart.contains(">85</text>"), "{chart}");
     assert!(chart.contains("Q1: number of male stroke patients") && chart.contains(">estimate (ARE "));

@@ -1,6 +1,7 @@
 //! `anonfusion evaluate`: set up tables (scripts, statements), then compare each query file's
 //! answer on the original table with its estimate from the release, per group, optionally
-//! with an SVG chart per query. The estimation itself lives in `anonfusion::eval`.
+//! with an SVG chart per query, and the release's two-way-marginal score. The estimation itself
+//! lives in `anonfusion::eval`.
 
 use super::Runner;
 use super::format::{self, Format};
@@ -77,6 +78,18 @@ pub async fn run(
     }
     if summaries.len() > 1 {
         writeln!(out, "{}", workload_line(&summaries)).map_err(|e| e.to_string())?;
+    }
+    let score =
+        anonfusion::metrics::two_way_marginal(ctx, registry, &args.original, &args.release, args.catalog.as_deref())
+            .await
+            .map_err(|e| e.to_string())?;
+    if let Some((score, pairs)) = score {
+        writeln!(
+            out,
+            "two-way-marginal score: {score:.1} of 1000 (mean over {pairs} attribute pairs of 1 - L1/2, default bins; \
+             metric_value(..., 'two_way_marginal') for others)"
+        )
+        .map_err(|e| e.to_string())?;
     }
     Ok(())
 }

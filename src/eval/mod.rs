@@ -19,7 +19,7 @@
 
 mod catalog;
 mod codes;
-mod dist;
+pub(crate) mod dist;
 mod estimate;
 mod parse;
 mod plan;
@@ -32,13 +32,14 @@ pub use parse::{Agg, GroupExpr, ParsedQuery, parse_query};
 pub use report::{GroupError, Part, Presence, QueryReport, Summary};
 
 use crate::error::{AnonError, Result};
+use crate::meta::TableMeta;
 use crate::session::Registry;
 use datafusion::arrow::array::{Array, AsArray, RecordBatch};
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Float64Type};
 use datafusion::common::TableReference;
 use datafusion::prelude::SessionContext;
-use dist::Val;
+pub(crate) use dist::Val;
 use estimate::{Groups, ReleaseCache, Scan, group_key};
 use plan::{Names, Plan};
 use std::collections::HashMap;
@@ -70,6 +71,51 @@ pub(crate) async fn query_errors(
     catalog: Option<&str>,
 ) -> Result<Vec<QueryReport>> {
     let meta = registry.require(original)?;
+    let answered = answer_all(ctx, &meta, queries, original, release, catalog).await?;
+    Ok(answered
+        .into_iter()
+        .zip(queries)
+        .map(|((q, answers, estimated), sql)| merge(sql, &q, answers, estimated))
+        .collect())
+}
+
+/// One grouped query's answers per group, by the group's values (not its text key), on the
+/// original and as estimated from the release: for scores that regroup the harness's answers
+/// (the two-way-marginal score bins leaves into hierarchy nodes, src/metrics/marginals.rs).
+pub(crate) struct GroupAnswers {
+    pub(crate) original: Vec<(Vec<Val>, f64)>,
+    /// The estimated count (non-null measure mass for COUNT(col)) of each group.
+    pub(crate) estimated: Vec<(Vec<Val>, f64)>,
+}
+
+/// Answers before they are compared ([`answer_all`]), by group values.
+pub(crate) fn group_answers(answered: Vec<Answered>) -> Vec<GroupAnswers> {
+    // In group-key order, so sums over the groups are the same from run to run.
+    let sorted = |mut v: Vec<(String, Vec<Val>, f64)>| -> Vec<(Vec<Val>, f64)> {
+        v.sort_by(|a, b| a.0.cmp(&b.0));
+        v.into_iter().map(|(_, sort, n)| (sort, n)).collect()
+    };
+    answered
+        .into_iter()
+        .map(|(_, answers, estimated)| GroupAnswers {
+            original: sorted(answers.into_iter().filter_map(|(k, (sort, v))| v.map(|v| (k, sort, v))).collect()),
+            estimated: sorted(estimated.into_iter().map(|(k, g)| (k, g.sort, g.count)).collect()),
+        })
+        .collect()
+}
+
+/// Answers of the original and the release's estimates of every query.
+pub(crate) type Answered = (ParsedQuery, HashMap<String, (Vec<Val>, Option<f64>)>, Groups);
+
+/// Every query answered on `original` (declarations `meta`) and estimated from `release`.
+pub(crate) async fn answer_all(
+    ctx: &SessionContext,
+    meta: &TableMeta,
+    queries: &[String],
+    original: &str,
+    release: &str,
+    catalog: Option<&str>,
+) -> Result<Vec<Answered>> {
     let original_schema = ctx.table(original).await.map_err(|_| AnonError::table(original, "not found"))?;
     let original_schema = original_schema.schema().inner().clone();
     let release_df = ctx.table(release).await.map_err(|_| AnonError::table(release, "not found"))?;
@@ -84,16 +130,16 @@ pub(crate) async fn query_errors(
     let scan = Scan { release, catalog: real.as_ref().map(|(s, r)| (s.as_str(), r)) };
     let names = Names { original, release };
     let mut cache = ReleaseCache::new();
-    let mut reports = Vec::with_capacity(queries.len());
+    let mut out = Vec::with_capacity(queries.len());
     for sql in queries {
         let q = parse_query(sql)?;
         check_from(ctx, &q, original)?;
-        let plan = Plan::new(&q, &meta, &original_schema, &release_schema, &names)?;
+        let plan = Plan::new(&q, meta, &original_schema, &release_schema, &names)?;
         let estimated = estimate::estimate(ctx, &plan, &scan, &mut cache).await?;
         let answers = original_answers(ctx, &q, original).await?;
-        reports.push(merge(sql, &q, answers, estimated));
+        out.push((q, answers, estimated));
     }
-    Ok(reports)
+    Ok(out)
 }
 
 /// The query must be about the original: a FROM naming another table (or none that exists)

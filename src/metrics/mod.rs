@@ -1,5 +1,6 @@
 //! Information-loss metrics of a release against its original: LM, DM, D(r), NCP, UL, RCE,
-//! EMD, conditional-entropy loss, Q-block diversity and record counts.
+//! EMD, conditional-entropy loss, Q-block diversity, record counts and the two-way-marginal
+//! score.
 //!
 //! Every metric is a pure function over a decoded release ([`decode::Decoded`]), the original's
 //! frequency table and, for counterfeit methods, the catalog, so it is testable without SQL;
@@ -14,6 +15,7 @@ pub mod emd;
 pub(crate) mod entropy;
 mod flow;
 pub mod loss;
+pub(crate) mod marginals;
 pub(crate) mod matching;
 pub mod ncp;
 pub mod rce;
@@ -22,6 +24,7 @@ pub mod ul;
 
 pub(crate) use crate::release::{CatalogRow, decode_catalog};
 pub use decode::{Decoded, decode_release, decode_weighted};
+pub use marginals::two_way_marginal;
 
 use crate::encode::FrequencyTable;
 use crate::error::Result;

@@ -22,9 +22,10 @@ pub(crate) async fn measure(
     original: &str,
     release: &str,
     catalog: Option<&str>,
-    weights: Option<&[f64]>,
+    options: &MetricOptions,
 ) -> Result<Vec<Metric>> {
     meta.check_complete(original)?;
+    let attrs = super::marginals::attributes(options.function, meta, original, &options.marginal_levels)?;
     let rel = read_release(ctx, original, meta, release).await?;
     let sensitive = meta.columns_with(Role::Sensitive).first().copied();
     let ft = frequency_table(ctx, original, meta, sensitive).await?;
@@ -39,15 +40,20 @@ pub(crate) async fn measure(
         }
         None => Vec::new(),
     };
-    compute_all(&Inputs {
+    let mut out = compute_all(&Inputs {
         release: &rel,
         original: Some(&ft),
         original_name: original,
         catalog: &cat_rows,
         catalog_name: catalog.unwrap_or(""),
         original_codes: &codes,
-        ncp_weights: weights,
-    })
+        ncp_weights: options.ncp_weights.as_deref(),
+    })?;
+    if let Some((score, pairs)) = super::marginals::two_way_score(ctx, meta, original, release, catalog, &attrs).await?
+    {
+        out.push(super::marginals::metric(score, pairs, &attrs));
+    }
+    Ok(out)
 }
 
 /// The release's distinct rows over the columns the metrics read, with their record counts
@@ -138,17 +144,48 @@ async fn original_records(
     Ok(out)
 }
 
-/// `ncp_weights=age:0.5,sex:0.25,zip:0.25` → one weight per quasi-identifier, in declaration
-/// order; every quasi-identifier must be given.
-pub(crate) fn ncp_weights(meta: &TableMeta, options: &str) -> Result<Option<Vec<f64>>> {
-    let err = |m: String| AnonError::argument("anon_metrics", "options", m);
-    let options = options.trim();
-    if options.is_empty() {
-        return Ok(None);
+/// The options of `anon_metrics` / `metric_value`: `ncp_weights=age:0.5,sex:0.25,zip:0.25`
+/// and `marginal_levels=age:2,location:1`, separated by commas (a part without `=` continues
+/// the option before it).
+#[derive(Debug)]
+pub(crate) struct MetricOptions {
+    /// The SQL function the options were given to, for errors.
+    pub(crate) function: &'static str,
+    pub(crate) ncp_weights: Option<Vec<f64>>,
+    pub(crate) marginal_levels: Vec<(String, usize)>,
+}
+
+pub(crate) fn metric_options(function: &'static str, meta: &TableMeta, options: &str) -> Result<MetricOptions> {
+    let err = |m: String| AnonError::argument(function, "options", m);
+    let mut parts: Vec<(String, String)> = Vec::new();
+    for part in options.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        if let Some((k, v)) = part.split_once('=') {
+            parts.push((k.trim().to_ascii_lowercase(), v.trim().to_string()));
+            continue;
+        }
+        match parts.last_mut() {
+            Some(last) => last.1 = format!("{},{part}", last.1),
+            None => return Err(err(format!("'{part}' is not of the form key=value"))),
+        }
     }
-    let Some(spec) = options.strip_prefix("ncp_weights=") else {
-        return Err(err(format!("unknown option in '{options}'; the one option is ncp_weights=attribute:weight,...")));
-    };
+    let mut out = MetricOptions { function, ncp_weights: None, marginal_levels: Vec::new() };
+    for (k, v) in &parts {
+        if parts.iter().filter(|(seen, _)| seen == k).count() > 1 {
+            return Err(err(format!("option '{k}' is given more than once")));
+        }
+        match k.as_str() {
+            "ncp_weights" => out.ncp_weights = Some(ncp_weights(function, meta, v)?),
+            "marginal_levels" => out.marginal_levels = super::marginals::parse_levels(function, v)?,
+            _ => return Err(err(format!("unknown option '{k}'; the options are ncp_weights= and marginal_levels="))),
+        }
+    }
+    Ok(out)
+}
+
+/// `age:0.5,sex:0.25,zip:0.25` → one weight per quasi-identifier, in declaration order; every
+/// quasi-identifier must be given.
+fn ncp_weights(function: &str, meta: &TableMeta, spec: &str) -> Result<Vec<f64>> {
+    let err = |m: String| AnonError::argument(function, "ncp_weights", m);
     let qis = meta.quasi_identifiers();
     let mut w = vec![None; qis.len()];
     for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
@@ -163,5 +200,5 @@ pub(crate) fn ncp_weights(meta: &TableMeta, options: &str) -> Result<Option<Vec<
     if let Some(i) = w.iter().position(|x| x.is_none()) {
         return Err(err(format!("ncp_weights gives no weight for '{}'", qis[i])));
     }
-    Ok(Some(w.into_iter().flatten().collect()))
+    Ok(w.into_iter().flatten().collect())
 }

@@ -5,7 +5,7 @@
 use super::method::MethodSpec;
 use super::{
     artuc_fn, constraints_fn, dataset, entropy_fn, explore, generalize, hceil_fn, hierarchies, ipa_fn, kanon_fn,
-    ledger_fn, metrics_fn, plan_fn, query_error_fn, rmr_fn, roles, synth_fn, truthful_fn, verify_fn,
+    ledger_fn, metrics_fn, plan_fn, query_error_fn, records_fn, rmr_fn, roles, synth_fn, truthful_fn, verify_fn,
 };
 
 /// One table function: its SQL name, usage line and one-line purpose.
@@ -71,6 +71,7 @@ pub const TABLE_FUNCTIONS: &[FunctionDoc] = &[
     doc("query_error", query_error_fn::QUERY_ERROR_SIG, "a query's answer on the original next to its estimate"),
     doc("workload_queries", query_error_fn::WORKLOAD_QUERIES_SIG, "a random workload of count queries"),
     doc("workload_error", query_error_fn::WORKLOAD_ERROR_SIG, "the error of a release over a random workload"),
+    method::<records_fn::AsRecords>("a generalized release as plain records, leaves drawn as the harness reads it"),
     // DataFusion's own.
     doc(
         "generate_series",

@@ -27,6 +27,7 @@ mod metrics_fn;
 pub mod output;
 mod plan_fn;
 mod query_error_fn;
+mod records_fn;
 pub mod report;
 mod rmr_fn;
 mod roles;
@@ -67,6 +68,7 @@ const REGISTRATIONS: &[Registration] = &[
     metrics_fn::register,
     verify_fn::register,
     query_error_fn::register,
+    |ctx, r| method::register(ctx, r, records_fn::AsRecords),
     |ctx, r| method::register(ctx, r, artuc_fn::Artuc),
     |ctx, r| method::register(ctx, r, rmr_fn::Rmr),
     |ctx, r| method::register(ctx, r, ipa_fn::Ipa),

@@ -29,7 +29,7 @@ const SETUP: [&str; 5] = [
 ];
 
 /// One seeded call per method and mode; the golden file is named after the output table.
-const CALLS: [(&str, &str); 16] = [
+const CALLS: [(&str, &str); 17] = [
     ("adult_g", "SELECT COUNT(*) FROM generalize('adult_5k', 'adult_g', '1,0,0,1,1,1,1')"),
     ("adult_k5", "SELECT COUNT(*) FROM kanon_anonymize('adult_5k', 'adult_k5', 5)"),
     ("adult_l3", "SELECT COUNT(*) FROM kanon_anonymize('adult_5k', 'adult_l3', 5, 'suppression=2, distinct_l=3')"),
@@ -43,6 +43,7 @@ const CALLS: [(&str, &str); 16] = [
     ("nps_node", "SELECT COUNT(*) FROM ipa_release('nps', 'nps_node', 1.0, 'partition=node, seed=2')"),
     ("nps_approx", "SELECT COUNT(*) FROM ipa_release('nps', 'nps_approx', 1.0, 'guarantee=approx, seed=3')"),
     ("nps_hist", "SELECT COUNT(*) FROM dp_histogram('nps', 'nps_hist', 0.5, '2,0,5,0,0', 'seed=4')"),
+    ("adult_rec", "SELECT COUNT(*) FROM as_records('adult_5k', 'adult_rec', 'adult_l3', 'seed=6')"),
     ("nps_syn", "SELECT COUNT(*) FROM dp_synthesize('nps', 'nps_syn', 1.0, 'seed=5')"),
     ("informs_a", "SELECT COUNT(*) FROM artuc('informs', 'informs_a', 'informs_uc1', 10, 2, 0.2, 200000, 'seed=1')"),
     ("informs_r", "SELECT COUNT(*) FROM rmr('informs', 'informs_r', 10, 2, 0.2, 200000, 'seed=1')"),

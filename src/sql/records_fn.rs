@@ -29,6 +29,7 @@ use datafusion::arrow::array::{
 use datafusion::arrow::compute::{concat_batches, filter_record_batch};
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use datafusion::datasource::MemTable;
+use datafusion::arrow::compute::{SortColumn, lexsort_to_indices, take_record_batch};
 use rand::rngs::StdRng;
 use rand::{Rng, RngExt};
 use std::collections::HashMap;
@@ -101,7 +102,7 @@ impl MethodSpec for AsRecords {
             Ok((read_release(call, &p.release).await?, integer_columns(call).await?))
         })?;
         let keep: Vec<bool> = suppressed.iter().map(|s| p.draw_suppressed || !s).collect();
-        let batch = filter_record_batch(&batch, &BooleanArray::from(keep))?;
+        let batch = content_order(&filter_record_batch(&batch, &BooleanArray::from(keep))?)?;
         let mut rng = crate::dp::dp_rng(p.seed)?;
         let records = draw_records(call, &p.release, &batch, &integer, &mut rng)?;
         let n_suppressed = suppressed.iter().filter(|s| **s).count() as i64;
@@ -157,6 +158,16 @@ enum Kind {
     Numeric(Arc<Hierarchy>),
     Categorical(Arc<Hierarchy>, LabelIndex),
     Codes(Arc<Hierarchy>, LabelIndex),
+}
+
+/// `batch`'s rows sorted by their values. A release's row order is a shuffle, an unseeded one for
+/// methods without a seed, so drawing in it would give the same seed other records; drawn in
+/// this order, the records are a function of the release's content and the seed.
+fn content_order(batch: &RecordBatch) -> Result<RecordBatch> {
+    let columns: Vec<SortColumn> =
+        batch.columns().iter().map(|c| SortColumn { values: c.clone(), options: None }).collect();
+    let order = lexsort_to_indices(&columns, None)?;
+    Ok(take_record_batch(batch, &order)?)
 }
 
 /// Every record of `batch` drawn: generalized columns replaced by leaves, bounds dropped.

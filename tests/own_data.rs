@@ -485,7 +485,7 @@ async fn check_date_bounds(ctx: &SessionContext, release: &str) -> Vec<String> {
     labels
 }
 
-/// ipa_release (the automatic adaptive plan, a node release, approx and the paper's guarantee)
+/// ipa_release (an adaptive plan, a node release, approx and the paper's guarantee)
 /// and dp_histogram give a date quasi-identifier `_lo`/`_hi` as the other methods do, from the
 /// released label only: a year's bounds are 1 January and 31 December though no source date
 /// falls on either (the data's first and last dates would say more than the release).
@@ -512,7 +512,12 @@ async fn ipa_releases_give_date_quasi_identifiers_bounds_from_the_label() {
         rows(&ctx, sql).await;
     }
     let calls = [
-        ("ipa_release('adm', 'a_auto', 2.0, 'seed=1')", "a_auto"),
+        // An adaptive plan refining the dates (the automatic plan's private root keeps 2,000
+        // rows at `*` for the date, which would test nothing here).
+        (
+            "ipa_release('adm', 'a_auto', 2.0, 'partition=adaptive, root=0:2, steps=admitted:1|admitted:0, theta=20, seed=1')",
+            "a_auto",
+        ),
         ("ipa_release('adm', 'a_node', 2.0, 'partition=node, seed=1')", "a_node"),
         ("ipa_release('adm', 'a_approx', 2.0, 'guarantee=approx, delta=1e-6, partition=node, seed=1')", "a_approx"),
         ("ipa_release('adm', 'a_paper', 2.0, 'guarantee=paper, seed=1')", "a_paper"),

@@ -26,10 +26,10 @@ use crate::session::runtime::block_on_cancellable;
 use datafusion::arrow::array::{
     Array, ArrayRef, BooleanArray, Float64Array, Int64Array, ListBuilder, RecordBatch, StringArray, StringBuilder,
 };
+use datafusion::arrow::compute::{SortColumn, lexsort_to_indices, take_record_batch};
 use datafusion::arrow::compute::{concat_batches, filter_record_batch};
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use datafusion::datasource::MemTable;
-use datafusion::arrow::compute::{SortColumn, lexsort_to_indices, take_record_batch};
 use rand::rngs::StdRng;
 use rand::{Rng, RngExt};
 use std::collections::HashMap;

@@ -50,7 +50,7 @@ impl Cluster {
 }
 
 /// A session whose plans run on `cluster`, with every anonfusion function registered (as
-/// [`crate::session`] does locally), in-memory tables shipped by [`MemTableCodec`], and
+/// [`crate::session()`] does locally), in-memory tables shipped by [`MemTableCodec`], and
 /// releases written as Parquet under [`ParquetOutput::temp`] (see [`session_with_output`]).
 pub async fn session(cluster: &Cluster) -> Result<(SessionContext, Arc<Registry>)> {
     session_with_output(cluster, ParquetOutput::temp()).await

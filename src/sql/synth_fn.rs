@@ -12,7 +12,8 @@
 //! - with `diagnostics=true` only: `output_diagnostics` (first column `not_for_publication`).
 //!
 //! Options: `levels=1:0:1:2:0` (the quasi-identifiers' hierarchy levels, in declaration order;
-//! default: each one's finest level with at most [`DEFAULT_MAX_BINS`] nodes), `values=a|b|c`
+//! default: each one's finest level with at most [`DEFAULT_MAX_BINS`] nodes, a numeric one's no
+//! finer than its first band, [`default_level`]), `values=a|b|c`
 //! (the informative attribute's domain when its column has no hierarchy), `split=0.1:0.1:0.8`
 //! (ε's fractions: one-way marginals, selection, two-way marginals), `max_rows=N` (the most
 //! rows noise may add to the record count, [`synth::check_rows`]), `diagnostics=true`,
@@ -169,9 +170,16 @@ impl<'m> Domains<'m> {
     }
 }
 
-/// A hierarchy's finest level with at most [`DEFAULT_MAX_BINS`] nodes.
+/// A hierarchy's finest level with at most [`DEFAULT_MAX_BINS`] nodes, and for a numeric
+/// attribute with bands above its leaves, no finer than its first band. A numeric hierarchy's
+/// leaves are raw numbers (ages in years, stays in days): measured there, every two-way
+/// marginal spreads the same records over as many more cells, each with its own noise, for a
+/// resolution the declared bands already state is not needed (the two-way-marginal score reads
+/// numeric attributes at the same first band, src/metrics/marginals.rs). `levels=0:…` still
+/// asks for the leaves.
 fn default_level(h: &Hierarchy) -> u8 {
-    (0..=h.height()).find(|&l| h.width(l) <= DEFAULT_MAX_BINS).unwrap_or(h.height()) as u8
+    let finest = usize::from(h.is_numeric() && h.height() > 1);
+    (finest..=h.height()).find(|&l| h.width(l) <= DEFAULT_MAX_BINS).unwrap_or(h.height()) as u8
 }
 
 /// The ledger's charge: the proof's composition sum on the samplers' grid.

@@ -253,9 +253,11 @@ async fn the_ledger_is_charged_the_proofs_sum() {
     assert_eq!(recorded[0].spent, units as f64 / 2f64.powi(32));
     let parts = texts(&ctx, "SELECT parts FROM anon_privacy_ledger WHERE release = 's'").await;
     assert!(parts[0].contains("one_way=") && parts[0].contains("(5 x "), "{parts:?}");
+    // Default levels: age (numeric, 100 one-year leaves) at its first band, length of stay
+    // (360 leaves) at its first band (72 nodes), the categorical ones at their leaves.
     let report = texts(&ctx, "SELECT guarantee || ' | ' || levels || ' | ' || tree FROM s_report").await;
     assert!(
-        report[0].starts_with("epsilon-differentially private") && report[0].contains("| 0:0:1:0:0 |"),
+        report[0].starts_with("epsilon-differentially private") && report[0].contains("| 1:0:1:0:0 |"),
         "{report:?}"
     );
     let sum = rows(&ctx, "SELECT epsilon_one_way + epsilon_selection + epsilon_two_way - epsilon FROM s_report").await;

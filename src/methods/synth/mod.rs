@@ -12,8 +12,8 @@
 //! 4. every selected two-way marginal measured with exact discrete Laplace noise;
 //! 5. [`model`]: one consistent, nonnegative tree model from the noisy measurements
 //!    (post-processing);
-//! 6. [`sample`]: records drawn from it exactly, root first, each attribute from its
-//!    conditional given its parent in the tree.
+//! 6. [`sample`]: records drawn from it exactly and balanced, root first, each attribute's
+//!    values allotted to the records of each value of its parent by its conditional.
 
 pub mod budget;
 pub mod model;

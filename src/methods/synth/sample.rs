@@ -150,14 +150,14 @@ impl Sampler {
         for &c in &self.order[1..] {
             let parent = self.parent[c].expect("a child has a parent");
             // The records of each parent value, in record order.
-            let mut groups: Vec<Vec<u32>> = vec![Vec::new(); self.conditionals[c].len()];
+            let mut groups: Vec<Vec<usize>> = vec![Vec::new(); self.conditionals[c].len()];
             for (i, &u) in columns[parent].iter().enumerate() {
-                groups[u as usize].push(i as u32);
+                groups[u as usize].push(i);
             }
             let mut column = vec![0u32; n as usize];
             for (weights, records) in self.conditionals[c].iter().zip(&groups) {
                 for (&i, v) in records.iter().zip(weights.allot(records.len() as u64, rng)) {
-                    column[i as usize] = v;
+                    column[i] = v;
                 }
             }
             columns[c] = column;

@@ -283,6 +283,25 @@ async fn the_ledger_is_charged_the_proofs_sum() {
     assert!(!ctx.table_exist("s_diagnostics").unwrap(), "diagnostics are opt-in");
 }
 
+/// A declared edge is in the tree and spends no selection budget: four private rounds share
+/// the selection's ε, and the charge is again the proof's sum (6 ε₁ + 4 ε_s + 5 ε₂), exactly.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_declared_edge_is_charged_the_proofs_sum() {
+    let ctx = nps().await;
+    int(&ctx, "SELECT COUNT(*) FROM dp_synthesize('nps', 'e', 1.0, 'edges=length_of_stay-age')").await;
+    let units = Budget::with_declared(1.0, DEFAULT_SPLIT, 6, 1).unwrap().units();
+    assert_ne!(units, Budget::new(1.0, DEFAULT_SPLIT, 6).unwrap().units(), "the rounds' shares differ");
+    let path = texts(&ctx, "SELECT DISTINCT ledger_path FROM anon_privacy_ledger").await;
+    let ledger = anonfusion::dp::ledger::Ledger::open(&path[0]);
+    let recorded = ledger.rows().unwrap().into_iter().filter(|r| r.release.as_deref() == Some("e")).collect::<Vec<_>>();
+    assert_eq!(recorded.len(), 1);
+    assert_eq!(recorded[0].spent, units as f64 / 2f64.powi(32));
+    let tree = texts(&ctx, "SELECT tree FROM e_report").await;
+    assert!(tree[0].starts_with("age-length_of_stay, "), "{tree:?}");
+    let parts = texts(&ctx, "SELECT parts FROM anon_privacy_ledger WHERE release = 'e'").await;
+    assert!(parts[0].contains("(4 x "), "{parts:?}");
+}
+
 /// Bad input names its argument; a hierarchy read from the data is refused with the column
 /// named; a seeded call needs the setting. Nothing registered, nothing charged.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -297,6 +316,9 @@ async fn bad_input_is_refused_before_anything_is_charged() {
         ("dp_synthesize('nps', 'x', 1.0, 'levels=1:0')", "levels"),
         ("dp_synthesize('nps', 'x', 1.0, 'levels=a')", "levels"),
         ("dp_synthesize('nps', 'x', 1.0, 'split=0.5:0.5:0.5')", "split"),
+        ("dp_synthesize('nps', 'x', 1.0, 'edges=age-weight')", "edges"),
+        ("dp_synthesize('nps', 'x', 1.0, 'edges=age-age')", "edges"),
+        ("dp_synthesize('nps', 'x', 1.0, 'edges=age-sex|sex-disease|disease-age')", "edges"),
         ("dp_synthesize('nps', 'x', 1.0, 'split=0.5:0.5')", "split"),
         ("dp_synthesize('nps', 'x', 1.0, 'values=a|a')", "values"),
         ("dp_synthesize('nps', 'x', 1.0, 'values=flu')", "disease"),

@@ -236,6 +236,17 @@ async fn nps() -> SessionContext {
     ctx
 }
 
+/// What the ledger recorded for `release`, exactly: its own record (the table shows 9
+/// significant digits); one record per release.
+async fn recorded_spend(ctx: &SessionContext, release: &str) -> f64 {
+    let path = texts(ctx, "SELECT DISTINCT ledger_path FROM anon_privacy_ledger").await;
+    let ledger = anonfusion::dp::ledger::Ledger::open(&path[0]);
+    let recorded =
+        ledger.rows().unwrap().into_iter().filter(|r| r.release.as_deref() == Some(release)).collect::<Vec<_>>();
+    assert_eq!(recorded.len(), 1);
+    recorded[0].spent
+}
+
 /// The charge is the proof's sum on the grid (six attributes: 6 ε₁ + 5 (ε_s + ε₂)), the
 /// report and the label say what the release is, and the release has the declared columns.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -245,12 +256,7 @@ async fn the_ledger_is_charged_the_proofs_sum() {
     assert_eq!(n, int(&ctx, "SELECT released_records FROM s_report").await);
     assert!((7700..=8300).contains(&n), "{n}");
     let units = Budget::new(1.0, DEFAULT_SPLIT, 6).unwrap().units();
-    // Exactly: the ledger's own record (the table shows 9 significant digits).
-    let path = texts(&ctx, "SELECT DISTINCT ledger_path FROM anon_privacy_ledger").await;
-    let ledger = anonfusion::dp::ledger::Ledger::open(&path[0]);
-    let recorded = ledger.rows().unwrap().into_iter().filter(|r| r.release.as_deref() == Some("s")).collect::<Vec<_>>();
-    assert_eq!(recorded.len(), 1);
-    assert_eq!(recorded[0].spent, units as f64 / 2f64.powi(32));
+    assert_eq!(recorded_spend(&ctx, "s").await, units as f64 / 2f64.powi(32));
     let parts = texts(&ctx, "SELECT parts FROM anon_privacy_ledger WHERE release = 's'").await;
     assert!(parts[0].contains("one_way=") && parts[0].contains("(5 x "), "{parts:?}");
     // Default levels: age (numeric, 100 one-year leaves) at its first band, length of stay
@@ -291,11 +297,7 @@ async fn a_declared_edge_is_charged_the_proofs_sum() {
     int(&ctx, "SELECT COUNT(*) FROM dp_synthesize('nps', 'e', 1.0, 'edges=length_of_stay-age')").await;
     let units = Budget::with_declared(1.0, DEFAULT_SPLIT, 6, 1).unwrap().units();
     assert_ne!(units, Budget::new(1.0, DEFAULT_SPLIT, 6).unwrap().units(), "the rounds' shares differ");
-    let path = texts(&ctx, "SELECT DISTINCT ledger_path FROM anon_privacy_ledger").await;
-    let ledger = anonfusion::dp::ledger::Ledger::open(&path[0]);
-    let recorded = ledger.rows().unwrap().into_iter().filter(|r| r.release.as_deref() == Some("e")).collect::<Vec<_>>();
-    assert_eq!(recorded.len(), 1);
-    assert_eq!(recorded[0].spent, units as f64 / 2f64.powi(32));
+    assert_eq!(recorded_spend(&ctx, "e").await, units as f64 / 2f64.powi(32));
     let tree = texts(&ctx, "SELECT tree FROM e_report").await;
     assert!(tree[0].starts_with("age-length_of_stay, "), "{tree:?}");
     let parts = texts(&ctx, "SELECT parts FROM anon_privacy_ledger WHERE release = 'e'").await;

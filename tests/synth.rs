@@ -6,8 +6,9 @@
 //!   value in a synthetic record, that combination, the number of records, each tree edge.
 //!   P_D(E) ≤ e^ε P_D′(E) in both directions up to sampling error (tests/common/audit.rs); the
 //!   same audit of a release run at a far larger ε than the one claimed must fail;
-//! - the sampler's exactness: sampled frequencies against the model's exact probabilities
-//!   (chi-square at p = 1e-4, fixed seed), and the model consistent with its marginals;
+//! - the sampler's exactness: one record's frequencies over independent seeds against the
+//!   model's exact probabilities (chi-square at p = 1e-4), the balanced draw's edge counts
+//!   within two records of the model's, and the model consistent with its marginals;
 //! - through SQL: the ledger charge equal to the proof's sum, the report and the label; bad
 //!   input refused with the argument named, nothing registered, nothing charged; a seeded
 //!   call needs the session's setting and says it is not private.
@@ -134,13 +135,15 @@ fn the_sampler_draws_the_models_distribution_exactly() {
     for (r, &p) in records.iter().zip(&probabilities) {
         assert!((p - model_probability(&m, r)).abs() < 1e-12, "{r:?}");
     }
-    let n = 200_000u64;
-    let columns = sampler.draw(n, &mut StdRng::seed_from_u64(11), &Silent).unwrap();
+    // Each record follows the model exactly: the 4th of 7 records (7: the allotments' rounding
+    // matters), over independent seeds, is a multinomial sample of the probabilities.
     let mut observed = vec![0u64; records.len()];
-    for ((&a, &b), &c) in columns[0].iter().zip(&columns[1]).zip(&columns[2]) {
+    for seed in 0..60_000u64 {
+        let columns = sampler.draw(7, &mut StdRng::seed_from_u64(seed), &Silent).unwrap();
+        let (a, b, c) = (columns[0][3], columns[1][3], columns[2][3]);
         observed[a as usize + 3 * (b as usize + 4 * c as usize)] += 1;
     }
-    common::assert_fits("tree sampler", &observed, &probabilities);
+    common::assert_fits("tree sampler, one record over seeds", &observed, &probabilities);
     // And a wrong model is rejected by the same test (it can fail): every probability tilted.
     let tilted: Vec<f64> =
         probabilities.iter().enumerate().map(|(i, p)| p * if i % 2 == 0 { 1.1 } else { 0.9 }).collect();
@@ -148,6 +151,51 @@ fn the_sampler_draws_the_models_distribution_exactly() {
     let tilted: Vec<f64> = tilted.iter().map(|p| p / sum).collect();
     let (stat, df) = common::chi_square(&observed, &tilted);
     assert!(stat > common::critical_value(df), "{stat}");
+    // Balanced: in one draw, every edge's pair counts are within a few records of n times the
+    // model's pair probability (each allotment rounds by less than one record per value; the
+    // second edge's groups add the first's rounding), where independent draws would be off by
+    // up to 200 (√(n p)).
+    let n = 200_000u64;
+    let columns = sampler.draw(n, &mut StdRng::seed_from_u64(11), &Silent).unwrap();
+    for (p, c) in [(0usize, 1usize), (1, 2)] {
+        let mut pair = vec![0.0f64; sizes[p] * sizes[c]];
+        for (r, &q) in records.iter().zip(&probabilities) {
+            pair[r[p] as usize * sizes[c] + r[c] as usize] += q;
+        }
+        let mut counts = vec![0u64; pair.len()];
+        for (&u, &v) in columns[p].iter().zip(&columns[c]) {
+            counts[u as usize * sizes[c] + v as usize] += 1;
+        }
+        for (&got, &q) in counts.iter().zip(&pair) {
+            assert!((got as f64 - n as f64 * q).abs() <= 8.0, "edge {p}-{c}: {got} vs {}", n as f64 * q);
+        }
+    }
+}
+
+/// Balanced counts: ⌊n p⌋ or one more, summing to n, and for each value exactly n p on average.
+#[test]
+fn balanced_counts_round_n_p_at_random() {
+    let w = Weights::new(&[0.0, 3.0, 1.0, 2.5]);
+    let mut rng = StdRng::seed_from_u64(4);
+    let n = 13u64;
+    let mut sums = [0u64; 4];
+    let runs = 20_000u64;
+    for _ in 0..runs {
+        let c = w.counts(n, &mut rng);
+        assert_eq!(c.iter().sum::<u64>(), n);
+        for (i, &x) in c.iter().enumerate() {
+            let expect = n as f64 * w.probability(i);
+            assert!(x as f64 >= expect.floor() && x as f64 <= expect.floor() + 1.0, "{i}: {x} vs {expect}");
+            sums[i] += x;
+        }
+    }
+    assert_eq!(sums[0], 0);
+    for (i, &s) in sums.iter().enumerate().skip(1) {
+        let mean = s as f64 / runs as f64;
+        let expect = n as f64 * w.probability(i);
+        // Each count varies by at most one around its mean: 20,000 runs pin the mean to ±0.02.
+        assert!((mean - expect).abs() < 0.02, "{i}: {mean} vs {expect}");
+    }
 }
 
 #[test]
@@ -188,6 +236,17 @@ async fn nps() -> SessionContext {
     ctx
 }
 
+/// What the ledger recorded for `release`, exactly: its own record (the table shows 9
+/// significant digits); one record per release.
+async fn recorded_spend(ctx: &SessionContext, release: &str) -> f64 {
+    let path = texts(ctx, "SELECT DISTINCT ledger_path FROM anon_privacy_ledger").await;
+    let ledger = anonfusion::dp::ledger::Ledger::open(&path[0]);
+    let recorded =
+        ledger.rows().unwrap().into_iter().filter(|r| r.release.as_deref() == Some(release)).collect::<Vec<_>>();
+    assert_eq!(recorded.len(), 1);
+    recorded[0].spent
+}
+
 /// The charge is the proof's sum on the grid (six attributes: 6 ε₁ + 5 (ε_s + ε₂)), the
 /// report and the label say what the release is, and the release has the declared columns.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -197,17 +256,14 @@ async fn the_ledger_is_charged_the_proofs_sum() {
     assert_eq!(n, int(&ctx, "SELECT released_records FROM s_report").await);
     assert!((7700..=8300).contains(&n), "{n}");
     let units = Budget::new(1.0, DEFAULT_SPLIT, 6).unwrap().units();
-    // Exactly: the ledger's own record (the table shows 9 significant digits).
-    let path = texts(&ctx, "SELECT DISTINCT ledger_path FROM anon_privacy_ledger").await;
-    let ledger = anonfusion::dp::ledger::Ledger::open(&path[0]);
-    let recorded = ledger.rows().unwrap().into_iter().filter(|r| r.release.as_deref() == Some("s")).collect::<Vec<_>>();
-    assert_eq!(recorded.len(), 1);
-    assert_eq!(recorded[0].spent, units as f64 / 2f64.powi(32));
+    assert_eq!(recorded_spend(&ctx, "s").await, units as f64 / 2f64.powi(32));
     let parts = texts(&ctx, "SELECT parts FROM anon_privacy_ledger WHERE release = 's'").await;
     assert!(parts[0].contains("one_way=") && parts[0].contains("(5 x "), "{parts:?}");
+    // Default levels: age (numeric, 100 one-year leaves) at its first band, length of stay
+    // (360 leaves) at its first band (72 nodes), the categorical ones at their leaves.
     let report = texts(&ctx, "SELECT guarantee || ' | ' || levels || ' | ' || tree FROM s_report").await;
     assert!(
-        report[0].starts_with("epsilon-differentially private") && report[0].contains("| 0:0:1:0:0 |"),
+        report[0].starts_with("epsilon-differentially private") && report[0].contains("| 1:0:1:0:0 |"),
         "{report:?}"
     );
     let sum = rows(&ctx, "SELECT epsilon_one_way + epsilon_selection + epsilon_two_way - epsilon FROM s_report").await;
@@ -233,6 +289,21 @@ async fn the_ledger_is_charged_the_proofs_sum() {
     assert!(!ctx.table_exist("s_diagnostics").unwrap(), "diagnostics are opt-in");
 }
 
+/// A declared edge is in the tree and spends no selection budget: four private rounds share
+/// the selection's ε, and the charge is again the proof's sum (6 ε₁ + 4 ε_s + 5 ε₂), exactly.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_declared_edge_is_charged_the_proofs_sum() {
+    let ctx = nps().await;
+    int(&ctx, "SELECT COUNT(*) FROM dp_synthesize('nps', 'e', 1.0, 'edges=length_of_stay-age')").await;
+    let units = Budget::with_declared(1.0, DEFAULT_SPLIT, 6, 1).unwrap().units();
+    assert_ne!(units, Budget::new(1.0, DEFAULT_SPLIT, 6).unwrap().units(), "the rounds' shares differ");
+    assert_eq!(recorded_spend(&ctx, "e").await, units as f64 / 2f64.powi(32));
+    let tree = texts(&ctx, "SELECT tree FROM e_report").await;
+    assert!(tree[0].starts_with("age-length_of_stay, "), "{tree:?}");
+    let parts = texts(&ctx, "SELECT parts FROM anon_privacy_ledger WHERE release = 'e'").await;
+    assert!(parts[0].contains("(4 x "), "{parts:?}");
+}
+
 /// Bad input names its argument; a hierarchy read from the data is refused with the column
 /// named; a seeded call needs the setting. Nothing registered, nothing charged.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -247,6 +318,9 @@ async fn bad_input_is_refused_before_anything_is_charged() {
         ("dp_synthesize('nps', 'x', 1.0, 'levels=1:0')", "levels"),
         ("dp_synthesize('nps', 'x', 1.0, 'levels=a')", "levels"),
         ("dp_synthesize('nps', 'x', 1.0, 'split=0.5:0.5:0.5')", "split"),
+        ("dp_synthesize('nps', 'x', 1.0, 'edges=age-weight')", "edges"),
+        ("dp_synthesize('nps', 'x', 1.0, 'edges=age-age')", "edges"),
+        ("dp_synthesize('nps', 'x', 1.0, 'edges=age-sex|sex-disease|disease-age')", "edges"),
         ("dp_synthesize('nps', 'x', 1.0, 'split=0.5:0.5')", "split"),
         ("dp_synthesize('nps', 'x', 1.0, 'values=a|a')", "values"),
         ("dp_synthesize('nps', 'x', 1.0, 'values=flu')", "disease"),

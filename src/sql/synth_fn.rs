@@ -12,8 +12,10 @@
 //! - with `diagnostics=true` only: `output_diagnostics` (first column `not_for_publication`).
 //!
 //! Options: `levels=1:0:1:2:0` (the quasi-identifiers' hierarchy levels, in declaration order;
-//! default: each one's finest level with at most [`DEFAULT_MAX_BINS`] nodes), `values=a|b|c`
-//! (the informative attribute's domain when its column has no hierarchy), `split=0.1:0.1:0.8`
+//! default: each one's finest level with at most [`DEFAULT_MAX_BINS`] nodes, a numeric one's no
+//! finer than its first band, [`default_level`]), `values=a|b|c`
+//! (the informative attribute's domain when its column has no hierarchy), `edges=age-los|…`
+//! (tree edges the call declares, public: they spend no selection budget), `split=0.1:0.1:0.8`
 //! (ε's fractions: one-way marginals, selection, two-way marginals), `max_rows=N` (the most
 //! rows noise may add to the record count, [`synth::check_rows`]), `diagnostics=true`,
 //! `seed=42` (tests: not private).
@@ -53,6 +55,8 @@ pub(crate) struct SynthOptions {
     config: SynthConfig,
     levels: Option<Vec<u8>>,
     values: Option<Vec<String>>,
+    /// `edges=a-b|c-d`: tree edges declared by name, resolved against the declared attributes.
+    edges: Vec<String>,
     diagnostics: bool,
     /// `max_rows=`: the most rows the record count's noise may add ([`synth::check_rows`]).
     max_rows: u64,
@@ -64,6 +68,7 @@ impl SynthOptions {
             config: SynthConfig::new(epsilon),
             levels: None,
             values: None,
+            edges: Vec::new(),
             diagnostics: false,
             max_rows: synth::DEFAULT_MAX_ROWS,
         };
@@ -77,6 +82,7 @@ impl SynthOptions {
                     })?;
                 }
                 "values" => o.values = Some(options::values(F, "values", &value)?),
+                "edges" => o.edges = value.split('|').map(|e| e.trim().to_string()).collect(),
                 "levels" => {
                     let levels = value.split(':').map(|l| l.trim().parse::<u8>().ok()).collect::<Option<Vec<u8>>>();
                     o.levels = Some(levels.ok_or_else(|| {
@@ -94,7 +100,7 @@ impl SynthOptions {
                     return Err(AnonError::argument(
                         F,
                         "options",
-                        format!("unknown option '{other}' (levels, values, split, max_rows, diagnostics, seed)"),
+                        format!("unknown option '{other}' (levels, values, edges, split, max_rows, diagnostics, seed)"),
                     ));
                 }
             }
@@ -121,6 +127,8 @@ impl SynthOptions {
 struct Domains<'m> {
     qis: Vec<&'m str>,
     levels: Vec<u8>,
+    /// `edges=` as attribute indices (quasi-identifiers, then the informative attribute).
+    declared: Vec<(usize, usize)>,
     informative: Vec<String>,
     sizes: Vec<usize>,
 }
@@ -154,7 +162,10 @@ impl<'m> Domains<'m> {
         };
         let mut sizes: Vec<usize> = hierarchies.iter().zip(&levels).map(|(h, &l)| h.width(l as usize)).collect();
         sizes.push(informative.len());
-        Ok(Domains { qis, levels, informative, sizes })
+        let names: Vec<&str> = qis.iter().copied().chain([sensitive]).collect();
+        let declared = o.edges.iter().map(|e| declared_edge(e, &names)).collect::<Result<Vec<_>>>()?;
+        synth::check_declared(names.len(), &declared)?;
+        Ok(Domains { qis, levels, declared, informative, sizes })
     }
 
     /// The source's frequency table encoded at the call's levels (quasi-identifiers in
@@ -169,9 +180,29 @@ impl<'m> Domains<'m> {
     }
 }
 
-/// A hierarchy's finest level with at most [`DEFAULT_MAX_BINS`] nodes.
+/// One `edges=` entry, `a-b`, as the two attributes' indices in `names` (a name may itself
+/// hold '-': every split point is tried).
+fn declared_edge(edge: &str, names: &[&str]) -> Result<(usize, usize)> {
+    let index = |n: &str| names.iter().position(|&m| m == n.trim());
+    edge.match_indices('-').find_map(|(i, _)| Some((index(&edge[..i])?, index(&edge[i + 1..])?))).ok_or_else(|| {
+        AnonError::argument(
+            F,
+            "edges",
+            format!("'{edge}' is not two declared attributes joined by '-' ({})", names.join(", ")),
+        )
+    })
+}
+
+/// A hierarchy's finest level with at most [`DEFAULT_MAX_BINS`] nodes, and for a numeric
+/// attribute with bands above its leaves, no finer than its first band. A numeric hierarchy's
+/// leaves are raw numbers (ages in years, stays in days): measured there, every two-way
+/// marginal spreads the same records over as many more cells, each with its own noise, for a
+/// resolution the declared bands already state is not needed (the two-way-marginal score reads
+/// numeric attributes at the same first band, src/metrics/marginals.rs). `levels=0:…` still
+/// asks for the leaves.
 fn default_level(h: &Hierarchy) -> u8 {
-    (0..=h.height()).find(|&l| h.width(l) <= DEFAULT_MAX_BINS).unwrap_or(h.height()) as u8
+    let finest = usize::from(h.is_numeric() && h.height() > 1);
+    (finest..=h.height()).find(|&l| h.width(l) <= DEFAULT_MAX_BINS).unwrap_or(h.height()) as u8
 }
 
 /// The ledger's charge: the proof's composition sum on the samplers' grid.
@@ -181,7 +212,7 @@ fn charge(o: &SynthOptions, budget: &synth::Budget) -> (Charge, String) {
         "guarantee=pure, one_way={one} ({} x {}), selection={sel} ({} x {}), two_way={two} ({} x {})",
         budget.k,
         budget.one_way,
-        budget.k - 1,
+        budget.rounds,
         budget.selection,
         budget.k - 1,
         budget.two_way
@@ -196,7 +227,7 @@ impl MethodSpec for Synthesize {
     /// (epsilon, options).
     type Params = (f64, SynthOptions);
     const NAME: &'static str = F;
-    const SIGNATURE: &'static str = "dp_synthesize(source, output, epsilon [, 'levels=1:0:1:2:0, values=a|b, split=0.1:0.1:0.8, max_rows=N, diagnostics=true, seed=42'])";
+    const SIGNATURE: &'static str = "dp_synthesize(source, output, epsilon [, 'levels=1:0:1:2:0, values=a|b, edges=a-b|c-d, split=0.1:0.1:0.8, max_rows=N, diagnostics=true, seed=42'])";
     const ARITY: (usize, usize) = (3, 4);
 
     fn parse(&self, a: &Args) -> Result<Self::Params> {
@@ -218,7 +249,7 @@ impl MethodSpec for Synthesize {
     fn charge(&self, (epsilon, o): &Self::Params, source: &str, meta: &TableMeta) -> Result<Option<(Charge, String)>> {
         let d = Domains::resolve(source, meta, o)?;
         Encoded::check_size(&d.sizes)?;
-        let budget = synth::Budget::new(*epsilon, o.config.split, d.sizes.len())?;
+        let budget = synth::Budget::with_declared(*epsilon, o.config.split, d.sizes.len(), d.declared.len())?;
         synth::check_rows(&d.sizes, &budget, o.max_rows)?;
         Ok(Some(charge(o, &budget)))
     }
@@ -234,7 +265,8 @@ impl MethodSpec for Synthesize {
             let src = Source::read(c.ctx, c.source, c.meta).await?;
             let (data, ft) = d.encode(c.source, &src)?;
             c.reserve_budget()?;
-            let res = synth::synthesize(&data, &o.config, progress.as_ref())?;
+            let config = SynthConfig { declared: d.declared.clone(), ..o.config.clone() };
+            let res = synth::synthesize(&data, &config, progress.as_ref())?;
             Ok((res, ft, src.schema.clone(), src.dropped_columns()))
         })?;
         let original = ft.total();

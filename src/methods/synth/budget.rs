@@ -1,10 +1,11 @@
 //! How `dp_synthesize` splits ε, and what it charges: the proof's sum (docs/dp.md, "Synthetic
 //! records from a tree of marginals").
 //!
-//! With k attributes: k one-way marginals at ε₁ each, k − 1 selection rounds at ε_s each and
-//! k − 1 two-way marginals at ε₂ each, every mechanism of sensitivity 1 under adding or
-//! removing one record, so the release is (k ε₁ + (k − 1)(ε_s + ε₂))-DP by sequential
-//! composition. The samplers round each ε down onto the 2^-32 grid, and the ledger is charged
+//! With k attributes and f declared edges: k one-way marginals at ε₁ each, r = k − 1 − f
+//! selection rounds at ε_s each and k − 1 two-way marginals at ε₂ each, every mechanism of
+//! sensitivity 1 under adding or removing one record, so the release is
+//! (k ε₁ + r ε_s + (k − 1) ε₂)-DP by sequential composition (declared edges are public and
+//! spend nothing; with no round left, the selection's share goes to the two-way marginals). The samplers round each ε down onto the 2^-32 grid, and the ledger is charged
 //! the sum of the rounded parts: exactly what the mechanisms spend, never more than ε.
 
 use crate::dp::DiscreteLaplace;
@@ -24,16 +25,25 @@ pub struct Budget {
     pub k: usize,
     /// ε of each one-way marginal.
     pub one_way: f64,
-    /// ε of each selection round (0 with one attribute).
+    /// Private selection rounds: k − 1 less the declared edges.
+    pub rounds: usize,
+    /// ε of each selection round (0 without rounds).
     pub selection: f64,
     /// ε of each two-way marginal (0 with one attribute).
     pub two_way: f64,
 }
 
 impl Budget {
-    /// Split `epsilon` over `k` attributes by `split` (fractions summing to 1); one attribute
-    /// has no pairs and spends all of ε on its marginal.
+    /// Split `epsilon` over `k` attributes by `split` (fractions summing to 1), every tree edge
+    /// chosen privately; one attribute has no pairs and spends all of ε on its marginal.
     pub fn new(epsilon: f64, split: [f64; 3], k: usize) -> Result<Self> {
+        Self::with_declared(epsilon, split, k, 0)
+    }
+
+    /// As [`Budget::new`] with `declared` of the k − 1 edges declared by the call (public):
+    /// the selection's share is split over the remaining rounds, or, with none left, added to
+    /// the two-way marginals' share.
+    pub fn with_declared(epsilon: f64, split: [f64; 3], k: usize, declared: usize) -> Result<Self> {
         const F: &str = "dp_synthesize";
         if split.iter().any(|f| !f.is_finite() || *f <= 0.0) || (split.iter().sum::<f64>() - 1.0).abs() > 1e-9 {
             return Err(AnonError::argument(F, "split", "needs three positive fractions of epsilon summing to 1"));
@@ -41,16 +51,23 @@ impl Budget {
         if k == 0 {
             return Err(AnonError::argument(F, "source", "needs at least one attribute"));
         }
+        if k > 0 && declared > k - 1 {
+            return Err(AnonError::argument(
+                F,
+                "edges",
+                format!("declares {declared} edges; a tree of {k} attributes has {}", k - 1),
+            ));
+        }
         let b = if k == 1 {
-            Budget { k, one_way: epsilon, selection: 0.0, two_way: 0.0 }
+            Budget { k, one_way: epsilon, rounds: 0, selection: 0.0, two_way: 0.0 }
         } else {
-            let (kf, pairs) = (k as f64, (k - 1) as f64);
-            Budget {
-                k,
-                one_way: epsilon * split[0] / kf,
-                selection: epsilon * split[1] / pairs,
-                two_way: epsilon * split[2] / pairs,
-            }
+            let (kf, pairs, rounds) = (k as f64, (k - 1) as f64, k - 1 - declared);
+            let (selection, two_way) = if rounds > 0 {
+                (epsilon * split[1] / rounds as f64, epsilon * split[2] / pairs)
+            } else {
+                (0.0, epsilon * (split[1] + split[2]) / pairs)
+            };
+            Budget { k, one_way: epsilon * split[0] / kf, rounds, selection, two_way }
         };
         // Each part must be a usable ε for its sampler: an error now, before anything is charged.
         for (part, e) in b.parts() {
@@ -72,23 +89,23 @@ impl Budget {
         [("one_way", self.one_way), ("selection", self.selection), ("two_way", self.two_way)]
     }
 
-    /// The composition sum on the samplers' grid: k·ε₁ + (k − 1)(ε_s + ε₂), each ε rounded
+    /// The composition sum on the samplers' grid: k·ε₁ + r·ε_s + (k − 1)·ε₂, each ε rounded
     /// down as its sampler rounds it. The ledger charge.
     pub fn units(&self) -> u64 {
         let pairs = (self.k - 1) as u64;
         let part = |e: f64| if e > 0.0 { grid_units(e) } else { 0 };
-        self.k as u64 * part(self.one_way) + pairs * (part(self.selection) + part(self.two_way))
+        self.k as u64 * part(self.one_way) + self.rounds as u64 * part(self.selection) + pairs * part(self.two_way)
     }
 
-    /// The composition sum as a number (k·ε₁ + (k − 1)(ε_s + ε₂)), for reports.
+    /// The composition sum as a number (k·ε₁ + r·ε_s + (k − 1)·ε₂), for reports.
     pub fn total(&self) -> f64 {
-        self.k as f64 * self.one_way + (self.k - 1) as f64 * (self.selection + self.two_way)
+        self.totals().iter().sum()
     }
 
     /// The ε of all one-way marginals, of all selection rounds, of all two-way marginals.
     pub fn totals(&self) -> [f64; 3] {
         let pairs = (self.k - 1) as f64;
-        [self.k as f64 * self.one_way, pairs * self.selection, pairs * self.two_way]
+        [self.k as f64 * self.one_way, self.rounds as f64 * self.selection, pairs * self.two_way]
     }
 
     /// The variance of one two-way cell's noise (0 without pairs).
@@ -108,6 +125,17 @@ mod tests {
             assert!((b.total() - eps).abs() < 1e-12, "{eps} {k}");
             assert!(b.units() <= grid_units(eps) && b.units() + 3 * k as u64 >= grid_units(eps), "{eps} {k}");
         }
+    }
+
+    #[test]
+    fn declared_edges_leave_the_sum_at_epsilon() {
+        for (k, declared) in [(6, 1), (6, 5), (3, 2), (4, 0)] {
+            let b = Budget::with_declared(1.0, DEFAULT_SPLIT, k, declared).unwrap();
+            assert_eq!(b.rounds, k - 1 - declared);
+            assert!((b.total() - 1.0).abs() < 1e-12, "{k} {declared}");
+            assert!(b.units() <= grid_units(1.0) && b.units() + 3 * k as u64 >= grid_units(1.0));
+        }
+        assert!(Budget::with_declared(1.0, DEFAULT_SPLIT, 3, 3).unwrap_err().to_string().contains("edges"));
     }
 
     #[test]

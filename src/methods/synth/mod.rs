@@ -12,13 +12,15 @@
 //! 4. every selected two-way marginal measured with exact discrete Laplace noise;
 //! 5. [`model`]: one consistent, nonnegative tree model from the noisy measurements
 //!    (post-processing);
-//! 6. [`sample`]: records drawn from it exactly, root first, each attribute from its
-//!    conditional given its parent in the tree.
+//! 6. [`sample`]: records drawn from it exactly and balanced, root first, each attribute's
+//!    values allotted to the records of each value of its parent by its conditional.
 
 pub mod budget;
 pub mod model;
 pub mod sample;
 mod select;
+
+pub use select::check_declared;
 
 pub use budget::{Budget, DEFAULT_SPLIT};
 pub use model::TreeModel;
@@ -174,13 +176,15 @@ pub struct SynthConfig {
     pub epsilon: f64,
     /// Fractions of ε for the one-way marginals, the selection and the two-way marginals.
     pub split: [f64; 3],
+    /// Tree edges the call declares (attribute indices; public, no selection budget).
+    pub declared: Vec<(usize, usize)>,
     /// Tests only: a seeded release is predictable, hence not private.
     pub seed: Option<u64>,
 }
 
 impl SynthConfig {
     pub fn new(epsilon: f64) -> Self {
-        SynthConfig { epsilon, split: DEFAULT_SPLIT, seed: None }
+        SynthConfig { epsilon, split: DEFAULT_SPLIT, declared: Vec::new(), seed: None }
     }
 }
 
@@ -207,7 +211,7 @@ fn noisy(exact: &[u64], noise: &DiscreteLaplace, rng: &mut impl rand::Rng) -> Ve
 pub fn synthesize(data: &Encoded, config: &SynthConfig, progress: &dyn Progress) -> Result<Synthesis> {
     Encoded::check_size(&data.sizes)?;
     let k = data.sizes.len();
-    let budget = Budget::new(config.epsilon, config.split, k)?;
+    let budget = Budget::with_declared(config.epsilon, config.split, k, config.declared.len())?;
     let key = StreamKey::new(config.seed)?;
     progress.check()?;
     let one_noise = DiscreteLaplace::for_epsilon(budget.one_way, 1)?;
@@ -216,7 +220,15 @@ pub fn synthesize(data: &Encoded, config: &SynthConfig, progress: &dyn Progress)
     progress.check_after_noise()?;
     let (tree, two_way) = if k > 1 {
         let pairs = select::all_pairs(data, progress)?;
-        let tree = select::tree(data, &pairs, &one_way, &one_noise, budget.selection, &mut key.stream(SELECT_STREAM))?;
+        let tree = select::tree(
+            data,
+            &config.declared,
+            &pairs,
+            &one_way,
+            &one_noise,
+            budget.selection,
+            &mut key.stream(SELECT_STREAM),
+        )?;
         progress.check_after_noise()?;
         let two_noise = DiscreteLaplace::for_epsilon(budget.two_way, 1)?;
         let mut rng = key.stream(TWO_WAY_STREAM);

@@ -8,12 +8,13 @@
 //! marginals (m̂, N̂: already published, fixed) predict if a and b were independent. Adding or
 //! removing one record changes one cell of M_ab by 1 and nothing else, so u moves by at most 1:
 //! sensitivity 1 whatever the candidates, and each round is ε_s-DP (MST scores its candidates
-//! the same way, against its current model).
+//! the same way, against its current model). Edges the call declares (`edges=`, public) join
+//! the tree first and spend nothing; the private rounds complete it.
 
 use super::Encoded;
 use super::model::{project, weighted_total};
 use crate::dp::{DiscreteLaplace, ExponentialMechanism};
-use crate::error::Result;
+use crate::error::{AnonError, Result};
 use crate::progress::Progress;
 use std::collections::HashMap;
 
@@ -30,9 +31,44 @@ pub(super) fn all_pairs(data: &Encoded, progress: &dyn Progress) -> Result<HashM
     Ok(out)
 }
 
-/// The tree's edges (a < b) in the order chosen.
+/// Union-find over the attributes: the root of `x`'s component.
+fn root(c: &mut [usize], mut x: usize) -> usize {
+    while c[x] != x {
+        c[x] = c[c[x]];
+        x = c[x];
+    }
+    x
+}
+
+/// Check declared edges from their names' indices alone (public): distinct attributes below
+/// `k`, no cycle. An error names `edges=`.
+pub fn check_declared(k: usize, declared: &[(usize, usize)]) -> Result<()> {
+    let mut component: Vec<usize> = (0..k).collect();
+    for &(a, b) in declared {
+        if a >= k || b >= k || a == b {
+            return Err(AnonError::argument(
+                "dp_synthesize",
+                "edges",
+                "an edge needs two different declared attributes",
+            ));
+        }
+        let (ra, rb) = (root(&mut component, a), root(&mut component, b));
+        if ra == rb {
+            return Err(AnonError::argument(
+                "dp_synthesize",
+                "edges",
+                "the declared edges close a cycle; a tree has none",
+            ));
+        }
+        component[ra] = rb;
+    }
+    Ok(())
+}
+
+/// The tree's edges (a < b): the declared ones, then the private rounds' in the order chosen.
 pub(super) fn tree(
     data: &Encoded,
+    declared: &[(usize, usize)],
     pairs: &HashMap<(usize, usize), Vec<u64>>,
     one_way: &[Vec<i64>],
     noise: &DiscreteLaplace,
@@ -54,17 +90,15 @@ pub(super) fn tree(
             .sum()
     };
     let scores: HashMap<(usize, usize), f64> = pairs.keys().map(|&(a, b)| ((a, b), score(a, b))).collect();
-    // Union-find over the attributes.
+    check_declared(k, declared)?;
     let mut component: Vec<usize> = (0..k).collect();
-    fn root(c: &mut [usize], mut x: usize) -> usize {
-        while c[x] != x {
-            c[x] = c[c[x]];
-            x = c[x];
-        }
-        x
-    }
     let mut edges = Vec::with_capacity(k - 1);
-    for _ in 1..k {
+    for &(a, b) in declared {
+        let (ra, rb) = (root(&mut component, a), root(&mut component, b));
+        component[ra] = rb;
+        edges.push((a.min(b), a.max(b)));
+    }
+    while edges.len() < k - 1 {
         let mut candidates: Vec<(usize, usize)> = Vec::new();
         for a in 0..k {
             for b in a + 1..k {

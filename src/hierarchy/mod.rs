@@ -137,6 +137,13 @@ impl Hierarchy {
     pub fn height(&self) -> usize {
         self.levels.len() - 1
     }
+    /// The finest level a value is read at by default: a numeric attribute's first declared band
+    /// (level 1) when it has one above its leaves, the leaves otherwise. Raw numbers spread a
+    /// count over far more cells than the bands a custodian declared as the resolution that
+    /// matters; the two-way-marginal score bins at it and `dp_synthesize` measures no finer.
+    pub(crate) fn finest_band(&self) -> usize {
+        usize::from(self.is_numeric() && self.height() > 1)
+    }
     pub(crate) fn levels(&self) -> &[Level] {
         &self.levels
     }

@@ -74,10 +74,7 @@ pub(crate) fn attributes(
         if hierarchy.as_ref().is_some_and(|h| h.kind() == HierarchyKind::Codes) {
             continue;
         }
-        let level = match &hierarchy {
-            Some(h) if h.is_numeric() && h.height() > 1 => 1,
-            _ => 0,
-        };
+        let level = hierarchy.as_ref().map_or(0, |h| h.finest_band());
         out.push(Attribute { name: col.clone(), hierarchy, level });
     }
     for (name, level) in levels {

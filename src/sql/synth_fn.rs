@@ -193,16 +193,12 @@ fn declared_edge(edge: &str, names: &[&str]) -> Result<(usize, usize)> {
     })
 }
 
-/// A hierarchy's finest level with at most [`DEFAULT_MAX_BINS`] nodes, and for a numeric
-/// attribute with bands above its leaves, no finer than its first band. A numeric hierarchy's
-/// leaves are raw numbers (ages in years, stays in days): measured there, every two-way
-/// marginal spreads the same records over as many more cells, each with its own noise, for a
-/// resolution the declared bands already state is not needed (the two-way-marginal score reads
-/// numeric attributes at the same first band, src/metrics/marginals.rs). `levels=0:…` still
-/// asks for the leaves.
+/// A hierarchy's finest level with at most [`DEFAULT_MAX_BINS`] nodes, no finer than its
+/// [`Hierarchy::finest_band`]: measured at raw numbers, every two-way marginal would spread the
+/// same records over as many more cells, each with its own noise. `levels=0:…` still asks for
+/// the leaves.
 fn default_level(h: &Hierarchy) -> u8 {
-    let finest = usize::from(h.is_numeric() && h.height() > 1);
-    (finest..=h.height()).find(|&l| h.width(l) <= DEFAULT_MAX_BINS).unwrap_or(h.height()) as u8
+    (h.finest_band()..=h.height()).find(|&l| h.width(l) <= DEFAULT_MAX_BINS).unwrap_or(h.height()) as u8
 }
 
 /// The ledger's charge: the proof's composition sum on the samplers' grid.

@@ -114,6 +114,12 @@ impl DiscreteLaplace {
         one_minus_q / (1.0 + self.q()) * (-rate * x.unsigned_abs() as f64).exp()
     }
 
+    /// `E|X| = 2q / ((1 - q)(1 + q))`: the expected size of one draw's error.
+    pub(crate) fn mean_abs(&self) -> f64 {
+        let q = self.q();
+        2.0 * q / ((1.0 - q) * (1.0 + q))
+    }
+
     /// `Var X = 2q / (1 - q)^2` (the mean is 0).
     pub fn variance(&self) -> f64 {
         let q = self.q();

@@ -385,7 +385,7 @@ fn splitting_levels(h: &Hierarchy) -> Vec<usize> {
 /// of its records: the automatic plan's θ (at least) and what bounds its root's combinations.
 fn class_theta(ft: &FrequencyTable, cell_noise: &DiscreteLaplace) -> f64 {
     let values = ft.sensitive.as_ref().map_or(0, |s| s.values.len()) as f64;
-    values * super::root::mean_abs(cell_noise) / AUTO_CLASS_LOSS
+    values * cell_noise.mean_abs() / AUTO_CLASS_LOSS
 }
 
 /// The automatic plan's steps from `root` ([`AdaptiveConfig::resolved`]): empty when no

@@ -82,12 +82,6 @@ pub(crate) fn informative_gain(c: &Cached, width: usize) -> f64 {
     s as f64 / n as f64
 }
 
-/// E|X| of the discrete Laplace: 2q / ((1 − q)(1 + q)).
-pub(crate) fn mean_abs(noise: &DiscreteLaplace) -> f64 {
-    let q = noise.q();
-    2.0 * q / ((1.0 - q) * (1.0 + q))
-}
-
 /// The most combinations a root may have: N̂ / `theta` (at least 1), N̂ = N + X with X discrete
 /// Laplace at `epsilon` (sensitivity 1). Roots finer than that hold classes below θ on average,
 /// which no step can refine: their gain would be spent on classes the cells' noise swamps.
@@ -107,7 +101,7 @@ pub fn candidates(
 ) -> Result<Vec<RootCandidate>> {
     let mut nodes = NodeCache::new(ft, true)?;
     let width = nodes.width();
-    let per_cell = mean_abs(coarse);
+    let per_cell = coarse.mean_abs();
     let lattice = nodes.lattice.clone();
     let scored = map_lattice(&mut nodes, MAX_ROOT_CELLS, progress, "IPA: choosing the root", |_, c, cells| {
         (informative_gain(c, width), cells as f64 * per_cell)

@@ -134,10 +134,12 @@ fn df_lists_each_table_function_with_signature_and_purpose() {
     let filtered = &stdout[stdout.find(end_of_all).unwrap() + end_of_all.len()..];
     assert!(filtered.contains("hceil_anonymize: k-anonymity under an h-ceiling"), "{filtered}");
     assert!(filtered.contains("\n    hceil_anonymize(source, output, k [, h"), "{filtered}");
+    // Each declared option on its own line, with its values and default.
+    assert!(filtered.contains("\n      objective: one of rce, charged, fewest; default rce."), "{filtered}");
     assert!(!filtered.contains("load_dataset"), "{filtered}");
     // Other formats keep the table.
     let out = run(&["--format", "csv"], "\\df hceil\n");
-    assert!(text(&out.stdout).starts_with("name,purpose,signature\n"), "{}", text(&out.stdout));
+    assert!(text(&out.stdout).starts_with("name,purpose,signature,options\n"), "{}", text(&out.stdout));
 }
 
 #[test]

@@ -134,21 +134,29 @@ fn list_functions(runner: &Runner, pattern: &str, out: &mut dyn Write) -> Result
         let width = super::pager::terminal_size().map_or(DF_WIDTH, |(_, cols)| cols.clamp(40, DF_WIDTH));
         let io = |e: std::io::Error| e.to_string();
         for name in &names {
-            let (purpose, signature) = doc(name).map_or(("", ""), |d| (d.purpose, d.signature));
+            let purpose = doc(name).map_or("", |d| d.purpose);
             let head = if purpose.is_empty() { name.clone() } else { format!("{name}: {purpose}") };
-            for line in wrap(&head, width, "", "    ").into_iter().chain(wrap(signature, width, "    ", "        ")) {
+            let mut lines = wrap(&head, width, "", "    ");
+            if let Some(d) = doc(name) {
+                lines.extend(wrap(&d.usage(), width, "    ", "        "));
+                for option in d.option_lines() {
+                    lines.extend(wrap(&option, width, "      ", "          "));
+                }
+            }
+            for line in lines {
                 writeln!(out, "{line}").map_err(io)?;
             }
         }
         return writeln!(out, "({} function{})", names.len(), if names.len() == 1 { "" } else { "s" }).map_err(io);
     }
-    let column = |f: &dyn Fn(&str) -> Option<&'static str>| {
-        Column::OptText(names.iter().map(|n| f(n).map(String::from)).collect())
+    let column = |f: &dyn Fn(&anonfusion::sql::docs::FunctionDoc) -> String| {
+        Column::OptText(names.iter().map(|n| doc(n).map(f)).collect())
     };
     let batch = batch(vec![
         ("name", Column::Text(names.clone())),
-        ("purpose", column(&|n| doc(n).map(|d| d.purpose))),
-        ("signature", column(&|n| doc(n).map(|d| d.signature))),
+        ("purpose", column(&|d| d.purpose.to_string())),
+        ("signature", column(&|d| d.usage())),
+        ("options", column(&|d| d.option_lines().join("; "))),
     ])
     .map_err(|e| e.to_string())?;
     runner.write(&batch.schema(), &[batch], out)

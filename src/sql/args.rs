@@ -2,6 +2,7 @@
 //! passes. Strings may arrive as Utf8, Utf8View or LargeUtf8; numbers are cast.
 
 use crate::error::{AnonError, Result};
+use crate::methods::options::Options;
 use datafusion::arrow::datatypes::DataType;
 use datafusion::common::ScalarValue;
 use datafusion::logical_expr::Expr;
@@ -9,6 +10,7 @@ use datafusion::logical_expr::Expr;
 pub(crate) struct Args<'a> {
     function: &'static str,
     signature: &'static str,
+    options: Option<&'static Options>,
     exprs: &'a [Expr],
 }
 
@@ -21,14 +23,33 @@ impl<'a> Args<'a> {
         min: usize,
         max: usize,
     ) -> Result<Self> {
+        Self::with_options(function, signature, None, exprs, min, max)
+    }
+
+    /// [`Args::new`] for a function whose options string `options` declares: the usage line
+    /// in errors shows them.
+    pub(crate) fn with_options(
+        function: &'static str,
+        signature: &'static str,
+        options: Option<&'static Options>,
+        exprs: &'a [Expr],
+        min: usize,
+        max: usize,
+    ) -> Result<Self> {
+        let args = Args { function, signature, options, exprs };
         if exprs.len() < min || exprs.len() > max {
             return Err(AnonError::argument(
                 function,
                 "arguments",
-                format!("expected {signature}, got {} argument(s)", exprs.len()),
+                format!("expected {}, got {} argument(s)", args.usage(), exprs.len()),
             ));
         }
-        Ok(Args { function, signature, exprs })
+        Ok(args)
+    }
+
+    /// The signature with the declared options filled in.
+    fn usage(&self) -> String {
+        self.options.map_or_else(|| self.signature.to_string(), |o| o.signature(self.signature))
     }
 
     pub(crate) fn function(&self) -> &'static str {
@@ -36,7 +57,7 @@ impl<'a> Args<'a> {
     }
 
     fn err(&self, name: &str, message: impl Into<String>) -> AnonError {
-        AnonError::argument(self.function, name, format!("{} (usage: {})", message.into(), self.signature))
+        AnonError::argument(self.function, name, format!("{} (usage: {})", message.into(), self.usage()))
     }
 
     fn scalar(&self, i: usize, name: &str) -> Result<Option<&ScalarValue>> {

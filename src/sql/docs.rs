@@ -7,21 +7,47 @@ use super::{
     artuc_fn, constraints_fn, dataset, entropy_fn, explore, generalize, hceil_fn, hierarchies, ipa_fn, kanon_fn,
     ledger_fn, metrics_fn, plan_fn, query_error_fn, records_fn, rmr_fn, roles, synth_fn, truthful_fn, verify_fn,
 };
+use crate::methods::options::Options;
 
-/// One table function: its SQL name, usage line and one-line purpose.
+/// One table function: its SQL name, usage line, one-line purpose and, when it takes an
+/// options string, their declaration.
 #[derive(Debug, Clone, Copy)]
 pub struct FunctionDoc {
     pub name: &'static str,
+    /// The usage line; an `options` placeholder stands for the options string ([`Self::usage`]).
     pub signature: &'static str,
     pub purpose: &'static str,
+    options: Option<&'static Options>,
 }
 
 const fn doc(name: &'static str, signature: &'static str, purpose: &'static str) -> FunctionDoc {
-    FunctionDoc { name, signature, purpose }
+    FunctionDoc { name, signature, purpose, options: None }
+}
+
+/// A function whose options string `options` declares.
+const fn with_options(
+    name: &'static str,
+    signature: &'static str,
+    options: &'static Options,
+    purpose: &'static str,
+) -> FunctionDoc {
+    FunctionDoc { name, signature, purpose, options: Some(options) }
 }
 
 const fn method<S: MethodSpec>(purpose: &'static str) -> FunctionDoc {
-    doc(S::NAME, S::SIGNATURE, purpose)
+    FunctionDoc { name: S::NAME, signature: S::SIGNATURE, purpose, options: S::OPTIONS }
+}
+
+impl FunctionDoc {
+    /// The usage line with the options filled in from their declaration.
+    pub fn usage(&self) -> String {
+        self.options.map_or_else(|| self.signature.to_string(), |o| o.signature(self.signature))
+    }
+
+    /// One line per declared option: name, values, default and what it does.
+    pub fn option_lines(&self) -> Vec<String> {
+        self.options.map(Options::doc_lines).unwrap_or_default()
+    }
 }
 
 /// Every table function of a session, in the order a custodian meets them.

@@ -1,7 +1,6 @@
 //! `hceil_anonymize(source, output, k [, h [, options]])`: k-anonymity under an h-ceiling with
-//! counterfeit records (options: `seed=42, counterfeit_values=concealable|domain,
-//! max_counterfeits=10%, suppression=1%, objective=rce|charged|fewest, diagnostics=true,
-//! search=bounded|exhaustive`). A NULL or missing h searches every node for the h of least RCE.
+//! counterfeit records (options: [`crate::methods::hceil::OPTIONS`]). A NULL or missing h
+//! searches every node for the h of least RCE.
 //! Registers the release as `output` (with `class_id`), the catalog as `output_catalog` and the
 //! report as `output_report` (with the time of each pass), and returns the release. With
 //! `diagnostics=true` only, `output_diagnostics`: numbers the release does not show (suppressed
@@ -18,6 +17,7 @@ use crate::error::{AnonError, Result};
 use crate::methods::PassTimes;
 use crate::methods::hceil::release::ClassCells;
 use crate::methods::hceil::{HceilConfig, anonymize};
+use crate::methods::options::Options;
 use crate::session::runtime::block_on_cancellable;
 use datafusion::catalog::TableProvider;
 use std::sync::Arc;
@@ -29,7 +29,8 @@ pub(crate) struct Hceil;
 impl MethodSpec for Hceil {
     type Params = HceilConfig;
     const NAME: &'static str = "hceil_anonymize";
-    const SIGNATURE: &'static str = "hceil_anonymize(source, output, k [, h [, 'seed=42, counterfeit_values=concealable|domain, max_counterfeits=10%, suppression=0%, objective=rce|charged|fewest, diagnostics=false, search=bounded|exhaustive']])";
+    const SIGNATURE: &'static str = "hceil_anonymize(source, output, k [, h [, options]])";
+    const OPTIONS: Option<&'static Options> = Some(&crate::methods::hceil::OPTIONS);
     const ARITY: (usize, usize) = (3, 5);
 
     fn parse(&self, a: &Args) -> Result<HceilConfig> {

@@ -27,6 +27,7 @@ use super::report::Value;
 use crate::dp::ledger::{Charge, Reservation};
 use crate::error::{AnonError, Result};
 use crate::meta::TableMeta;
+use crate::methods::options::Options;
 use crate::session::Registry;
 use crate::session::runtime::block_on;
 use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
@@ -43,8 +44,11 @@ pub(crate) trait MethodSpec: Debug + Send + Sync + 'static {
     type Params: Debug;
     /// The SQL name.
     const NAME: &'static str;
-    /// The usage line shown in argument errors.
+    /// The usage line shown in argument errors; its `options` placeholder is filled in from
+    /// [`Self::OPTIONS`].
     const SIGNATURE: &'static str;
+    /// The declaration of the options string, when the function takes one.
+    const OPTIONS: Option<&'static Options> = None;
     /// Fewest and most arguments, `source` and `output` included.
     const ARITY: (usize, usize);
 
@@ -209,7 +213,7 @@ impl<S: MethodSpec> TableFunctionImpl for MethodFn<S> {
 
 impl<S: MethodSpec> MethodFn<S> {
     fn call(&self, args: &TableFunctionArgs) -> Result<Arc<dyn TableProvider>> {
-        let a = Args::new(S::NAME, S::SIGNATURE, args.exprs(), S::ARITY.0, S::ARITY.1)?;
+        let a = Args::with_options(S::NAME, S::SIGNATURE, S::OPTIONS, args.exprs(), S::ARITY.0, S::ARITY.1)?;
         let (source, output) = a.source_output()?;
         let params = self.spec.parse(&a)?;
         let ctx = session_context(args)?;

@@ -32,6 +32,7 @@ use crate::error::{AnonError, Result};
 use crate::lattice::format_levels;
 use crate::meta::TableMeta;
 use crate::methods::PassTimes;
+use crate::methods::options::{DIAGNOSTICS, Kind, Options, SEED, opt};
 use crate::progress::Progress;
 use datafusion::arrow::array::RecordBatch;
 use datafusion::prelude::SessionContext;
@@ -39,6 +40,42 @@ use search::{Params, Scored, Stats};
 use std::time::Instant;
 
 const F: &str = "hceil_anonymize";
+
+/// `hceil_anonymize`'s options.
+pub(crate) const OPTIONS: Options = Options {
+    function: F,
+    specs: &[
+        SEED,
+        opt(
+            "counterfeit_values",
+            Kind::Choice(&["concealable", "domain"]),
+            "concealable",
+            "the sensitive values a counterfeit draws from: those its class can conceal, or the whole domain (the paper)",
+        )
+        .alias(&["values"]),
+        opt(
+            "max_counterfeits",
+            Kind::Percent { none: true },
+            "10%",
+            "most counterfeit records, in percent of the table; none lifts the limit (the paper)",
+        ),
+        opt("suppression", Kind::Percent { none: false }, "0%", "most suppressed records, in percent of the table")
+            .alias(&["suppression_limit"]),
+        opt(
+            "objective",
+            Kind::Choice(&["rce", "charged", "fewest"]),
+            "rce",
+            "what the search minimizes: RCE (the paper), RCE charged for counterfeits, or fewest counterfeits",
+        ),
+        DIAGNOSTICS,
+        opt(
+            "search",
+            Kind::Choice(&["bounded", "exhaustive"]),
+            "bounded",
+            "stop at the bound, or evaluate every candidate node",
+        ),
+    ],
+};
 
 /// Default limit on counterfeit records, in percent of the table. Eq. 4 with the catalog's
 /// weights (Fig. 4) charges a counterfeit little: left alone, the least-RCE node on Adult
@@ -91,54 +128,17 @@ impl HceilConfig {
         self
     }
 
-    /// Parse `seed=42, counterfeit_values=concealable|domain, max_counterfeits=5%,
-    /// suppression=1%, objective=rce|charged|fewest, diagnostics=true, search=bounded|exhaustive`.
+    /// Parse the options [`OPTIONS`] declares.
     pub fn with_options(mut self, options: &str) -> Result<Self> {
-        for (key, value) in crate::methods::options::pairs(F, options)? {
-            let value = value.as_str();
-            match key.as_str() {
-                "seed" => self.seed = Some(crate::methods::options::seed(F, value)?),
-                "counterfeit_values" | "values" => {
-                    self.draw = ValueDraw::parse(value).ok_or_else(|| {
-                        AnonError::argument(F, "counterfeit_values", format!("'{value}' is not concealable or domain"))
-                    })?
-                }
-                "max_counterfeits" if value.eq_ignore_ascii_case("none") => self.max_counterfeits_percent = None,
-                "max_counterfeits" => {
-                    let p = value.trim_end_matches('%').trim().parse::<f64>().ok().filter(|x| x.is_finite());
-                    self.max_counterfeits_percent = Some(p.ok_or_else(|| {
-                        AnonError::argument(F, "max_counterfeits", format!("'{value}' is not a percentage"))
-                    })?)
-                }
-                "suppression" | "suppression_limit" => {
-                    let p = value.trim_end_matches('%').trim().parse::<f64>().ok().filter(|x| x.is_finite());
-                    self.suppression_percent = p.ok_or_else(|| {
-                        AnonError::argument(F, "suppression", format!("'{value}' is not a percentage"))
-                    })?
-                }
-                "objective" => {
-                    self.objective = Objective::parse(value).ok_or_else(|| {
-                        AnonError::argument(F, "objective", format!("'{value}' is not rce, charged or fewest"))
-                    })?
-                }
-                "diagnostics" => self.diagnostics = crate::methods::options::flag(F, "diagnostics", value)?,
-                "search" => {
-                    self.exhaustive = crate::keyword::parse(&[(true, &["exhaustive"]), (false, &["bounded"])], value)
-                        .ok_or_else(|| {
-                            AnonError::argument(F, "search", format!("'{value}' is not bounded or exhaustive"))
-                        })?
-                }
-                other => {
-                    return Err(AnonError::argument(
-                        F,
-                        "options",
-                        format!(
-                            "unknown option '{other}' (seed, counterfeit_values, max_counterfeits, suppression, objective, diagnostics, search)"
-                        ),
-                    ));
-                }
-            }
-        }
+        let o = OPTIONS.parse(options)?;
+        self.seed = o.seed().or(self.seed);
+        self.draw = o.choice("counterfeit_values", ValueDraw::parse)?.unwrap_or(self.draw);
+        self.max_counterfeits_percent = o.percent("max_counterfeits").unwrap_or(self.max_counterfeits_percent);
+        self.suppression_percent = o.percent("suppression").flatten().unwrap_or(self.suppression_percent);
+        self.objective = o.choice("objective", Objective::parse)?.unwrap_or(self.objective);
+        self.diagnostics = o.flag("diagnostics").unwrap_or(self.diagnostics);
+        let search = |s: &str| crate::keyword::parse(&[(true, &["exhaustive"]), (false, &["bounded"])], s);
+        self.exhaustive = o.choice("search", search)?.unwrap_or(self.exhaustive);
         Ok(self)
     }
 

@@ -1,6 +1,5 @@
 //! `kanon_anonymize(source, output, k [, options])`: the globally optimal full-domain
-//! k-anonymous release (options: `metric=lm|ncp|dm, suppression=2%, distinct_l=3,
-//! entropy_l=2, recursive_cl=3:2, t=0.15, keep_insensitive=false`). Registers the release as `output` and its report
+//! k-anonymous release (options: [`crate::methods::kanon::OPTIONS`]). Registers the release as `output` and its report
 //! as `output_report` (with the time of each pass), and returns the release. The release is
 //! in memory, or Parquet written by the session's executors ([`output::ParquetOutput`]).
 
@@ -10,6 +9,7 @@ use super::output;
 use super::report::Value::*;
 use crate::error::{AnonError, Result};
 use crate::methods::PassTimes;
+use crate::methods::options::Options;
 use crate::methods::kanon::{KanonConfig, anonymize, describe_node};
 use crate::session::runtime::block_on_cancellable;
 use std::time::Instant;
@@ -20,7 +20,8 @@ pub(crate) struct Kanon;
 impl MethodSpec for Kanon {
     type Params = KanonConfig;
     const NAME: &'static str = "kanon_anonymize";
-    const SIGNATURE: &'static str = "kanon_anonymize(source, output, k [, 'metric=lm, suppression=2%, distinct_l=3, entropy_l=2, recursive_cl=3:2, t=0.15, keep_insensitive=false, search=auto, max_nodes=100000, max_checks=N'])";
+    const SIGNATURE: &'static str = "kanon_anonymize(source, output, k [, options])";
+    const OPTIONS: Option<&'static Options> = Some(&crate::methods::kanon::OPTIONS);
     const ARITY: (usize, usize) = (3, 4);
 
     fn parse(&self, a: &Args) -> Result<KanonConfig> {

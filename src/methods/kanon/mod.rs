@@ -21,10 +21,66 @@ use crate::error::{AnonError, Result};
 use crate::lattice::format_levels;
 use crate::meta::TableMeta;
 use crate::methods::PassTimes;
+use crate::methods::options::{Kind, Options, opt};
 use crate::progress::{Progress, Silent};
 use datafusion::prelude::{DataFrame, SessionContext};
 use search::{Evaluation, Evaluator, SearchOptions, Strategy};
 use std::time::Instant;
+
+/// `kanon_anonymize`'s options.
+pub(crate) const OPTIONS: Options = Options {
+    function: F,
+    specs: &[
+        opt("metric", Kind::Choice(&["lm", "ncp", "dm"]), "lm", "the information loss the search minimizes"),
+        opt("suppression", Kind::Percent { none: false }, "0%", "most suppressed records, in percent of the table")
+            .alias(&["suppression_limit"]),
+        opt("distinct_l", Kind::Int { min: 1, max: u64::MAX }, "", "every class distinct l-diverse too").alias(&["l"]),
+        opt("entropy_l", Kind::Float { min: 1.0, max: f64::INFINITY }, "", "every class entropy l-diverse too"),
+        opt("recursive_cl", Kind::Text("c:l"), "", "every class recursive (c,l)-diverse too (c > 0, l >= 1)"),
+        opt("t", Kind::Float { min: 0.0, max: 1.0 }, "", "every class t-close too (EMD)").alias(&["t_closeness"]),
+        opt(
+            "keep_insensitive",
+            Kind::Flag,
+            "false",
+            "publish the columns declared insensitive too, not only the quasi-identifiers and the sensitive attribute",
+        ),
+        opt(
+            "search",
+            Kind::Choice(&["auto", "optimal", "heuristic"]),
+            "auto",
+            "optimal search, heuristic, or heuristic above max_nodes nodes",
+        ),
+        opt("max_nodes", Kind::Int { min: 0, max: u64::MAX }, "100000", "largest lattice search=auto searches optimally"),
+        opt("max_checks", Kind::Int { min: 1, max: u64::MAX }, "", "the heuristic's budget in node checks"),
+        // Replaced: a wall-clock budget made the release depend on the machine's load. Refused
+        // rather than converted, since no rate of checks per millisecond holds on every machine.
+        opt(
+            "time_budget_ms",
+            Kind::Removed(
+                "was replaced by max_checks, a budget in node checks, so that a release does not depend \
+                 on the machine's speed or load (the heuristic's default is enough for about a second \
+                 on an idle machine; search=optimal has no limit)",
+            ),
+            "",
+            "",
+        ),
+    ],
+};
+
+const F: &str = "kanon_anonymize";
+
+/// `recursive_cl=c:l`.
+fn recursive_cl(value: &str) -> Result<(f64, u64)> {
+    let bad = || AnonError::argument(F, "recursive_cl", "must be of the form c:l (a number c > 0, an integer l >= 1)");
+    let (c, l) = value.split_once(':').ok_or_else(bad)?;
+    let c = c.trim().parse::<f64>().ok().filter(|x| x.is_finite()).ok_or_else(bad)?;
+    Ok((c, l.trim().parse::<u64>().map_err(|_| bad())?))
+}
+
+/// A count option as a `usize` (a larger one is no limit anyway).
+fn saturating(n: u64) -> usize {
+    usize::try_from(n).unwrap_or(usize::MAX)
+}
 
 /// What to optimize and what to guarantee.
 #[derive(Debug, Clone, PartialEq)]
@@ -51,79 +107,21 @@ impl KanonConfig {
         }
     }
 
-    /// Parse `metric=lm, suppression=2%, distinct_l=3, entropy_l=2, recursive_cl=3:2, t=0.15,
-    /// search=auto|optimal|heuristic, max_nodes=100000, max_checks=N`.
+    /// Parse the options [`OPTIONS`] declares.
     pub fn with_options(mut self, options: &str) -> Result<Self> {
-        let f = "kanon_anonymize";
-        for (key, value) in crate::methods::options::pairs(f, options)? {
-            let (key, value) = (key.as_str(), value.as_str());
-            let num = |v: &str| -> Result<f64> {
-                v.trim_end_matches('%')
-                    .trim()
-                    .parse::<f64>()
-                    .ok()
-                    .filter(|x| x.is_finite())
-                    .ok_or_else(|| AnonError::argument(f, key, format!("'{v}' is not a number")))
-            };
-            let int = |v: &str| -> Result<u64> {
-                v.parse::<u64>()
-                    .map_err(|_| AnonError::argument(f, key, format!("'{v}' is not a non-negative integer")))
-            };
-            match key {
-                "metric" => {
-                    self.metric = Metric::parse(value).ok_or_else(|| {
-                        AnonError::argument(f, "metric", format!("unknown metric '{value}' (lm, ncp, dm)"))
-                    })?
-                }
-                "suppression" | "suppression_limit" => self.suppression_percent = num(value)?,
-                "distinct_l" | "l" => self.models.distinct_l = Some(int(value)?),
-                "entropy_l" => self.models.entropy_l = Some(num(value)?),
-                "recursive_cl" => {
-                    let (c, l) = value.split_once(':').ok_or_else(|| {
-                        AnonError::argument(f, "recursive_cl", format!("'{value}' is not of the form c:l"))
-                    })?;
-                    self.models.recursive_cl = Some((num(c)?, int(l.trim())?));
-                }
-                "t" | "t_closeness" => self.models.t = Some(num(value)?),
-                "keep_insensitive" => {
-                    self.keep_insensitive = crate::methods::options::flag(f, key, value)?;
-                }
-                "search" => {
-                    self.search.strategy = Strategy::parse(value).ok_or_else(|| {
-                        AnonError::argument(f, "search", format!("unknown search '{value}' (auto, optimal, heuristic)"))
-                    })?
-                }
-                "max_nodes" => self.search.max_nodes = int(value)? as usize,
-                "max_checks" => {
-                    let n = int(value)?;
-                    if n == 0 {
-                        return Err(AnonError::argument(f, "max_checks", "must be at least 1"));
-                    }
-                    self.search.max_checks = Some(usize::try_from(n).unwrap_or(usize::MAX));
-                }
-                // Replaced: a wall-clock budget made the release depend on the machine's load.
-                // Refused rather than converted, since no rate of checks per millisecond holds
-                // on every machine.
-                "time_budget_ms" => {
-                    return Err(AnonError::argument(
-                        f,
-                        "time_budget_ms",
-                        "was replaced by max_checks, a budget in node checks, so that a release does not depend \
-                         on the machine's speed or load (the heuristic's default is enough for about a second \
-                         on an idle machine; search=optimal has no limit)",
-                    ));
-                }
-                other => {
-                    return Err(AnonError::argument(
-                        f,
-                        "options",
-                        format!(
-                            "unknown option '{other}' (metric, suppression, distinct_l, entropy_l, recursive_cl, t, keep_insensitive, search, max_nodes, max_checks)"
-                        ),
-                    ));
-                }
-            }
+        let o = OPTIONS.parse(options)?;
+        self.metric = o.choice("metric", Metric::parse)?.unwrap_or(self.metric);
+        self.suppression_percent = o.percent("suppression").flatten().unwrap_or(self.suppression_percent);
+        self.models.distinct_l = o.int("distinct_l").or(self.models.distinct_l);
+        self.models.entropy_l = o.float("entropy_l").or(self.models.entropy_l);
+        if let Some(value) = o.text("recursive_cl") {
+            self.models.recursive_cl = Some(recursive_cl(value)?);
         }
+        self.models.t = o.float("t").or(self.models.t);
+        self.keep_insensitive = o.flag("keep_insensitive").unwrap_or(self.keep_insensitive);
+        self.search.strategy = o.choice("search", Strategy::parse)?.unwrap_or(self.search.strategy);
+        self.search.max_nodes = o.int("max_nodes").map_or(self.search.max_nodes, saturating);
+        self.search.max_checks = o.int("max_checks").map(saturating).or(self.search.max_checks);
         Ok(self)
     }
 

@@ -1,6 +1,6 @@
 //! `entropy_anonymize(source, output, k [, options])`: k-anonymous Q-blocks built with the
-//! distance d = H(X|Y) + I(Y;Z) (options: `distance=d|ce, seed=42`, and the guards
-//! `entropy_l=3`, `t=0.15` that every block must also satisfy). Registers the release as
+//! distance d = H(X|Y) + I(Y;Z) (options: [`crate::methods::entropy::OPTIONS`], among them the
+//! guards every block must also satisfy). Registers the release as
 //! `output` (with `class_id`) and the report as `output_report`, and returns the release.
 
 use super::args::Args;
@@ -8,6 +8,7 @@ use super::glue::mem_table;
 use super::method::{Call, MethodSpec, Outputs};
 use super::report::{Value::*, seeded};
 use crate::error::Result;
+use crate::methods::options::Options;
 use crate::methods::entropy::{EntropyConfig, anonymize};
 use crate::session::runtime::block_on_cancellable;
 
@@ -17,8 +18,8 @@ pub(crate) struct Entropy;
 impl MethodSpec for Entropy {
     type Params = EntropyConfig;
     const NAME: &'static str = "entropy_anonymize";
-    const SIGNATURE: &'static str =
-        "entropy_anonymize(source, output, k [, 'distance=d|ce, entropy_l=3, t=0.15, seed=42'])";
+    const SIGNATURE: &'static str = "entropy_anonymize(source, output, k [, options])";
+    const OPTIONS: Option<&'static Options> = Some(&crate::methods::entropy::OPTIONS);
     const ARITY: (usize, usize) = (3, 4);
 
     fn parse(&self, a: &Args) -> Result<EntropyConfig> {

@@ -36,6 +36,7 @@ use crate::encode::publish::Source;
 use crate::error::{AnonError, Result};
 use crate::meta::TableMeta;
 use crate::methods::kanon::Models;
+use crate::methods::options::{Kind, Options, SEED, opt};
 use crate::progress::Progress;
 use datafusion::prelude::SessionContext;
 use rand::SeedableRng;
@@ -70,6 +71,22 @@ impl Distance {
     }
 }
 
+/// `entropy_anonymize`'s options.
+pub(crate) const OPTIONS: Options = Options {
+    function: F,
+    specs: &[
+        opt(
+            "distance",
+            Kind::Choice(&["d", "ce"]),
+            "d",
+            "the clustering distance: H(X|Y) + I(Y;Z), or the conditional entropy H(X|Y) alone",
+        ),
+        opt("entropy_l", Kind::Float { min: 1.0, max: f64::INFINITY }, "", "every block entropy l-diverse too"),
+        opt("t", Kind::Float { min: 0.0, max: 1.0 }, "", "every block t-close too (EMD)"),
+        SEED,
+    ],
+};
+
 /// The parameters of one call.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EntropyConfig {
@@ -103,33 +120,13 @@ impl EntropyConfig {
         })
     }
 
-    /// Parse `distance=d|ce, seed=42, entropy_l=3, t=0.15`.
+    /// Parse the options [`OPTIONS`] declares.
     pub fn with_options(mut self, options: &str) -> Result<Self> {
-        for (key, value) in crate::methods::options::pairs(F, options)? {
-            let num = || {
-                value
-                    .parse::<f64>()
-                    .ok()
-                    .filter(|x| x.is_finite())
-                    .ok_or_else(|| AnonError::argument(F, &key, format!("'{value}' is not a number")))
-            };
-            match key.as_str() {
-                "entropy_l" => self.entropy_l = Some(num()?),
-                "t" => self.t = Some(num()?),
-                "seed" => self.seed = Some(crate::methods::options::seed(F, &value)?),
-                "distance" => {
-                    self.distance = Distance::parse(&value)
-                        .ok_or_else(|| AnonError::argument(F, "distance", format!("'{value}' is not d or ce")))?
-                }
-                other => {
-                    return Err(AnonError::argument(
-                        F,
-                        "options",
-                        format!("unknown option '{other}' (distance, seed, entropy_l, t)"),
-                    ));
-                }
-            }
-        }
+        let o = OPTIONS.parse(options)?;
+        self.distance = o.choice("distance", Distance::parse)?.unwrap_or(self.distance);
+        self.seed = o.seed().or(self.seed);
+        self.entropy_l = o.float("entropy_l").or(self.entropy_l);
+        self.t = o.float("t").or(self.t);
         Ok(self)
     }
 

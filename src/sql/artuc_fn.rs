@@ -1,8 +1,7 @@
 //! `artuc(source, output, constraints, k, m, delta, epsilon [, options])`: (k,k^m)-anonymity of
 //! an RT-dataset under a utility-constraint set (ArtUC, Algorithm 1). `constraints` names a table
 //! in `verify_release`'s constraints shape (one row per constraint; `load_constraints` makes the
-//! paper's sets). Options: `seed=42, pick=random|first, weights=w1:w2, small_groups=error|withhold`
-//! and `variant=artuc|anytime|baseline`:
+//! paper's sets). Options: [`SQL_OPTIONS`], among them `variant=artuc|anytime|baseline`:
 //! - `artuc` (default): Algorithm 1; when δ or ε cannot be met, the error says which and by how much;
 //! - `anytime`: Algorithm 2; the merge trajectory (NCP, UL, suppressed codes per step) is
 //!   registered as `output_trajectory` and the release is the last step within δ and ε, or the
@@ -18,6 +17,8 @@ use super::method::{Call, MethodSpec, Outputs};
 use super::report::Value::{self, *};
 use super::report::seeded;
 use crate::error::{AnonError, Result};
+use crate::methods::artuc::variant::SQL_OPTIONS;
+use crate::methods::options::Options;
 use crate::methods::artuc::{
     ArtucConfig, KmConfig, Measures, Source, Trajectory, Variant, call as artuc_call, release,
 };
@@ -42,15 +43,16 @@ pub(crate) struct Artuc;
 impl MethodSpec for Artuc {
     type Params = Params;
     const NAME: &'static str = F;
-    const SIGNATURE: &'static str = "artuc(source, output, constraints, k, m, delta, epsilon [, 'seed=42, pick=random|first, \
-    weights=w1:w2, small_groups=error|withhold, variant=artuc|anytime|baseline, step=N'])";
+    const SIGNATURE: &'static str = "artuc(source, output, constraints, k, m, delta, epsilon [, options])";
+    const OPTIONS: Option<&'static Options> = Some(&SQL_OPTIONS);
     const ARITY: (usize, usize) = (7, 8);
 
     fn parse(&self, a: &Args) -> Result<Params> {
         let constraints = a.str(2, "constraints")?;
         let (k, m, delta, epsilon) = km_args(F, a, 3)?;
-        let (method_opts, variant) = Variant::split_options(&a.opt_str(7, "options")?.unwrap_or_default())?;
-        let config = ArtucConfig::new(k, m, delta, epsilon).with_options(&method_opts)?;
+        let options = SQL_OPTIONS.parse(&a.opt_str(7, "options")?.unwrap_or_default())?;
+        let variant = Variant::of(&options)?;
+        let config = ArtucConfig::new(k, m, delta, epsilon).read(&options)?;
         config.validate_limits()?;
         Ok(Params { constraints, config, variant })
     }

@@ -1,7 +1,7 @@
 //! `rmr(source, output, k, m, delta, epsilon [, options])`: RmR, the ArtUC paper's competitor in
 //! Figs. 7–10 ((k,k^m)-anonymity with NCP ≤ δ and no utility constraints,
-//! `src/methods/rmr`), as a baseline to compare `artuc` with. Options: `seed=42,
-//! pick=random|first, weights=w1:w2`.
+//! `src/methods/rmr`), as a baseline to compare `artuc` with. Options:
+//! [`crate::methods::rmr::OPTIONS`].
 //!
 //! Registers the release (the same shape as artuc's, so `verify_release 'km=k:m'`,
 //! `anon_metrics` and the workloads read it) as `output` and the report as `output_report`.
@@ -13,6 +13,7 @@ use super::method::{Call, MethodSpec, Outputs};
 use super::report::Value::*;
 use super::report::seeded;
 use crate::error::{AnonError, Result};
+use crate::methods::options::Options;
 use crate::methods::artuc::{RtTable, release};
 use crate::methods::rmr::{RmrConfig, rmr};
 
@@ -24,8 +25,8 @@ pub(crate) struct Rmr;
 impl MethodSpec for Rmr {
     type Params = RmrConfig;
     const NAME: &'static str = F;
-    const SIGNATURE: &'static str =
-        "rmr(source, output, k, m, delta, epsilon [, 'seed=42, pick=random|first, weights=w1:w2'])";
+    const SIGNATURE: &'static str = "rmr(source, output, k, m, delta, epsilon [, options])";
+    const OPTIONS: Option<&'static Options> = Some(&crate::methods::rmr::OPTIONS);
     const ARITY: (usize, usize) = (6, 7);
 
     fn parse(&self, a: &Args) -> Result<RmrConfig> {

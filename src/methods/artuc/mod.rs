@@ -42,8 +42,29 @@ pub use run::{AnonCluster, ArtucResult, Measures, Step, Trajectory, anonymize, a
 pub use variant::{Outcome, Source, Variant, call};
 
 use crate::error::{AnonError, Result};
+use crate::methods::options::{Kind, OptionSpec, Options, Parsed, SEED, opt};
 
 pub(crate) const F: &str = "artuc";
+
+/// How Step 6 picks the record that starts a cluster (ArtUC's and RmR's).
+pub(crate) const PICK: OptionSpec = opt(
+    "pick",
+    Kind::Choice(&["random", "first"]),
+    "random",
+    "how a cluster's first record is picked: at random (seed=), or the first in table order",
+);
+/// w_i of Definition 4 (ArtUC's and RmR's).
+pub(crate) const WEIGHTS: OptionSpec =
+    opt("weights", Kind::Text("w1:w2"), "1/l each", "one weight in [0, 1] per demographic attribute");
+pub(crate) const SMALL_GROUPS: OptionSpec = opt(
+    "small_groups",
+    Kind::Choice(&["error", "withhold"]),
+    "error",
+    "a group smaller than k is an error, or Step 2 withholds it",
+);
+
+/// [`ArtucConfig`]'s options (the SQL function adds the variant: [`variant::SQL_OPTIONS`]).
+pub(crate) const OPTIONS: Options = Options { function: F, specs: &[SEED, PICK, WEIGHTS, SMALL_GROUPS] };
 
 /// The parameters ArtUC and its competitor RmR ([`crate::methods::rmr`]) share: (k, k^m), the
 /// limits δ and ε, and how clusters are formed.
@@ -70,16 +91,14 @@ impl KmConfig {
         KmConfig { k, m, delta, epsilon, weights: None, pick: Pick::Random, seed: None }
     }
 
-    /// Set the shared option `key` (`seed`, `pick`, `weights`) of `function`; false for any
-    /// other key.
-    pub(crate) fn set_option(&mut self, function: &str, key: &str, value: &str) -> Result<bool> {
-        match key {
-            "seed" => self.seed = Some(crate::methods::options::seed(function, value)?),
-            "pick" => self.pick = Pick::parse(function, value)?,
-            "weights" => self.weights = Some(parse_weights(function, value)?),
-            _ => return Ok(false),
+    /// Read the shared options ([`SEED`], [`PICK`], [`WEIGHTS`]) of `function`.
+    pub(crate) fn read(&mut self, function: &str, o: &Parsed) -> Result<()> {
+        self.seed = o.seed().or(self.seed);
+        self.pick = o.choice("pick", |v| Pick::parse(function, v).ok())?.unwrap_or(self.pick);
+        if let Some(w) = o.text("weights") {
+            self.weights = Some(parse_weights(function, w)?);
         }
-        Ok(true)
+        Ok(())
     }
 
     /// Random record picks without a seed differ from call to call.
@@ -126,24 +145,16 @@ impl ArtucConfig {
         self
     }
 
-    /// Parse `seed=42, pick=random|first, weights=0.5:0.25:0.25, small_groups=error|withhold`.
-    pub fn with_options(mut self, options: &str) -> Result<Self> {
-        let opts = "seed, pick, weights, small_groups";
-        for (key, value) in crate::methods::options::pairs(F, options)? {
-            if self.km.set_option(F, &key, &value)? {
-                continue;
-            }
-            match key.as_str() {
-                "small_groups" => {
-                    self.withhold_small_groups =
-                        crate::keyword::parse(&[(false, &["error"]), (true, &["withhold", "suppress"])], &value)
-                            .ok_or_else(|| {
-                                AnonError::argument(F, "small_groups", format!("'{value}' is not error or withhold"))
-                            })?
-                }
-                other => return Err(AnonError::argument(F, "options", format!("unknown option '{other}' ({opts})"))),
-            }
-        }
+    /// Parse the options [`OPTIONS`] declares.
+    pub fn with_options(self, options: &str) -> Result<Self> {
+        self.read(&OPTIONS.parse(options)?)
+    }
+
+    /// The options of [`OPTIONS`] (or of the SQL function's, which adds the variant).
+    pub(crate) fn read(mut self, o: &Parsed) -> Result<Self> {
+        self.km.read(F, o)?;
+        let small = |v: &str| crate::keyword::parse(&[(false, &["error"]), (true, &["withhold", "suppress"])], v);
+        self.withhold_small_groups = o.choice("small_groups", small)?.unwrap_or(self.withhold_small_groups);
         Ok(self)
     }
 

@@ -10,11 +10,29 @@ use super::{
 };
 use crate::error::{AnonError, Result};
 use crate::meta::TableMeta;
-use crate::methods::options;
+use crate::methods::options::{Kind, Options, Parsed, SEED, opt};
 use crate::progress::Progress;
 use datafusion::arrow::array::RecordBatch;
 
 const F: &str = "artuc";
+
+/// The SQL function's options: [`super::OPTIONS`] and the variant.
+pub(crate) const SQL_OPTIONS: Options = Options {
+    function: F,
+    specs: &[
+        SEED,
+        super::PICK,
+        super::WEIGHTS,
+        super::SMALL_GROUPS,
+        opt(
+            "variant",
+            Kind::Choice(&["artuc", "anytime", "baseline"]),
+            "artuc",
+            "Algorithm 1; Algorithm 2 with its trajectory (output_trajectory); or the paper's Baseline",
+        ),
+        opt("step", Kind::Int { min: 0, max: u64::MAX }, "", "the anytime variant's step to release"),
+    ],
+};
 
 /// Which algorithm of the paper runs.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -34,38 +52,19 @@ impl Variant {
         }
     }
 
-    /// Split an options string into the method's own options and the variant (`variant`,
-    /// `step`).
-    pub(crate) fn split_options(opts: &str) -> Result<(String, Variant)> {
-        let (mut rest, mut variant, mut step) = (Vec::new(), Variant::Artuc, None);
-        for (k, v) in options::pairs(F, opts)? {
-            match k.as_str() {
-                "variant" => {
-                    variant = match v.to_ascii_lowercase().as_str() {
-                        "artuc" => Variant::Artuc,
-                        "anytime" => Variant::Anytime(None),
-                        "baseline" => Variant::Baseline,
-                        _ => {
-                            return Err(AnonError::argument(
-                                F,
-                                "variant",
-                                format!("'{v}' is not artuc, anytime or baseline"),
-                            ));
-                        }
-                    }
-                }
-                "step" => {
-                    step = Some(v.parse::<usize>().map_err(|_| {
-                        AnonError::argument(F, "step", format!("'{v}' is not a step number of the trajectory"))
-                    })?)
-                }
-                _ => rest.push(format!("{k}={v}")),
-            }
-        }
-        match (variant, step) {
-            (Variant::Anytime(_), s) => Ok((rest.join(", "), Variant::Anytime(s))),
+    /// The variant [`SQL_OPTIONS`] names (`variant`, `step`).
+    pub(crate) fn of(o: &Parsed) -> Result<Variant> {
+        let words = |v: &str| {
+            crate::keyword::parse(
+                &[(Variant::Artuc, &["artuc"]), (Variant::Anytime(None), &["anytime"]), (Variant::Baseline, &["baseline"])],
+                v,
+            )
+        };
+        let step = o.int("step").map(|s| usize::try_from(s).unwrap_or(usize::MAX));
+        match (o.choice("variant", words)?.unwrap_or(Variant::Artuc), step) {
+            (Variant::Anytime(_), s) => Ok(Variant::Anytime(s)),
             (_, Some(_)) => Err(AnonError::argument(F, "step", "only the anytime variant has steps (variant=anytime)")),
-            (v, None) => Ok((rest.join(", "), v)),
+            (v, None) => Ok(v),
         }
     }
 

@@ -32,13 +32,18 @@
 //! and checked by `verify_release` like ArtUC's.
 
 use super::artuc::formation::form_group_cancellable;
+use super::artuc::{PICK, WEIGHTS};
 use super::artuc::{AnonCluster, ArtucResult, Cluster, KmConfig, Measures, RtTable, check_weights, gendiag};
 use crate::error::{AnonError, Result};
+use crate::methods::options::{Options, SEED};
 use crate::progress::Progress;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 pub(crate) const F: &str = "rmr";
+
+/// `rmr`'s options: ArtUC's cluster formation.
+pub(crate) const OPTIONS: Options = Options { function: F, specs: &[SEED, PICK, WEIGHTS] };
 
 /// The parameters of one call: ArtUC's, without utility constraints.
 #[derive(Debug, Clone, PartialEq)]
@@ -51,13 +56,9 @@ impl RmrConfig {
         RmrConfig { km: KmConfig::new(k, m, delta, epsilon) }
     }
 
-    /// Parse `seed=42, pick=random|first, weights=0.5:0.5`.
+    /// Parse the options [`OPTIONS`] declares.
     pub fn with_options(mut self, options: &str) -> Result<Self> {
-        for (key, value) in crate::methods::options::pairs(F, options)? {
-            if !self.km.set_option(F, &key, &value)? {
-                return Err(AnonError::argument(F, "options", format!("unknown option '{key}' (seed, pick, weights)")));
-            }
-        }
+        self.km.read(F, &OPTIONS.parse(options)?)?;
         Ok(self)
     }
 

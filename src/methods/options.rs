@@ -163,14 +163,15 @@ impl Options {
         let mut given = Vec::new();
         for (key, value) in pairs(self.function, text)? {
             let spec = self.specs.iter().find(|s| s.answers(&key)).ok_or_else(|| self.unknown(&key))?;
-            if given.iter().any(|(s, _): &(&OptionSpec, Value)| s.name == spec.name) {
+            if given.iter().any(|(s, _, _): &(&OptionSpec, String, Value)| s.name == spec.name) {
                 return Err(AnonError::argument(
                     self.function,
                     "options",
                     format!("option '{}' is given more than once", spec.name),
                 ));
             }
-            given.push((spec, spec.read(self.function, &value)?));
+            let read = spec.read(self.function, &value)?;
+            given.push((spec, value, read));
         }
         Ok(Parsed { function: self.function, given })
     }
@@ -211,12 +212,18 @@ impl Options {
 #[derive(Debug, Clone)]
 pub(crate) struct Parsed {
     function: &'static str,
-    given: Vec<(&'static OptionSpec, Value)>,
+    /// Each option given: its declaration, its text and its value.
+    given: Vec<(&'static OptionSpec, String, Value)>,
 }
 
 impl Parsed {
     fn get(&self, name: &str) -> Option<&Value> {
-        self.given.iter().find(|(s, _)| s.name == name).map(|(_, v)| v)
+        self.given.iter().find(|(s, _, _)| s.name == name).map(|(_, _, v)| v)
+    }
+
+    /// Option `name` as given, for a reader that checks it together with another option.
+    pub(crate) fn raw(&self, name: &str) -> Option<&str> {
+        self.given.iter().find(|(s, _, _)| s.name == name).map(|(_, t, _)| t.as_str())
     }
 
     /// Whether the call gave option `name`.
@@ -226,7 +233,7 @@ impl Parsed {
 
     /// The names of the options the call gave, in its order.
     pub(crate) fn names(&self) -> impl Iterator<Item = &'static str> + '_ {
-        self.given.iter().map(|(s, _)| s.name)
+        self.given.iter().map(|(s, _, _)| s.name)
     }
 
     /// An `Int` or `Seed` option.
@@ -282,7 +289,7 @@ impl Parsed {
     /// know is an error listing the declared ones.
     pub(crate) fn choice<T>(&self, name: &str, parse: impl Fn(&str) -> Option<T>) -> Result<Option<T>> {
         let Some(text) = self.text(name) else { return Ok(None) };
-        let spec = self.given.iter().find(|(s, _)| s.name == name).map(|(s, _)| *s);
+        let spec = self.given.iter().find(|(s, _, _)| s.name == name).map(|(s, _, _)| *s);
         parse(text).map(Some).ok_or_else(|| {
             AnonError::argument(self.function, name, format!("must be {}", spec.map_or(String::new(), |s| s.range())))
         })

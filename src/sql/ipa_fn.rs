@@ -22,11 +22,12 @@ use crate::error::{AnonError, Result};
 use crate::lattice::{format_levels, parse_levels};
 use crate::meta::TableMeta;
 use crate::methods::ipa::adaptive::{AdaptiveConfig, AdaptiveRelease};
-use crate::methods::ipa::call::{self, CallOptions, Mode, Outcome};
+use crate::methods::ipa::call::{self, CallOptions, HISTOGRAM_OPTIONS, IPA_OPTIONS, Mode, Outcome};
 use crate::methods::ipa::histogram::Realized;
 use crate::methods::ipa::outcome::{NodeDiagnostics, least_published};
 use crate::methods::ipa::sound::{DpConfig, DpRelease};
 use crate::methods::ipa::{IpaConfig, IpaResult};
+use crate::methods::options::Options;
 use crate::session::runtime::block_on_cancellable;
 use datafusion::catalog::TableProvider;
 use std::sync::Arc;
@@ -42,7 +43,8 @@ impl MethodSpec for Ipa {
     /// (epsilon, the options' text, the options parsed without the table's declared plan).
     type Params = (f64, String, CallOptions);
     const NAME: &'static str = F;
-    const SIGNATURE: &'static str = "ipa_release(source, output, epsilon [, 'guarantee=pure|approx|paper, delta=1e-9, values=a|b, partition=node|adaptive, root=1:0:5:2:0, steps=location:1|location:0, theta=1000, coarse=0.5, selection=0.2, noise_weight=1, class_weight=1000, floor=4, max_cells=N, max_rows=N, privacy_unit=patient_id, max_rows_per_unit=3, diagnostics=true, seed=42, t=2, split=0.1:0.3:0.3:0.3'])";
+    const SIGNATURE: &'static str = "ipa_release(source, output, epsilon [, options])";
+    const OPTIONS: Option<&'static Options> = Some(&IPA_OPTIONS);
     const ARITY: (usize, usize) = (3, 4);
 
     fn parse(&self, a: &Args) -> Result<Self::Params> {
@@ -245,7 +247,8 @@ impl MethodSpec for Histogram {
     /// (epsilon, node levels, parsed options).
     type Params = (f64, Vec<u8>, CallOptions);
     const NAME: &'static str = H;
-    const SIGNATURE: &'static str = "dp_histogram(source, output, epsilon, node [, 'guarantee=pure|approx, delta=1e-9, values=a|b, floor=3, max_rows=N, privacy_unit=patient_id, max_rows_per_unit=3, diagnostics=true, seed=42'])";
+    const SIGNATURE: &'static str = "dp_histogram(source, output, epsilon, node [, options])";
+    const OPTIONS: Option<&'static Options> = Some(&HISTOGRAM_OPTIONS);
     const ARITY: (usize, usize) = (4, 5);
 
     fn parse(&self, a: &Args) -> Result<Self::Params> {

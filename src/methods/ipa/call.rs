@@ -2,14 +2,9 @@
 //! pipeline from the declared table to the labelled release. The SQL glue only adds the
 //! ledger and registers tables.
 //!
-//! `ipa_release` options: `guarantee=pure|approx|paper` (default [`DEFAULT_GUARANTEE`]),
-//! `partition=node|adaptive` with `root=`, `steps=`, `theta=`, `coarse=` (adaptive; a `pure`
-//! call that names no partition runs the table's declared plan, [`CallOptions::ipa_declared`]),
-//! `delta=` (approx), `values=a|b|c` (the informative attribute's declared domain when its
-//! column has no hierarchy), `selection=` (fraction of ε for the node choice),
-//! `noise_weight=`, `class_weight=`, `floor=` (pure), `max_cells=`, `diagnostics=true`, `seed=` (tests: not private), and for
-//! `paper` only `t=` and `split=`. `dp_histogram`: `guarantee=pure|approx`, `delta=`,
-//! `values=`, `floor=` (pure), `diagnostics=`, `seed=`.
+//! `ipa_release`'s options are declared in [`IPA_OPTIONS`] (a `pure` call that names no
+//! partition runs the table's declared plan, [`CallOptions::ipa_declared`]), `dp_histogram`'s in
+//! [`HISTOGRAM_OPTIONS`].
 
 use super::adaptive::{AdaptiveConfig, AdaptiveRelease};
 use super::baseline::{HistogramRelease, dp_histogram_cancellable};
@@ -17,12 +12,12 @@ use super::domain::{check_declared, informative_domain, public_table};
 use super::guarantee::Guarantee;
 use super::size::{self, DEFAULT_MAX_ROWS};
 use super::sound::{DpConfig, DpRelease};
-use super::{IpaConfig, IpaResult, Published, parse_split, release};
+use super::{IpaConfig, IpaResult, Published, SPLIT, T, release};
 use crate::encode::contribution::Contribution;
 use crate::encode::publish::Source;
 use crate::error::{AnonError, Result};
 use crate::meta::TableMeta;
-use crate::methods::options;
+use crate::methods::options::{self, DIAGNOSTICS, Kind, OptionSpec, Options, Parsed, SEED, opt};
 use crate::progress::Progress;
 use datafusion::prelude::SessionContext;
 
@@ -30,6 +25,113 @@ use datafusion::prelude::SessionContext;
 /// the NPS-like table (docs/ipa.md, "Choosing the default"); with it a table's declared plan
 /// (an adaptive partition) is the default partition.
 pub const DEFAULT_GUARANTEE: Guarantee = Guarantee::Pure;
+
+const DELTA: OptionSpec = opt(
+    "delta",
+    Kind::Float { min: 0.0, max: 1.0 },
+    "1e-9",
+    "guarantee=approx: the delta of (epsilon, delta)-DP, in (0, 1)",
+);
+const VALUES: OptionSpec =
+    opt("values", Kind::List, "", "the informative attribute's declared domain, when its column has no hierarchy");
+const FLOOR: OptionSpec = opt(
+    "floor",
+    Kind::Int { min: 1, max: 1_000_000 },
+    "",
+    "guarantee=pure: the smallest noisy count published (1 publishes every positive one)",
+);
+const MAX_ROWS: OptionSpec = opt(
+    "max_rows",
+    Kind::Int { min: 1, max: u64::MAX },
+    "20000000",
+    "refuse a pure release whose noise alone is expected to realize more rows",
+);
+const PRIVACY_UNIT: OptionSpec = opt(
+    "privacy_unit",
+    Kind::Text("patient_id"),
+    "",
+    "guarantee=pure: the column naming the person whose rows are bounded (with max_rows_per_unit)",
+);
+const MAX_ROWS_PER_UNIT: OptionSpec =
+    opt("max_rows_per_unit", Kind::Int { min: 1, max: 1000 }, "", "the most rows one privacy_unit contributes");
+
+/// `ipa_release`'s options.
+pub(crate) const IPA_OPTIONS: Options = Options {
+    function: "ipa_release",
+    specs: &[
+        opt(
+            "guarantee",
+            Kind::Choice(&["pure", "approx", "paper"]),
+            "pure",
+            "epsilon-DP, (epsilon, delta)-DP, or the paper's algorithm (no guarantee)",
+        ),
+        DELTA,
+        VALUES,
+        opt(
+            "partition",
+            Kind::Choice(&["node", "adaptive"]),
+            "the declared plan, else adaptive",
+            "one lattice node chosen privately, or an adaptive partition (pure)",
+        ),
+        opt("root", Kind::Text("1:0:5:2:0"), "", "partition=adaptive: the root node's levels"),
+        opt("steps", Kind::Text("location:1|location:0"), "", "partition=adaptive: the refinement steps"),
+        opt("theta", Kind::Text("1000"), "1000", "partition=adaptive: the refinement threshold, or one per step"),
+        opt(
+            "coarse",
+            Kind::Float { min: 0.0, max: 1.0 },
+            "0.5",
+            "partition=adaptive: epsilon's share for the coarse level",
+        ),
+        opt(
+            "selection",
+            Kind::Float { min: 0.0, max: 1.0 },
+            "0.2 (adaptive 0.1)",
+            "epsilon's share for choosing the node or the partition",
+        ),
+        opt(
+            "noise_weight",
+            Kind::Float { min: 0.0, max: f64::INFINITY },
+            "1",
+            "partition=node: the weight of the noise's error in the node's score",
+        ),
+        opt(
+            "class_weight",
+            Kind::Float { min: 0.0, max: f64::INFINITY },
+            "1000",
+            "partition=node: the weight of the generalization's error in the node's score",
+        ),
+        FLOOR,
+        opt(
+            "max_cells",
+            Kind::Int { min: 0, max: u64::MAX },
+            "10000000",
+            "partition=node: the largest node considered",
+        ),
+        MAX_ROWS,
+        PRIVACY_UNIT,
+        MAX_ROWS_PER_UNIT,
+        DIAGNOSTICS,
+        SEED,
+        T,
+        SPLIT,
+    ],
+};
+
+/// `dp_histogram`'s options.
+pub(crate) const HISTOGRAM_OPTIONS: Options = Options {
+    function: "dp_histogram",
+    specs: &[
+        opt("guarantee", Kind::Choice(&["pure", "approx"]), "pure", "epsilon-DP, or (epsilon, delta)-DP"),
+        DELTA,
+        VALUES,
+        FLOOR,
+        MAX_ROWS,
+        PRIVACY_UNIT,
+        MAX_ROWS_PER_UNIT,
+        DIAGNOSTICS,
+        SEED,
+    ],
+};
 
 /// What an `ipa_release` call runs.
 #[derive(Debug, Clone, PartialEq)]
@@ -84,18 +186,17 @@ impl CallOptions {
 
     fn ipa_with(epsilon: f64, text: &str, plan_pending: bool) -> Result<Self> {
         const F: &str = "ipa_release";
-        let pairs = options::pairs(F, text)?;
-        let get = |k: &str| pairs.iter().rev().find(|(key, _)| key == k).map(|(_, v)| v.as_str());
+        let o = IPA_OPTIONS.parse(text)?;
         let guarantee =
-            Guarantee::parse(F, get("guarantee"), get("delta"), &["pure", "approx", "paper"], DEFAULT_GUARANTEE)?;
-        let unit = privacy_unit(F, &pairs, guarantee)?;
+            Guarantee::parse(F, o.raw("guarantee"), o.raw("delta"), &["pure", "approx", "paper"], DEFAULT_GUARANTEE)?;
+        let unit = privacy_unit(F, &o, guarantee)?;
         let per_row = epsilon / unit.as_ref().map_or(1, |u| u.1) as f64;
         let (mut paper, mut sound) = (IpaConfig::new(epsilon), DpConfig::new(per_row, guarantee));
-        let (mut values, mut diagnostics, mut max_rows) = (None, false, DEFAULT_MAX_ROWS);
-        let mut plan = Plan::default();
         let is_paper = guarantee == Guarantee::Paper;
-        let only = |key: &str, paper_key: bool| -> Result<()> {
-            if paper_key != is_paper {
+        // Each option of one mode only, in the order given (the first stray one is named).
+        for key in o.names() {
+            let paper_key = PAPER_ONLY.contains(&key);
+            if (paper_key || SOUND_ONLY.contains(&key)) && paper_key != is_paper {
                 let modes = if paper_key { "paper" } else { "pure and approx" };
                 return Err(AnonError::argument(
                     F,
@@ -103,73 +204,17 @@ impl CallOptions {
                     format!("applies to guarantee={modes} only (this call is guarantee={})", guarantee.name()),
                 ));
             }
-            Ok(())
-        };
-        for (key, value) in &pairs {
-            match key.as_str() {
-                "guarantee" | "delta" | "privacy_unit" | "max_rows_per_unit" => {}
-                "seed" => {
-                    let s = options::seed(F, value)?;
-                    (paper.seed, sound.seed) = (Some(s), Some(s));
-                }
-                "diagnostics" => diagnostics = options::flag(F, "diagnostics", value)?,
-                "max_rows" => max_rows = rows_limit(F, value)?,
-                "t" => {
-                    only("t", true)?;
-                    paper.t = value
-                        .parse()
-                        .map_err(|_| AnonError::argument(F, "t", format!("'{value}' is not a non-negative integer")))?;
-                }
-                "split" => {
-                    only("split", true)?;
-                    paper.split = parse_split(value)?;
-                }
-                "values" => {
-                    only("values", false)?;
-                    values = Some(value_list(value));
-                }
-                "selection" => {
-                    only("selection", false)?;
-                    sound.selection = number(F, "selection", value)?;
-                    plan.selection = Some(sound.selection);
-                }
-                "partition" | "root" | "steps" | "theta" | "coarse" => {
-                    only(key, false)?;
-                    plan.set(key, value)?;
-                }
-                "noise_weight" => {
-                    only("noise_weight", false)?;
-                    plan.node_only.get_or_insert("noise_weight");
-                    sound.noise_weight = number(F, "noise_weight", value)?;
-                }
-                "class_weight" => {
-                    only("class_weight", false)?;
-                    plan.node_only.get_or_insert("class_weight");
-                    sound.class_weight = number(F, "class_weight", value)?;
-                }
-                "floor" => {
-                    only("floor", false)?;
-                    sound.floor = Some(floor(F, value)?);
-                    plan.floor = sound.floor;
-                }
-                "max_cells" => {
-                    only("max_cells", false)?;
-                    plan.node_only.get_or_insert("max_cells");
-                    sound.max_cells = value.parse().map_err(|_| {
-                        AnonError::argument(F, "max_cells", format!("'{value}' is not a positive integer"))
-                    })?;
-                }
-                other => {
-                    return Err(AnonError::argument(
-                        F,
-                        "options",
-                        format!(
-                            "unknown option '{other}' (guarantee, delta, values, partition, root, steps, theta, coarse, selection, noise_weight, class_weight, floor, max_cells, max_rows, privacy_unit, max_rows_per_unit, diagnostics, seed, t, split)"
-                        ),
-                    ));
-                }
-            }
         }
+        (paper.seed, sound.seed) = (o.seed(), o.seed());
+        paper.read_paper(&o)?;
+        sound.selection = o.float("selection").unwrap_or(sound.selection);
+        sound.noise_weight = o.float("noise_weight").unwrap_or(sound.noise_weight);
+        sound.class_weight = o.float("class_weight").unwrap_or(sound.class_weight);
+        sound.max_cells = o.int("max_cells").unwrap_or(sound.max_cells);
+        sound.floor = o.int("floor");
+        let plan = Plan::read(&o)?;
+        let (values, diagnostics) = (o.list("values"), o.flag("diagnostics").unwrap_or(false));
+        let max_rows = o.int("max_rows").unwrap_or(DEFAULT_MAX_ROWS);
         let mode = if is_paper {
             paper.check_parameters()?;
             Mode::Paper(paper)
@@ -222,31 +267,13 @@ impl CallOptions {
     /// `dp_histogram`'s options (the mode is always `Sound`; only its guarantee and seed are used).
     pub(crate) fn histogram(epsilon: f64, text: &str) -> Result<Self> {
         const F: &str = "dp_histogram";
-        let pairs = options::pairs(F, text)?;
-        let get = |k: &str| pairs.iter().rev().find(|(key, _)| key == k).map(|(_, v)| v.as_str());
-        let guarantee = Guarantee::parse(F, get("guarantee"), get("delta"), &["pure", "approx"], Guarantee::Pure)?;
-        let unit = privacy_unit(F, &pairs, guarantee)?;
+        let o = HISTOGRAM_OPTIONS.parse(text)?;
+        let guarantee = Guarantee::parse(F, o.raw("guarantee"), o.raw("delta"), &["pure", "approx"], Guarantee::Pure)?;
+        let unit = privacy_unit(F, &o, guarantee)?;
         let mut sound = DpConfig::new(epsilon / unit.as_ref().map_or(1, |u| u.1) as f64, guarantee);
-        let (mut values, mut diagnostics, mut max_rows) = (None, false, DEFAULT_MAX_ROWS);
-        for (key, value) in &pairs {
-            match key.as_str() {
-                "guarantee" | "delta" | "privacy_unit" | "max_rows_per_unit" => {}
-                "seed" => sound.seed = Some(options::seed(F, value)?),
-                "values" => values = Some(value_list(value)),
-                "floor" => sound.floor = Some(floor(F, value)?),
-                "diagnostics" => diagnostics = options::flag(F, "diagnostics", value)?,
-                "max_rows" => max_rows = rows_limit(F, value)?,
-                other => {
-                    return Err(AnonError::argument(
-                        F,
-                        "options",
-                        format!(
-                            "unknown option '{other}' (guarantee, delta, values, floor, max_rows, privacy_unit, max_rows_per_unit, diagnostics, seed)"
-                        ),
-                    ));
-                }
-            }
-        }
+        (sound.seed, sound.floor) = (o.seed(), o.int("floor"));
+        let (values, diagnostics) = (o.list("values"), o.flag("diagnostics").unwrap_or(false));
+        let max_rows = o.int("max_rows").unwrap_or(DEFAULT_MAX_ROWS);
         if sound.floor.is_some() && guarantee != Guarantee::Pure {
             return Err(AnonError::argument(F, "floor", "applies to guarantee=pure only (approx has its threshold)"));
         }
@@ -315,9 +342,8 @@ impl CallOptions {
 /// `privacy_unit=<column>` with `max_rows_per_unit=<b>`: both or neither, `guarantee=pure` only
 /// (group privacy turns ε′-DP per row into b·ε′-DP per person exactly; for (ε, δ) it would
 /// also multiply δ by b·e^((b−1)ε′), which the threshold is not calibrated to).
-fn privacy_unit(function: &str, pairs: &[(String, String)], guarantee: Guarantee) -> Result<Option<(String, u64)>> {
-    let get = |k: &str| pairs.iter().find(|(key, _)| key == k).map(|(_, v)| v.as_str());
-    let (column, rows) = match (get("privacy_unit"), get("max_rows_per_unit")) {
+fn privacy_unit(function: &str, o: &Parsed, guarantee: Guarantee) -> Result<Option<(String, u64)>> {
+    let (column, rows) = match (o.text("privacy_unit"), o.int("max_rows_per_unit")) {
         (None, None) => return Ok(None),
         (Some(c), Some(r)) => (c.trim(), r),
         (Some(_), None) => {
@@ -331,9 +357,6 @@ fn privacy_unit(function: &str, pairs: &[(String, String)], guarantee: Guarantee
             return Err(AnonError::argument(function, "privacy_unit", "max_rows_per_unit needs privacy_unit=<column>"));
         }
     };
-    let rows = rows.trim().parse().ok().filter(|r: &u64| (1..=1000).contains(r)).ok_or_else(|| {
-        AnonError::argument(function, "max_rows_per_unit", format!("'{rows}' is not an integer between 1 and 1000"))
-    })?;
     if guarantee != Guarantee::Pure {
         return Err(AnonError::argument(
             function,
@@ -352,18 +375,13 @@ fn is_node(hs: &[&crate::hierarchy::Hierarchy], levels: &[u8]) -> bool {
     levels.len() == hs.len() && levels.iter().zip(hs).all(|(&l, h)| l as usize <= h.height())
 }
 
-/// `max_rows=`: a positive integer.
-fn rows_limit(function: &str, value: &str) -> Result<u64> {
-    value
-        .trim()
-        .parse()
-        .ok()
-        .filter(|&n: &u64| n > 0)
-        .ok_or_else(|| AnonError::argument(function, "max_rows", format!("'{value}' is not a positive number of rows")))
-}
-
 /// Options only the node release reads: given without `partition=`, they choose it.
 const NODE_ONLY: [&str; 3] = ["noise_weight", "class_weight", "max_cells"];
+
+/// Options of `guarantee=paper` only, and of `pure` and `approx` only.
+const PAPER_ONLY: [&str; 2] = ["t", "split"];
+const SOUND_ONLY: [&str; 10] =
+    ["values", "selection", "partition", "root", "steps", "theta", "coarse", "noise_weight", "class_weight", "floor"];
 
 /// The `partition=adaptive` options as given; [`Plan::config`] checks them together.
 #[derive(Debug, Default)]
@@ -380,37 +398,41 @@ struct Plan {
 }
 
 impl Plan {
-    fn set(&mut self, key: &str, value: &str) -> Result<()> {
+    /// The plan options of a call ([`IPA_OPTIONS`]).
+    fn read(o: &Parsed) -> Result<Self> {
         const F: &str = "ipa_release";
-        let bad = |what: &str| AnonError::argument(F, key, format!("'{value}' is not {what}"));
-        match key {
-            "partition" => {
-                self.adaptive = Some(match value.trim() {
-                    "adaptive" => true,
-                    "node" => false,
-                    _ => return Err(bad("'node' or 'adaptive'")),
-                })
-            }
-            "root" => {
-                let levels = value.split(':').map(|l| l.trim().parse::<u8>().ok()).collect::<Option<Vec<u8>>>();
-                self.root = Some(levels.ok_or_else(|| bad("a node written as levels such as 1:0:5:2:0"))?);
-            }
-            "steps" => {
-                let step = |s: &str| {
-                    let (name, level) = s.trim().rsplit_once(':')?;
-                    Some((name.trim().to_string(), level.trim().parse::<u8>().ok()?))
-                };
-                let steps = value.split('|').map(step).collect::<Option<Vec<_>>>();
-                self.steps =
-                    Some(steps.ok_or_else(|| bad("a list of refinements such as length_of_stay:3|location:0"))?);
-            }
-            "theta" => {
-                let t = value.split('|').map(|t| t.trim().parse::<f64>().ok()).collect::<Option<Vec<f64>>>();
-                self.theta = Some(t.ok_or_else(|| bad("a number, or one number per step separated by '|'"))?);
-            }
-            _ => self.coarse = Some(number(F, "coarse", value)?),
+        let bad = |key: &str, what: &str| AnonError::argument(F, key, format!("must be {what}"));
+        let partition = |v: &str| match v.trim() {
+            "adaptive" => Some(true),
+            "node" => Some(false),
+            _ => None,
+        };
+        let mut plan = Plan {
+            adaptive: o.choice("partition", partition)?,
+            coarse: o.float("coarse"),
+            selection: o.float("selection"),
+            floor: o.int("floor"),
+            node_only: o.names().find(|k| NODE_ONLY.contains(k)),
+            ..Plan::default()
+        };
+        if let Some(value) = o.text("root") {
+            let levels = value.split(':').map(|l| l.trim().parse::<u8>().ok()).collect::<Option<Vec<u8>>>();
+            plan.root = Some(levels.ok_or_else(|| bad("root", "a node written as levels such as 1:0:5:2:0"))?);
         }
-        Ok(())
+        if let Some(value) = o.text("steps") {
+            let step = |s: &str| {
+                let (name, level) = s.trim().rsplit_once(':')?;
+                Some((name.trim().to_string(), level.trim().parse::<u8>().ok()?))
+            };
+            let steps = value.split('|').map(step).collect::<Option<Vec<_>>>();
+            plan.steps =
+                Some(steps.ok_or_else(|| bad("steps", "a list of refinements such as length_of_stay:3|location:0"))?);
+        }
+        if let Some(value) = o.text("theta") {
+            let t = value.split('|').map(|t| t.trim().parse::<f64>().ok()).collect::<Option<Vec<f64>>>();
+            plan.theta = Some(t.ok_or_else(|| bad("theta", "a number, or one number per step separated by '|'"))?);
+        }
+        Ok(plan)
     }
 
     /// The adaptive configuration when `partition=adaptive`, `None` for a node release;
@@ -469,22 +491,6 @@ impl Plan {
         c.floor = self.floor.unwrap_or(c.floor);
         Ok(Some(c))
     }
-}
-
-/// `floor=`: the pure histogram's publication floor, an integer ≥ 1 (1 publishes every
-/// positive noisy count).
-fn floor(function: &str, value: &str) -> Result<u64> {
-    value.trim().parse().ok().filter(|&t: &u64| (1..=1_000_000).contains(&t)).ok_or_else(|| {
-        AnonError::argument(function, "floor", format!("'{value}' is not an integer between 1 and 1000000"))
-    })
-}
-
-fn number(function: &str, key: &str, value: &str) -> Result<f64> {
-    value.parse().map_err(|_| AnonError::argument(function, key, format!("'{value}' is not a number")))
-}
-
-fn value_list(value: &str) -> Vec<String> {
-    value.split('|').map(|v| v.trim().to_string()).collect()
 }
 
 /// What a call produced: the labelled release and the result it came from.

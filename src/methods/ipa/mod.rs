@@ -43,10 +43,25 @@ use crate::encode::{FrequencyTable, NodeCache};
 use crate::error::{AnonError, Result};
 use crate::lattice::{NodeId, format_levels};
 use crate::meta::TableMeta;
+use crate::methods::options::{Kind, OptionSpec, Options, Parsed, SEED, opt};
 use crate::progress::Progress;
 use datafusion::prelude::SessionContext;
 
 const F: &str = "ipa_release";
+
+/// The paper's suppression parameter t of Definition 3.
+pub(crate) const T: OptionSpec =
+    opt("t", Kind::Int { min: 2, max: u64::MAX }, "2", "guarantee=paper: the suppression parameter t of Definition 3");
+/// The paper's split of ε.
+pub(crate) const SPLIT: OptionSpec = opt(
+    "split",
+    Kind::Text("0.1:0.3:0.3:0.3"),
+    "0.1:0.3:0.3:0.3",
+    "guarantee=paper: epsilon's shares for suppression, insertion, value and candidates",
+);
+
+/// [`IpaConfig`]'s options (the paper's mode).
+pub(crate) const OPTIONS: Options = Options { function: F, specs: &[SEED, T, SPLIT] };
 
 /// The paper's split (Results, "Data utility"): ε_suppression, ε_insertion, ε_value,
 /// ε_candidates = 0.1, 0.3, 0.3, 0.3 of ε = 1.
@@ -98,27 +113,21 @@ impl IpaConfig {
         self
     }
 
-    /// Parse `seed=42, t=3, split=0.1:0.3:0.3:0.3`.
+    /// Parse the options [`OPTIONS`] declares.
     pub fn with_options(mut self, options: &str) -> Result<Self> {
-        for (key, value) in crate::methods::options::pairs(F, options)? {
-            match key.as_str() {
-                "seed" => self.seed = Some(crate::methods::options::seed(F, &value)?),
-                "t" => {
-                    self.t = value
-                        .parse()
-                        .map_err(|_| AnonError::argument(F, "t", format!("'{value}' is not a non-negative integer")))?
-                }
-                "split" => self.split = parse_split(&value)?,
-                other => {
-                    return Err(AnonError::argument(
-                        F,
-                        "options",
-                        format!("unknown option '{other}' (seed, t, split)"),
-                    ));
-                }
-            }
-        }
+        let o = OPTIONS.parse(options)?;
+        self.seed = o.seed().or(self.seed);
+        self.read_paper(&o)?;
         Ok(self)
+    }
+
+    /// The paper mode's own options, [`T`] and [`SPLIT`].
+    pub(crate) fn read_paper(&mut self, o: &Parsed) -> Result<()> {
+        self.t = o.int("t").unwrap_or(self.t);
+        if let Some(split) = o.text("split") {
+            self.split = parse_split(split)?;
+        }
+        Ok(())
     }
 
     /// Check the parameters, and the table: its size and whether it has an informative

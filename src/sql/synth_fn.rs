@@ -11,14 +11,9 @@
 //!   the number of records (all computed from the release and its public parameters);
 //! - with `diagnostics=true` only: `output_diagnostics` (first column `not_for_publication`).
 //!
-//! Options: `levels=1:0:1:2:0` (the quasi-identifiers' hierarchy levels, in declaration order;
-//! default: each one's finest level with at most [`DEFAULT_MAX_BINS`] nodes, a numeric one's no
-//! finer than its first band, [`default_level`]), `values=a|b|c`
-//! (the informative attribute's domain when its column has no hierarchy), `edges=age-los|…`
-//! (tree edges the call declares, public: they spend no selection budget), `split=0.1:0.1:0.8`
-//! (ε's fractions: one-way marginals, selection, two-way marginals), `max_rows=N` (the most
-//! rows noise may add to the record count, [`synth::check_rows`]), `diagnostics=true`,
-//! `seed=42` (tests: not private).
+//! Options: [`OPTIONS`]; `levels=` defaults to each quasi-identifier's finest level with at
+//! most [`DEFAULT_MAX_BINS`] nodes, a numeric one's no finer than its first band
+//! ([`default_level`]); `max_rows=` bounds the rows noise may add ([`synth::check_rows`]).
 
 use super::args::Args;
 use super::glue::mem_table;
@@ -34,12 +29,46 @@ use crate::methods::ipa::Guarantee;
 use crate::methods::ipa::domain::{check_declared, informative_domain, public_table};
 use crate::methods::ipa::guarantee::NOT_DP;
 use crate::methods::ipa::release::{Cells, cells_release, labelled};
-use crate::methods::options;
+use crate::methods::options::{DIAGNOSTICS, Kind, Options, SEED, opt};
 use crate::methods::synth::{self, Encoded, SynthConfig, Synthesis};
 use crate::session::runtime::block_on_cancellable;
 use std::collections::HashMap;
 
 const F: &str = "dp_synthesize";
+
+/// `dp_synthesize`'s options.
+const OPTIONS: Options = Options {
+    function: F,
+    specs: &[
+        opt(
+            "levels",
+            Kind::Text("1:0:1:2:0"),
+            "each one's finest level with at most 100 nodes",
+            "the quasi-identifiers' hierarchy levels, in declaration order",
+        ),
+        opt("values", Kind::List, "", "the informative attribute's declared domain, when its column has no hierarchy"),
+        opt(
+            "edges",
+            Kind::Text("a-b|c-d"),
+            "",
+            "tree edges the call declares (public: they spend no selection budget)",
+        ),
+        opt(
+            "split",
+            Kind::Text("0.1:0.1:0.8"),
+            "0.1:0.1:0.8",
+            "epsilon's fractions: one-way marginals, selection, two-way marginals",
+        ),
+        opt(
+            "max_rows",
+            Kind::Int { min: 1, max: u64::MAX },
+            "20000000",
+            "the most rows noise may add to the record count",
+        ),
+        DIAGNOSTICS,
+        SEED,
+    ],
+};
 
 /// The default level of a quasi-identifier: its finest with at most this many nodes, so every
 /// two-way marginal has at most 10^4 cells times the informative domain's size.
@@ -72,38 +101,25 @@ impl SynthOptions {
             diagnostics: false,
             max_rows: synth::DEFAULT_MAX_ROWS,
         };
-        for (key, value) in options::pairs(F, text)? {
-            match key.as_str() {
-                "seed" => o.config.seed = Some(options::seed(F, &value)?),
-                "diagnostics" => o.diagnostics = options::flag(F, "diagnostics", &value)?,
-                "max_rows" => {
-                    o.max_rows = value.trim().parse().ok().filter(|&n: &u64| n > 0).ok_or_else(|| {
-                        AnonError::argument(F, "max_rows", format!("'{value}' is not a positive number of rows"))
-                    })?;
-                }
-                "values" => o.values = Some(options::values(F, "values", &value)?),
-                "edges" => o.edges = value.split('|').map(|e| e.trim().to_string()).collect(),
-                "levels" => {
-                    let levels = value.split(':').map(|l| l.trim().parse::<u8>().ok()).collect::<Option<Vec<u8>>>();
-                    o.levels = Some(levels.ok_or_else(|| {
-                        AnonError::argument(F, "levels", format!("'{value}' is not a list of levels such as 1:0:1:2:0"))
-                    })?);
-                }
-                "split" => {
-                    let parts = value.split(':').map(|p| p.trim().parse::<f64>().ok()).collect::<Option<Vec<f64>>>();
-                    let split: [f64; 3] = parts.and_then(|p| p.try_into().ok()).ok_or_else(|| {
-                        AnonError::argument(F, "split", format!("'{value}' is not three fractions such as 0.1:0.1:0.8"))
-                    })?;
-                    o.config.split = split;
-                }
-                other => {
-                    return Err(AnonError::argument(
-                        F,
-                        "options",
-                        format!("unknown option '{other}' (levels, values, edges, split, max_rows, diagnostics, seed)"),
-                    ));
-                }
-            }
+        let given = OPTIONS.parse(text)?;
+        o.config.seed = given.seed();
+        o.diagnostics = given.flag("diagnostics").unwrap_or(false);
+        o.max_rows = given.int("max_rows").unwrap_or(o.max_rows);
+        o.values = given.list("values");
+        if let Some(edges) = given.text("edges") {
+            o.edges = edges.split('|').map(|e| e.trim().to_string()).collect();
+        }
+        if let Some(value) = given.text("levels") {
+            let levels = value.split(':').map(|l| l.trim().parse::<u8>().ok()).collect::<Option<Vec<u8>>>();
+            o.levels = Some(
+                levels.ok_or_else(|| AnonError::argument(F, "levels", "must be a list of levels such as 1:0:1:2:0"))?,
+            );
+        }
+        if let Some(value) = given.text("split") {
+            let parts = value.split(':').map(|p| p.trim().parse::<f64>().ok()).collect::<Option<Vec<f64>>>();
+            o.config.split = parts
+                .and_then(|p| p.try_into().ok())
+                .ok_or_else(|| AnonError::argument(F, "split", "must be three fractions such as 0.1:0.1:0.8"))?;
         }
         // The split's own checks, with an attribute count that cannot fail otherwise.
         synth::Budget::new(epsilon, o.config.split, 1)?;
@@ -223,7 +239,8 @@ impl MethodSpec for Synthesize {
     /// (epsilon, options).
     type Params = (f64, SynthOptions);
     const NAME: &'static str = F;
-    const SIGNATURE: &'static str = "dp_synthesize(source, output, epsilon [, 'levels=1:0:1:2:0, values=a|b, edges=a-b|c-d, split=0.1:0.1:0.8, max_rows=N, diagnostics=true, seed=42'])";
+    const SIGNATURE: &'static str = "dp_synthesize(source, output, epsilon [, options])";
+    const OPTIONS: Option<&'static Options> = Some(&OPTIONS);
     const ARITY: (usize, usize) = (3, 4);
 
     fn parse(&self, a: &Args) -> Result<Self::Params> {

@@ -9,17 +9,29 @@ use super::output;
 use crate::encode::{check_sensitive_not_null, frequency_table, materialize_node};
 use crate::error::{AnonError, Result};
 use crate::lattice::parse_levels;
-use crate::methods::options;
+use crate::methods::options::{Kind, Options, opt};
 use crate::session::runtime::block_on_cancellable;
 
 #[derive(Debug)]
 pub(crate) struct Generalize;
 
+/// `generalize`'s options.
+const OPTIONS: Options = Options {
+    function: "generalize",
+    specs: &[opt(
+        "keep_insensitive",
+        Kind::Flag,
+        "false",
+        "publish the columns declared insensitive too, not only the quasi-identifiers and the sensitive attribute",
+    )],
+};
+
 impl MethodSpec for Generalize {
     /// The node's levels, and whether insensitive columns are kept.
     type Params = (Vec<u8>, bool);
     const NAME: &'static str = "generalize";
-    const SIGNATURE: &'static str = "generalize(source, output, 'l1,l2,...' [, 'keep_insensitive=false'])";
+    const SIGNATURE: &'static str = "generalize(source, output, 'l1,l2,...' [, options])";
+    const OPTIONS: Option<&'static Options> = Some(&OPTIONS);
     const ARITY: (usize, usize) = (3, 4);
 
     fn parse(&self, a: &Args) -> Result<(Vec<u8>, bool)> {
@@ -27,20 +39,8 @@ impl MethodSpec for Generalize {
         let levels = parse_levels(&node).ok_or_else(|| {
             AnonError::argument(Self::NAME, "node", format!("'{node}' is not a list of levels such as '1,0,2'"))
         })?;
-        let mut keep = false;
-        for (key, value) in options::pairs(Self::NAME, &a.opt_str(3, "options")?.unwrap_or_default())? {
-            match key.as_str() {
-                "keep_insensitive" => keep = options::flag(Self::NAME, &key, &value)?,
-                other => {
-                    return Err(AnonError::argument(
-                        Self::NAME,
-                        "options",
-                        format!("unknown option '{other}' (keep_insensitive)"),
-                    ));
-                }
-            }
-        }
-        Ok((levels, keep))
+        let options = OPTIONS.parse(&a.opt_str(3, "options")?.unwrap_or_default())?;
+        Ok((levels, options.flag("keep_insensitive").unwrap_or(false)))
     }
 
     fn deterministic(&self, _: &(Vec<u8>, bool)) -> bool {

@@ -20,7 +20,7 @@ use crate::error::{AnonError, Result};
 use crate::eval::dist::{self, LabelIndex, Support, Val};
 use crate::hierarchy::Hierarchy;
 use crate::meta::Role;
-use crate::methods::options;
+use crate::methods::options::{self, Options, SEED, opt};
 use crate::release::columns::{f64_values, str_values};
 use crate::session::runtime::block_on_cancellable;
 use datafusion::arrow::array::{
@@ -38,6 +38,20 @@ use std::sync::Arc;
 #[derive(Debug)]
 pub(crate) struct AsRecords;
 
+/// `as_records`'s options.
+const OPTIONS: Options = Options {
+    function: "as_records",
+    specs: &[
+        SEED,
+        opt(
+            "suppressed",
+            options::Kind::Choice(&["drop", "draw"]),
+            "drop",
+            "a suppressed record is left out, or drawn from the whole domain",
+        ),
+    ],
+};
+
 #[derive(Debug)]
 pub(crate) struct Params {
     release: String,
@@ -48,7 +62,8 @@ pub(crate) struct Params {
 impl MethodSpec for AsRecords {
     type Params = Params;
     const NAME: &'static str = "as_records";
-    const SIGNATURE: &'static str = "as_records(original, output, release [, 'seed=42, suppressed=drop|draw'])";
+    const SIGNATURE: &'static str = "as_records(original, output, release [, options])";
+    const OPTIONS: Option<&'static Options> = Some(&OPTIONS);
     const ARITY: (usize, usize) = (3, 4);
 
     fn parse(&self, a: &Args) -> Result<Params> {
@@ -57,25 +72,10 @@ impl MethodSpec for AsRecords {
             return Err(AnonError::argument(Self::NAME, "output", "must differ from the release it reads"));
         }
         let mut p = Params { release, seed: None, draw_suppressed: false };
-        for (k, v) in options::pairs(Self::NAME, &a.opt_str(3, "options")?.unwrap_or_default())? {
-            match k.as_str() {
-                "seed" => p.seed = Some(options::seed(Self::NAME, &v)?),
-                "suppressed" => {
-                    p.draw_suppressed = match v.to_ascii_lowercase().as_str() {
-                        "drop" => false,
-                        "draw" => true,
-                        _ => return Err(AnonError::argument(Self::NAME, "suppressed", "is drop or draw")),
-                    }
-                }
-                _ => {
-                    return Err(AnonError::argument(
-                        Self::NAME,
-                        "options",
-                        format!("unknown option '{k}'; the options are seed= and suppressed=drop|draw"),
-                    ));
-                }
-            }
-        }
+        let o = OPTIONS.parse(&a.opt_str(3, "options")?.unwrap_or_default())?;
+        p.seed = o.seed();
+        let draw = |v: &str| crate::keyword::parse(&[(false, &["drop"]), (true, &["draw"])], v);
+        p.draw_suppressed = o.choice("suppressed", draw)?.unwrap_or(false);
         Ok(p)
     }
 

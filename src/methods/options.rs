@@ -226,11 +226,6 @@ impl Parsed {
         self.given.iter().find(|(s, _, _)| s.name == name).map(|(_, t, _)| t.as_str())
     }
 
-    /// Whether the call gave option `name`.
-    pub(crate) fn has(&self, name: &str) -> bool {
-        self.get(name).is_some()
-    }
-
     /// The names of the options the call gave, in its order.
     pub(crate) fn names(&self) -> impl Iterator<Item = &'static str> + '_ {
         self.given.iter().map(|(s, _, _)| s.name)
@@ -334,11 +329,6 @@ pub(crate) fn check_values(function: &str, key: &str, values: &[String]) -> Resu
         return Err(AnonError::argument(function, key, "needs distinct, non-empty values separated by '|'"));
     }
     Ok(())
-}
-
-/// A `seed=` value.
-pub(crate) fn seed(function: &str, value: &str) -> Result<u64> {
-    value.parse().map_err(|_| AnonError::argument(function, "seed", format!("'{value}' is not a non-negative integer")))
 }
 
 /// A `true|false` option: those two words only, so `yes`, `1` or a typo is an error rather

@@ -89,7 +89,12 @@ pub const TABLE_FUNCTIONS: &[FunctionDoc] = &[
     method::<synth_fn::Synthesize>(
         "differentially private synthetic records from a private tree of noisy marginals (MST), charged to the ledger",
     ),
-    doc("set_privacy_budget", ledger_fn::SIGNATURE, "set the epsilon (and delta) a table's DP releases may spend"),
+    with_options(
+        "set_privacy_budget",
+        ledger_fn::SIGNATURE,
+        &ledger_fn::OPTIONS,
+        "set the epsilon (and delta) a table's DP releases may spend",
+    ),
     doc("truthful_view", truthful_fn::SIGNATURE, "a counterfeit release without its counterfeit records"),
     doc("verify_release", verify_fn::SIGNATURE, "check a release against its privacy claims, one row per check"),
     doc("anon_metrics", metrics_fn::METRICS_SIG, "every information-loss metric that applies to a release"),

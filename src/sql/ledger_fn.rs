@@ -1,4 +1,4 @@
-//! `set_privacy_budget(table, epsilon [, 'delta=1e-6, force=true'])`: the total epsilon (and delta)
+//! `set_privacy_budget(table, epsilon [, 'delta=1e-6, force=true'])` ([`OPTIONS`]): the total epsilon (and delta)
 //! differentially private releases of a table's rows may spend. A budget is set once, lowered
 //! freely (not below what is spent) and raised only with `force`, which is recorded. Returns
 //! the account's rows of `anon_privacy_ledger`, the table of every budget and charge, kept in
@@ -13,6 +13,7 @@ use super::glue::session_context;
 use crate::dp::ledger::{Account, Charge, Ledger, LedgerRow, Reservation, account_of, fingerprint_udaf};
 use crate::error::{AnonError, Result};
 use crate::meta::TableMeta;
+use crate::methods::options::{Kind, Options, opt};
 use crate::numbers::significant;
 use crate::session::Registry;
 use crate::session::runtime::block_on_cancellable;
@@ -26,7 +27,7 @@ use datafusion::prelude::SessionContext;
 use std::sync::Arc;
 
 const F: &str = "set_privacy_budget";
-pub(super) const SIGNATURE: &str = "set_privacy_budget(table, epsilon [, 'delta=1e-6, force=true'])";
+pub(super) const SIGNATURE: &str = "set_privacy_budget(table, epsilon [, options])";
 
 pub(crate) fn register(ctx: &SessionContext, registry: Arc<Registry>) {
     super::glue::register_fn(ctx, &registry, F, set_budget);
@@ -71,33 +72,25 @@ fn read_columns<'a>(table: &str, meta: &'a TableMeta) -> Result<Vec<&'a str>> {
     Ok(columns)
 }
 
-/// `delta=` and `force=` from the options argument, parsed like every function's options
-/// (a key given twice is an error).
-fn options(opts: &str) -> Result<(f64, bool)> {
-    let (mut delta, mut force) = (0.0, false);
-    for (key, value) in crate::methods::options::pairs(F, opts)? {
-        match key.as_str() {
-            "delta" => {
-                delta =
-                    value.parse().map_err(|_| AnonError::argument(F, "delta", format!("'{value}' is not a number")))?;
-            }
-            "force" => force = crate::methods::options::flag(F, &key, &value)?,
-            other => {
-                return Err(AnonError::argument(
-                    F,
-                    "options",
-                    format!("unknown option '{other}' (delta=<number>, force=true)"),
-                ));
-            }
-        }
-    }
-    Ok((delta, force))
-}
+/// `set_privacy_budget`'s options.
+pub(super) const OPTIONS: Options = Options {
+    function: F,
+    specs: &[
+        opt(
+            "delta",
+            Kind::Float { min: 0.0, max: 1.0 },
+            "0",
+            "the total delta, in [0, 1), the table's (epsilon, delta) releases may spend",
+        ),
+        opt("force", Kind::Flag, "false", "raise a budget already set (recorded in the ledger)"),
+    ],
+};
 
 fn set_budget(registry: &Registry, args: TableFunctionArgs) -> datafusion::error::Result<Arc<dyn TableProvider>> {
-    let a = Args::new(F, SIGNATURE, args.exprs(), 2, 3)?;
+    let a = Args::with_options(F, SIGNATURE, Some(&OPTIONS), args.exprs(), 2, 3)?;
     let (table, epsilon) = (a.str(0, "table")?, a.f64(1, "epsilon")?);
-    let (delta, force) = options(&a.opt_str(2, "options")?.unwrap_or_default())?;
+    let options = OPTIONS.parse(&a.opt_str(2, "options")?.unwrap_or_default())?;
+    let (delta, force) = (options.float("delta").unwrap_or(0.0), options.flag("force").unwrap_or(false));
     super::explain::refuse_when_planning_only(F)?;
     let ctx = session_context(&args)?;
     if !ctx.table_exist(table.as_str())? {

@@ -65,13 +65,24 @@ pub const TABLE_FUNCTIONS: &[FunctionDoc] = &[
         plan_fn::SIGNATURE,
         "declare the public plan ipa_release uses on a table (an adaptive partition)",
     ),
-    doc("load_hierarchy", hierarchies::LOAD_SIG, "attach a generalization hierarchy from an ARX-format file"),
+    with_options(
+        "load_hierarchy",
+        hierarchies::LOAD_SIG,
+        &hierarchies::LOAD_OPTIONS,
+        "attach a generalization hierarchy from an ARX-format file",
+    ),
     doc("hierarchy_from_table", hierarchies::FROM_TABLE_SIG, "attach a generalization hierarchy from a table"),
     doc("interval_hierarchy", hierarchies::INTERVALS_SIG, "attach numeric bands as a column's hierarchy"),
-    doc("flat_hierarchy", hierarchies::FLAT_SIG, "attach a one-level hierarchy: every value under *"),
-    doc(
+    with_options(
+        "flat_hierarchy",
+        hierarchies::FLAT_SIG,
+        &hierarchies::FLAT_OPTIONS,
+        "attach a one-level hierarchy: every value under *",
+    ),
+    with_options(
         "masking_hierarchy",
         hierarchies::MASKING_SIG,
+        &hierarchies::MASKING_OPTIONS,
         "attach a character-masking hierarchy (02139 -> 0213* -> ... -> *)",
     ),
     doc("date_hierarchy", hierarchies::DATES_SIG, "attach day -> month -> year -> decade -> * to a date column"),

@@ -42,7 +42,7 @@ use crate::hierarchy::{
     masked_domain, masking_hierarchy, parse_widths, widths_hierarchy,
 };
 use crate::meta::Role;
-use crate::methods::options;
+use crate::methods::options::{Kind, Options, opt};
 use crate::session::Registry;
 use crate::session::runtime::block_on;
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, StringArray};
@@ -72,14 +72,13 @@ struct HierarchyFn {
     name: &'static str,
 }
 
-pub(super) const LOAD_SIG: &str = "load_hierarchy(table, column, path | 'bundled:icd9' [, kind | \
-                                   'kind=..., unknown_codes=error|parent|suppress, extra_codes=a|b'])";
+pub(super) const LOAD_SIG: &str = "load_hierarchy(table, column, path | 'bundled:icd9' [, kind | options])";
 pub(super) const FROM_TABLE_SIG: &str = "hierarchy_from_table(table, column, hierarchy_table [, kind])";
 pub(super) const INTERVALS_SIG: &str = "interval_hierarchy(table, column, 'w1,w2,...,*' [, min, max])";
 pub(super) const SHOW_SIG: &str = "hierarchy(table, column)";
 pub(super) const NODES_SIG: &str = "hierarchy_nodes(table, column)";
-pub(super) const FLAT_SIG: &str = "flat_hierarchy(table, column [, 'values=a|b|c'])";
-pub(super) const MASKING_SIG: &str = "masking_hierarchy(table, column [, 'right'|'left' [, step [, 'length=5, alphabet=digits|upper|lower|alnum|<chars>']]])";
+pub(super) const FLAT_SIG: &str = "flat_hierarchy(table, column [, options])";
+pub(super) const MASKING_SIG: &str = "masking_hierarchy(table, column [, 'right'|'left' [, step [, options]]])";
 pub(super) const DATES_SIG: &str = "date_hierarchy(table, column [, from, to])";
 
 pub(crate) fn register(ctx: &SessionContext, registry: Arc<Registry>) {
@@ -107,7 +106,7 @@ impl TableFunctionImpl for HierarchyFn {
         }
         let h = match self.op {
             Op::LoadFile => {
-                let a = Args::new("load_hierarchy", LOAD_SIG, e, 3, 4)?;
+                let a = Args::with_options("load_hierarchy", LOAD_SIG, Some(&LOAD_OPTIONS), e, 3, 4)?;
                 let (table, column) = (a.str(0, "table")?, a.str(1, "column")?);
                 let path = a.str(2, "path")?;
                 let (kind, unknown, extra) = load_options(a.opt_str(3, "options")?.as_deref())?;
@@ -181,7 +180,7 @@ impl TableFunctionImpl for HierarchyFn {
                 self.install(&ctx, &table, &column, h)?
             }
             Op::Flat => {
-                let a = Args::new("flat_hierarchy", FLAT_SIG, e, 2, 3)?;
+                let a = Args::with_options("flat_hierarchy", FLAT_SIG, Some(&FLAT_OPTIONS), e, 2, 3)?;
                 let (table, column) = (a.str(0, "table")?, a.str(1, "column")?);
                 let values = declared_values(a.opt_str(2, "options")?.as_deref())?;
                 let h = match values {
@@ -194,7 +193,7 @@ impl TableFunctionImpl for HierarchyFn {
                 self.install(&ctx, &table, &column, h)?
             }
             Op::Masking => {
-                let a = Args::new("masking_hierarchy", MASKING_SIG, e, 2, 5)?;
+                let a = Args::with_options("masking_hierarchy", MASKING_SIG, Some(&MASKING_OPTIONS), e, 2, 5)?;
                 let (table, column) = (a.str(0, "table")?, a.str(1, "column")?);
                 let from = a.opt_str(2, "from")?.unwrap_or_else(|| "right".into());
                 let from = MaskFrom::parse(&from).ok_or_else(|| {
@@ -323,6 +322,41 @@ enum Unknown {
     Suppress,
 }
 
+/// `load_hierarchy`'s options.
+pub(super) const LOAD_OPTIONS: Options = Options {
+    function: "load_hierarchy",
+    specs: &[
+        opt("kind", Kind::Text("numeric|categorical"), "from the column's type", "how the file's leaves are read"),
+        opt(
+            "unknown_codes",
+            Kind::Choice(&["error", "parent", "suppress"]),
+            "error",
+            "a code outside the hierarchy is an error, a leaf under its category, or dropped from its record",
+        ),
+        opt("extra_codes", Kind::List, "", "codes declared as leaves beside the hierarchy's"),
+    ],
+};
+
+/// `flat_hierarchy`'s options.
+pub(super) const FLAT_OPTIONS: Options = Options {
+    function: "flat_hierarchy",
+    specs: &[opt("values", Kind::List, "the column's own values", "the declared leaves")],
+};
+
+/// `masking_hierarchy`'s options: the declared domain, both or neither.
+pub(super) const MASKING_OPTIONS: Options = Options {
+    function: "masking_hierarchy",
+    specs: &[
+        opt("length", Kind::Int { min: 0, max: u64::MAX }, "", "the codes' number of characters"),
+        opt(
+            "alphabet",
+            Kind::Text("digits|upper|lower|alnum|<chars>"),
+            "",
+            "the codes' characters (with length=; without both, the column's own codes)",
+        ),
+    ],
+};
+
 /// `load_hierarchy`'s 4th argument: a bare kind, or options. Returns the kind, what to do
 /// with codes outside the hierarchy, and the declared extra codes (`extra_codes=a|b`).
 fn load_options(arg: Option<&str>) -> Result<(Option<String>, Unknown, Option<Vec<String>>)> {
@@ -330,58 +364,29 @@ fn load_options(arg: Option<&str>) -> Result<(Option<String>, Unknown, Option<Ve
     if !arg.contains('=') {
         return Ok((Some(arg.to_string()), Unknown::Error, None));
     }
-    let (mut kind, mut unknown, mut extra) = (None, Unknown::Error, None);
-    for part in arg.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let bad = || AnonError::argument("load_hierarchy", "options", format!("'{part}' (usage: {LOAD_SIG})"));
-        let (key, value) = part.split_once('=').ok_or_else(bad)?;
-        match (key.trim(), value.trim()) {
-            ("kind", v) => kind = Some(v.to_string()),
-            ("unknown_codes", "error") => unknown = Unknown::Error,
-            ("unknown_codes", "parent") => unknown = Unknown::Parent,
-            ("unknown_codes", "suppress") => unknown = Unknown::Suppress,
-            ("extra_codes", v) => extra = Some(options::values("load_hierarchy", "extra_codes", v)?),
-            _ => return Err(bad()),
-        }
-    }
-    Ok((kind, unknown, extra))
+    let o = LOAD_OPTIONS.parse(arg)?;
+    let unknown = |v: &str| match v {
+        "error" => Some(Unknown::Error),
+        "parent" => Some(Unknown::Parent),
+        "suppress" => Some(Unknown::Suppress),
+        _ => None,
+    };
+    let unknown = o.choice("unknown_codes", unknown)?.unwrap_or(Unknown::Error);
+    Ok((o.text("kind").map(str::to_string), unknown, o.list("extra_codes")))
 }
 
 /// `flat_hierarchy`'s options: the declared leaves (`values=a|b|c`), if given.
 fn declared_values(options: Option<&str>) -> Result<Option<Vec<Option<String>>>> {
-    const F: &str = "flat_hierarchy";
-    let mut values = None;
-    for (key, value) in options::pairs(F, options.unwrap_or_default())? {
-        match key.as_str() {
-            "values" => values = Some(options::values(F, "values", &value)?.into_iter().map(Some).collect()),
-            other => return Err(AnonError::argument(F, "options", format!("unknown option '{other}' (values=a|b|c)"))),
-        }
-    }
-    Ok(values)
+    let o = FLAT_OPTIONS.parse(options.unwrap_or_default())?;
+    Ok(o.list("values").map(|v| v.into_iter().map(Some).collect()))
 }
 
 /// `masking_hierarchy`'s options: the declared domain (`length=`, `alphabet=`, both or neither).
 fn masking_domain(options: Option<&str>) -> Result<Option<Vec<Option<String>>>> {
     const F: &str = "masking_hierarchy";
-    let (mut length, mut alphabet) = (None, None);
-    for (key, value) in options::pairs(F, options.unwrap_or_default())? {
-        match key.as_str() {
-            "length" => {
-                length = Some(value.parse::<usize>().map_err(|_| {
-                    AnonError::argument(F, "length", format!("'{value}' is not a number of characters"))
-                })?)
-            }
-            "alphabet" => alphabet = Some(value),
-            other => {
-                return Err(AnonError::argument(
-                    F,
-                    "options",
-                    format!("unknown option '{other}' (length=, alphabet=)"),
-                ));
-            }
-        }
-    }
-    match (length, alphabet) {
-        (Some(n), Some(a)) => Ok(Some(masked_domain(F, n, &a)?)),
+    let o = MASKING_OPTIONS.parse(options.unwrap_or_default())?;
+    match (o.int("length"), o.text("alphabet")) {
+        (Some(n), Some(a)) => Ok(Some(masked_domain(F, usize::try_from(n).unwrap_or(usize::MAX), a)?)),
         (None, None) => Ok(None),
         _ => Err(AnonError::argument(F, "options", "a declared domain needs both length= and alphabet=")),
     }

@@ -60,9 +60,10 @@ pub const TABLE_FUNCTIONS: &[FunctionDoc] = &[
         "register ArtUC utility constraints for your table: demographic bands x code sets",
     ),
     doc("declare_roles", roles::SIGNATURE, "declare each column's role (identifier, quasi-identifier, sensitive, ...)"),
-    doc(
+    with_options(
         "declare_release_plan",
         plan_fn::SIGNATURE,
+        &plan_fn::OPTIONS,
         "declare the public plan ipa_release uses on a table (an adaptive partition)",
     ),
     with_options(

@@ -7,7 +7,8 @@ use super::args::Args;
 use super::glue::mem_table;
 use crate::error::{AnonError, Result};
 use crate::methods::ipa::adaptive::AdaptiveConfig;
-use crate::methods::options;
+use crate::methods::ipa::call::{COARSE, FLOOR, PARTITION, ROOT, SELECTION, STEPS, THETA};
+use crate::methods::options::Options;
 use crate::session::Registry;
 use datafusion::arrow::array::{ArrayRef, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
@@ -17,11 +18,11 @@ use datafusion::prelude::SessionContext;
 use std::sync::Arc;
 
 const F: &str = "declare_release_plan";
-pub(super) const SIGNATURE: &str = "declare_release_plan(table, 'partition=adaptive, root=1:0:5:2:0, \
-                                     steps=length_of_stay:3|location:0, theta=1000, coarse=0.5, selection=0.1, floor=2')";
+pub(super) const SIGNATURE: &str = "declare_release_plan(table, options)";
 
-/// The options a plan may hold: public parameters of the release, nothing per call.
-const PLAN_KEYS: [&str; 7] = ["partition", "root", "steps", "theta", "coarse", "selection", "floor"];
+/// The options a plan may hold: `ipa_release`'s public parameters of the release, nothing per call.
+pub(super) const OPTIONS: Options =
+    Options { function: F, specs: &[PARTITION, ROOT, STEPS, THETA, COARSE, SELECTION, FLOOR] };
 
 pub(crate) fn register(ctx: &SessionContext, registry: Arc<Registry>) {
     super::glue::register_fn(ctx, &registry, F, declare_plan);
@@ -30,15 +31,7 @@ pub(crate) fn register(ctx: &SessionContext, registry: Arc<Registry>) {
 /// Check a plan against the table's quasi-identifiers: only plan options, an adaptive
 /// partition whose root has one level per quasi-identifier and whose steps name them.
 pub(crate) fn check_plan(qis: &[&str], text: &str) -> Result<()> {
-    for (key, _) in options::pairs(F, text)? {
-        if !PLAN_KEYS.contains(&key.as_str()) {
-            return Err(AnonError::argument(
-                F,
-                "plan",
-                format!("'{key}' cannot be declared (a plan holds {})", PLAN_KEYS.join(", ")),
-            ));
-        }
-    }
+    OPTIONS.parse(text)?;
     let c = AdaptiveConfig::from_options(1.0, text)?;
     if c.root.len() != qis.len() {
         return Err(AnonError::argument(
@@ -58,7 +51,7 @@ pub(crate) fn check_plan(qis: &[&str], text: &str) -> Result<()> {
 }
 
 fn declare_plan(registry: &Registry, args: TableFunctionArgs) -> datafusion::error::Result<Arc<dyn TableProvider>> {
-    let a = Args::new(F, SIGNATURE, args.exprs(), 2, 2)?;
+    let a = Args::with_options(F, SIGNATURE, Some(&OPTIONS), args.exprs(), 2, 2)?;
     let table = a.str(0, "table")?;
     let text = a.str(1, "plan")?;
     let meta = registry.require(&table)?;

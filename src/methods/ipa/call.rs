@@ -26,6 +26,31 @@ use datafusion::prelude::SessionContext;
 /// (an adaptive partition) is the default partition.
 pub const DEFAULT_GUARANTEE: Guarantee = Guarantee::Pure;
 
+// The plan options (`declare_release_plan` declares them too).
+pub(crate) const PARTITION: OptionSpec = opt(
+    "partition",
+    Kind::Choice(&["node", "adaptive"]),
+    "the declared plan, else adaptive",
+    "one lattice node chosen privately, or an adaptive partition (pure)",
+);
+pub(crate) const ROOT: OptionSpec =
+    opt("root", Kind::Text("1:0:5:2:0"), "", "partition=adaptive: the root node's levels");
+pub(crate) const STEPS: OptionSpec =
+    opt("steps", Kind::Text("location:1|location:0"), "", "partition=adaptive: the refinement steps");
+pub(crate) const THETA: OptionSpec =
+    opt("theta", Kind::Text("1000"), "1000", "partition=adaptive: the refinement threshold, or one per step");
+pub(crate) const COARSE: OptionSpec = opt(
+    "coarse",
+    Kind::Float { min: 0.0, max: 1.0 },
+    "0.5",
+    "partition=adaptive: epsilon's share for the coarse level",
+);
+pub(crate) const SELECTION: OptionSpec = opt(
+    "selection",
+    Kind::Float { min: 0.0, max: 1.0 },
+    "0.2 (adaptive 0.1)",
+    "epsilon's share for choosing the node or the partition",
+);
 const DELTA: OptionSpec = opt(
     "delta",
     Kind::Float { min: 0.0, max: 1.0 },
@@ -34,7 +59,7 @@ const DELTA: OptionSpec = opt(
 );
 const VALUES: OptionSpec =
     opt("values", Kind::List, "", "the informative attribute's declared domain, when its column has no hierarchy");
-const FLOOR: OptionSpec = opt(
+pub(crate) const FLOOR: OptionSpec = opt(
     "floor",
     Kind::Int { min: 1, max: 1_000_000 },
     "",
@@ -67,27 +92,12 @@ pub(crate) const IPA_OPTIONS: Options = Options {
         ),
         DELTA,
         VALUES,
-        opt(
-            "partition",
-            Kind::Choice(&["node", "adaptive"]),
-            "the declared plan, else adaptive",
-            "one lattice node chosen privately, or an adaptive partition (pure)",
-        ),
-        opt("root", Kind::Text("1:0:5:2:0"), "", "partition=adaptive: the root node's levels"),
-        opt("steps", Kind::Text("location:1|location:0"), "", "partition=adaptive: the refinement steps"),
-        opt("theta", Kind::Text("1000"), "1000", "partition=adaptive: the refinement threshold, or one per step"),
-        opt(
-            "coarse",
-            Kind::Float { min: 0.0, max: 1.0 },
-            "0.5",
-            "partition=adaptive: epsilon's share for the coarse level",
-        ),
-        opt(
-            "selection",
-            Kind::Float { min: 0.0, max: 1.0 },
-            "0.2 (adaptive 0.1)",
-            "epsilon's share for choosing the node or the partition",
-        ),
+        PARTITION,
+        ROOT,
+        STEPS,
+        THETA,
+        COARSE,
+        SELECTION,
         opt(
             "noise_weight",
             Kind::Float { min: 0.0, max: f64::INFINITY },

@@ -340,3 +340,59 @@ pub(crate) fn flag(function: &str, key: &str, value: &str) -> Result<bool> {
         _ => Err(AnonError::argument(function, key, "must be true or false")),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const OPTS: Options = Options {
+        function: "f",
+        specs: &[
+            opt("n", Kind::Int { min: 1, max: 9 }, "1", "a count"),
+            opt("p", Kind::Percent { none: true }, "10%", "a limit"),
+            opt("x", Kind::Float { min: 0.0, max: 1.0 }, "", "a share"),
+            opt("mode", Kind::Choice(&["a", "b"]), "a", "a mode").alias(&["m"]),
+            SEED,
+            opt("old", Kind::Removed("was replaced by n"), "", ""),
+        ],
+    };
+
+    #[test]
+    fn values_are_read_as_declared_under_any_alias() {
+        let o = OPTS.parse("N=3, p=5%, x=0.25, m=B, seed=7").unwrap();
+        assert_eq!(
+            (o.int("n"), o.percent("p"), o.float("x"), o.seed()),
+            (Some(3), Some(Some(5.0)), Some(0.25), Some(7))
+        );
+        let mode = |v: &str| crate::keyword::parse(&[(1, &["a"]), (2, &["b"])], v);
+        assert_eq!(o.choice("mode", mode).unwrap(), Some(2));
+        assert_eq!(OPTS.parse("p=none").unwrap().percent("p"), Some(None));
+        assert_eq!(OPTS.parse("").unwrap().int("n"), None);
+    }
+
+    #[test]
+    fn errors_name_the_option_and_never_the_value() {
+        for (text, needle) in [
+            ("n=10", "'n': must be an integer in [1, 9]"),
+            ("p=101", "'p': must be a percentage in [0, 100] or none"),
+            ("x=nan", "'x': must be a number in [0, 1]"),
+            ("seed=-1", "'seed': must be a non-negative integer"),
+            ("old=5", "'old': was replaced by n"),
+            ("n=1, N=2", "option 'n' is given more than once"),
+            ("m=a, mode=b", "option 'mode' is given more than once"),
+            ("colour=red", "unknown option 'colour' (valid: n, p, x, mode, seed)"),
+        ] {
+            let e = OPTS.parse(text).unwrap_err().to_string();
+            assert!(e.contains(needle), "{text}: {e}");
+        }
+        let e = OPTS.parse("mode=c").unwrap().choice("mode", |_| None::<u8>).unwrap_err().to_string();
+        assert!(e.contains("'mode': must be one of a, b") && !e.contains("'c'"), "{e}");
+    }
+
+    #[test]
+    fn usage_and_doc_come_from_the_declaration() {
+        assert_eq!(OPTS.usage(), "n=1, p=10%, x=x, mode=a|b, seed=42");
+        assert_eq!(OPTS.signature("f(t [, options])"), "f(t [, 'n=1, p=10%, x=x, mode=a|b, seed=42'])");
+        assert_eq!(OPTS.doc_lines()[0], "n: an integer in [1, 9]; default 1. a count");
+    }
+}

@@ -18,10 +18,10 @@ use super::report::Value::{self, *};
 use super::report::seeded;
 use crate::error::{AnonError, Result};
 use crate::methods::artuc::variant::SQL_OPTIONS;
-use crate::methods::options::Options;
 use crate::methods::artuc::{
     ArtucConfig, KmConfig, Measures, Source, Trajectory, Variant, call as artuc_call, release,
 };
+use crate::methods::options::Options;
 use datafusion::arrow::array::{ArrayRef, Float64Array, Int64Array, RecordBatch};
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use datafusion::catalog::TableProvider;

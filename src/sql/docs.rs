@@ -127,6 +127,7 @@ pub const TABLE_FUNCTIONS: &[FunctionDoc] = &[
 #[cfg(test)]
 mod tests {
     use super::TABLE_FUNCTIONS;
+    use crate::methods::options::{Kind, OptionSpec};
 
     #[test]
     fn every_registered_function_is_listed_once() {
@@ -138,6 +139,59 @@ mod tests {
         assert_eq!(listed, registered);
         for d in TABLE_FUNCTIONS {
             assert!(d.signature.starts_with(&format!("{}(", d.name)), "{}: {}", d.name, d.signature);
+        }
+    }
+
+    /// A value of `spec`'s kind outside what it accepts, when its declaration alone rules it out.
+    fn out_of_range(spec: &OptionSpec) -> Option<String> {
+        Some(match spec.kind {
+            Kind::Int { min, .. } if min > 0 => (min - 1).to_string(),
+            Kind::Int { max, .. } if max < u64::MAX => (max as u128 + 1).to_string(),
+            Kind::Int { .. } | Kind::Seed => "-7".into(),
+            Kind::Float { min, .. } if min.is_finite() => (min - 0.5).to_string(),
+            Kind::Float { max, .. } => (max + 0.5).to_string(),
+            Kind::Percent { .. } => "100.5%".into(),
+            Kind::Flag => "maybe".into(),
+            // A declared domain may hold a patient's value: the error must not repeat it.
+            Kind::List => "Smith|Smith".into(),
+            Kind::Choice(_) | Kind::Text(_) | Kind::Removed(_) => return None,
+        })
+    }
+
+    /// Every declared option of every function is in its usage line and its `\df` lines, and
+    /// the parser made from the declaration refuses an unknown key (listing every option) and a
+    /// value out of range (naming the option, never echoing the value).
+    #[test]
+    fn every_declared_option_is_documented_and_checked() {
+        let declared: Vec<_> = TABLE_FUNCTIONS.iter().filter_map(|d| d.options.map(|o| (d, o))).collect();
+        assert!(declared.len() >= 15, "{} functions declare options", declared.len());
+        for (d, options) in declared {
+            assert_eq!(options.function, d.name);
+            let (usage, lines) = (d.usage(), d.option_lines());
+            assert!(!usage.contains("options"), "{}: the usage line keeps its placeholder: {usage}", d.name);
+            let shown: Vec<_> = options.specs.iter().filter(|s| !matches!(s.kind, Kind::Removed(_))).collect();
+            assert_eq!(lines.len(), shown.len(), "{}", d.name);
+            for spec in &shown {
+                assert!(usage.contains(&format!("{}=", spec.name)), "{}: {} not in {usage}", d.name, spec.name);
+                assert!(lines.iter().any(|l| l.starts_with(&format!("{}: ", spec.name))), "{}: {}", d.name, spec.name);
+                assert!(!spec.doc.is_empty(), "{}: {} has no doc", d.name, spec.name);
+            }
+            let e = options.parse("no_such_option=1").unwrap_err().to_string();
+            assert!(e.contains("unknown option 'no_such_option'"), "{e}");
+            assert!(shown.iter().all(|s| e.contains(s.name)), "{}: {e}", d.name);
+            let mut checked = 0;
+            for spec in options.specs {
+                let Some(bad) = out_of_range(spec) else { continue };
+                let e = options.parse(&format!("{}={bad}", spec.name)).unwrap_err().to_string();
+                assert!(e.contains(&format!("argument '{}'", spec.name)), "{}: {e}", d.name);
+                assert!(
+                    !e.contains(&format!("'{bad}'")) && !e.contains("Smith"),
+                    "{}: the value is echoed: {e}",
+                    d.name
+                );
+                checked += 1;
+            }
+            assert!(checked > 0, "{}: no option with a declared range", d.name);
         }
     }
 }

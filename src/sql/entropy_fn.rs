@@ -8,8 +8,8 @@ use super::glue::mem_table;
 use super::method::{Call, MethodSpec, Outputs};
 use super::report::{Value::*, seeded};
 use crate::error::Result;
-use crate::methods::options::Options;
 use crate::methods::entropy::{EntropyConfig, anonymize};
+use crate::methods::options::Options;
 use crate::session::runtime::block_on_cancellable;
 
 #[derive(Debug)]

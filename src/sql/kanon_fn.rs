@@ -9,8 +9,8 @@ use super::output;
 use super::report::Value::*;
 use crate::error::{AnonError, Result};
 use crate::methods::PassTimes;
-use crate::methods::options::Options;
 use crate::methods::kanon::{KanonConfig, anonymize, describe_node};
+use crate::methods::options::Options;
 use crate::session::runtime::block_on_cancellable;
 use std::time::Instant;
 

@@ -13,8 +13,8 @@ use super::method::{Call, MethodSpec, Outputs};
 use super::report::Value::*;
 use super::report::seeded;
 use crate::error::{AnonError, Result};
-use crate::methods::options::Options;
 use crate::methods::artuc::{RtTable, release};
+use crate::methods::options::Options;
 use crate::methods::rmr::{RmrConfig, rmr};
 
 const F: &str = "rmr";

@@ -56,7 +56,11 @@ impl Variant {
     pub(crate) fn of(o: &Parsed) -> Result<Variant> {
         let words = |v: &str| {
             crate::keyword::parse(
-                &[(Variant::Artuc, &["artuc"]), (Variant::Anytime(None), &["anytime"]), (Variant::Baseline, &["baseline"])],
+                &[
+                    (Variant::Artuc, &["artuc"]),
+                    (Variant::Anytime(None), &["anytime"]),
+                    (Variant::Baseline, &["baseline"]),
+                ],
                 v,
             )
         };

@@ -50,7 +50,12 @@ pub(crate) const OPTIONS: Options = Options {
             "auto",
             "optimal search, heuristic, or heuristic above max_nodes nodes",
         ),
-        opt("max_nodes", Kind::Int { min: 0, max: u64::MAX }, "100000", "largest lattice search=auto searches optimally"),
+        opt(
+            "max_nodes",
+            Kind::Int { min: 0, max: u64::MAX },
+            "100000",
+            "largest lattice search=auto searches optimally",
+        ),
         opt("max_checks", Kind::Int { min: 1, max: u64::MAX }, "", "the heuristic's budget in node checks"),
         // Replaced: a wall-clock budget made the release depend on the machine's load. Refused
         // rather than converted, since no rate of checks per millisecond holds on every machine.

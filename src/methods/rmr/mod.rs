@@ -32,8 +32,8 @@
 //! and checked by `verify_release` like ArtUC's.
 
 use super::artuc::formation::form_group_cancellable;
-use super::artuc::{PICK, WEIGHTS};
 use super::artuc::{AnonCluster, ArtucResult, Cluster, KmConfig, Measures, RtTable, check_weights, gendiag};
+use super::artuc::{PICK, WEIGHTS};
 use crate::error::{AnonError, Result};
 use crate::methods::options::{Options, SEED};
 use crate::progress::Progress;

@@ -160,8 +160,26 @@ impl Options {
     /// Read `text` against the declaration: every key declared (else an error listing the
     /// valid ones), every value of its kind and in its range.
     pub(crate) fn parse(&self, text: &str) -> Result<Parsed> {
+        self.read(pairs(self.function, text)?)
+    }
+
+    /// [`Options::parse`] for options whose values are comma lists (`ncp_weights=age:0.5,sex:0.5`):
+    /// a part without `=` continues the value before it.
+    pub(crate) fn parse_lists(&self, text: &str) -> Result<Parsed> {
+        let mut parts: Vec<(String, String)> = Vec::new();
+        for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            match (part.split_once('='), parts.last_mut()) {
+                (Some((k, v)), _) => parts.push((k.trim().to_ascii_lowercase(), v.trim().to_string())),
+                (None, Some(last)) => last.1 = format!("{},{part}", last.1),
+                (None, None) => return Err(not_a_pair(self.function, part)),
+            }
+        }
+        self.read(parts)
+    }
+
+    fn read(&self, pairs: Vec<(String, String)>) -> Result<Parsed> {
         let mut given = Vec::new();
-        for (key, value) in pairs(self.function, text)? {
+        for (key, value) in pairs {
             let spec = self.specs.iter().find(|s| s.answers(&key)).ok_or_else(|| self.unknown(&key))?;
             if given.iter().any(|(s, _, _): &(&OptionSpec, String, Value)| s.name == spec.name) {
                 return Err(AnonError::argument(
@@ -194,6 +212,11 @@ impl Options {
     /// `signature` with its `options` placeholder replaced by the quoted usage line.
     pub(crate) fn signature(&self, signature: &str) -> String {
         signature.replacen("options", &format!("'{}'", self.usage()), 1)
+    }
+
+    /// A function's usage line: `signature`, with the options filled in when it declares them.
+    pub(crate) fn usage_of(signature: &str, options: Option<&Options>) -> String {
+        options.map_or_else(|| signature.to_string(), |o| o.signature(signature))
     }
 
     /// One line per option for `\df`: name, values, default and what it does.
@@ -303,9 +326,7 @@ fn unreachable_kind<T>(name: &str, value: &Value) -> Option<T> {
 pub(crate) fn pairs(function: &str, options: &str) -> Result<Vec<(String, String)>> {
     let mut out: Vec<(String, String)> = Vec::new();
     for part in options.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let (k, v) = part.split_once('=').ok_or_else(|| {
-            AnonError::argument(function, "options", format!("'{part}' is not of the form key=value"))
-        })?;
+        let (k, v) = part.split_once('=').ok_or_else(|| not_a_pair(function, part))?;
         let key = k.trim().to_ascii_lowercase();
         if out.iter().any(|(seen, _)| *seen == key) {
             return Err(AnonError::argument(function, "options", format!("option '{key}' is given more than once")));
@@ -313,6 +334,10 @@ pub(crate) fn pairs(function: &str, options: &str) -> Result<Vec<(String, String
         out.push((key, v.trim().to_string()));
     }
     Ok(out)
+}
+
+fn not_a_pair(function: &str, part: &str) -> AnonError {
+    AnonError::argument(function, "options", format!("'{part}' is not of the form key=value"))
 }
 
 /// A declared `a|b|c` list (`values=`, `extra_codes=`), split and checked with [`check_values`].

@@ -8,6 +8,7 @@ use super::{Decoded, Inputs, Metric, compute_all, decode_catalog, decode_weighte
 use crate::encode::{encode_column, frequency_table};
 use crate::error::{AnonError, Result};
 use crate::meta::{Role, TableMeta};
+use crate::methods::options::{Kind, OptionSpec, Options, opt};
 use crate::release::columns::int_values;
 use datafusion::arrow::array::ArrayRef;
 use datafusion::functions_aggregate::expr_fn::count;
@@ -155,31 +156,32 @@ pub(crate) struct MetricOptions {
     pub(crate) marginal_levels: Vec<(String, usize)>,
 }
 
-pub(crate) fn metric_options(function: &'static str, meta: &TableMeta, options: &str) -> Result<MetricOptions> {
-    let err = |m: String| AnonError::argument(function, "options", m);
-    let mut parts: Vec<(String, String)> = Vec::new();
-    for part in options.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        if let Some((k, v)) = part.split_once('=') {
-            parts.push((k.trim().to_ascii_lowercase(), v.trim().to_string()));
-            continue;
-        }
-        match parts.last_mut() {
-            Some(last) => last.1 = format!("{},{part}", last.1),
-            None => return Err(err(format!("'{part}' is not of the form key=value"))),
-        }
-    }
-    let mut out = MetricOptions { function, ncp_weights: None, marginal_levels: Vec::new() };
-    for (k, v) in &parts {
-        if parts.iter().filter(|(seen, _)| seen == k).count() > 1 {
-            return Err(err(format!("option '{k}' is given more than once")));
-        }
-        match k.as_str() {
-            "ncp_weights" => out.ncp_weights = Some(ncp_weights(function, meta, v)?),
-            "marginal_levels" => out.marginal_levels = super::marginals::parse_levels(function, v)?,
-            _ => return Err(err(format!("unknown option '{k}'; the options are ncp_weights= and marginal_levels="))),
-        }
-    }
-    Ok(out)
+const NCP_WEIGHTS: OptionSpec = opt(
+    "ncp_weights",
+    Kind::Text("a:w,..."),
+    "1/l each",
+    "the weights w_i of ArtUC Def. 4: one per quasi-identifier, every one given",
+);
+const MARGINAL_LEVELS: OptionSpec = opt(
+    "marginal_levels",
+    Kind::Text("a:level,..."),
+    "numeric: the first level above the leaves; categorical: the leaves",
+    "the hierarchy level whose nodes bin each attribute in the two-way-marginal score",
+);
+/// `anon_metrics`' and `metric_value`'s options.
+pub(crate) const METRICS_OPTIONS: Options =
+    Options { function: "anon_metrics", specs: &[NCP_WEIGHTS, MARGINAL_LEVELS] };
+pub(crate) const VALUE_OPTIONS: Options = Options { function: "metric_value", specs: &[NCP_WEIGHTS, MARGINAL_LEVELS] };
+
+pub(crate) fn metric_options(options: &'static Options, meta: &TableMeta, text: &str) -> Result<MetricOptions> {
+    let function = options.function;
+    let o = options.parse_lists(text)?;
+    let ncp_weights = o.text("ncp_weights").map(|v| ncp_weights(function, meta, v)).transpose()?;
+    let marginal_levels = match o.text("marginal_levels") {
+        Some(v) => super::marginals::parse_levels(function, v)?,
+        None => Vec::new(),
+    };
+    Ok(MetricOptions { function, ncp_weights, marginal_levels })
 }
 
 /// `age:0.5,sex:0.25,zip:0.25` → one weight per quasi-identifier, in declaration order; every

@@ -49,7 +49,7 @@ impl<'a> Args<'a> {
 
     /// The signature with the declared options filled in.
     fn usage(&self) -> String {
-        self.options.map_or_else(|| self.signature.to_string(), |o| o.signature(self.signature))
+        Options::usage_of(self.signature, self.options)
     }
 
     pub(crate) fn function(&self) -> &'static str {

@@ -3,16 +3,14 @@
 //! `metric_value(original, release, 'lm' [, catalog])`: one metric as a one-row table.
 //!
 //! Roles and hierarchies come from the ORIGINAL table's declarations; the release is decoded
-//! against them (src/metrics/decode.rs). Options: `ncp_weights=age:0.5,sex:0.25,zip:0.25`, the
-//! weights w_i of ArtUC Def. 4 (default 1/l each); `marginal_levels=age:2,location:1`, the
-//! hierarchy level whose nodes bin each attribute in the two-way-marginal score. The metrics
-//! themselves are in src/metrics/.
+//! against them (src/metrics/decode.rs). Options: [`METRICS_OPTIONS`] (`ncp_weights=`,
+//! `marginal_levels=`). The metrics themselves are in src/metrics/.
 
 use super::args::Args;
 use super::glue::session_context;
 use super::report::{Column::*, table};
 use crate::error::{AnonError, Result};
-use crate::metrics::read::{self, measure};
+use crate::metrics::read::{self, METRICS_OPTIONS, VALUE_OPTIONS, measure};
 use crate::metrics::{Metric, marginals};
 use crate::session::Registry;
 use crate::session::runtime::block_on;
@@ -20,9 +18,8 @@ use datafusion::catalog::{TableFunctionArgs, TableProvider};
 use datafusion::prelude::SessionContext;
 use std::sync::Arc;
 
-pub(super) const METRICS_SIG: &str =
-    "anon_metrics(original, release [, catalog [, 'ncp_weights=a:w,..., marginal_levels=a:level,...']])";
-pub(super) const VALUE_SIG: &str = "metric_value(original, release, 'metric' [, catalog [, 'options']])";
+pub(super) const METRICS_SIG: &str = "anon_metrics(original, release [, catalog [, options]])";
+pub(super) const VALUE_SIG: &str = "metric_value(original, release, 'metric' [, catalog [, options]])";
 
 pub(crate) fn register(ctx: &SessionContext, registry: Arc<Registry>) {
     super::glue::register_fn(ctx, &registry, "anon_metrics", anon_metrics);
@@ -30,24 +27,24 @@ pub(crate) fn register(ctx: &SessionContext, registry: Arc<Registry>) {
 }
 
 fn anon_metrics(registry: &Registry, args: TableFunctionArgs) -> datafusion::error::Result<Arc<dyn TableProvider>> {
-    let a = Args::new("anon_metrics", METRICS_SIG, args.exprs(), 2, 4)?;
+    let a = Args::with_options("anon_metrics", METRICS_SIG, Some(&METRICS_OPTIONS), args.exprs(), 2, 4)?;
     let (original, release) = (a.str(0, "original")?, a.str(1, "release")?);
     let catalog = a.opt_str(2, "catalog")?.filter(|s| !s.trim().is_empty());
     let options = a.opt_str(3, "options")?.unwrap_or_default();
     let meta = registry.require(&original)?;
-    let options = read::metric_options("anon_metrics", &meta, &options)?;
+    let options = read::metric_options(&METRICS_OPTIONS, &meta, &options)?;
     let ctx = session_context(&args)?;
     let metrics = block_on(measure(&ctx, &meta, &original, &release, catalog.as_deref(), &options))?;
     Ok(report(&metrics)?)
 }
 
 fn metric_value(registry: &Registry, args: TableFunctionArgs) -> datafusion::error::Result<Arc<dyn TableProvider>> {
-    let a = Args::new("metric_value", VALUE_SIG, args.exprs(), 3, 5)?;
+    let a = Args::with_options("metric_value", VALUE_SIG, Some(&VALUE_OPTIONS), args.exprs(), 3, 5)?;
     let (original, release) = (a.str(0, "original")?, a.str(1, "release")?);
     let wanted = a.str(2, "metric")?.trim().to_ascii_lowercase();
     let catalog = a.opt_str(3, "catalog")?.filter(|s| !s.trim().is_empty());
     let meta = registry.require(&original)?;
-    let options = read::metric_options("metric_value", &meta, &a.opt_str(4, "options")?.unwrap_or_default())?;
+    let options = read::metric_options(&VALUE_OPTIONS, &meta, &a.opt_str(4, "options")?.unwrap_or_default())?;
     let ctx = session_context(&args)?;
     if wanted == marginals::METRIC {
         // Alone, without the other metrics' decoding and alignment: the peers' scorer asks for

@@ -269,7 +269,7 @@ async fn a_privacy_unit_bounds_rows_and_is_charged_per_person() {
     for (options, needle) in [
         ("privacy_unit=pid", "max_rows_per_unit"),
         ("max_rows_per_unit=2", "privacy_unit"),
-        ("privacy_unit=pid, max_rows_per_unit=0", "between 1 and 1000"),
+        ("privacy_unit=pid, max_rows_per_unit=0", "'max_rows_per_unit': must be an integer in [1, 1000]"),
         ("privacy_unit=pid, max_rows_per_unit=2, guarantee=approx", "guarantee=pure only"),
         ("privacy_unit=nobody, max_rows_per_unit=2", "nobody"),
     ] {

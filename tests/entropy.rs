@@ -239,7 +239,7 @@ async fn bad_input_is_named_and_registers_nothing() {
         ("SELECT * FROM entropy_anonymize('t1', 't1', 3)", "output"),
         ("SELECT * FROM entropy_anonymize('t1', 'x', 3, 'entropy_l=many')", "entropy_l"),
         ("SELECT * FROM entropy_anonymize('t1', 'x', 3, 'entropy_l=0.5')", "entropy_l"),
-        ("SELECT * FROM entropy_anonymize('t1', 'x', 3, 't=2')", "must be in [0, 1]"),
+        ("SELECT * FROM entropy_anonymize('t1', 'x', 3, 't=2')", "'t': must be a number in [0, 1]"),
         // Table 1 as a whole (4 Heart Disease, 2 Cancer, 3 Flu) has entropy 1.060 < ln 3, and
         // blocks that hold entropy 3-diversity would make a table that does.
         ("SELECT * FROM entropy_anonymize('t1', 'x', 3, 'entropy_l=3')", "the whole table does not satisfy"),

@@ -185,6 +185,14 @@ impl<'a> Source<'a> {
         Self::read_bounded(ctx, table, meta, None).await
     }
 
+    /// [`Self::read`] of a read [`super::source::Source`].
+    pub(crate) async fn of(source: &'a super::source::Source) -> Result<Self> {
+        let (table, meta) = (source.name(), source.meta());
+        let sensitive = meta.sensitive(table)?;
+        let ft = super::frequency_table_of(source, Some(sensitive)).await?;
+        Ok(Source { table, meta, sensitive, schema: source.schema(), ft })
+    }
+
     /// [`Self::read`], with each privacy unit's rows bounded first when `bound` is given
     /// ([`super::contribution`]).
     pub(crate) async fn read_bounded(

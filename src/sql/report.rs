@@ -9,26 +9,8 @@ use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use datafusion::catalog::TableProvider;
 use std::sync::Arc;
 
-/// First column of every diagnostics table (opt-in exact numbers of the original).
-pub(crate) const NOT_FOR_PUBLICATION: &str = "NOT FOR PUBLICATION: exact statistics of the original data";
 
-/// A report cell.
-pub(crate) enum Value {
-    Text(String),
-    /// Text that may be absent (NULL).
-    OptText(Option<String>),
-    Float(f64),
-    Int(i64),
-    OptInt(Option<i64>),
-    Bool(bool),
-}
-
-/// The report's `seeded` cell: whether the call was seeded, never the seed: a published seed
-/// would let anyone replay the randomness (which records became counterfeits, which node was
-/// drawn).
-pub(crate) fn seeded(seed: Option<u64>) -> (&'static str, Value) {
-    ("seeded", Value::Bool(seed.is_some()))
-}
+pub(crate) use crate::methods::contract::{NOT_FOR_PUBLICATION, Value, seeded};
 
 /// A column's values; the `Opt` variants are nullable.
 pub enum Column {

@@ -182,32 +182,30 @@ pub(crate) struct Source<'a> {
 
 impl<'a> Source<'a> {
     pub(crate) async fn read(ctx: &SessionContext, table: &'a str, meta: &'a TableMeta) -> Result<Self> {
-        Self::read_bounded(ctx, table, meta, None).await
+        let sensitive = meta.sensitive(table)?;
+        let schema = source_schema(ctx, table).await?;
+        let ft = super::frequency_table(ctx, table, meta, Some(sensitive)).await?;
+        Ok(Source { table, meta, sensitive, schema, ft })
     }
 
     /// [`Self::read`] of a read [`super::source::Source`].
     pub(crate) async fn of(source: &'a super::source::Source) -> Result<Self> {
-        let (table, meta) = (source.name(), source.meta());
-        let sensitive = meta.sensitive(table)?;
-        let ft = super::frequency_table_of(source, Some(sensitive)).await?;
-        Ok(Source { table, meta, sensitive, schema: source.schema(), ft })
+        Self::of_bounded(source, None).await
     }
 
-    /// [`Self::read`], with each privacy unit's rows bounded first when `bound` is given
+    /// [`Self::of`], with each privacy unit's rows bounded first when `bound` is given
     /// ([`super::contribution`]).
-    pub(crate) async fn read_bounded(
-        ctx: &SessionContext,
-        table: &'a str,
-        meta: &'a TableMeta,
+    pub(crate) async fn of_bounded(
+        source: &'a super::source::Source,
         bound: Option<&super::contribution::Contribution>,
     ) -> Result<Self> {
+        let (table, meta) = (source.name(), source.meta());
         let sensitive = meta.sensitive(table)?;
-        let schema = source_schema(ctx, table).await?;
         let ft = match bound {
-            Some(b) => super::contribution::bounded_frequency_table(ctx, table, meta, sensitive, b).await?,
-            None => super::frequency_table(ctx, table, meta, Some(sensitive)).await?,
+            Some(b) => super::contribution::bounded_frequency_table(source, sensitive, b).await?,
+            None => super::frequency_table_of(source, Some(sensitive)).await?,
         };
-        Ok(Source { table, meta, sensitive, schema, ft })
+        Ok(Source { table, meta, sensitive, schema: source.schema(), ft })
     }
 
     /// The sensitive column's codes and values in the frequency table.

@@ -157,6 +157,7 @@ impl Call<'_> {
             let table = match table {
                 Side::Rows(schema, batches) => super::output::publish_batches(self.ctx, &self.side_name(suffix), schema, batches)?,
                 Side::Row(cells) => one_row(cells)?,
+                Side::Memory(schema, batches) => super::glue::mem_table(schema, batches)?,
             };
             out = out.with(suffix, table);
         }

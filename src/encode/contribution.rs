@@ -7,8 +7,8 @@
 //! one row is then (rows·ε′)-DP for one person (group privacy; docs/dp.md, "A privacy unit").
 
 use super::FrequencyTable;
-use crate::error::{AnonError, Result};
 use super::source::Source;
+use crate::error::{AnonError, Result};
 use datafusion::arrow::datatypes::DataType;
 use datafusion::functions::expr_fn::{concat_ws, md5, random};
 use datafusion::functions_window::expr_fn::row_number;

@@ -17,6 +17,7 @@
 
 use super::format_number;
 use super::publish::{DateBounds, date_bounds};
+use super::source::Source;
 use crate::error::{AnonError, Result};
 use crate::hierarchy::{Hierarchy, NULL_LEAF};
 use crate::meta::{Role, TableMeta};
@@ -24,7 +25,6 @@ use datafusion::arrow::array::{ArrayRef, Float64Array, RecordBatch, StringArray}
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use datafusion::common::JoinType;
 use datafusion::logical_expr::{Expr, cast};
-use super::source::Source;
 use datafusion::prelude::{DataFrame, coalesce, col, ident, lit, when};
 use std::sync::Arc;
 

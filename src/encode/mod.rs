@@ -23,8 +23,8 @@ pub mod source;
 mod walk;
 
 pub use cache::{Cached, NodeCache};
-pub use frequencies::{cached_frequency_table, content_version};
 pub(crate) use frequencies::cached_frequency_table_of;
+pub use frequencies::{cached_frequency_table, content_version};
 pub use group::{Grouping, class_degrees, class_sizes_of, generalize_to, group, rollup};
 pub(crate) use materialize::{dropped_columns, materialize_node, materialize_suppressed, node_label};
 pub(crate) use shuffle::shuffle_rows;
@@ -33,12 +33,12 @@ pub use walk::for_each_node;
 use crate::error::{AnonError, Result};
 use crate::hierarchy::{Hierarchy, NULL_LEAF};
 use crate::meta::TableMeta;
-use source::Source;
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, RecordBatch};
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Float64Type, Int64Type};
 use datafusion::functions_aggregate::expr_fn::count;
 use datafusion::prelude::{SessionContext, ident, lit};
+use source::Source;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
@@ -346,7 +346,11 @@ pub(crate) async fn check_sensitive_not_null(source: &Source, except: Option<&st
         }
         let nulls = source.frame()?.filter(ident(name).is_null())?.count().await?;
         if nulls > 0 {
-            return Err(AnonError::column(source.name(), name, format!("holds NULLs in {nulls} record(s); {SENSITIVE_NULLS}")));
+            return Err(AnonError::column(
+                source.name(),
+                name,
+                format!("holds NULLs in {nulls} record(s); {SENSITIVE_NULLS}"),
+            ));
         }
     }
     Ok(())

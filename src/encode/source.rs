@@ -79,6 +79,16 @@ impl Source {
         self.scan(self.name.as_str(), self.provider.clone())
     }
 
+    /// The source's rows in their stored order, partition by partition: `collect()` would
+    /// interleave partitions in whatever order they finish, and ArtUC's and RmR's results depend
+    /// on the order of their records, so the same seed would not always give the same release.
+    /// Only the partitions can be trusted to keep their order: a scan hands a partition's rows
+    /// out in batches of the session's `batch_size`, not in the batches they were stored in (so
+    /// `load_dataset` gives each partition a contiguous run of the dataset's batches).
+    pub(crate) async fn batches_in_order(&self) -> Result<Vec<RecordBatch>> {
+        Ok(self.frame()?.collect_partitioned().await?.into_iter().flatten().collect())
+    }
+
     /// A plan over `batch` in the source's session state (a small join side).
     pub(crate) fn read_batch(&self, batch: RecordBatch) -> Result<DataFrame> {
         self.scan(UNNAMED_TABLE, Arc::new(MemTable::try_new(batch.schema(), vec![vec![batch]])?))

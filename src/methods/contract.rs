@@ -14,8 +14,8 @@ use super::hceil::release::ClassCells;
 use crate::error::Result;
 use datafusion::arrow::array::{ArrayRef, BooleanArray, Float64Array, Int64Array, RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
-use std::sync::Arc;
 use datafusion::prelude::DataFrame;
+use std::sync::Arc;
 
 /// A report cell.
 pub(crate) enum Value {
@@ -122,6 +122,12 @@ impl Release {
     /// A release of `rows` with its report's cells, reporting its running time.
     pub(crate) fn timed(rows: Rows, report: Vec<(&'static str, Value)>, passes: Option<PassTimes>) -> Self {
         Release { rows, report: Some(report), side: Vec::new(), timed: true, passes }
+    }
+
+    /// A release of `rows` with its report's cells, its time kept out of the report (a
+    /// differentially private release keeps it in the opt-in diagnostics).
+    pub(crate) fn untimed(rows: Rows, report: Vec<(&'static str, Value)>) -> Self {
+        Release { rows, report: Some(report), side: Vec::new(), timed: false, passes: None }
     }
 
     /// A release of `rows` and nothing else (no report).

@@ -127,8 +127,10 @@ impl MethodSpec for Histogram {
     fn run(&self, c: &Call<'_>, (epsilon, levels, call): &Self::Params) -> Result<Outputs> {
         let (source, progress) = (c.read()?, c.registry.progress());
         let hooks = Hooks { progress: progress.as_ref(), before_noise: &|| c.reserve_budget() };
-        let release =
-            block_on_cancellable(progress.as_ref(), publish::histogram_release(&source, levels, *epsilon, call, hooks))?;
+        let release = block_on_cancellable(
+            progress.as_ref(),
+            publish::histogram_release(&source, levels, *epsilon, call, hooks),
+        )?;
         c.publish(H, release)
     }
 }

@@ -141,6 +141,11 @@ impl Call<'_> {
         block_on(Source::of(self.ctx, self.source, self.meta))
     }
 
+    /// A table the call reads besides the source (a constraints table), without declarations.
+    pub(crate) fn read_input(&self, name: &str) -> Result<Source> {
+        block_on(Source::of(self.ctx, name, &TableMeta::default()))
+    }
+
     /// Build a method's [`Release`] into the call's outputs: its rows (timed as the release's
     /// `materialize_ms`), its side tables, then its report, so the report's `time_ms` covers
     /// all of it.
@@ -152,10 +157,12 @@ impl Call<'_> {
         if let Some(p) = &mut passes {
             p.materialize_ms = PassTimes::since(start);
         }
-        let mut out = Outputs { release: rows, side: Vec::new(), shuffled: true };
+        let mut out = Outputs { release: rows, side: Vec::new() };
         for (suffix, table) in side {
             let table = match table {
-                Side::Rows(schema, batches) => super::output::publish_batches(self.ctx, &self.side_name(suffix), schema, batches)?,
+                Side::Rows(schema, batches) => {
+                    super::output::publish_batches(self.ctx, &self.side_name(suffix), schema, batches)?
+                }
                 Side::Row(cells) => one_row(cells)?,
                 Side::Memory(schema, batches) => super::glue::mem_table(schema, batches)?,
             };
@@ -187,7 +194,10 @@ impl Call<'_> {
                 let batch = cells.cells()?;
                 let (dir, written) =
                     super::output::write_from_client(&out, &self.side_name("cells"), batch.schema(), &[batch])?;
-                let rows = async { super::output::publish(self.ctx, self.output, cells.expand(self.ctx.read_table(written)?)?).await }.await;
+                let rows = async {
+                    super::output::publish(self.ctx, self.output, cells.expand(self.ctx.read_table(written)?)?).await
+                }
+                .await;
                 let _ = std::fs::remove_dir_all(&dir);
                 rows
             }
@@ -205,16 +215,9 @@ impl Call<'_> {
 pub(crate) struct Outputs {
     pub(crate) release: Arc<dyn TableProvider>,
     side: Vec<(&'static str, Arc<dyn TableProvider>)>,
-    /// Whether the release's rows are in their published order already ([`Call::publish`]);
-    /// otherwise the adapter permutes an in-memory release after the call.
-    shuffled: bool,
 }
 
 impl Outputs {
-    pub(crate) fn new(release: Arc<dyn TableProvider>) -> Self {
-        Outputs { release, side: Vec::new(), shuffled: false }
-    }
-
     /// Add a side table `<output>_<suffix>`.
     pub(crate) fn with(mut self, suffix: &'static str, table: Arc<dyn TableProvider>) -> Self {
         self.side.push((suffix, table));
@@ -345,11 +348,7 @@ impl<S: MethodSpec> MethodFn<S> {
         // Only a call that charged the ledger may label its release with a DP guarantee; only a
         // catalog names its sensitive column. Nothing else of the source's metadata is published.
         let labels = Labels { guarantee: charge.is_some(), sensitive_column: false };
-        let release = match outputs.shuffled {
-            true => outputs.release,
-            false => shuffled(outputs.release, self.spec.seed(&params))?,
-        };
-        let release = published(release, labels)?;
+        let release = published(outputs.release, labels)?;
         let reservation = late(reservation)?;
         let mut tables = vec![(output.clone(), release.clone())];
         for (suffix, table) in outputs.side {
@@ -399,25 +398,6 @@ fn late_cancel(
 
 /// What a charged, cancelled call's ledger record says after its parts.
 const CANCELLED_AFTER_NOISE: &str = "cancelled after noise was drawn, nothing published";
-
-/// An in-memory release with its rows in a uniformly random order drawn from the call's seed
-/// (or the OS), so no row's position links it to its source row; a release written by a plan
-/// (Parquet output) orders its rows by `random()` in that plan.
-fn shuffled(release: Arc<dyn TableProvider>, seed: Option<u64>) -> Result<Arc<dyn TableProvider>> {
-    let Some(mem) = release.downcast_ref::<MemTable>() else {
-        return Ok(release);
-    };
-    let schema = mem.schema();
-    // The table's own batches in partition order (a scan could interleave partitions).
-    let batches = block_on(async {
-        let mut all = Vec::new();
-        for part in &mem.batches {
-            all.extend(part.read().await.iter().cloned());
-        }
-        all
-    });
-    shuffled_table(schema, &batches, seed)
-}
 
 /// `batches` as an in-memory table, their rows in a uniformly random order drawn from `seed`
 /// (or the OS).

@@ -7,7 +7,6 @@ use crate::error::Result;
 use datafusion::catalog::TableProvider;
 use std::sync::Arc;
 
-
 pub use crate::methods::contract::{Column, batch};
 pub(crate) use crate::methods::contract::{NOT_FOR_PUBLICATION, Value, seeded};
 

@@ -201,7 +201,11 @@ fn whole_table_guard(ft: &FrequencyTable, state: &State, models: Models) -> Resu
 }
 
 /// Anonymize a read source: its frequency table, the Q-blocks, and the release built from them.
-pub(crate) async fn anonymize(source: &source::Source, config: &EntropyConfig, progress: &dyn Progress) -> Result<Release> {
+pub(crate) async fn anonymize(
+    source: &source::Source,
+    config: &EntropyConfig,
+    progress: &dyn Progress,
+) -> Result<Release> {
     let src = Source::of(source).await?;
     let res = cluster(&src.ft, config, progress)?;
     let published = release::release(&src, &res.blocks)?;
@@ -240,7 +244,7 @@ mod contract_tests {
     /// record its report counts.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_source_of_batches_gives_a_release_without_a_session() {
-        let nps = crate::datasets::nps::nps_like(2000, 7).unwrap();
+        let nps = crate::datasets::nps::nps_like(7000, 7).unwrap();
         let schema = nps.batches[0].schema();
         let source = source::Source::from_batches("nps", schema, nps.batches, nps.meta).unwrap();
         let release = anonymize(&source, &EntropyConfig::new(5).with_seed(3), &Silent).await.unwrap();

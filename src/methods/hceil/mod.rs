@@ -310,7 +310,11 @@ fn os_seed() -> u64 {
 
 /// Anonymize a declared source: aggregate, search, prepare the release as class cells and
 /// build the catalog. The adapter builds the release's rows, in the client or by a plan.
-pub(crate) async fn anonymize(source: &source::Source, config: &HceilConfig, progress: &dyn Progress) -> Result<Release> {
+pub(crate) async fn anonymize(
+    source: &source::Source,
+    config: &HceilConfig,
+    progress: &dyn Progress,
+) -> Result<Release> {
     let start = Instant::now();
     let src = Source::of(source).await?;
     let aggregate_ms = PassTimes::since(start);
@@ -387,10 +391,10 @@ mod tests {
     /// catalog beside it.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_source_of_batches_gives_a_release_and_catalog_without_a_session() {
-        let nps = crate::datasets::nps::nps_like(3000, 7).unwrap();
+        let nps = crate::datasets::nps::nps_like(7000, 7).unwrap();
         let schema = nps.batches[0].schema();
         let source = source::Source::from_batches("nps", schema, nps.batches, nps.meta).unwrap();
-        let config = HceilConfig::new(5, Some(0.5)).with_seed(3);
+        let config = HceilConfig::new(10, Some(0.3)).with_seed(1);
         let release = anonymize(&source, &config, &Silent).await.unwrap();
         let Some(Value::Int(counterfeits)) = release.cell("counterfeit_records") else { panic!("no count") };
         let Rows::Classes(cells) = &release.rows else { panic!("hceil builds its release from classes") };
@@ -402,8 +406,8 @@ mod tests {
                 *classes.entry(id).or_default() += 1;
             }
         }
-        assert_eq!(classes.values().sum::<usize>() as i64, 3000 + counterfeits);
-        assert!(classes.values().all(|&n| n >= 5), "a class under k: {classes:?}");
+        assert_eq!(classes.values().sum::<usize>() as i64, 7000 + counterfeits);
+        assert!(classes.values().all(|&n| n >= 10), "a class under k: {classes:?}");
         assert!(matches!(release.side.iter().find(|(s, _)| *s == "catalog"), Some((_, Side::Rows(..)))));
     }
 }

@@ -10,7 +10,7 @@ use super::call::{self, CallOptions, Hooks, Mode, Outcome};
 use super::histogram::Realized;
 use super::outcome::{NodeDiagnostics, least_published};
 use super::sound::{DpConfig, DpRelease};
-use super::{IpaConfig, IpaResult, Published};
+use super::{IpaConfig, IpaResult};
 use crate::encode::source::Source;
 use crate::error::Result;
 use crate::lattice::format_levels;
@@ -44,7 +44,7 @@ pub(crate) async fn ipa_release(source: &Source, call: &CallOptions, hooks: Hook
         ("released_records", Int(published.rows())),
         ("dropped_columns", OptText(published.dropped_columns())),
     ]);
-    let release = untimed(published, cells);
+    let release = Release::untimed(Rows::Batches(published.schema, published.batches), cells);
     if !call.diagnostics {
         return Ok(release);
     }
@@ -79,18 +79,13 @@ pub(crate) async fn histogram_release(
         ],
     ));
     cells.push(("released_records", Int(published.rows())));
-    let release = untimed(published, cells);
+    let release = Release::untimed(Rows::Batches(published.schema, published.batches), cells);
     if !call.diagnostics {
         return Ok(release);
     }
     let mut cells = realized_cells(&res.realized, res.histogram.released_records);
     cells.push(("time_ms", Float(ms)));
     Ok(release.with("diagnostics", Side::Row(cells)))
-}
-
-/// A differentially private release: its time stays out of the report (diagnostics only).
-fn untimed(published: Published, report: Vec<(&'static str, Value)>) -> Release {
-    Release { rows: Rows::Batches(published.schema, published.batches), report: Some(report), side: Vec::new(), timed: false, passes: None }
 }
 
 /// A report's cells at the privacy unit's level: every `epsilon*` cell (the mechanisms run at a
@@ -217,7 +212,7 @@ mod tests {
     use std::sync::atomic::{AtomicBool, Ordering};
 
     fn nps() -> Source {
-        let nps = crate::datasets::nps::nps_like(3000, 7).unwrap();
+        let nps = crate::datasets::nps::nps_like(7000, 7).unwrap();
         let schema = nps.batches[0].schema();
         Source::from_batches("nps", schema, nps.batches, nps.meta).unwrap()
     }

@@ -316,7 +316,7 @@ mod tests {
     /// report names the node.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_source_of_batches_gives_a_k_anonymous_release_without_a_session() {
-        let nps = crate::datasets::nps::nps_like(3000, 7).unwrap();
+        let nps = crate::datasets::nps::nps_like(7000, 7).unwrap();
         let schema = nps.batches[0].schema();
         let source = Source::from_batches("nps", schema, nps.batches, nps.meta).unwrap();
         let release = anonymize(&source, &KanonConfig::new(5), &Silent).await.unwrap();
@@ -333,11 +333,13 @@ mod tests {
                 .map(|q| cast(b.column_by_name(q).unwrap(), &DataType::Utf8).unwrap())
                 .collect();
             for r in 0..b.num_rows() {
-                let key = qis.iter().map(|c| c.as_any().downcast_ref::<datafusion::arrow::array::StringArray>().unwrap().value(r).to_string());
+                let key = qis.iter().map(|c| {
+                    c.as_any().downcast_ref::<datafusion::arrow::array::StringArray>().unwrap().value(r).to_string()
+                });
                 *classes.entry(key.collect()).or_default() += 1;
             }
         }
-        assert_eq!(classes.values().sum::<usize>(), 3000);
+        assert_eq!(classes.values().sum::<usize>(), 7000);
         assert!(classes.values().all(|&n| n >= 5), "a class under k: {classes:?}");
     }
 }

@@ -147,3 +147,16 @@ impl Release {
         self.report.iter().flatten().find(|(n, _)| *n == name).map(|(_, v)| v)
     }
 }
+
+/// What the methods' tests read: a bundled table as a [`Source`](crate::encode::source::Source),
+/// with no session.
+#[cfg(test)]
+pub(crate) mod testing {
+    use crate::encode::source::Source;
+
+    /// The NPS-like table (7,000 records, seed 7) with its declarations.
+    pub(crate) fn nps() -> Source {
+        let nps = crate::datasets::nps::nps_like(7000, 7).unwrap();
+        Source::from_batches("nps", nps.batches[0].schema(), nps.batches, nps.meta).unwrap()
+    }
+}

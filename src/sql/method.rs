@@ -399,8 +399,8 @@ fn late_cancel(
 /// What a charged, cancelled call's ledger record says after its parts.
 const CANCELLED_AFTER_NOISE: &str = "cancelled after noise was drawn, nothing published";
 
-/// `batches` as an in-memory table, their rows in a uniformly random order drawn from `seed`
-/// (or the OS).
+/// `batches` as an in-memory table, their rows in a uniformly random order drawn from the
+/// call's seed (or the OS), so no row's position links it to its source row.
 fn shuffled_table(schema: SchemaRef, batches: &[RecordBatch], seed: Option<u64>) -> Result<Arc<dyn TableProvider>> {
     // A stream apart from the method's own draws from the same seed.
     let mut rng = crate::dp::dp_rng(seed.map(|s| s ^ 0x7368_7566_666c_6521))?;

@@ -244,9 +244,7 @@ mod contract_tests {
     /// record its report counts.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_source_of_batches_gives_a_release_without_a_session() {
-        let nps = crate::datasets::nps::nps_like(7000, 7).unwrap();
-        let schema = nps.batches[0].schema();
-        let source = source::Source::from_batches("nps", schema, nps.batches, nps.meta).unwrap();
+        let source = crate::methods::contract::testing::nps();
         let release = anonymize(&source, &EntropyConfig::new(5).with_seed(3), &Silent).await.unwrap();
         let Rows::Batches(_, batches) = &release.rows else { panic!("entropy builds its release in the client") };
         let rows: usize = batches.iter().map(|b| b.num_rows()).sum();

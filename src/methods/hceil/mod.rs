@@ -391,9 +391,7 @@ mod tests {
     /// catalog beside it.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_source_of_batches_gives_a_release_and_catalog_without_a_session() {
-        let nps = crate::datasets::nps::nps_like(7000, 7).unwrap();
-        let schema = nps.batches[0].schema();
-        let source = source::Source::from_batches("nps", schema, nps.batches, nps.meta).unwrap();
+        let source = crate::methods::contract::testing::nps();
         let config = HceilConfig::new(10, Some(0.3)).with_seed(1);
         let release = anonymize(&source, &config, &Silent).await.unwrap();
         let Some(Value::Int(counterfeits)) = release.cell("counterfeit_records") else { panic!("no count") };

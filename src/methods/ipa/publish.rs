@@ -211,12 +211,6 @@ mod tests {
     use crate::progress::Silent;
     use std::sync::atomic::{AtomicBool, Ordering};
 
-    fn nps() -> Source {
-        let nps = crate::datasets::nps::nps_like(7000, 7).unwrap();
-        let schema = nps.batches[0].schema();
-        Source::from_batches("nps", schema, nps.batches, nps.meta).unwrap()
-    }
-
     /// The rows a release holds, and that its report's `released_records` counts them.
     fn released_rows(release: &Release) -> i64 {
         let Rows::Batches(_, batches) = &release.rows else { panic!("an IPA release is built in the client") };
@@ -229,7 +223,7 @@ mod tests {
     /// before noise is drawn, and return the release with its guarantee in the report.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_source_of_batches_gives_a_dp_release_without_a_session() {
-        let source = nps();
+        let source = crate::methods::contract::testing::nps();
         let reserved = AtomicBool::new(false);
         let reserve = || {
             reserved.store(true, Ordering::SeqCst);

@@ -316,9 +316,7 @@ mod tests {
     /// report names the node.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_source_of_batches_gives_a_k_anonymous_release_without_a_session() {
-        let nps = crate::datasets::nps::nps_like(7000, 7).unwrap();
-        let schema = nps.batches[0].schema();
-        let source = Source::from_batches("nps", schema, nps.batches, nps.meta).unwrap();
+        let source = crate::methods::contract::testing::nps();
         let release = anonymize(&source, &KanonConfig::new(5), &Silent).await.unwrap();
         let Some(Value::Text(node)) = release.cell("node") else { panic!("no node in the report") };
         assert!(node.starts_with('['), "{node}");

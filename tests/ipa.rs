@@ -7,6 +7,7 @@
 mod common;
 
 use anonfusion::dp::{DiscreteLaplace, StreamKey};
+use anonfusion::encode::source::Source;
 use anonfusion::encode::{Cached, FrequencyTable, NodeCache, QiColumn, SensitiveColumn};
 use anonfusion::hierarchy::widths_hierarchy;
 use anonfusion::hierarchy::{HierarchyBuilder, HierarchyKind};
@@ -497,7 +498,10 @@ async fn anonymize_a_declared_table() {
     common::register_random(&ctx, &registry, &ft);
     let meta = registry.require("t").unwrap();
     let config = IpaConfig::new(1.0).with_seed(3);
-    let (res, published) = anonfusion::methods::ipa::anonymize(&ctx, "t", &meta, &config, &Silent).await.unwrap();
+    let (res, published) =
+        anonfusion::methods::ipa::anonymize(&Source::of(&ctx, "t", &meta).await.unwrap(), &config, &Silent)
+            .await
+            .unwrap();
     let n: usize = published.batches.iter().map(|b| b.num_rows()).sum();
     assert_eq!(n as u64, res.released_records);
     let names: Vec<&str> = published.schema.fields().iter().map(|f| f.name().as_str()).collect();
@@ -563,7 +567,10 @@ async fn adult_whole_lattice() {
     let meta = registry.require("adult").unwrap();
     let config = IpaConfig::new(1.0).with_seed(4);
     let start = std::time::Instant::now();
-    let (res, published) = anonfusion::methods::ipa::anonymize(&ctx, "adult", &meta, &config, &Silent).await.unwrap();
+    let (res, published) =
+        anonfusion::methods::ipa::anonymize(&Source::of(&ctx, "adult", &meta).await.unwrap(), &config, &Silent)
+            .await
+            .unwrap();
     let took = start.elapsed();
     assert_eq!(res.scores.len(), 2160);
     let n: usize = published.batches.iter().map(|b| b.num_rows()).sum();

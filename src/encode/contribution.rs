@@ -7,13 +7,13 @@
 //! one row is then (rows·ε′)-DP for one person (group privacy; docs/dp.md, "A privacy unit").
 
 use super::FrequencyTable;
+use super::source::Source;
 use crate::error::{AnonError, Result};
-use crate::meta::TableMeta;
 use datafusion::arrow::datatypes::DataType;
 use datafusion::functions::expr_fn::{concat_ws, md5, random};
 use datafusion::functions_window::expr_fn::row_number;
 use datafusion::logical_expr::{ExprFunctionExt, cast};
-use datafusion::prelude::{SessionContext, ident, lit};
+use datafusion::prelude::{ident, lit};
 
 /// The bound: at most `rows` rows per value of `column`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,13 +30,12 @@ const RANK: &str = "__anonfusion_unit_rank";
 
 /// The frequency table of `table` after bounding each person's rows to `bound.rows`.
 pub(crate) async fn bounded_frequency_table(
-    ctx: &SessionContext,
-    table: &str,
-    meta: &TableMeta,
+    source: &Source,
     sensitive: &str,
     bound: &Contribution,
 ) -> Result<FrequencyTable> {
-    let df = ctx.table(table).await.map_err(|_| AnonError::table(table, "not found"))?;
+    let (table, meta) = (source.name(), source.meta());
+    let df = source.frame()?;
     if df.schema().field_with_unqualified_name(&bound.column).is_err() {
         return Err(AnonError::column(table, &bound.column, "is not a column of the table (privacy_unit=)"));
     }

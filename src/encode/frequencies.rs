@@ -7,8 +7,9 @@
 //! sensitive column, and the same [`content_version`] (an in-memory table grows in place on
 //! `INSERT INTO`). A few recent entries are kept.
 
-use super::{FrequencyTable, frequency_table};
-use crate::error::{AnonError, Result};
+use super::source::Source;
+use super::{FrequencyTable, frequency_table_of};
+use crate::error::Result;
 use crate::hierarchy::Hierarchy;
 use crate::meta::TableMeta;
 use datafusion::catalog::TableProvider;
@@ -81,24 +82,29 @@ pub async fn cached_frequency_table(
     meta: &TableMeta,
     sensitive: Option<&str>,
 ) -> Result<Arc<FrequencyTable>> {
-    let provider = ctx.table_provider(table).await.map_err(|_| AnonError::table(table, "not found"))?;
+    cached_frequency_table_of(&Source::of(ctx, table, meta).await?, sensitive).await
+}
+
+/// [`cached_frequency_table`] of a read [`Source`].
+pub(crate) async fn cached_frequency_table_of(source: &Source, sensitive: Option<&str>) -> Result<Arc<FrequencyTable>> {
+    let (table, meta, provider) = (source.name(), source.meta(), source.provider());
     let mut qis = Vec::new();
     for q in meta.quasi_identifiers() {
         qis.push((q.to_string(), meta.hierarchy(table, q)?.clone()));
     }
-    let session = ctx.session_id();
-    let version = content_version(&provider);
+    let session = source.session_id();
+    let version = content_version(provider);
     {
         let mut cache = CACHE.lock().expect("frequency cache lock");
         cache.retain(|e| e.provider.strong_count() > 0);
-        if let Some(i) = cache.iter().position(|e| e.matches(&session, table, &provider, &qis, sensitive, version)) {
+        if let Some(i) = cache.iter().position(|e| e.matches(&session, table, provider, &qis, sensitive, version)) {
             let e = cache.remove(i);
             let ft = e.ft.clone();
             cache.push(e);
             return Ok(ft);
         }
     }
-    let ft = Arc::new(frequency_table(ctx, table, meta, sensitive).await?);
+    let ft = Arc::new(frequency_table_of(source, sensitive).await?);
     let mut cache = CACHE.lock().expect("frequency cache lock");
     if cache.len() >= ENTRIES {
         cache.remove(0);
@@ -106,7 +112,7 @@ pub async fn cached_frequency_table(
     cache.push(Entry {
         session,
         table: table.to_string(),
-        provider: Arc::downgrade(&provider),
+        provider: Arc::downgrade(provider),
         qis,
         sensitive: sensitive.map(str::to_string),
         version,

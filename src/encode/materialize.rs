@@ -17,6 +17,7 @@
 
 use super::format_number;
 use super::publish::{DateBounds, date_bounds};
+use super::source::Source;
 use crate::error::{AnonError, Result};
 use crate::hierarchy::{Hierarchy, NULL_LEAF};
 use crate::meta::{Role, TableMeta};
@@ -24,7 +25,7 @@ use datafusion::arrow::array::{ArrayRef, Float64Array, RecordBatch, StringArray}
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use datafusion::common::JoinType;
 use datafusion::logical_expr::{Expr, cast};
-use datafusion::prelude::{DataFrame, SessionContext, coalesce, col, ident, lit, when};
+use datafusion::prelude::{DataFrame, coalesce, col, ident, lit, when};
 use std::sync::Arc;
 
 /// The published label of node `code` at `level`: the hierarchy's label, except that an
@@ -81,14 +82,8 @@ impl LevelLookup {
 
 /// Plan the release of `table` generalized at `levels` (one per declared quasi-identifier,
 /// in declaration order). Nothing is registered; the caller decides the output's name.
-pub(crate) async fn materialize_node(
-    ctx: &SessionContext,
-    table: &str,
-    meta: &TableMeta,
-    levels: &[u8],
-    keep_insensitive: bool,
-) -> Result<DataFrame> {
-    materialize_suppressed(ctx, table, meta, levels, &[], keep_insensitive).await
+pub(crate) fn materialize_node(source: &Source, levels: &[u8], keep_insensitive: bool) -> Result<DataFrame> {
+    materialize_suppressed(source, levels, &[], keep_insensitive)
 }
 
 /// Whether a source column is published: quasi-identifiers (generalized), sensitive and
@@ -115,15 +110,14 @@ pub(crate) fn dropped_columns(meta: &TableMeta, columns: &[String], keep_insensi
 /// As [`materialize_node`], with the records of some classes suppressed: `suppressed` lists
 /// those classes by their published labels (one per quasi-identifier, in declaration order).
 /// A suppressed record has every quasi-identifier `*` and NULL numeric bounds.
-pub(crate) async fn materialize_suppressed(
-    ctx: &SessionContext,
-    table: &str,
-    meta: &TableMeta,
+pub(crate) fn materialize_suppressed(
+    source: &Source,
     levels: &[u8],
     suppressed: &[Vec<String>],
     keep_insensitive: bool,
 ) -> Result<DataFrame> {
-    let mut df = ctx.table(table).await.map_err(|_| AnonError::table(table, "not found"))?;
+    let (table, meta) = (source.name(), source.meta());
+    let mut df = source.frame()?;
     let qis = meta.quasi_identifiers();
     if levels.len() != qis.len() {
         return Err(AnonError::argument(
@@ -145,7 +139,7 @@ pub(crate) async fn materialize_suppressed(
         }
         let ty = &source_fields.iter().find(|(n, _)| n == name).map(|(_, t)| t.clone()).unwrap_or(DataType::Utf8);
         let dates = date_bounds(ty, h, level as usize);
-        let lookup = ctx.read_batch(LevelLookup::new(h, level as usize, i, dates)?.batch)?;
+        let lookup = source.read_batch(LevelLookup::new(h, level as usize, i, dates)?.batch)?;
         let key_expr = if h.is_numeric() {
             cast(ident(*name), DataType::Float64)
         } else if h.null_leaf().is_some() {
@@ -156,7 +150,7 @@ pub(crate) async fn materialize_suppressed(
         df = df.join_on(lookup, JoinType::Left, [key_expr.eq(col(format!("__k{i}")))])?;
     }
     if !suppressed.is_empty() {
-        df = df.join_on(ctx.read_batch(suppressed_batch(qis.len(), suppressed)?)?, JoinType::Left, {
+        df = df.join_on(source.read_batch(suppressed_batch(qis.len(), suppressed)?)?, JoinType::Left, {
             (0..qis.len()).map(|i| col(format!("__l{i}")).eq(col(format!("__s{i}")))).collect::<Vec<_>>()
         })?;
     }

@@ -19,9 +19,11 @@ pub(crate) mod hash;
 mod materialize;
 pub(crate) mod publish;
 mod shuffle;
+pub mod source;
 mod walk;
 
 pub use cache::{Cached, NodeCache};
+pub(crate) use frequencies::cached_frequency_table_of;
 pub use frequencies::{cached_frequency_table, content_version};
 pub use group::{Grouping, class_degrees, class_sizes_of, generalize_to, group, rollup};
 pub(crate) use materialize::{dropped_columns, materialize_node, materialize_suppressed, node_label};
@@ -36,6 +38,7 @@ use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Float64Type, Int64Type};
 use datafusion::functions_aggregate::expr_fn::count;
 use datafusion::prelude::{SessionContext, ident, lit};
+use source::Source;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
@@ -152,19 +155,24 @@ pub async fn frequency_table(
     meta: &TableMeta,
     sensitive: Option<&str>,
 ) -> Result<FrequencyTable> {
-    let df = ctx.table(table).await.map_err(|_| AnonError::table(table, "not found"))?;
+    frequency_table_of(&Source::of(ctx, table, meta).await?, sensitive).await
+}
+
+/// [`frequency_table`] of a read [`Source`].
+pub(crate) async fn frequency_table_of(source: &Source, sensitive: Option<&str>) -> Result<FrequencyTable> {
+    let (table, meta) = (source.name(), source.meta());
     let qis = meta.quasi_identifiers();
     if qis.is_empty() {
         return Err(AnonError::table(table, "no quasi-identifiers declared"));
     }
     let declared: Option<Vec<(&str, Arc<Hierarchy>)>> =
         qis.iter().map(|q| meta.hierarchy(table, q).ok().map(|h| (*q, h.clone()))).collect();
-    if let (Some(declared), Ok(provider)) = (declared, ctx.table_provider(table).await)
-        && let Some(ft) = count_off_the_worker(provider, declared, sensitive).await?
+    if let Some(declared) = declared
+        && let Some(ft) = count_off_the_worker(source.provider().clone(), declared, sensitive).await?
     {
         return Ok(ft);
     }
-    aggregate(df, table, meta, &qis, sensitive).await
+    aggregate(source.frame()?, table, meta, &qis, sensitive).await
 }
 
 /// [`count::count_in_memory`] on a blocking thread: a second or more over a million rows, during
@@ -331,19 +339,18 @@ const SENSITIVE_NULLS: &str = "the sensitive attribute needs a value in every re
 /// The NULL rule for declared sensitive columns a method does not encode (`except` is the one
 /// it does, if any): the release carries them, so a NULL is refused here too. One counting
 /// pass per column, naming the column and the number of records.
-pub(crate) async fn check_sensitive_not_null(
-    ctx: &SessionContext,
-    table: &str,
-    meta: &TableMeta,
-    except: Option<&str>,
-) -> Result<()> {
-    for name in meta.columns_with(crate::meta::Role::Sensitive) {
+pub(crate) async fn check_sensitive_not_null(source: &Source, except: Option<&str>) -> Result<()> {
+    for name in source.meta().columns_with(crate::meta::Role::Sensitive) {
         if Some(name) == except {
             continue;
         }
-        let nulls = ctx.table(table).await?.filter(ident(name).is_null())?.count().await?;
+        let nulls = source.frame()?.filter(ident(name).is_null())?.count().await?;
         if nulls > 0 {
-            return Err(AnonError::column(table, name, format!("holds NULLs in {nulls} record(s); {SENSITIVE_NULLS}")));
+            return Err(AnonError::column(
+                source.name(),
+                name,
+                format!("holds NULLs in {nulls} record(s); {SENSITIVE_NULLS}"),
+            ));
         }
     }
     Ok(())

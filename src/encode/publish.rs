@@ -11,7 +11,6 @@ use crate::meta::{Role, TableMeta};
 use datafusion::arrow::array::{ArrayRef, Float64Array, RecordBatch, StringArray, UInt32Array};
 use datafusion::arrow::compute::{cast, take};
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
-use datafusion::prelude::SessionContext;
 use std::sync::Arc;
 
 /// Rows per record batch of a release.
@@ -161,13 +160,6 @@ pub(crate) fn class_rows(
     Ok(batches)
 }
 
-/// The schema of the declared table `table`, which a release takes its column types and its
-/// dropped columns from.
-async fn source_schema(ctx: &SessionContext, table: &str) -> Result<SchemaRef> {
-    let df = ctx.table(table).await.map_err(|_| AnonError::table(table, "not found"))?;
-    Ok(df.schema().inner().clone())
-}
-
 /// A declared source as a class-built release reads it (h-ceiling, entropy, IPA): what the
 /// methods aggregate, and what their releases take column types and dropped columns from.
 pub(crate) struct Source<'a> {
@@ -181,25 +173,25 @@ pub(crate) struct Source<'a> {
 }
 
 impl<'a> Source<'a> {
-    pub(crate) async fn read(ctx: &SessionContext, table: &'a str, meta: &'a TableMeta) -> Result<Self> {
-        Self::read_bounded(ctx, table, meta, None).await
+    /// The frequency table over the declared quasi-identifiers and the sensitive column of a
+    /// read [`super::source::Source`].
+    pub(crate) async fn of(source: &'a super::source::Source) -> Result<Self> {
+        Self::of_bounded(source, None).await
     }
 
-    /// [`Self::read`], with each privacy unit's rows bounded first when `bound` is given
+    /// [`Self::of`], with each privacy unit's rows bounded first when `bound` is given
     /// ([`super::contribution`]).
-    pub(crate) async fn read_bounded(
-        ctx: &SessionContext,
-        table: &'a str,
-        meta: &'a TableMeta,
+    pub(crate) async fn of_bounded(
+        source: &'a super::source::Source,
         bound: Option<&super::contribution::Contribution>,
     ) -> Result<Self> {
+        let (table, meta) = (source.name(), source.meta());
         let sensitive = meta.sensitive(table)?;
-        let schema = source_schema(ctx, table).await?;
         let ft = match bound {
-            Some(b) => super::contribution::bounded_frequency_table(ctx, table, meta, sensitive, b).await?,
-            None => super::frequency_table(ctx, table, meta, Some(sensitive)).await?,
+            Some(b) => super::contribution::bounded_frequency_table(source, sensitive, b).await?,
+            None => super::frequency_table_of(source, Some(sensitive)).await?,
         };
-        Ok(Source { table, meta, sensitive, schema, ft })
+        Ok(Source { table, meta, sensitive, schema: source.schema(), ft })
     }
 
     /// The sensitive column's codes and values in the frequency table.

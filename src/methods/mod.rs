@@ -1,6 +1,7 @@
 //! One folder per method (paper).
 
 pub mod artuc;
+pub(crate) mod contract;
 pub mod entropy;
 pub mod hceil;
 pub mod ipa;

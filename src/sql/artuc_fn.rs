@@ -11,21 +11,13 @@
 //! Registers the release as `output` and the report as `output_report`, and returns the release.
 
 use super::args::Args;
-use super::glue::in_order;
-use super::glue::mem_table;
 use super::method::{Call, MethodSpec, Outputs};
-use super::report::Value::{self, *};
-use super::report::seeded;
 use crate::error::{AnonError, Result};
+use crate::methods::artuc::publish::artuc_release;
 use crate::methods::artuc::variant::SQL_OPTIONS;
-use crate::methods::artuc::{
-    ArtucConfig, KmConfig, Measures, Source, Trajectory, Variant, call as artuc_call, release,
-};
+use crate::methods::artuc::{ArtucConfig, Variant};
 use crate::methods::options::Options;
-use datafusion::arrow::array::{ArrayRef, Float64Array, Int64Array, RecordBatch};
-use datafusion::arrow::datatypes::{DataType, Field, Schema};
-use datafusion::catalog::TableProvider;
-use std::sync::Arc;
+use crate::session::runtime::block_on_cancellable;
 
 const F: &str = "artuc";
 
@@ -74,42 +66,10 @@ impl MethodSpec for Artuc {
     }
 
     fn run(&self, call: &Call<'_>, p: &Params) -> Result<Outputs> {
-        let (batches, cons_batches) = (in_order(call.ctx, call.source)?, in_order(call.ctx, &p.constraints)?);
-        let source = Source { name: call.source, meta: call.meta, batches: &batches };
+        let (source, constraints) = (call.read()?, call.read_input(&p.constraints)?);
         let progress = call.registry.progress();
-        let out = artuc_call(source, (&p.constraints, &cons_batches), &p.config, p.variant, progress.as_ref())?;
-        let (table, res, trajectory, step) = (&out.table, &out.result, out.trajectory, out.step);
-        let published = release::release(table, res)?;
-        let rel = mem_table(published.schema.clone(), published.batches)?;
-        let (c, m) = (&p.config.km, &res.measures);
-        let mut cells = vec![("variant", Text(p.variant.name().into())), ("constraints", Text(p.constraints.clone()))];
-        cells.extend(km_cells(c, m));
-        cells.extend([
-            ("ncp_sum", Float(m.ncp_sum)),
-            ("ul", Float(m.ul)),
-            ("ul_sum", Float(m.ul_sum)),
-            ("ul_gen", Float(m.ul_gen())),
-            ("ul_sup", Float(m.ul_sup())),
-            ("suppressed_codes", Int(m.suppressed_codes as i64)),
-            ("withheld_records", Int(m.withheld_records as i64)),
-            ("withheld_codes", Int(m.withheld_codes as i64)),
-            // Codes outside the hierarchy, dropped before the method ran
-            // (load_hierarchy's unknown_codes=suppress): counted, never named.
-            ("unknown_codes", Int(table.codes.unknown.0 as i64)),
-            ("unknown_codes_distinct", Int(table.codes.unknown.1 as i64)),
-            ("step", OptInt(step.map(|s| s as i64))),
-            // Work done, like time_ms: the merge step's threads decide by their timing which
-            // partners' runs are given up, so the count can differ by a few at one seed.
-            ("gendiag_runs", Int(res.evaluations as i64)),
-            // Whether the call was seeded, never the seed: a published seed would let anyone
-            // replay the randomness (which records became counterfeits, which node was drawn).
-            seeded(c.seed),
-        ]);
-        let out = Outputs::new(rel).with_timed_report(call, F, cells, None)?;
-        Ok(match trajectory {
-            Some(t) => out.with("trajectory", trajectory_table(&t)?),
-            None => out,
-        })
+        let release = artuc_release(&source, &constraints, &p.config, p.variant, progress.as_ref());
+        call.publish(F, block_on_cancellable(progress.as_ref(), release)?)
     }
 }
 
@@ -123,37 +83,4 @@ pub(super) fn km_args(function: &str, a: &Args, at: usize) -> Result<(u64, u64, 
         }
     }
     Ok((k as u64, m as u64, delta, epsilon as u64))
-}
-
-/// The report cells ArtUC and RmR share: the parameters, then the release's size and NCP.
-pub(super) fn km_cells(c: &KmConfig, m: &Measures) -> [(&'static str, Value); 7] {
-    [
-        ("k", Int(c.k as i64)),
-        ("m", Int(c.m as i64)),
-        ("delta", Float(c.delta)),
-        ("epsilon", Int(c.epsilon as i64)),
-        ("records", Int(m.records as i64)),
-        ("clusters", Int(m.clusters as i64)),
-        ("ncp", Float(m.ncp)),
-    ]
-}
-
-/// Algorithm 2's steps: `step`, `clusters`, `ncp`, `ul`, `suppressed_codes`.
-fn trajectory_table(t: &Trajectory) -> Result<Arc<dyn TableProvider>> {
-    let schema = Arc::new(Schema::new(vec![
-        Field::new("step", DataType::Int64, false),
-        Field::new("clusters", DataType::Int64, false),
-        Field::new("ncp", DataType::Float64, false),
-        Field::new("ul", DataType::Float64, false),
-        Field::new("suppressed_codes", DataType::Int64, false),
-    ]));
-    let s = &t.steps;
-    let cols: Vec<ArrayRef> = vec![
-        Arc::new(Int64Array::from_iter_values(0..s.len() as i64)),
-        Arc::new(Int64Array::from_iter_values(s.iter().map(|x| x.clusters as i64))),
-        Arc::new(Float64Array::from_iter_values(s.iter().map(|x| x.ncp))),
-        Arc::new(Float64Array::from_iter_values(s.iter().map(|x| x.ul))),
-        Arc::new(Int64Array::from_iter_values(s.iter().map(|x| x.suppressed_codes as i64))),
-    ];
-    mem_table(schema.clone(), vec![RecordBatch::try_new(schema, cols)?])
 }

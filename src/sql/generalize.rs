@@ -5,10 +5,10 @@
 
 use super::args::Args;
 use super::method::{Call, MethodSpec, Outputs};
-use super::output;
-use crate::encode::{check_sensitive_not_null, frequency_table, materialize_node};
+use crate::encode::{check_sensitive_not_null, frequency_table_of, materialize_node};
 use crate::error::{AnonError, Result};
 use crate::lattice::parse_levels;
+use crate::methods::contract::{Release, Rows};
 use crate::methods::options::{Kind, Options, opt};
 use crate::session::runtime::block_on_cancellable;
 
@@ -52,16 +52,15 @@ impl MethodSpec for Generalize {
     }
 
     fn run(&self, call: &Call<'_>, (levels, keep): &(Vec<u8>, bool)) -> Result<Outputs> {
-        let progress = call.registry.progress();
-        let release = block_on_cancellable(progress.as_ref(), async {
+        let source = call.read()?;
+        let rows = block_on_cancellable(call.registry.progress().as_ref(), async {
             // The frequency table encodes every quasi-identifier through its hierarchy: a value
             // the hierarchy does not cover (data changed since it was loaded) is an error here,
             // as in every other method, instead of a NULL in the release.
-            frequency_table(call.ctx, call.source, call.meta, None).await?;
-            check_sensitive_not_null(call.ctx, call.source, call.meta, None).await?;
-            let df = materialize_node(call.ctx, call.source, call.meta, levels, *keep).await?;
-            output::publish(call.ctx, call.output, df).await
+            frequency_table_of(&source, None).await?;
+            check_sensitive_not_null(&source, None).await?;
+            materialize_node(&source, levels, *keep)
         })?;
-        Ok(Outputs::new(release))
+        call.publish(Self::NAME, Release::bare(Rows::Plan(rows)))
     }
 }

@@ -4,7 +4,6 @@
 
 use crate::error::{AnonError, Result};
 use crate::session::Registry;
-use crate::session::runtime::block_on;
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::catalog::TableProvider;
 use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl};
@@ -43,17 +42,6 @@ pub(crate) fn session_context(args: &TableFunctionArgs) -> Result<SessionContext
         .downcast_ref::<SessionState>()
         .ok_or_else(|| AnonError::table("session", "table functions need a DataFusion SessionState"))?;
     Ok(SessionContext::new_with_state(state.clone()))
-}
-
-/// Every row of `table` in its own order: partition after partition, each partition's rows as
-/// stored. `collect()` would interleave partitions in whatever order they finish, and ArtUC's and
-/// RmR's results depend on the order of their records, so the same seed would not always give the same
-/// release. Only the partitions can be trusted to keep their order: a scan hands a partition's
-/// rows out in batches of the session's `batch_size`, not in the batches they were stored in
-/// (so `load_dataset` gives each partition a contiguous run of the dataset's batches).
-pub(crate) fn in_order(ctx: &SessionContext, table: &str) -> Result<Vec<RecordBatch>> {
-    let parts = block_on(async { ctx.table(table).await?.collect_partitioned().await })?;
-    Ok(parts.into_iter().flatten().collect())
 }
 
 /// An in-memory table from batches (all with the schema of the first; an empty result needs

@@ -5,14 +5,10 @@
 
 use super::args::Args;
 use super::method::{Call, MethodSpec, Outputs};
-use super::output;
-use super::report::Value::*;
-use crate::error::{AnonError, Result};
-use crate::methods::PassTimes;
-use crate::methods::kanon::{KanonConfig, anonymize, describe_node};
+use crate::error::Result;
+use crate::methods::kanon::{KanonConfig, anonymize};
 use crate::methods::options::Options;
 use crate::session::runtime::block_on_cancellable;
-use std::time::Instant;
 
 #[derive(Debug)]
 pub(crate) struct Kanon;
@@ -37,36 +33,8 @@ impl MethodSpec for Kanon {
     }
 
     fn run(&self, call: &Call<'_>, config: &KanonConfig) -> Result<Outputs> {
-        let progress = call.registry.progress();
-        let (res, release) = block_on_cancellable(progress.as_ref(), async {
-            let (mut res, df) = anonymize(call.ctx, call.source, call.meta, config, progress.as_ref()).await?;
-            let start = Instant::now();
-            let release = output::publish(call.ctx, call.output, df).await?;
-            res.passes.materialize_ms = PassTimes::since(start);
-            Ok::<_, AnonError>((res, release))
-        })?;
-        Outputs::new(release).with_timed_report(
-            call,
-            Self::NAME,
-            vec![
-                ("node", Text(describe_node(&res.levels))),
-                ("models", Text(config.models.describe())),
-                ("metric", Text(config.metric.name().into())),
-                ("metric_value", Float(res.loss)),
-                ("suppression_limit_percent", Float(config.suppression_percent)),
-                ("suppressed_records", Int(res.suppressed_records as i64)),
-                ("classes", Int(res.classes as i64)),
-                ("nodes_total", Int(res.nodes_total as i64)),
-                ("nodes_evaluated", Int(res.nodes_evaluated as i64)),
-                ("dropped_columns", OptText(call.dropped_columns(config.keep_insensitive)?)),
-                ("search", Text(if res.heuristic { "heuristic" } else { "optimal" }.into())),
-                ("proven_optimal", Int(res.proven_optimal as i64)),
-                // The work budget the search ran under (NULL: none), beside nodes_evaluated.
-                ("max_checks", OptInt(res.max_checks.map(|n| n as i64))),
-                ("loss_lower_bound", Float(res.loss_lower_bound)),
-                ("bound_gap", Float(res.loss - res.loss_lower_bound)),
-            ],
-            Some(&res.passes),
-        )
+        let (source, progress) = (call.read()?, call.registry.progress());
+        let release = block_on_cancellable(progress.as_ref(), anonymize(&source, config, progress.as_ref()))?;
+        call.publish(Self::NAME, release)
     }
 }

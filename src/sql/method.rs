@@ -14,22 +14,31 @@
 //!    plain `EXPLAIN` ([`super::explain`]);
 //! 4. output names: every table the call will register is checked against [`Outputs`] before
 //!    anything runs (an output may only replace an earlier release of the same function);
-//! 5. run, then register every output last, so a failed call leaves the catalog as it was;
-//!    every output carries only the metadata the engine defines for it, never the source's
+//! 5. run: a method reads the [`Source`] the adapter hands it and returns a [`Release`]
+//!    (`methods::contract`), which [`Call::publish`] builds into tables: the rows in memory or
+//!    as Parquet ([`super::output`]), in a random order drawn once while they are built, the
+//!    side tables and the report;
+//! 6. register every output last, so a failed call leaves the catalog as it was; every output
+//!    carries only the metadata the engine defines for it, never the source's
 //!    ([`super::output::published`]);
-//! 6. memoize deterministic calls, so `EXPLAIN` or a second reference does not recompute.
+//! 7. memoize deterministic calls, so `EXPLAIN` or a second reference does not recompute.
 
 use super::args::Args;
 use super::glue::Memo;
 use super::glue::session_context;
-use super::output::{Labels, published};
-use super::report::Value;
+use super::output::{Labels, ParquetOutput, published};
+use super::report::{Value, one_row};
 use crate::dp::ledger::{Charge, Reservation};
+use crate::encode::source::Source;
 use crate::error::{AnonError, Result};
 use crate::meta::TableMeta;
+use crate::methods::PassTimes;
+use crate::methods::contract::{Release, Rows, Side};
 use crate::methods::options::Options;
 use crate::session::Registry;
-use crate::session::runtime::block_on;
+use crate::session::runtime::{block_on, block_on_cancellable};
+use datafusion::arrow::array::RecordBatch;
+use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
 use datafusion::datasource::MemTable;
 use datafusion::prelude::SessionContext;
@@ -98,6 +107,8 @@ pub(crate) struct Call<'a> {
     pub(crate) meta: &'a TableMeta,
     started: Instant,
     budget: Budget,
+    /// The seed the release's row order is drawn from (none: the OS).
+    seed: Option<u64>,
 }
 
 /// A DP call's charge between the adapter's check and the method's reservation: the adapter
@@ -129,18 +140,77 @@ impl Call<'_> {
         self.started.elapsed().as_secs_f64() * 1e3
     }
 
+    /// The source as a method reads it.
+    pub(crate) fn read(&self) -> Result<Source> {
+        block_on(Source::of(self.ctx, self.source, self.meta))
+    }
+
+    /// A table the call reads besides the source (a constraints table), without declarations.
+    pub(crate) fn read_input(&self, name: &str) -> Result<Source> {
+        block_on(Source::of(self.ctx, name, &TableMeta::default()))
+    }
+
+    /// Build a method's [`Release`] into the call's outputs: its rows (timed as the release's
+    /// `materialize_ms`), its side tables, then its report, so the report's `time_ms` covers
+    /// all of it.
+    pub(crate) fn publish(&self, method: &str, release: Release) -> Result<Outputs> {
+        let Release { rows, report, side, timed, mut passes } = release;
+        let progress = self.registry.progress();
+        let start = Instant::now();
+        let rows = block_on_cancellable(progress.as_ref(), self.rows(rows))?;
+        if let Some(p) = &mut passes {
+            p.materialize_ms = PassTimes::since(start);
+        }
+        let mut out = Outputs { release: rows, side: Vec::new() };
+        for (suffix, table) in side {
+            let table = match table {
+                Side::Rows(schema, batches) => {
+                    super::output::publish_batches(self.ctx, &self.side_name(suffix), schema, batches)?
+                }
+                Side::Row(cells) => one_row(cells)?,
+                Side::Memory(schema, batches) => super::glue::mem_table(schema, batches)?,
+            };
+            out = out.with(suffix, table);
+        }
+        match (report, timed) {
+            (None, _) => Ok(out),
+            (Some(cells), true) => out.with_timed_report(self, method, cells, passes.as_ref()),
+            (Some(cells), false) => out.with_report(self, method, cells),
+        }
+    }
+
+    /// The release's rows: in memory, permuted as they are built, or with [`ParquetOutput`]
+    /// written by a plan that orders them by `random()` ([`super::output::publish`]).
+    async fn rows(&self, rows: Rows) -> Result<Arc<dyn TableProvider>> {
+        let parquet = ParquetOutput::of(self.ctx);
+        match (rows, parquet) {
+            (Rows::Plan(df), Some(_)) => super::output::publish(self.ctx, self.output, df).await,
+            (Rows::Plan(df), None) => {
+                let schema = df.schema().inner().clone();
+                shuffled_table(schema, &df.collect().await?, self.seed)
+            }
+            (Rows::Batches(schema, batches), _) => shuffled_table(schema, &batches, self.seed),
+            (Rows::Classes(cells), None) => shuffled_table(cells.schema.clone(), &cells.batches()?, self.seed),
+            (Rows::Classes(cells), Some(out)) => {
+                // Built by the session's executors from the release's cells, which the client
+                // writes beside the release (a plan message could not carry them at scale) and
+                // removes once the release is written.
+                let batch = cells.cells()?;
+                let (dir, written) =
+                    super::output::write_from_client(&out, &self.side_name("cells"), batch.schema(), &[batch])?;
+                let rows = async {
+                    super::output::publish(self.ctx, self.output, cells.expand(self.ctx.read_table(written)?)?).await
+                }
+                .await;
+                let _ = std::fs::remove_dir_all(&dir);
+                rows
+            }
+        }
+    }
+
     /// `<output>_<suffix>`.
     pub(crate) fn side_name(&self, suffix: &str) -> String {
         format!("{}_{suffix}", self.output)
-    }
-
-    /// The source columns a release that keeps insensitive columns or not leaves out, as the
-    /// report's `dropped_columns` (NULL when none).
-    pub(crate) fn dropped_columns(&self, keep_insensitive: bool) -> Result<Option<String>> {
-        let columns: Vec<String> =
-            super::roles::table_columns(self.ctx, self.source)?.into_iter().map(|(c, _)| c).collect();
-        let dropped = crate::encode::dropped_columns(self.meta, &columns, keep_insensitive);
-        Ok(crate::release::dropped_list(&dropped))
     }
 }
 
@@ -152,10 +222,6 @@ pub(crate) struct Outputs {
 }
 
 impl Outputs {
-    pub(crate) fn new(release: Arc<dyn TableProvider>) -> Self {
-        Outputs { release, side: Vec::new() }
-    }
-
     /// Add a side table `<output>_<suffix>`.
     pub(crate) fn with(mut self, suffix: &'static str, table: Arc<dyn TableProvider>) -> Self {
         self.side.push((suffix, table));
@@ -253,6 +319,7 @@ impl<S: MethodSpec> MethodFn<S> {
             meta: &meta,
             started: Instant::now(),
             budget: Budget { function: S::NAME, pending, reserved: Default::default() },
+            seed: self.spec.seed(&params),
         };
         let progress = self.registry.progress();
         let run = self.spec.run(&call, &params);
@@ -285,7 +352,7 @@ impl<S: MethodSpec> MethodFn<S> {
         // Only a call that charged the ledger may label its release with a DP guarantee; only a
         // catalog names its sensitive column. Nothing else of the source's metadata is published.
         let labels = Labels { guarantee: charge.is_some(), sensitive_column: false };
-        let release = published(shuffled(outputs.release, self.spec.seed(&params))?, labels)?;
+        let release = published(outputs.release, labels)?;
         let reservation = late(reservation)?;
         let mut tables = vec![(output.clone(), release.clone())];
         for (suffix, table) in outputs.side {
@@ -336,25 +403,12 @@ fn late_cancel(
 /// What a charged, cancelled call's ledger record says after its parts.
 const CANCELLED_AFTER_NOISE: &str = "cancelled after noise was drawn, nothing published";
 
-/// An in-memory release with its rows in a uniformly random order drawn from the call's seed
-/// (or the OS), so no row's position links it to its source row; a release written by a plan
-/// (Parquet output) orders its rows by `random()` in that plan.
-fn shuffled(release: Arc<dyn TableProvider>, seed: Option<u64>) -> Result<Arc<dyn TableProvider>> {
-    let Some(mem) = release.downcast_ref::<MemTable>() else {
-        return Ok(release);
-    };
-    let schema = mem.schema();
-    // The table's own batches in partition order (a scan could interleave partitions).
-    let batches = block_on(async {
-        let mut all = Vec::new();
-        for part in &mem.batches {
-            all.extend(part.read().await.iter().cloned());
-        }
-        all
-    });
+/// `batches` as an in-memory table, their rows in a uniformly random order drawn from the
+/// call's seed (or the OS), so no row's position links it to its source row.
+fn shuffled_table(schema: SchemaRef, batches: &[RecordBatch], seed: Option<u64>) -> Result<Arc<dyn TableProvider>> {
     // A stream apart from the method's own draws from the same seed.
     let mut rng = crate::dp::dp_rng(seed.map(|s| s ^ 0x7368_7566_666c_6521))?;
-    let batch = crate::encode::shuffle_rows(&schema, &batches, &mut rng)?;
+    let batch = crate::encode::shuffle_rows(&schema, batches, &mut rng)?;
     Ok(Arc::new(MemTable::try_new(schema, vec![vec![batch]])?))
 }
 

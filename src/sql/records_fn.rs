@@ -20,6 +20,7 @@ use crate::error::{AnonError, Result};
 use crate::eval::dist::{self, LabelIndex, Support, Val};
 use crate::hierarchy::Hierarchy;
 use crate::meta::Role;
+use crate::methods::contract::{Release, Rows};
 use crate::methods::options::{self, Options, SEED, opt};
 use crate::release::columns::{f64_values, str_values};
 use crate::session::runtime::block_on_cancellable;
@@ -29,7 +30,6 @@ use datafusion::arrow::array::{
 use datafusion::arrow::compute::{SortColumn, lexsort_to_indices, take_record_batch};
 use datafusion::arrow::compute::{concat_batches, filter_record_batch};
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
-use datafusion::datasource::MemTable;
 use rand::rngs::StdRng;
 use rand::{Rng, RngExt};
 use std::collections::HashMap;
@@ -106,11 +106,9 @@ impl MethodSpec for AsRecords {
         let mut rng = crate::dp::dp_rng(p.seed)?;
         let records = draw_records(call, &p.release, &batch, &integer, &mut rng)?;
         let n_suppressed = suppressed.iter().filter(|s| **s).count() as i64;
-        let schema = records.schema();
-        let release = Arc::new(MemTable::try_new(schema, vec![vec![records.clone()]])?);
-        Outputs::new(release).with_report(
-            call,
-            Self::NAME,
+        let rows = Rows::Batches(records.schema(), vec![records.clone()]);
+        let release = Release::untimed(
+            rows,
             vec![
                 ("release", Value::Text(p.release.clone())),
                 ("records", Value::Int(records.num_rows() as i64)),
@@ -133,7 +131,8 @@ impl MethodSpec for AsRecords {
                 ),
                 seeded(p.seed),
             ],
-        )
+        );
+        call.publish(Self::NAME, release)
     }
 }
 

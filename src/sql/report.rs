@@ -4,77 +4,11 @@
 
 use super::glue::mem_table;
 use crate::error::Result;
-use datafusion::arrow::array::{ArrayRef, BooleanArray, Float64Array, Int64Array, RecordBatch, StringArray};
-use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use datafusion::catalog::TableProvider;
 use std::sync::Arc;
 
-/// First column of every diagnostics table (opt-in exact numbers of the original).
-pub(crate) const NOT_FOR_PUBLICATION: &str = "NOT FOR PUBLICATION: exact statistics of the original data";
-
-/// A report cell.
-pub(crate) enum Value {
-    Text(String),
-    /// Text that may be absent (NULL).
-    OptText(Option<String>),
-    Float(f64),
-    Int(i64),
-    OptInt(Option<i64>),
-    Bool(bool),
-}
-
-/// The report's `seeded` cell: whether the call was seeded, never the seed: a published seed
-/// would let anyone replay the randomness (which records became counterfeits, which node was
-/// drawn).
-pub(crate) fn seeded(seed: Option<u64>) -> (&'static str, Value) {
-    ("seeded", Value::Bool(seed.is_some()))
-}
-
-/// A column's values; the `Opt` variants are nullable.
-pub enum Column {
-    Text(Vec<String>),
-    OptText(Vec<Option<String>>),
-    Float(Vec<f64>),
-    OptFloat(Vec<Option<f64>>),
-    Int(Vec<i64>),
-    OptInt(Vec<Option<i64>>),
-    Bool(Vec<bool>),
-}
-
-impl Column {
-    fn field_and_array(self, name: &str) -> (Field, ArrayRef) {
-        let (ty, nullable, array): (DataType, bool, ArrayRef) = match self {
-            Column::Text(v) => (DataType::Utf8, false, Arc::new(StringArray::from(v))),
-            Column::OptText(v) => (DataType::Utf8, true, Arc::new(StringArray::from(v))),
-            Column::Float(v) => (DataType::Float64, false, Arc::new(Float64Array::from(v))),
-            Column::OptFloat(v) => (DataType::Float64, true, Arc::new(Float64Array::from(v))),
-            Column::Int(v) => (DataType::Int64, false, Arc::new(Int64Array::from(v))),
-            Column::OptInt(v) => (DataType::Int64, true, Arc::new(Int64Array::from(v))),
-            Column::Bool(v) => (DataType::Boolean, false, Arc::new(BooleanArray::from(v))),
-        };
-        (Field::new(name, ty, nullable), array)
-    }
-}
-
-impl From<Value> for Column {
-    fn from(v: Value) -> Column {
-        match v {
-            Value::Text(s) => Column::Text(vec![s]),
-            Value::OptText(s) => Column::OptText(vec![s]),
-            Value::Float(x) => Column::Float(vec![x]),
-            Value::Int(x) => Column::Int(vec![x]),
-            Value::OptInt(x) => Column::OptInt(vec![x]),
-            Value::Bool(x) => Column::Bool(vec![x]),
-        }
-    }
-}
-
-/// A batch with one column per (name, values), in order (all of the same length).
-pub fn batch<N: AsRef<str>>(columns: Vec<(N, Column)>) -> Result<RecordBatch> {
-    let (fields, arrays): (Vec<Field>, Vec<ArrayRef>) =
-        columns.into_iter().map(|(name, c)| c.field_and_array(name.as_ref())).unzip();
-    Ok(RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays)?)
-}
+pub use crate::methods::contract::{Column, batch};
+pub(crate) use crate::methods::contract::{NOT_FOR_PUBLICATION, Value, seeded};
 
 /// [`batch`] as an in-memory table.
 pub(crate) fn table<N: AsRef<str>>(columns: Vec<(N, Column)>) -> Result<Arc<dyn TableProvider>> {

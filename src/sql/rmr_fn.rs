@@ -7,15 +7,12 @@
 //! `anon_metrics` and the workloads read it) as `output` and the report as `output_report`.
 
 use super::args::Args;
-use super::artuc_fn::{km_args, km_cells};
-use super::glue::mem_table;
+use super::artuc_fn::km_args;
 use super::method::{Call, MethodSpec, Outputs};
-use super::report::Value::*;
-use super::report::seeded;
 use crate::error::{AnonError, Result};
-use crate::methods::artuc::{RtTable, release};
 use crate::methods::options::Options;
-use crate::methods::rmr::{RmrConfig, rmr};
+use crate::methods::rmr::{RmrConfig, rmr_release};
+use crate::session::runtime::block_on_cancellable;
 
 const F: &str = "rmr";
 
@@ -54,22 +51,8 @@ impl MethodSpec for Rmr {
     }
 
     fn run(&self, call: &Call<'_>, p: &RmrConfig) -> Result<Outputs> {
-        let batches = super::glue::in_order(call.ctx, call.source)?;
-        let table = RtTable::from_batches(call.source, call.meta, &batches)?;
-        let res = rmr(&table, p, call.registry.progress().as_ref())?;
-        let published = release::release(&table, &res)?;
-        let m = &res.measures;
-        let mut cells = Vec::from(km_cells(&p.km, m));
-        cells.extend([
-            ("ul", Float(m.ul)),
-            ("ul_gen", Float(m.ul_gen())),
-            ("ul_sup", Float(m.ul_sup())),
-            ("suppressed_codes", Int(m.suppressed_codes as i64)),
-            // Codes outside the hierarchy, dropped before the method ran: counted, never named.
-            ("unknown_codes", Int(table.codes.unknown.0 as i64)),
-            // Whether the call was seeded, never the seed.
-            seeded(p.km.seed),
-        ]);
-        Outputs::new(mem_table(published.schema.clone(), published.batches)?).with_timed_report(call, F, cells, None)
+        let (source, progress) = (call.read()?, call.registry.progress());
+        let release = block_on_cancellable(progress.as_ref(), rmr_release(&source, p, progress.as_ref()))?;
+        call.publish(F, release)
     }
 }

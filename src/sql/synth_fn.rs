@@ -16,15 +16,15 @@
 //! ([`default_level`]); `max_rows=` bounds the rows noise may add ([`synth::check_rows`]).
 
 use super::args::Args;
-use super::glue::mem_table;
 use super::method::{Call, MethodSpec, Outputs};
-use super::report::{NOT_FOR_PUBLICATION, Value::*, one_row};
+use super::report::{NOT_FOR_PUBLICATION, Value::*};
 use crate::dp::ledger::{Charge, epsilon_units};
 use crate::encode::publish::Source;
 use crate::error::{AnonError, Result};
 use crate::hierarchy::Hierarchy;
 use crate::lattice::format_levels;
 use crate::meta::TableMeta;
+use crate::methods::contract::{Release, Rows, Side};
 use crate::methods::ipa::Guarantee;
 use crate::methods::ipa::domain::{check_declared, informative_domain, public_table};
 use crate::methods::ipa::guarantee::NOT_DP;
@@ -273,9 +273,9 @@ impl MethodSpec for Synthesize {
 
     fn run(&self, c: &Call<'_>, (_, o): &Self::Params) -> Result<Outputs> {
         let d = Domains::resolve(c.source, c.meta, o)?;
-        let progress = c.registry.progress();
+        let (source, progress) = (c.read()?, c.registry.progress());
         let (res, ft, src_schema, dropped) = block_on_cancellable(progress.as_ref(), async {
-            let src = Source::read(c.ctx, c.source, c.meta).await?;
+            let src = Source::of(&source).await?;
             let (data, ft) = d.encode(c.source, &src)?;
             c.reserve_budget()?;
             let config = SynthConfig { declared: d.declared.clone(), ..o.config.clone() };
@@ -286,7 +286,7 @@ impl MethodSpec for Synthesize {
         let cells = SynthCells::new(&res, &d.levels);
         let (schema, batches) = cells_release(&ft, &src_schema, &cells)?;
         let (schema, batches) = labelled(schema, batches, Guarantee::Pure, o.statement(), res.budget.total())?;
-        let release = mem_table(schema, batches)?;
+        let rows = Rows::Batches(schema, batches);
         let names: Vec<&str> = d.qis.iter().copied().chain([c.meta.sensitive(c.source)?]).collect();
         let tree: Vec<String> = res.tree.iter().map(|&(a, b)| format!("{}-{}", names[a], names[b])).collect();
         let [one, sel, two] = res.budget.totals();
@@ -304,9 +304,9 @@ impl MethodSpec for Synthesize {
             ("released_records", Int(res.records as i64)),
             ("dropped_columns", OptText(crate::release::dropped_list(&dropped))),
         ];
-        let out = Outputs::new(release).with_report(c, F, cells)?;
+        let release = Release::untimed(rows, cells);
         if !o.diagnostics {
-            return Ok(out);
+            return c.publish(F, release);
         }
         let diagnostics = vec![
             ("not_for_publication", Text(NOT_FOR_PUBLICATION.into())),
@@ -314,7 +314,7 @@ impl MethodSpec for Synthesize {
             ("released_records", Int(res.records as i64)),
             ("time_ms", Float(c.elapsed_ms())),
         ];
-        Ok(out.with("diagnostics", one_row(diagnostics)?))
+        c.publish(F, release.with("diagnostics", Side::Row(diagnostics)))
     }
 }
 

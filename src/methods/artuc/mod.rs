@@ -28,6 +28,7 @@ mod gendiag_reference;
 pub(crate) mod hull;
 pub(crate) mod load;
 pub(crate) mod merge;
+pub(crate) mod publish;
 pub mod release;
 mod run;
 pub(crate) mod variant;

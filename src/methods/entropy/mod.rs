@@ -33,12 +33,12 @@ pub use state::State;
 
 use crate::encode::FrequencyTable;
 use crate::encode::publish::Source;
+use crate::encode::source;
 use crate::error::{AnonError, Result};
-use crate::meta::TableMeta;
+use crate::methods::contract::{Release, Rows, Value, seeded};
 use crate::methods::kanon::Models;
 use crate::methods::options::{Kind, Options, SEED, opt};
 use crate::progress::Progress;
-use datafusion::prelude::SessionContext;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 
@@ -197,16 +197,55 @@ fn whole_table_guard(ft: &FrequencyTable, state: &State, models: Models) -> Resu
     Ok(guard)
 }
 
-/// Anonymize `table`: its frequency table, the Q-blocks, and the release built from them.
-pub async fn anonymize(
-    ctx: &SessionContext,
-    table: &str,
-    meta: &TableMeta,
+/// Anonymize a read source: its frequency table, the Q-blocks, and the release built from them.
+pub(crate) async fn anonymize(
+    source: &source::Source,
     config: &EntropyConfig,
     progress: &dyn Progress,
-) -> Result<(EntropyResult, crate::release::Published)> {
-    let src = Source::read(ctx, table, meta).await?;
-    let result = cluster(&src.ft, config, progress)?;
-    let published = release::release(&src, &result.blocks)?;
-    Ok((result, published))
+) -> Result<Release> {
+    let src = Source::of(source).await?;
+    let res = cluster(&src.ft, config, progress)?;
+    let published = release::release(&src, &res.blocks)?;
+    let dropped = published.dropped_columns();
+    let m = &res.measures;
+    let records: u64 = res.blocks.iter().map(|b| b.size()).sum();
+    let report = vec![
+        ("k", Value::Int(config.k as i64)),
+        ("distance", Value::Text(config.distance.name().into())),
+        ("privacy", Value::OptText(config.models().map(|m| m.describe()))),
+        seeded(config.seed),
+        ("records", Value::Int(records as i64)),
+        ("q_blocks", Value::Int(res.blocks.len() as i64)),
+        ("q_blocks_l1", Value::Int(m.diversity[0] as i64)),
+        ("q_blocks_l2", Value::Int(m.diversity[1] as i64)),
+        ("q_blocks_l3plus", Value::Int(m.diversity[2] as i64)),
+        ("total_information_loss", Value::Float(m.total_information_loss)),
+        ("block_entropy_sum", Value::Float(m.block_entropy_sum)),
+        ("mutual_information", Value::Float(m.mutual_information)),
+        ("objective", Value::Float(res.objective)),
+        ("seeds", Value::Int(res.stats.seeds as i64)),
+        ("candidates_scored", Value::Int(res.stats.scored as i64)),
+        ("candidates_pruned", Value::Int(res.stats.pruned as i64)),
+        ("leftover_records", Value::Int(res.stats.leftovers as i64)),
+        ("dropped_columns", Value::OptText(dropped)),
+    ];
+    Ok(Release::timed(Rows::Batches(published.schema, published.batches), report, None))
+}
+
+#[cfg(test)]
+mod contract_tests {
+    use super::*;
+    use crate::progress::Silent;
+
+    /// The method reads a source built from batches, with no session: its release holds every
+    /// record its report counts.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_source_of_batches_gives_a_release_without_a_session() {
+        let source = crate::methods::contract::testing::nps();
+        let release = anonymize(&source, &EntropyConfig::new(5).with_seed(3), &Silent).await.unwrap();
+        let Rows::Batches(_, batches) = &release.rows else { panic!("entropy builds its release in the client") };
+        let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
+        assert!(matches!(release.cell("records"), Some(Value::Int(n)) if *n as usize == rows));
+        assert!(rows > 0);
+    }
 }

@@ -27,15 +27,14 @@ pub use score::Objective;
 
 use crate::dp::ledger::shown;
 use crate::encode::publish::Source;
+use crate::encode::source;
 use crate::encode::{FrequencyTable, NodeCache};
 use crate::error::{AnonError, Result};
 use crate::lattice::format_levels;
-use crate::meta::TableMeta;
 use crate::methods::PassTimes;
+use crate::methods::contract::{NOT_FOR_PUBLICATION, Release, Rows, Side, Value, seeded};
 use crate::methods::options::{DIAGNOSTICS, Kind, Options, SEED, opt};
 use crate::progress::Progress;
-use datafusion::arrow::array::RecordBatch;
-use datafusion::prelude::SessionContext;
 use search::{Params, Scored, Stats};
 use std::time::Instant;
 
@@ -309,33 +308,104 @@ fn os_seed() -> u64 {
     rand::make_rng::<rand::rngs::StdRng>().random()
 }
 
-/// What one call publishes: the release as class cells (its rows not yet built, see
-/// [`release::ClassCells`]) and the catalog table. Not a [`crate::release::Published`]: the
-/// caller chooses where the rows are built (in the client, or by a plan on a cluster).
-pub struct Outputs {
-    pub(crate) release: release::ClassCells,
-    pub(crate) catalog: RecordBatch,
-}
-
-/// Anonymize a declared table: aggregate, search, and prepare the release and build the
-/// catalog. The caller builds the release's rows, in the client or by a plan.
-pub async fn anonymize(
-    ctx: &SessionContext,
-    table: &str,
-    meta: &TableMeta,
+/// Anonymize a declared source: aggregate, search, prepare the release as class cells and
+/// build the catalog. The adapter builds the release's rows, in the client or by a plan.
+pub(crate) async fn anonymize(
+    source: &source::Source,
     config: &HceilConfig,
     progress: &dyn Progress,
-) -> Result<(HceilResult, Outputs)> {
+) -> Result<Release> {
     let start = Instant::now();
-    let src = Source::read(ctx, table, meta).await?;
+    let src = Source::of(source).await?;
     let aggregate_ms = PassTimes::since(start);
     let start = Instant::now();
     let (mut res, mut nodes) = search_with_cache(&src.ft, config, progress)?;
     res.passes = PassTimes { aggregate_ms, search_ms: PassTimes::since(start), materialize_ms: 0.0 };
     let node = nodes.lattice.id(&res.levels).expect("the chosen node is in the lattice");
     let cached = nodes.classes(node)?;
-    let release = release::release(&src, &cached, &res.best.catalog, &res.best.suppressed)?;
+    let cells = release::release(&src, &cached, &res.best.catalog, &res.best.suppressed)?;
     let ids = release::class_ids(&cached, &res.best.suppressed);
     let catalog = release::catalog_batch(&res.best.catalog, &ids, &src.sensitive_column()?.values, src.sensitive)?;
-    Ok((res, Outputs { release, catalog }))
+    let dropped = crate::release::dropped_list(&cells.dropped);
+    let mut out = Release::timed(Rows::Classes(cells), report(&res, config, dropped), Some(res.passes))
+        .with("catalog", Side::Rows(catalog.schema(), vec![catalog]));
+    if config.diagnostics {
+        out = out.with("diagnostics", Side::Row(diagnostics(&res)));
+    }
+    Ok(out)
+}
+
+/// The report's cells.
+fn report(res: &HceilResult, config: &HceilConfig, dropped: Option<String>) -> Vec<(&'static str, Value)> {
+    use Value::*;
+    vec![
+        ("node", Text(res.node())),
+        ("k", Int(config.k as i64)),
+        ("h", Float(res.h)),
+        ("h_searched", Text(if config.h.is_none() { "yes" } else { "no" }.into())),
+        ("max_degree", Float(res.best.max_degree)),
+        ("counterfeit_records", Int(res.best.catalog.total as i64)),
+        ("catalog_rows", Int(res.best.catalog.entries.len() as i64)),
+        ("lm", Float(res.best.lm)),
+        ("lm_intervals", Float(res.best.lm_intervals)),
+        ("rce", Float(res.best.rce)),
+        ("classes", Int(res.best.classes as i64)),
+        ("counterfeit_values", Text(config.draw.name().into())),
+        ("objective", Text(config.objective.name().into())),
+        // The limit, never the count: how many records were suppressed needs the
+        // source's size, which the release does not show (output_diagnostics has it).
+        ("suppression_limit_percent", Float(config.suppression_percent)),
+        seeded(config.seed),
+        ("nodes_total", Int(res.stats.nodes_total as i64)),
+        ("candidate_nodes", Int(res.stats.candidates as i64)),
+        ("nodes_evaluated", Int(res.stats.evaluated as i64)),
+        ("nodes_rejected", Int(res.stats.rejected as i64)),
+        ("dropped_columns", OptText(dropped)),
+    ]
+}
+
+/// Exact numbers of the original the release does not show: opt-in, never for publication.
+fn diagnostics(res: &HceilResult) -> Vec<(&'static str, Value)> {
+    use Value::*;
+    vec![
+        ("not_for_publication", Text(NOT_FOR_PUBLICATION.into())),
+        ("suppressed_records", Int(res.best.suppressed_records as i64)),
+        ("suppressed_classes", Int(res.best.suppressed.iter().filter(|&&s| s).count() as i64)),
+        ("objective_value", Float(res.best.key.0)),
+        ("objective_tiebreak", Float(res.best.key.1)),
+        ("lm_with_suppressed", Float(res.counting_suppressed(res.best.lm))),
+        ("lm_intervals_with_suppressed", Float(res.counting_suppressed(res.best.lm_intervals))),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::progress::Silent;
+    use datafusion::arrow::array::AsArray;
+    use datafusion::arrow::datatypes::UInt64Type;
+    use std::collections::HashMap;
+
+    /// The method reads a source built from batches, with no session: its release is every
+    /// source record plus the counterfeits the report counts, in classes of at least k, with the
+    /// catalog beside it.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_source_of_batches_gives_a_release_and_catalog_without_a_session() {
+        let source = crate::methods::contract::testing::nps();
+        let config = HceilConfig::new(10, Some(0.3)).with_seed(1);
+        let release = anonymize(&source, &config, &Silent).await.unwrap();
+        let Some(Value::Int(counterfeits)) = release.cell("counterfeit_records") else { panic!("no count") };
+        let Rows::Classes(cells) = &release.rows else { panic!("hceil builds its release from classes") };
+        let mut classes: HashMap<u64, usize> = HashMap::new();
+        for b in cells.batches().unwrap() {
+            let ids = b.column_by_name("class_id").unwrap();
+            let ids = datafusion::arrow::compute::cast(ids, &datafusion::arrow::datatypes::DataType::UInt64).unwrap();
+            for id in ids.as_primitive::<UInt64Type>().iter().flatten() {
+                *classes.entry(id).or_default() += 1;
+            }
+        }
+        assert_eq!(classes.values().sum::<usize>() as i64, 7000 + counterfeits);
+        assert!(classes.values().all(|&n| n >= 10), "a class under k: {classes:?}");
+        assert!(matches!(release.side.iter().find(|(s, _)| *s == "catalog"), Some((_, Side::Rows(..)))));
+    }
 }

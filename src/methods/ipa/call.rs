@@ -15,11 +15,11 @@ use super::sound::{DpConfig, DpRelease};
 use super::{IpaConfig, IpaResult, Published, SPLIT, T, release};
 use crate::encode::contribution::Contribution;
 use crate::encode::publish::Source;
+use crate::encode::source;
 use crate::error::{AnonError, Result};
 use crate::meta::TableMeta;
 use crate::methods::options::{self, DIAGNOSTICS, Kind, OptionSpec, Options, Parsed, SEED, opt};
 use crate::progress::Progress;
-use datafusion::prelude::SessionContext;
 
 /// The default guarantee of `ipa_release`: the sound mode with the better measured utility on
 /// the NPS-like table (docs/ipa.md, "Choosing the default"); with it a table's declared plan
@@ -523,9 +523,7 @@ pub(crate) struct Hooks<'a> {
 /// Run `ipa_release` on a declared table: one aggregation (the frequency table), then the
 /// paper's algorithm or the sound one, and the release labelled with its guarantee.
 pub(crate) async fn ipa_release(
-    ctx: &SessionContext,
-    table: &str,
-    meta: &TableMeta,
+    source: &source::Source,
     call: &CallOptions,
     progress: &dyn Progress,
     before_noise: BeforeNoise<'_>,
@@ -534,13 +532,13 @@ pub(crate) async fn ipa_release(
     match &call.mode {
         Mode::Paper(config) => {
             before_noise()?;
-            let (res, p) = super::anonymize(ctx, table, meta, config, progress).await?;
+            let (res, p) = super::anonymize(source, config, progress).await?;
             let (schema, batches) =
                 release::labelled(p.schema, p.batches, guarantee, call.statement(), res.spent.total())?;
             Ok((Outcome::Paper(res), Published { schema, batches, dropped: p.dropped }))
         }
         Mode::Sound(config) => {
-            let src = public_source(ctx, table, meta, "ipa_release", call).await?;
+            let src = public_source(source, "ipa_release", call).await?;
             before_noise()?;
             let res = super::sound::release(&src.ft, config, progress)?;
             let epsilon = res.epsilon_selection + res.epsilon_counts;
@@ -548,7 +546,7 @@ pub(crate) async fn ipa_release(
             Ok((Outcome::Sound(res), published))
         }
         Mode::Adaptive(config) => {
-            let src = public_source(ctx, table, meta, "ipa_release", call).await?;
+            let src = public_source(source, "ipa_release", call).await?;
             before_noise()?;
             let res = super::adaptive::release_cancellable(&src.ft, config, progress)?;
             let published = publish(&src, &res, call, res.budget.total())?;
@@ -559,16 +557,14 @@ pub(crate) async fn ipa_release(
 
 /// Run `dp_histogram` on a declared table at node `levels` (checked against the lattice).
 pub(crate) async fn histogram_release(
-    ctx: &SessionContext,
-    table: &str,
-    meta: &TableMeta,
+    source: &source::Source,
     levels: &[u8],
     epsilon: f64,
     call: &CallOptions,
     hooks: Hooks<'_>,
 ) -> Result<(HistogramRelease, Published)> {
     let Hooks { before_noise, progress } = hooks;
-    let src = public_source(ctx, table, meta, "dp_histogram", call).await?;
+    let src = public_source(source, "dp_histogram", call).await?;
     let heights = src.ft.heights();
     if levels.len() != heights.len() || levels.iter().zip(&heights).any(|(l, h)| l > h) {
         return Err(AnonError::argument(
@@ -599,21 +595,16 @@ fn publish(src: &Source<'_>, released: &impl release::Cells, call: &CallOptions,
 }
 
 /// The source, its frequency table over the declared domains.
-async fn public_source<'a>(
-    ctx: &SessionContext,
-    table: &'a str,
-    meta: &'a TableMeta,
-    function: &str,
-    call: &CallOptions,
-) -> Result<Source<'a>> {
+async fn public_source<'a>(source: &'a source::Source, function: &str, call: &CallOptions) -> Result<Source<'a>> {
     // Refuse data-derived hierarchies before the data are read.
+    let (table, meta) = (source.name(), source.meta());
     let (domain, _) = call.public_domains(function, table, meta)?;
     let bound = call.unit.as_ref().map(|(column, rows)| Contribution {
         column: column.clone(),
         rows: *rows,
         seed: call.seed(),
     });
-    let mut src = Source::read_bounded(ctx, table, meta, bound.as_ref()).await?;
+    let mut src = Source::of_bounded(source, bound.as_ref()).await?;
     src.ft = public_table(function, table, &src.ft, &domain)?;
     Ok(src)
 }

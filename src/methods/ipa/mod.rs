@@ -23,6 +23,7 @@ pub mod guarantee;
 pub mod histogram;
 pub(crate) mod outcome;
 pub mod perturb;
+pub(crate) mod publish;
 mod radix;
 pub mod release;
 pub mod root;
@@ -42,10 +43,8 @@ use crate::encode::publish::Source;
 use crate::encode::{FrequencyTable, NodeCache};
 use crate::error::{AnonError, Result};
 use crate::lattice::{NodeId, format_levels};
-use crate::meta::TableMeta;
 use crate::methods::options::{Kind, OptionSpec, Options, Parsed, SEED, opt};
 use crate::progress::Progress;
-use datafusion::prelude::SessionContext;
 
 const F: &str = "ipa_release";
 
@@ -302,15 +301,13 @@ pub fn search_with_nodes<'a>(
 /// The released table of one call (dropped: neither identifier, dimension nor informative).
 pub(crate) use crate::release::Published;
 
-/// Anonymize a declared table: aggregate, run IPA, and build the release.
+/// Anonymize a read source: aggregate, run IPA, and build the release.
 pub async fn anonymize(
-    ctx: &SessionContext,
-    table: &str,
-    meta: &TableMeta,
+    source: &crate::encode::source::Source,
     config: &IpaConfig,
     progress: &dyn Progress,
 ) -> Result<(IpaResult, Published)> {
-    let src = Source::read(ctx, table, meta).await?;
+    let src = Source::of(source).await?;
     let (res, mut nodes) = search_with_nodes(&src.ft, config, progress)?;
     let cached = nodes.classes(res.node)?;
     let (schema, batches) = release::release(&src.ft, &src.schema, &cached, &res.perturbation)?;

@@ -14,16 +14,17 @@ pub mod search;
 pub use loss::Metric;
 pub(crate) use models::Models;
 
+use crate::encode::source::Source;
 use crate::encode::{
-    FrequencyTable, cached_frequency_table, check_sensitive_not_null, materialize_suppressed, node_label,
+    FrequencyTable, cached_frequency_table_of, check_sensitive_not_null, dropped_columns, materialize_suppressed,
+    node_label,
 };
 use crate::error::{AnonError, Result};
 use crate::lattice::format_levels;
-use crate::meta::TableMeta;
 use crate::methods::PassTimes;
+use crate::methods::contract::{Release, Rows, Value};
 use crate::methods::options::{Kind, Options, opt};
 use crate::progress::{Progress, Silent};
-use datafusion::prelude::{DataFrame, SessionContext};
 use search::{Evaluation, Evaluator, SearchOptions, Strategy};
 use std::time::Instant;
 
@@ -247,21 +248,16 @@ fn result(ev: &mut Evaluator, ft: &FrequencyTable, e: Evaluation) -> Result<Kano
     })
 }
 
-/// Anonymize a declared table: aggregate, search, and plan the release. The plan is lazy: it
-/// runs where the caller executes it (in memory, or written as Parquet by a cluster).
-pub async fn anonymize(
-    ctx: &SessionContext,
-    table: &str,
-    meta: &TableMeta,
-    config: &KanonConfig,
-    progress: &dyn Progress,
-) -> Result<(KanonResult, DataFrame)> {
-    let sensitive = if config.models.need_sensitive() { Some(meta.sensitive(table)?) } else { None };
+/// Anonymize a declared source: aggregate it into its frequency table, search, and plan the
+/// release over the source (the adapter runs the plan, timed as `materialize_ms`).
+pub(crate) async fn anonymize(source: &Source, config: &KanonConfig, progress: &dyn Progress) -> Result<Release> {
+    let meta = source.meta();
+    let sensitive = if config.models.need_sensitive() { Some(meta.sensitive(source.name())?) } else { None };
     let start = Instant::now();
     // Aggregated once per session and source: repeated calls (another k, model) reuse it.
-    let ft = cached_frequency_table(ctx, table, meta, sensitive).await?;
+    let ft = cached_frequency_table_of(source, sensitive).await?;
     // The release carries every sensitive column, read by the models or not.
-    check_sensitive_not_null(ctx, table, meta, sensitive).await?;
+    check_sensitive_not_null(source, sensitive).await?;
     let aggregate_ms = PassTimes::since(start);
     let start = Instant::now();
     let mut res = search_cancellable(&ft, config, progress)?.ok_or_else(|| {
@@ -276,12 +272,75 @@ pub async fn anonymize(
         )
     })?;
     res.passes = PassTimes { aggregate_ms, search_ms: PassTimes::since(start), materialize_ms: 0.0 };
-    let df =
-        materialize_suppressed(ctx, table, meta, &res.levels, &res.suppressed_classes, config.keep_insensitive).await?;
-    Ok((res, df))
+    let df = materialize_suppressed(source, &res.levels, &res.suppressed_classes, config.keep_insensitive)?;
+    let columns: Vec<String> = source.schema().fields().iter().map(|f| f.name().clone()).collect();
+    let dropped = crate::release::dropped_list(&dropped_columns(meta, &columns, config.keep_insensitive));
+    Ok(Release::timed(Rows::Plan(df), report(&res, config, dropped), Some(res.passes)))
+}
+
+/// The report's cells.
+fn report(res: &KanonResult, config: &KanonConfig, dropped: Option<String>) -> Vec<(&'static str, Value)> {
+    use Value::*;
+    vec![
+        ("node", Text(describe_node(&res.levels))),
+        ("models", Text(config.models.describe())),
+        ("metric", Text(config.metric.name().into())),
+        ("metric_value", Float(res.loss)),
+        ("suppression_limit_percent", Float(config.suppression_percent)),
+        ("suppressed_records", Int(res.suppressed_records as i64)),
+        ("classes", Int(res.classes as i64)),
+        ("nodes_total", Int(res.nodes_total as i64)),
+        ("nodes_evaluated", Int(res.nodes_evaluated as i64)),
+        ("dropped_columns", OptText(dropped)),
+        ("search", Text(if res.heuristic { "heuristic" } else { "optimal" }.into())),
+        ("proven_optimal", Int(res.proven_optimal as i64)),
+        // The work budget the search ran under (NULL: none), beside nodes_evaluated.
+        ("max_checks", OptInt(res.max_checks.map(|n| n as i64))),
+        ("loss_lower_bound", Float(res.loss_lower_bound)),
+        ("bound_gap", Float(res.loss - res.loss_lower_bound)),
+    ]
 }
 
 /// The node as users read it, e.g. `[1, 0, 2]`.
 pub(crate) fn describe_node(levels: &[u8]) -> String {
     format_levels(levels)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datafusion::arrow::array::Array;
+    use datafusion::arrow::compute::cast;
+    use datafusion::arrow::datatypes::DataType;
+    use std::collections::HashMap;
+
+    /// The method reads a source built from batches, with no session: its release plan yields
+    /// every source row, in classes of at least k on the declared quasi-identifiers, and its
+    /// report names the node.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_source_of_batches_gives_a_k_anonymous_release_without_a_session() {
+        let source = crate::methods::contract::testing::nps();
+        let release = anonymize(&source, &KanonConfig::new(5), &Silent).await.unwrap();
+        let Some(Value::Text(node)) = release.cell("node") else { panic!("no node in the report") };
+        assert!(node.starts_with('['), "{node}");
+        let Rows::Plan(df) = release.rows else { panic!("kanon plans its release over the source") };
+        let batches = df.collect().await.unwrap();
+        let mut classes: HashMap<Vec<String>, usize> = HashMap::new();
+        for b in &batches {
+            let qis: Vec<_> = source
+                .meta()
+                .quasi_identifiers()
+                .iter()
+                .map(|q| cast(b.column_by_name(q).unwrap(), &DataType::Utf8).unwrap())
+                .collect();
+            for r in 0..b.num_rows() {
+                let key = qis.iter().map(|c| {
+                    c.as_any().downcast_ref::<datafusion::arrow::array::StringArray>().unwrap().value(r).to_string()
+                });
+                *classes.entry(key.collect()).or_default() += 1;
+            }
+        }
+        assert_eq!(classes.values().sum::<usize>(), 7000);
+        assert!(classes.values().all(|&n| n >= 5), "a class under k: {classes:?}");
+    }
 }

@@ -32,8 +32,11 @@
 //! and checked by `verify_release` like ArtUC's.
 
 use super::artuc::formation::form_group_cancellable;
-use super::artuc::{AnonCluster, ArtucResult, Cluster, KmConfig, Measures, RtTable, check_weights, gendiag};
+use super::artuc::publish::km_cells;
+use super::artuc::{AnonCluster, ArtucResult, Cluster, KmConfig, Measures, RtTable, check_weights, gendiag, release};
 use super::artuc::{PICK, WEIGHTS};
+use super::contract::{Release, Rows, Value::*, seeded};
+use crate::encode::source::Source;
 use crate::error::{AnonError, Result};
 use crate::methods::options::{Options, SEED};
 use crate::progress::Progress;
@@ -80,6 +83,28 @@ impl RmrConfig {
         }
         check_weights(F, c.weights.as_deref(), table)
     }
+}
+
+/// RmR on a read source, read in its stored order (the result depends on the order of the
+/// records): the release and its report.
+pub(crate) async fn rmr_release(source: &Source, config: &RmrConfig, progress: &dyn Progress) -> Result<Release> {
+    let batches = source.batches_in_order().await?;
+    let table = RtTable::from_batches(source.name(), source.meta(), &batches)?;
+    let res = rmr(&table, config, progress)?;
+    let published = release::release(&table, &res)?;
+    let m = &res.measures;
+    let mut cells = Vec::from(km_cells(&config.km, m));
+    cells.extend([
+        ("ul", Float(m.ul)),
+        ("ul_gen", Float(m.ul_gen())),
+        ("ul_sup", Float(m.ul_sup())),
+        ("suppressed_codes", Int(m.suppressed_codes as i64)),
+        // Codes outside the hierarchy, dropped before the method ran: counted, never named.
+        ("unknown_codes", Int(table.codes.unknown.0 as i64)),
+        // Whether the call was seeded, never the seed.
+        seeded(config.km.seed),
+    ]);
+    Ok(Release::timed(Rows::Batches(published.schema, published.batches), cells, None))
 }
 
 /// Run RmR. Errors when the clusters formed already exceed δ or more than ε codes are
@@ -226,4 +251,26 @@ fn publish(
         withheld_codes: 0,
     };
     Ok(ArtucResult { clusters: out, withheld: Vec::new(), measures, evaluations: 0 })
+}
+
+#[cfg(test)]
+mod contract_tests {
+    use super::*;
+    use crate::datasets::rt::{RtPreset, rt_dataset};
+    use crate::progress::Silent;
+
+    /// The method reads a source built from batches, with no session: its release holds the
+    /// records its report counts.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_source_of_batches_gives_a_release_without_a_session() {
+        let rt = rt_dataset(RtPreset::Ehrd, Some(400), 7).unwrap();
+        let source = Source::from_batches("ehrd", rt.batches[0].schema(), rt.batches, rt.meta).unwrap();
+        let mut config = RmrConfig::new(5, 2, 0.1, 0);
+        config.km.seed = Some(3);
+        let release = rmr_release(&source, &config, &Silent).await.unwrap();
+        let Rows::Batches(_, batches) = &release.rows else { panic!("RmR builds its release in the client") };
+        let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
+        assert!(rows > 0);
+        assert!(matches!(release.cell("records"), Some(Int(n)) if *n as usize == rows));
+    }
 }

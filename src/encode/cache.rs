@@ -145,19 +145,22 @@ impl<'a> NodeCache<'a> {
         if let Some(s) = self.cache.get(&node) {
             return Ok(self.touch(s).clone());
         }
-        let src = self.source(node);
+        Ok(Arc::new(self.group_from(&self.source(node), node)?))
+    }
+
+    /// Group a node (with its histograms) from an already grouped specialization `src`.
+    pub(crate) fn group_from(&self, src: &Cached, node: NodeId) -> Result<Cached> {
         let (g, map) = generalize_to(&self.hs, &src.g, &self.lattice.levels(node))?;
         let width = self.width;
         let mut hist = vec![0u32; if src.hist.is_empty() { 0 } else { g.len() * width }];
         if !hist.is_empty() {
-            for (c, &to) in map.iter().enumerate() {
-                let (from, to) = (src.class_hist(c, width), to as usize * width);
-                for (v, &n) in from.iter().enumerate() {
-                    hist[to + v] += n;
+            for (from, &to) in src.hist.chunks_exact(width).zip(&map) {
+                for (h, &n) in hist[to as usize * width..][..width].iter_mut().zip(from) {
+                    *h += n;
                 }
             }
         }
-        Ok(Arc::new(Cached { g, hist }))
+        Ok(Cached { g, hist })
     }
 
     fn touch<'s>(&self, s: &'s Slot) -> &'s Arc<Cached> {

@@ -233,25 +233,22 @@ pub fn rollup(hs: &[Arc<Hierarchy>], from: &Grouping, attr: usize) -> Result<(Gr
         ));
     }
     levels[attr] += 1;
-    let parent = &hs[attr].level(l).parent;
-    let mut b = Builder::new(hs, levels, from.len())?;
-    let mut map = Vec::with_capacity(from.len());
-    let mut codes = vec![0u32; hs.len()];
-    for c in 0..from.len() {
-        for (a, col) in from.codes.iter().enumerate() {
-            codes[a] = col[c];
-        }
-        codes[attr] = parent[codes[attr] as usize];
-        let range = |a: usize| from.ranges[a][c];
-        map.push(b.add(&codes, from.sizes[c], range));
-    }
-    Ok((b.out, map))
+    generalize_to(hs, from, &levels)
 }
 
 /// Group the node `levels` (a generalization of `from`'s node, possibly several levels up in
 /// several attributes) from `from`'s classes. Also returns each class of `from`'s class in
 /// the result. Any already-grouped specialization will do; the one with the fewest classes is
 /// the cheapest.
+///
+/// The result does not depend on which specialization it is grouped from: classes come in the
+/// order of their first source class, and by induction from the bottom (whose classes follow
+/// the frequency rows) that is the order of each class's first frequency row, whatever the
+/// path. Sizes are sums and ranges min–max, exact in any order.
+///
+/// Column by column, the hot loop of every lattice search: the packed keys attribute by
+/// attribute, one lookup per source class, then the classes' columns gathered from their
+/// first source class and their sizes and ranges scattered into them.
 pub fn generalize_to(hs: &[Arc<Hierarchy>], from: &Grouping, levels: &[u8]) -> Result<(Grouping, Vec<u32>)> {
     check_levels(hs, levels)?;
     if let Some(a) = (0..hs.len()).find(|&a| levels[a] < from.levels[a]) {
@@ -261,17 +258,71 @@ pub fn generalize_to(hs: &[Arc<Hierarchy>], from: &Grouping, levels: &[u8]) -> R
         ));
     }
     let jumps = jumps(hs, &from.levels, levels);
-    let mut b = Builder::new(hs, levels.to_vec(), from.len())?;
-    let mut map = Vec::with_capacity(from.len());
-    let mut codes = vec![0u32; hs.len()];
-    for c in 0..from.len() {
-        for (a, col) in from.codes.iter().enumerate() {
-            codes[a] = jumps[a][col[c] as usize];
+    let strides = strides(hs, levels)?;
+    let mut keys: Vec<Key> = vec![0; from.len()];
+    for ((jump, col), &s) in jumps.iter().zip(&from.codes).zip(&strides) {
+        for (k, &code) in keys.iter_mut().zip(col) {
+            *k += jump[code as usize] as Key * s;
         }
-        let range = |a: usize| from.ranges[a][c];
-        map.push(b.add(&codes, from.sizes[c], range));
     }
-    Ok((b.out, map))
+    let (map, first) = number_keys(key_space(hs, levels), &keys);
+    let codes =
+        jumps.iter().zip(&from.codes).map(|(j, col)| first.iter().map(|&c| j[col[c as usize] as usize]).collect());
+    let mut sizes = vec![0u64; first.len()];
+    for (&to, &n) in map.iter().zip(&from.sizes) {
+        sizes[to as usize] += n;
+    }
+    // Categorical attributes have no ranges.
+    let ranges = from.ranges.iter().map(|r| {
+        if r.is_empty() {
+            return Vec::new();
+        }
+        let mut out: Vec<(u32, u32)> = first.iter().map(|&c| r[c as usize]).collect();
+        for (&to, &(lo, hi)) in map.iter().zip(r) {
+            let o = &mut out[to as usize];
+            *o = (o.0.min(lo), o.1.max(hi));
+        }
+        out
+    });
+    let g = Grouping { levels: levels.to_vec(), codes: codes.collect(), sizes, ranges: ranges.collect() };
+    Ok((g, map))
+}
+
+/// Class numbers for packed keys in order of first appearance: each key's class, and each
+/// class's first key. Dense when the key space is small beside the input (an array beats
+/// hashing), else an open-addressing table of twice the input's size.
+fn number_keys(space: Key, keys: &[Key]) -> (Vec<u32>, Vec<u32>) {
+    let mut map = Vec::with_capacity(keys.len());
+    let mut first = Vec::new();
+    let mut number = |slot: &mut u32, i: usize| {
+        if *slot == u32::MAX {
+            *slot = first.len() as u32;
+            first.push(i as u32);
+        }
+        map.push(*slot);
+    };
+    if space <= (4 * keys.len() as Key).max(4096) {
+        let mut index = vec![u32::MAX; space as usize];
+        for (i, &k) in keys.iter().enumerate() {
+            number(&mut index[k as usize], i);
+        }
+    } else {
+        // Linear probing; u128::MAX marks an empty slot (keys are below the key space, which
+        // `strides` keeps within 2^128).
+        let bits = (2 * keys.len()).next_power_of_two().trailing_zeros();
+        let mask = (1usize << bits) - 1;
+        let (mut slot_keys, mut slots) = (vec![Key::MAX; mask + 1], vec![u32::MAX; mask + 1]);
+        for (i, &k) in keys.iter().enumerate() {
+            let folded = (k as u64) ^ ((k >> 64) as u64).rotate_left(29);
+            let mut at = (folded.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - bits)) as usize & mask;
+            while slot_keys[at] != k && slot_keys[at] != Key::MAX {
+                at = (at + 1) & mask;
+            }
+            slot_keys[at] = k;
+            number(&mut slots[at], i);
+        }
+    }
+    (map, first)
 }
 
 /// Per attribute: node code at the grouped level `from` -> its ancestor at level `to`.

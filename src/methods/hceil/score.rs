@@ -16,23 +16,30 @@ use crate::hierarchy::Hierarchy;
 use std::sync::Arc;
 
 /// P_c of every class: the probability mass its release puts on each covered leaf tuple.
+/// Attribute by attribute, each a factor 1 / leaves covered (in attribute order, as a product
+/// per class would take them); a categorical attribute's factors are tabulated per code when
+/// the level has fewer codes than the node has classes, so a division is made once per code.
 pub(crate) fn cell_probabilities(hs: &[Arc<Hierarchy>], g: &Grouping) -> Vec<f64> {
-    (0..g.len())
-        .map(|c| {
-            hs.iter()
-                .enumerate()
-                .map(|(a, h)| {
-                    let leaves = if h.is_numeric() {
-                        let (lo, hi) = g.ranges[a][c];
-                        hi - lo + 1
-                    } else {
-                        h.leaves_under(g.levels[a] as usize, g.codes[a][c])
-                    };
-                    1.0 / leaves.max(1) as f64
-                })
-                .product()
-        })
-        .collect()
+    let factor = |leaves: u32| 1.0 / leaves.max(1) as f64;
+    let mut p = vec![1.0; g.len()];
+    for (a, h) in hs.iter().enumerate() {
+        let level = g.levels[a] as usize;
+        if h.is_numeric() {
+            for (p, &(lo, hi)) in p.iter_mut().zip(&g.ranges[a]) {
+                *p *= factor(hi - lo + 1);
+            }
+        } else if h.width(level) <= g.len() {
+            let table: Vec<f64> = (0..h.width(level) as u32).map(|c| factor(h.leaves_under(level, c))).collect();
+            for (p, &code) in p.iter_mut().zip(&g.codes[a]) {
+                *p *= table[code as usize];
+            }
+        } else {
+            for (p, &code) in p.iter_mut().zip(&g.codes[a]) {
+                *p *= factor(h.leaves_under(level, code));
+            }
+        }
+    }
+    p
 }
 
 /// What the search minimizes (`objective=`), as a key compared lexicographically.

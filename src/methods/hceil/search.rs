@@ -61,6 +61,7 @@ pub struct Params {
 #[derive(Debug, Clone, Copy)]
 pub struct Candidate {
     pub node: NodeId,
+    /// The greatest D(r); 0 without a ceiling, where it rules nothing out.
     pub max_degree: f64,
     pub bound: Key,
 }
@@ -131,7 +132,9 @@ pub fn candidates(nodes: &mut NodeCache, p: &Params, progress: &dyn Progress) ->
 
 /// A grouped node's greatest degree and bound.
 fn candidate(hs: &[Arc<Hierarchy>], p: &Params, node: NodeId, c: &Cached) -> Candidate {
-    let max_degree = class_degrees(hs, &c.g).into_iter().fold(0.0, f64::max);
+    // Without a ceiling (h = 1) every node is within it (each D(r) is a mean of ratios ≤ 1):
+    // the degrees are not computed.
+    let max_degree = if p.ceiling >= 1.0 { 0.0 } else { class_degrees(hs, &c.g).into_iter().fold(0.0, f64::max) };
     let suppressed = score::suppressed(&c.g.sizes, p.k, p.suppression);
     let bound = score::bound(&c.g, &score::cell_probabilities(hs, &c.g), p.k, &suppressed, p.objective);
     Candidate { node, max_degree, bound }

@@ -1,8 +1,8 @@
 //! Algorithm 2: perturb every node of the lattice (Algorithm 1), score it by IL, and choose
 //! the released node with the exponential mechanism of Eq. 12 (utility u = 3 − IL, Δu = 3).
 //!
-//! Nodes are grouped level by level, so each rolls up from an already grouped specialization,
-//! and evaluated in parallel batches. Each node draws from its own stream of the call's key
+//! Nodes are grouped depth-first on all cores, each rolled up from a direct specialization
+//! ([`NodeCache::map_every`]). Each node draws from its own stream of the call's key
 //! (`StreamKey::stream(node)`), so its perturbation, and with it the chosen node, do not depend
 //! on the order or the thread in which nodes are evaluated. Only the scores are kept: the
 //! chosen node's perturbation is drawn again from its stream for the release.
@@ -18,7 +18,7 @@ use crate::dp::{ExponentialMechanism, StreamKey};
 use crate::encode::{Cached, NodeCache};
 use crate::error::Result;
 use crate::hierarchy::Hierarchy;
-use crate::lattice::{Antichain, BottomUp, NodeId, Toward};
+use crate::lattice::NodeId;
 use crate::progress::Progress;
 use rand::Rng;
 use std::sync::Arc;
@@ -59,19 +59,13 @@ pub(crate) fn score_all(
     let lattice = nodes.lattice.clone();
     let hs: Vec<Arc<Hierarchy>> = nodes.hierarchies().to_vec();
     let width = nodes.width();
-    let mut out = Vec::with_capacity(lattice.size());
     progress.begin("IPA: perturbing and scoring the lattice", lattice.size() as u64);
-    // Every node is scored (an empty antichain rules nothing out), bottom-up so each node
-    // rolls up from a cached specialization; each draws from its own stream, so the batches'
-    // order changes nothing.
-    let none = Antichain::new(Toward::Up, lattice.dims());
-    let mut scan = BottomUp::new(&lattice);
-    loop {
-        let batch = scan.next_batch(&none, BottomUp::BATCH);
-        if batch.is_empty() {
-            break;
-        }
-        let scored = nodes.map_batch(&batch, |node, c| {
+    // Every node is scored; each draws from its own stream, so the walk's order and threads
+    // change nothing.
+    let scored = nodes.map_every(
+        progress,
+        |_| true,
+        |node, c| {
             let p = perturb_node(c, width, noise, key, node)?;
             Ok(NodeScore {
                 node,
@@ -81,13 +75,10 @@ pub(crate) fn score_all(
                 withheld_records: p.withheld_records,
                 counterfeit_records: p.counterfeit_records,
             })
-        })?;
-        progress.tick(scored.len() as u64)?;
-        out.extend(scored);
-    }
+        },
+    )?;
     progress.finish();
-    out.sort_by_key(|s| s.node);
-    Ok(out)
+    Ok(scored.into_iter().map(|(_, s)| s).collect())
 }
 
 /// The mechanism of Eq. 12 over the scored nodes.

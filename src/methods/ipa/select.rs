@@ -39,7 +39,7 @@ use crate::dp::{DiscreteLaplace, ExponentialMechanism};
 use crate::encode::{Cached, NodeCache};
 use crate::error::{AnonError, Result};
 use crate::hierarchy::Hierarchy;
-use crate::lattice::{Antichain, BottomUp, NodeId, Toward};
+use crate::lattice::NodeId;
 use crate::progress::Progress;
 use std::sync::Arc;
 
@@ -61,7 +61,7 @@ pub struct Candidate {
 }
 
 /// The utility's parameters (all public).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Utility {
     mode: CellNoise,
     /// q = e^−ε_counts of the count noise.
@@ -69,14 +69,22 @@ pub struct Utility {
     noise_weight: f64,
     /// λ: the weight of the class term.
     class_weight: f64,
+    /// [`Utility::cell_error`] of the counts below [`ERROR_TABLE`], computed once: every node
+    /// scores every cell, and the closed forms take a power each.
+    errors: Vec<f64>,
 }
+
+/// Cell counts whose expected error is tabulated (larger ones are rare and computed).
+const ERROR_TABLE: u32 = 4096;
 
 /// Grid of the class term's summands (module doc): 2^32 units per class.
 const CLASS_UNITS: f64 = 4_294_967_296.0;
 
 impl Utility {
     pub fn new(mode: CellNoise, noise: &DiscreteLaplace, noise_weight: f64, class_weight: f64) -> Self {
-        Utility { mode, q: noise.q(), noise_weight, class_weight }
+        let mut u = Utility { mode, q: noise.q(), noise_weight, class_weight, errors: Vec::new() };
+        u.errors = (0..ERROR_TABLE).map(|c| u.cell_error_of(c)).collect();
+        u
     }
 
     /// The sensitivity passed to the exponential mechanism (module doc).
@@ -112,14 +120,14 @@ impl Utility {
 
     /// Noise_L (module doc) from the node's non-empty cells and its public cell count.
     pub(crate) fn noise_total(&self, cached: &Cached, cells: u64) -> f64 {
-        let counts = cached.hist.iter().filter(|&&c| c > 0).map(|&c| u64::from(c));
+        let counts = cached.hist.iter().copied().filter(|&c| c > 0);
         match self.mode {
-            CellNoise::Pure { floor } => {
-                let empty = floored_error(self.q, floor, 0);
-                let filled: f64 = counts.map(|c| floored_error(self.q, floor, c) - empty).sum();
+            CellNoise::Pure { .. } => {
+                let empty = self.cell_error(0);
+                let filled: f64 = counts.map(|c| self.cell_error(c) - empty).sum();
                 cells as f64 * empty + filled
             }
-            CellNoise::Threshold(tau) => counts.map(|c| c.min(tau)).sum::<u64>() as f64,
+            CellNoise::Threshold(tau) => counts.map(|c| u64::from(c).min(tau)).sum::<u64>() as f64,
         }
     }
 
@@ -127,6 +135,11 @@ impl Utility {
     /// ([`floored_error`]); approx, c · P(X ≤ τ − c − 1), with P(X ≤ −m) = q^m / (1 + q) for
     /// m ≥ 0.
     fn cell_error(&self, c: u32) -> f64 {
+        self.errors.get(c as usize).copied().unwrap_or_else(|| self.cell_error_of(c))
+    }
+
+    /// [`Utility::cell_error`] by its closed form.
+    fn cell_error_of(&self, c: u32) -> f64 {
         let q = self.q;
         match self.mode {
             CellNoise::Pure { floor } => floored_error(q, floor, u64::from(c)),
@@ -217,7 +230,7 @@ pub fn score_lattice(
 }
 
 /// `f(node, classes, cells)` for every node of the lattice whose cell count (a public rule on
-/// the declared domain) is at most `max_cells`, in node-id order; an error naming `max_cells`
+/// the declared domain) is at most `max_cells`, in node-id order ([`NodeCache::map_every`]); an error naming `max_cells`
 /// when there is none.
 pub(crate) fn map_lattice<T: Send>(
     nodes: &mut NodeCache,
@@ -230,22 +243,14 @@ pub(crate) fn map_lattice<T: Send>(
     let hs: Vec<Arc<Hierarchy>> = nodes.hierarchies().to_vec();
     let width = nodes.width();
     let allowed = |node: NodeId| cell_count(&hs, &lattice.levels(node), width).filter(|&n| n <= max_cells);
-    let mut out = Vec::new();
     // Cells only shrink upward, so the nodes within `max_cells` are an up-set and nothing can
-    // be ruled out from below: every node is tested, only those within the cap are grouped.
-    let none = Antichain::new(Toward::Up, lattice.dims());
-    let mut scan = BottomUp::new(&lattice);
+    // be ruled out from below: every node is grouped, only those within the cap are scored.
     progress.begin(task, lattice.size() as u64);
-    loop {
-        let batch = scan.next_batch(&none, BottomUp::BATCH);
-        if batch.is_empty() {
-            break;
-        }
-        let batch: Vec<NodeId> = batch.into_iter().filter(|&n| allowed(n).is_some()).collect();
-        let scored = nodes.map_batch(&batch, |node, c| Ok((node, f(node, c, allowed(node).expect("filtered")))))?;
-        progress.tick(scored.len() as u64)?;
-        out.extend(scored);
-    }
+    let out = nodes.map_every(
+        progress,
+        |n| allowed(n).is_some(),
+        |node, c| Ok(f(node, c, allowed(node).expect("wanted"))),
+    )?;
     progress.finish();
     if out.is_empty() {
         return Err(AnonError::argument(
@@ -254,7 +259,6 @@ pub(crate) fn map_lattice<T: Send>(
             format!("no node of the lattice has at most {max_cells} cells"),
         ));
     }
-    out.sort_by_key(|(n, _)| *n);
     Ok(out)
 }
 

@@ -7,16 +7,17 @@
 //!   call's level (`age` as `10-14` with `age_lo`/`age_hi`, or the value itself at level 0) and
 //!   the informative attribute as a value of its declared domain; the schema metadata says
 //!   what the release is;
-//! - `output_report`: the guarantee, ε and its three parts, the levels, the split, the tree,
-//!   the number of records (all computed from the release and its public parameters);
+//! - `output_report`: the guarantee, ε and its four parts, the levels, the split, the tree and
+//!   the three-way marginals, the number of records (all computed from the release and its public parameters);
 //! - with `diagnostics=true` only: `output_diagnostics` (first column `not_for_publication`).
 //!
 //! Options: `levels=1:0:1:2:0` (the quasi-identifiers' hierarchy levels, in declaration order;
 //! default: each one's finest level with at most [`DEFAULT_MAX_BINS`] nodes, a numeric one's no
 //! finer than its first band, [`default_level`]), `values=a|b|c`
 //! (the informative attribute's domain when its column has no hierarchy), `edges=age-los|…`
-//! (tree edges the call declares, public: they spend no selection budget), `split=0.1:0.1:0.8`
-//! (ε's fractions: one-way marginals, selection, two-way marginals), `max_rows=N` (the most
+//! (tree edges the call declares, public: they spend no selection budget), `triples=1` (three-way
+//! marginals chosen beside the tree, AIM's way; `triples=0`: the tree alone), `split=0.1:0.1:0.8`
+//! (ε's fractions: one-way marginals, selection, two- and three-way marginals), `max_rows=N` (the most
 //! rows noise may add to the record count, [`synth::check_rows`]), `diagnostics=true`,
 //! `seed=42` (tests: not private).
 
@@ -83,6 +84,11 @@ impl SynthOptions {
                 }
                 "values" => o.values = Some(options::values(F, "values", &value)?),
                 "edges" => o.edges = value.split('|').map(|e| e.trim().to_string()).collect(),
+                "triples" => {
+                    o.config.triples = value.trim().parse().map_err(|_| {
+                        AnonError::argument(F, "triples", format!("'{value}' is not a number of three-way marginals"))
+                    })?;
+                }
                 "levels" => {
                     let levels = value.split(':').map(|l| l.trim().parse::<u8>().ok()).collect::<Option<Vec<u8>>>();
                     o.levels = Some(levels.ok_or_else(|| {
@@ -100,7 +106,9 @@ impl SynthOptions {
                     return Err(AnonError::argument(
                         F,
                         "options",
-                        format!("unknown option '{other}' (levels, values, edges, split, max_rows, diagnostics, seed)"),
+                        format!(
+                            "unknown option '{other}' (levels, values, edges, triples, split, max_rows, diagnostics, seed)"
+                        ),
                     ));
                 }
             }
@@ -203,14 +211,17 @@ fn default_level(h: &Hierarchy) -> u8 {
 
 /// The ledger's charge: the proof's composition sum on the samplers' grid.
 fn charge(o: &SynthOptions, budget: &synth::Budget) -> (Charge, String) {
-    let [one, sel, two] = budget.totals();
+    let [one, sel, two, three] = budget.totals();
     let mut parts = format!(
-        "guarantee=pure, one_way={one} ({} x {}), selection={sel} ({} x {}), two_way={two} ({} x {})",
+        "guarantee=pure, one_way={one} ({} x {}), selection={sel} ({} x {}), two_way={two} ({} x {}), \
+         three_way={three} ({} x {})",
         budget.k,
         budget.one_way,
         budget.rounds,
         budget.selection,
         budget.k - 1,
+        budget.two_way,
+        budget.triples,
         budget.two_way
     );
     if o.seeded() {
@@ -223,7 +234,7 @@ impl MethodSpec for Synthesize {
     /// (epsilon, options).
     type Params = (f64, SynthOptions);
     const NAME: &'static str = F;
-    const SIGNATURE: &'static str = "dp_synthesize(source, output, epsilon [, 'levels=1:0:1:2:0, values=a|b, edges=a-b|c-d, split=0.1:0.1:0.8, max_rows=N, diagnostics=true, seed=42'])";
+    const SIGNATURE: &'static str = "dp_synthesize(source, output, epsilon [, 'levels=1:0:1:2:0, values=a|b, edges=a-b|c-d, triples=1, split=0.1:0.1:0.8, max_rows=N, diagnostics=true, seed=42'])";
     const ARITY: (usize, usize) = (3, 4);
 
     fn parse(&self, a: &Args) -> Result<Self::Params> {
@@ -245,7 +256,8 @@ impl MethodSpec for Synthesize {
     fn charge(&self, (epsilon, o): &Self::Params, source: &str, meta: &TableMeta) -> Result<Option<(Charge, String)>> {
         let d = Domains::resolve(source, meta, o)?;
         Encoded::check_size(&d.sizes)?;
-        let budget = synth::Budget::with_declared(*epsilon, o.config.split, d.sizes.len(), d.declared.len())?;
+        let budget =
+            synth::Budget::with_declared(*epsilon, o.config.split, d.sizes.len(), d.declared.len(), o.config.triples)?;
         synth::check_rows(&d.sizes, &budget, o.max_rows)?;
         Ok(Some(charge(o, &budget)))
     }
@@ -272,7 +284,9 @@ impl MethodSpec for Synthesize {
         let release = mem_table(schema, batches)?;
         let names: Vec<&str> = d.qis.iter().copied().chain([c.meta.sensitive(c.source)?]).collect();
         let tree: Vec<String> = res.tree.iter().map(|&(a, b)| format!("{}-{}", names[a], names[b])).collect();
-        let [one, sel, two] = res.budget.totals();
+        let [one, sel, two, three] = res.budget.totals();
+        let triples: Vec<String> =
+            res.triples.iter().map(|&(p, e, c)| format!("{}-{}-{}", names[e], names[p], names[c])).collect();
         let split = o.config.split.map(|f| f.to_string()).join(":");
         let cells = vec![
             ("guarantee", Text(o.statement())),
@@ -280,10 +294,12 @@ impl MethodSpec for Synthesize {
             ("epsilon_one_way", Float(one)),
             ("epsilon_selection", Float(sel)),
             ("epsilon_two_way", Float(two)),
+            ("epsilon_three_way", Float(three)),
             ("delta", Float(0.0)),
             ("levels", Text(d.levels.iter().map(u8::to_string).collect::<Vec<_>>().join(":"))),
             ("split", Text(split)),
             ("tree", Text(tree.join(", "))),
+            ("three_way", Text(triples.join(", "))),
             ("released_records", Int(res.records as i64)),
             ("dropped_columns", OptText(crate::release::dropped_list(&dropped))),
         ];

@@ -114,15 +114,22 @@ fn all_records(sizes: &[usize]) -> Vec<Vec<u32>> {
         .collect()
 }
 
-/// A model from noisy measurements of a path 0 – 1 – 2; the sampled frequencies of its 24
-/// records against its exact probabilities (which are the model's own up to 2^-50).
-#[test]
-fn the_sampler_draws_the_models_distribution_exactly() {
-    let sizes = [3usize, 4, 2];
+/// The domain sizes of [`path_model`].
+const PATH_SIZES: [usize; 3] = [3, 4, 2];
+
+/// A model from noisy measurements of a path 0 – 1 – 2 (domains [`PATH_SIZES`]).
+fn path_model() -> TreeModel {
     let one_way = vec![vec![500, 300, -4], vec![100, 400, 250, 60], vec![700, 90]];
     let two_way = vec![vec![90, 200, 150, 40, 10, 180, 100, 12, -3, 2, 1, 0], vec![80, 30, 390, 20, 200, 40, 40, 11]];
     let var = Variances { one_way: 50.0, two_way: 8.0 };
-    let m = TreeModel::estimate(&sizes, &one_way, &[(0, 1), (1, 2)], &two_way, var).unwrap();
+    TreeModel::estimate(&PATH_SIZES, &one_way, &[(0, 1), (1, 2)], &two_way, var).unwrap()
+}
+
+/// The path model's sampled frequencies of its 24
+/// records against its exact probabilities (which are the model's own up to 2^-50).
+#[test]
+fn the_sampler_draws_the_models_distribution_exactly() {
+    let (sizes, m) = (PATH_SIZES, path_model());
     // Consistent and nonnegative: each joint's margins are the attributes' marginals.
     for c in 1..3 {
         let (p, t) = (m.parent[c].unwrap(), m.joints[c].as_ref().unwrap());
@@ -190,11 +197,7 @@ fn one_record_over_seeds(sampler: &Sampler, probabilities: &[f64], what: &str) -
 /// probabilities are the model's, and one record over seeds follows them.
 #[test]
 fn a_second_parent_is_drawn_exactly() {
-    let sizes = [3usize, 4, 2];
-    let one_way = vec![vec![500, 300, -4], vec![100, 400, 250, 60], vec![700, 90]];
-    let two_way = vec![vec![90, 200, 150, 40, 10, 180, 100, 12, -3, 2, 1, 0], vec![80, 30, 390, 20, 200, 40, 40, 11]];
-    let var = Variances { one_way: 50.0, two_way: 8.0 };
-    let mut m = TreeModel::estimate(&sizes, &one_way, &[(0, 1), (1, 2)], &two_way, var).unwrap();
+    let (sizes, mut m) = (PATH_SIZES, path_model());
     // (1, 0, 2), row-major: attribute 2 leans on attribute 0 where the tree says it does not.
     let three: Vec<i64> = (0..24).map(|i| if (i / 2) % 3 == i % 2 { 60 } else { 4 }).collect();
     assert!(m.add_triple(2, 0, &three).is_err(), "0 is drawn from 2's ancestors, not the reverse");

@@ -17,7 +17,7 @@ mod common;
 
 use anonfusion::methods::synth::model::Variances;
 use anonfusion::methods::synth::sample::{Sampler, Weights};
-use anonfusion::methods::synth::{Budget, DEFAULT_SPLIT, Encoded, SynthConfig, TreeModel, synthesize};
+use anonfusion::methods::synth::{Budget, DEFAULT_SPLIT, DEFAULT_TRIPLES, Encoded, SynthConfig, TreeModel, synthesize};
 use anonfusion::progress::Silent;
 use common::audit::Tally;
 use common::{err, int, rows, texts};
@@ -42,7 +42,7 @@ fn table(lone: bool) -> Encoded {
 }
 
 /// What a synthesis shows about the lone record.
-fn events(columns: &[Vec<u32>], tree: &[(usize, usize)]) -> Vec<String> {
+fn events(columns: &[Vec<u32>], tree: &[(usize, usize)], triples: &[(usize, usize, usize)]) -> Vec<String> {
     let n = columns[0].len();
     let mut e = Vec::new();
     if columns[3].contains(&2) {
@@ -53,6 +53,7 @@ fn events(columns: &[Vec<u32>], tree: &[(usize, usize)]) -> Vec<String> {
     }
     e.extend((34..=48).step_by(2).filter(|&t| n >= t).map(|t| format!("records >= {t}")));
     e.extend(tree.iter().map(|(a, b)| format!("edge {a}-{b}")));
+    e.extend(triples.iter().map(|(p, x, c)| format!("three-way {x}-{p}-{c}")));
     e
 }
 
@@ -63,7 +64,7 @@ fn audit(run_epsilon: f64, claimed: f64) -> Vec<String> {
         for (on_d, t, seed) in [(true, &d, run), (false, &d2, RUNS + run)] {
             let config = SynthConfig { seed: Some(seed), ..SynthConfig::new(run_epsilon) };
             let s = synthesize(t, &config, &Silent).unwrap();
-            tally.add(on_d, events(&s.columns, &s.tree));
+            tally.add(on_d, events(&s.columns, &s.tree, &s.triples));
         }
     }
     tally.violations_in(RUNS, &format!("dp_synthesize at {run_epsilon}, claimed {claimed}"), claimed, 0.0)
@@ -84,7 +85,13 @@ fn model_probability(m: &TreeModel, record: &[u32]) -> f64 {
     for &c in &m.order[1..] {
         let parent = m.parent[c].unwrap();
         let width = m.sizes[c];
-        let row = &m.joints[c].as_ref().unwrap()[record[parent] as usize * width..][..width];
+        let mut row = &m.joints[c].as_ref().unwrap()[record[parent] as usize * width..][..width];
+        if let (Some(e), Some(t)) = (m.extra[c], &m.triples[c]) {
+            let given_both = &t[(record[parent] as usize * m.sizes[e] + record[e] as usize) * width..][..width];
+            if given_both.iter().sum::<f64>() > 0.0 {
+                row = given_both;
+            }
+        }
         p *= row[record[c] as usize] / row.iter().sum::<f64>();
     }
     p
@@ -107,15 +114,22 @@ fn all_records(sizes: &[usize]) -> Vec<Vec<u32>> {
         .collect()
 }
 
-/// A model from noisy measurements of a path 0 – 1 – 2; the sampled frequencies of its 24
-/// records against its exact probabilities (which are the model's own up to 2^-50).
-#[test]
-fn the_sampler_draws_the_models_distribution_exactly() {
-    let sizes = [3usize, 4, 2];
+/// The domain sizes of [`path_model`].
+const PATH_SIZES: [usize; 3] = [3, 4, 2];
+
+/// A model from noisy measurements of a path 0 – 1 – 2 (domains [`PATH_SIZES`]).
+fn path_model() -> TreeModel {
     let one_way = vec![vec![500, 300, -4], vec![100, 400, 250, 60], vec![700, 90]];
     let two_way = vec![vec![90, 200, 150, 40, 10, 180, 100, 12, -3, 2, 1, 0], vec![80, 30, 390, 20, 200, 40, 40, 11]];
     let var = Variances { one_way: 50.0, two_way: 8.0 };
-    let m = TreeModel::estimate(&sizes, &one_way, &[(0, 1), (1, 2)], &two_way, var).unwrap();
+    TreeModel::estimate(&PATH_SIZES, &one_way, &[(0, 1), (1, 2)], &two_way, var).unwrap()
+}
+
+/// The path model's sampled frequencies of its 24
+/// records against its exact probabilities (which are the model's own up to 2^-50).
+#[test]
+fn the_sampler_draws_the_models_distribution_exactly() {
+    let (sizes, m) = (PATH_SIZES, path_model());
     // Consistent and nonnegative: each joint's margins are the attributes' marginals.
     for c in 1..3 {
         let (p, t) = (m.parent[c].unwrap(), m.joints[c].as_ref().unwrap());
@@ -135,15 +149,7 @@ fn the_sampler_draws_the_models_distribution_exactly() {
     for (r, &p) in records.iter().zip(&probabilities) {
         assert!((p - model_probability(&m, r)).abs() < 1e-12, "{r:?}");
     }
-    // Each record follows the model exactly: the 4th of 7 records (7: the allotments' rounding
-    // matters), over independent seeds, is a multinomial sample of the probabilities.
-    let mut observed = vec![0u64; records.len()];
-    for seed in 0..60_000u64 {
-        let columns = sampler.draw(7, &mut StdRng::seed_from_u64(seed), &Silent).unwrap();
-        let (a, b, c) = (columns[0][3], columns[1][3], columns[2][3]);
-        observed[a as usize + 3 * (b as usize + 4 * c as usize)] += 1;
-    }
-    common::assert_fits("tree sampler, one record over seeds", &observed, &probabilities);
+    let observed = one_record_over_seeds(&sampler, &probabilities, "tree sampler, one record over seeds");
     // And a wrong model is rejected by the same test (it can fail): every probability tilted.
     let tilted: Vec<f64> =
         probabilities.iter().enumerate().map(|(i, p)| p * if i % 2 == 0 { 1.1 } else { 0.9 }).collect();
@@ -170,6 +176,54 @@ fn the_sampler_draws_the_models_distribution_exactly() {
             assert!((got as f64 - n as f64 * q).abs() <= 8.0, "edge {p}-{c}: {got} vs {}", n as f64 * q);
         }
     }
+}
+
+/// Each record follows the model exactly: the 4th of 7 records (7: the allotments' rounding
+/// matters) of a model over domains 3, 4, 2, over independent seeds, is a multinomial sample
+/// of the probabilities. The observed counts, in mixed radix.
+fn one_record_over_seeds(sampler: &Sampler, probabilities: &[f64], what: &str) -> Vec<u64> {
+    let mut observed = vec![0u64; probabilities.len()];
+    for seed in 0..60_000u64 {
+        let columns = sampler.draw(7, &mut StdRng::seed_from_u64(seed), &Silent).unwrap();
+        let (a, b, c) = (columns[0][3], columns[1][3], columns[2][3]);
+        observed[a as usize + 3 * (b as usize + 4 * c as usize)] += 1;
+    }
+    common::assert_fits(what, &observed, probabilities);
+    observed
+}
+
+/// A three-way marginal: attribute 2 (parent 1) gains its grandparent 0 as a second parent.
+/// The raked three-way table keeps the model's (1, 2) and (1, 0) tables, the sampler's exact
+/// probabilities are the model's, and one record over seeds follows them.
+#[test]
+fn a_second_parent_is_drawn_exactly() {
+    let (sizes, mut m) = (PATH_SIZES, path_model());
+    // (1, 0, 2), row-major: attribute 2 leans on attribute 0 where the tree says it does not.
+    let three: Vec<i64> = (0..24).map(|i| if (i / 2) % 3 == i % 2 { 60 } else { 4 }).collect();
+    assert!(m.add_triple(2, 0, &three).is_err(), "0 is drawn from 2's ancestors, not the reverse");
+    m.add_triple(0, 2, &three).unwrap();
+    assert_eq!((m.extra[2], m.order.clone()), (Some(0), vec![0, 1, 2]));
+    let t = m.triples[2].as_ref().unwrap();
+    let at = |u: usize, w: usize, v: usize| t[(u * 3 + w) * 2 + v];
+    let (pc, ep) = (m.joints[2].as_ref().unwrap(), m.joints[1].as_ref().unwrap());
+    for u in 0..4 {
+        for v in 0..2 {
+            let sum: f64 = (0..3).map(|w| at(u, w, v)).sum();
+            assert!((sum - pc[u * 2 + v]).abs() < 1e-6 * m.total, "(1, 2) margin {u} {v}");
+        }
+        for w in 0..3 {
+            let sum: f64 = (0..2).map(|v| at(u, w, v)).sum();
+            assert!((sum - ep[w * 4 + u]).abs() < 1e-6 * m.total, "(1, 0) margin {u} {w}");
+        }
+    }
+    let sampler = Sampler::new(&m);
+    let records = all_records(&sizes);
+    let probabilities: Vec<f64> = records.iter().map(|r| sampler.probability(r)).collect();
+    for (r, &p) in records.iter().zip(&probabilities) {
+        assert!((p - model_probability(&m, r)).abs() < 1e-12, "{r:?}");
+    }
+    assert!((probabilities.iter().sum::<f64>() - 1.0).abs() < 1e-9);
+    one_record_over_seeds(&sampler, &probabilities, "sampler with a second parent, one record over seeds");
 }
 
 /// Balanced counts: ⌊n p⌋ or one more, summing to n, and for each value exactly n p on average.
@@ -247,18 +301,26 @@ async fn recorded_spend(ctx: &SessionContext, release: &str) -> f64 {
     recorded[0].spent
 }
 
-/// The charge is the proof's sum on the grid (six attributes: 6 ε₁ + 5 (ε_s + ε₂)), the
-/// report and the label say what the release is, and the release has the declared columns.
+/// The charge is the proof's sum on the grid (six attributes and t three-way marginals:
+/// 6 ε₁ + (5 + t) (ε_s + ε₂)), the report and the label say what the release is, and the
+/// release has the declared columns.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_ledger_is_charged_the_proofs_sum() {
     let ctx = nps().await;
     let n = int(&ctx, "SELECT COUNT(*) FROM dp_synthesize('nps', 's', 1.0)").await;
     assert_eq!(n, int(&ctx, "SELECT released_records FROM s_report").await);
     assert!((7700..=8300).contains(&n), "{n}");
-    let units = Budget::new(1.0, DEFAULT_SPLIT, 6).unwrap().units();
+    let units = Budget::with_declared(1.0, DEFAULT_SPLIT, 6, 0, DEFAULT_TRIPLES).unwrap().units();
+    assert_ne!(units, Budget::new(1.0, DEFAULT_SPLIT, 6).unwrap().units(), "the three-way marginals' shares");
     assert_eq!(recorded_spend(&ctx, "s").await, units as f64 / 2f64.powi(32));
     let parts = texts(&ctx, "SELECT parts FROM anon_privacy_ledger WHERE release = 's'").await;
-    assert!(parts[0].contains("one_way=") && parts[0].contains("(5 x "), "{parts:?}");
+    assert!(
+        parts[0].contains("one_way=") && parts[0].contains("(5 x ") && parts[0].contains("three_way="),
+        "{parts:?}"
+    );
+    assert!(parts[0].contains(&format!("({DEFAULT_TRIPLES} x ")), "{parts:?}");
+    let chosen = texts(&ctx, "SELECT three_way FROM s_report").await;
+    assert_eq!(chosen[0].split(", ").count(), DEFAULT_TRIPLES, "{chosen:?}");
     // Default levels: age (numeric, 100 one-year leaves) at its first band, length of stay
     // (360 leaves) at its first band (72 nodes), the categorical ones at their leaves.
     let report = texts(&ctx, "SELECT guarantee || ' | ' || levels || ' | ' || tree FROM s_report").await;
@@ -266,7 +328,11 @@ async fn the_ledger_is_charged_the_proofs_sum() {
         report[0].starts_with("epsilon-differentially private") && report[0].contains("| 1:0:1:0:0 |"),
         "{report:?}"
     );
-    let sum = rows(&ctx, "SELECT epsilon_one_way + epsilon_selection + epsilon_two_way - epsilon FROM s_report").await;
+    let sum = rows(
+        &ctx,
+        "SELECT epsilon_one_way + epsilon_selection + epsilon_two_way + epsilon_three_way - epsilon FROM s_report",
+    )
+    .await;
     assert!(sum[0].column(0).as_primitive::<Float64Type>().value(0).abs() < 1e-12);
     let schema = ctx.table("s").await.unwrap().schema().as_arrow().clone();
     let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
@@ -289,19 +355,21 @@ async fn the_ledger_is_charged_the_proofs_sum() {
     assert!(!ctx.table_exist("s_diagnostics").unwrap(), "diagnostics are opt-in");
 }
 
-/// A declared edge is in the tree and spends no selection budget: four private rounds share
-/// the selection's ε, and the charge is again the proof's sum (6 ε₁ + 4 ε_s + 5 ε₂), exactly.
+/// A declared edge is in the tree and spends no selection budget: four private rounds of the
+/// tree (and one per three-way marginal) share the selection's ε, and the charge is again the
+/// proof's sum (6 ε₁ + (4 + t) ε_s + (5 + t) ε₂), exactly.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_declared_edge_is_charged_the_proofs_sum() {
     let ctx = nps().await;
     int(&ctx, "SELECT COUNT(*) FROM dp_synthesize('nps', 'e', 1.0, 'edges=length_of_stay-age')").await;
-    let units = Budget::with_declared(1.0, DEFAULT_SPLIT, 6, 1).unwrap().units();
-    assert_ne!(units, Budget::new(1.0, DEFAULT_SPLIT, 6).unwrap().units(), "the rounds' shares differ");
+    let units = Budget::with_declared(1.0, DEFAULT_SPLIT, 6, 1, DEFAULT_TRIPLES).unwrap().units();
+    let undeclared = Budget::with_declared(1.0, DEFAULT_SPLIT, 6, 0, DEFAULT_TRIPLES).unwrap().units();
+    assert_ne!(units, undeclared, "the rounds' shares differ");
     assert_eq!(recorded_spend(&ctx, "e").await, units as f64 / 2f64.powi(32));
     let tree = texts(&ctx, "SELECT tree FROM e_report").await;
     assert!(tree[0].starts_with("age-length_of_stay, "), "{tree:?}");
     let parts = texts(&ctx, "SELECT parts FROM anon_privacy_ledger WHERE release = 'e'").await;
-    assert!(parts[0].contains("(4 x "), "{parts:?}");
+    assert!(parts[0].contains(&format!("({} x ", 4 + DEFAULT_TRIPLES)), "{parts:?}");
 }
 
 /// Bad input names its argument; a hierarchy read from the data is refused with the column

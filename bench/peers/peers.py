@@ -200,7 +200,7 @@ ENGINE = {
     "ipa_approx": ("ipa_release, guarantee=approx (δ = 1e-9)", "ipa_release('{t}', 'r', {eps}, 'guarantee=approx, seed={seed}')"),
     "ipa_pure": ("ipa_release, default (pure)", "ipa_release('{t}', 'r', {eps}, 'seed={seed}')"),
     "dp_histogram": ("DP histogram at k-anonymity's node (pure)", "dp_histogram('{t}', 'r', {eps}, '{node}', 'seed={seed}')"),
-    "dp_synthesize": ("dp_synthesize (issue 33)", "dp_synthesize('{t}', 'r', {eps}, 'seed={seed}')"),
+    "dp_synthesize": ("dp_synthesize (issue 33)", "dp_synthesize('{t}', 'r', {eps}, '{synth}seed={seed}')"),
 }
 NOT_DP = {
     "kanon": ("k-anonymity, k = 10 (not DP)", "kanon_anonymize('{t}', 'r', 10)"),
@@ -330,6 +330,7 @@ def main():
     p.add_argument("--aim-runs", type=int, default=5)
     p.add_argument("--engine-runs", type=int, default=10, help="seeds 1..n of each engine DP release")
     p.add_argument("--engine-only", action="store_true", help="rerun the engine's rows, keep the peers' from --json")
+    p.add_argument("--synth-options", default="", help="options of the dp_synthesize row (e.g. 'triples=0')")
     p.add_argument("--only", help="comma-separated rows to (re)compute, the others kept from --json ('' renders only)")
     p.add_argument("--first-seed", type=int, default=1, help="number runs (and seed numpy's sampling) from here")
     p.add_argument("--merge", nargs="*", default=[], help="JSON files of other calls whose runs join these rows")
@@ -386,7 +387,9 @@ def main():
                 seeds = range(args.first_seed, args.first_seed + (args.engine_runs if key in ENGINE else 1))
                 call_e = call.replace("{t}", args.dataset).replace("{node}", NODES[args.dataset])
                 call_e, label = call_e.replace("{h}", H[args.dataset]), label.replace("{h}", H[args.dataset])
-                call_e = call_e.replace("{eps}", str(eps))
+                call_e = call_e.replace("{eps}", str(eps)).replace("{synth}", f"{args.synth_options}, " if args.synth_options else "")
+                if key == "dp_synthesize" and args.synth_options:
+                    label = f"{label}, {args.synth_options}"
                 runs = [run_engine_release(args, call_e, seed, (base_wall, base_cpu)) for seed in seeds]
                 score(args, runs)
                 save(f"{key}@{eps_text(eps)}" if eps else key, label, eps_text(eps) if eps else "–", runs)

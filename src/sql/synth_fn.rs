@@ -7,8 +7,8 @@
 //!   call's level (`age` as `10-14` with `age_lo`/`age_hi`, or the value itself at level 0) and
 //!   the informative attribute as a value of its declared domain; the schema metadata says
 //!   what the release is;
-//! - `output_report`: the guarantee, ε and its three parts, the levels, the split, the tree,
-//!   the number of records (all computed from the release and its public parameters);
+//! - `output_report`: the guarantee, ε and its four parts, the levels, the split, the tree and
+//!   the three-way marginals, the number of records (all computed from the release and its public parameters);
 //! - with `diagnostics=true` only: `output_diagnostics` (first column `not_for_publication`).
 //!
 //! Options: [`OPTIONS`]; `levels=` defaults to each quasi-identifier's finest level with at
@@ -54,10 +54,16 @@ const OPTIONS: Options = Options {
             "tree edges the call declares (public: they spend no selection budget)",
         ),
         opt(
+            "triples",
+            Kind::Int { min: 0, max: u64::MAX },
+            "1",
+            "three-way marginals chosen beside the tree, AIM's way (0: the tree alone)",
+        ),
+        opt(
             "split",
             Kind::Text("0.1:0.1:0.8"),
             "0.1:0.1:0.8",
-            "epsilon's fractions: one-way marginals, selection, two-way marginals",
+            "epsilon's fractions: one-way marginals, selection, two- and three-way marginals",
         ),
         opt(
             "max_rows",
@@ -105,6 +111,9 @@ impl SynthOptions {
         o.config.seed = given.seed();
         o.diagnostics = given.flag("diagnostics").unwrap_or(false);
         o.max_rows = given.int("max_rows").unwrap_or(o.max_rows);
+        if let Some(triples) = given.int("triples") {
+            o.config.triples = triples as usize;
+        }
         o.values = given.list("values");
         if let Some(edges) = given.text("edges") {
             o.edges = edges.split('|').map(|e| e.trim().to_string()).collect();
@@ -219,14 +228,17 @@ fn default_level(h: &Hierarchy) -> u8 {
 
 /// The ledger's charge: the proof's composition sum on the samplers' grid.
 fn charge(o: &SynthOptions, budget: &synth::Budget) -> (Charge, String) {
-    let [one, sel, two] = budget.totals();
+    let [one, sel, two, three] = budget.totals();
     let mut parts = format!(
-        "guarantee=pure, one_way={one} ({} x {}), selection={sel} ({} x {}), two_way={two} ({} x {})",
+        "guarantee=pure, one_way={one} ({} x {}), selection={sel} ({} x {}), two_way={two} ({} x {}), \
+         three_way={three} ({} x {})",
         budget.k,
         budget.one_way,
         budget.rounds,
         budget.selection,
         budget.k - 1,
+        budget.two_way,
+        budget.triples,
         budget.two_way
     );
     if o.seeded() {
@@ -262,7 +274,8 @@ impl MethodSpec for Synthesize {
     fn charge(&self, (epsilon, o): &Self::Params, source: &str, meta: &TableMeta) -> Result<Option<(Charge, String)>> {
         let d = Domains::resolve(source, meta, o)?;
         Encoded::check_size(&d.sizes)?;
-        let budget = synth::Budget::with_declared(*epsilon, o.config.split, d.sizes.len(), d.declared.len())?;
+        let budget =
+            synth::Budget::with_declared(*epsilon, o.config.split, d.sizes.len(), d.declared.len(), o.config.triples)?;
         synth::check_rows(&d.sizes, &budget, o.max_rows)?;
         Ok(Some(charge(o, &budget)))
     }
@@ -289,7 +302,9 @@ impl MethodSpec for Synthesize {
         let rows = Rows::Batches(schema, batches);
         let names: Vec<&str> = d.qis.iter().copied().chain([c.meta.sensitive(c.source)?]).collect();
         let tree: Vec<String> = res.tree.iter().map(|&(a, b)| format!("{}-{}", names[a], names[b])).collect();
-        let [one, sel, two] = res.budget.totals();
+        let [one, sel, two, three] = res.budget.totals();
+        let triples: Vec<String> =
+            res.triples.iter().map(|&(p, e, c)| format!("{}-{}-{}", names[e], names[p], names[c])).collect();
         let split = o.config.split.map(|f| f.to_string()).join(":");
         let cells = vec![
             ("guarantee", Text(o.statement())),
@@ -297,10 +312,12 @@ impl MethodSpec for Synthesize {
             ("epsilon_one_way", Float(one)),
             ("epsilon_selection", Float(sel)),
             ("epsilon_two_way", Float(two)),
+            ("epsilon_three_way", Float(three)),
             ("delta", Float(0.0)),
             ("levels", Text(d.levels.iter().map(u8::to_string).collect::<Vec<_>>().join(":"))),
             ("split", Text(split)),
             ("tree", Text(tree.join(", "))),
+            ("three_way", Text(triples.join(", "))),
             ("released_records", Int(res.records as i64)),
             ("dropped_columns", OptText(crate::release::dropped_list(&dropped))),
         ];

@@ -1,12 +1,14 @@
 //! How `dp_synthesize` splits ε, and what it charges: the proof's sum (docs/dp.md, "Synthetic
 //! records from a tree of marginals").
 //!
-//! With k attributes and f declared edges: k one-way marginals at ε₁ each, r = k − 1 − f
-//! selection rounds at ε_s each and k − 1 two-way marginals at ε₂ each, every mechanism of
-//! sensitivity 1 under adding or removing one record, so the release is
-//! (k ε₁ + r ε_s + (k − 1) ε₂)-DP by sequential composition (declared edges are public and
-//! spend nothing; with no round left, the selection's share goes to the two-way marginals). The samplers round each ε down onto the 2^-32 grid, and the ledger is charged
-//! the sum of the rounded parts: exactly what the mechanisms spend, never more than ε.
+//! With k attributes, f declared edges and t three-way marginals: k one-way marginals at ε₁
+//! each, r = k − 1 − f + t selection rounds (the tree's private edges, then one per three-way
+//! marginal) at ε_s each, and k − 1 two-way plus t three-way marginals at ε₂ each, every
+//! mechanism of sensitivity 1 under adding or removing one record, so the release is
+//! (k ε₁ + r ε_s + (k − 1 + t) ε₂)-DP by sequential composition (declared edges are public and
+//! spend nothing; with no round left, the selection's share goes to the marginals). The
+//! samplers round each ε down onto the 2^-32 grid, and the ledger is charged the sum of the
+//! rounded parts: exactly what the mechanisms spend, never more than ε.
 
 use crate::dp::DiscreteLaplace;
 use crate::dp::ledger::grid_units;
@@ -18,6 +20,10 @@ use crate::error::{AnonError, Result};
 /// strongly dependent pairs from the rest.
 pub const DEFAULT_SPLIT: [f64; 3] = [0.1, 0.1, 0.8];
 
+/// The default number of three-way marginals beside the tree (fewer where the tree has fewer
+/// than [`Budget::most_triples`]).
+pub const DEFAULT_TRIPLES: usize = 1;
+
 /// ε per mechanism.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Budget {
@@ -25,25 +31,34 @@ pub struct Budget {
     pub k: usize,
     /// ε of each one-way marginal.
     pub one_way: f64,
-    /// Private selection rounds: k − 1 less the declared edges.
+    /// Private selection rounds: k − 1 less the declared edges, plus one per three-way marginal.
     pub rounds: usize,
     /// ε of each selection round (0 without rounds).
     pub selection: f64,
-    /// ε of each two-way marginal (0 with one attribute).
+    /// ε of each two-way and each three-way marginal (0 with one attribute).
     pub two_way: f64,
+    /// Three-way marginals beside the tree.
+    pub triples: usize,
 }
 
 impl Budget {
     /// Split `epsilon` over `k` attributes by `split` (fractions summing to 1), every tree edge
     /// chosen privately; one attribute has no pairs and spends all of ε on its marginal.
     pub fn new(epsilon: f64, split: [f64; 3], k: usize) -> Result<Self> {
-        Self::with_declared(epsilon, split, k, 0)
+        Self::with_declared(epsilon, split, k, 0, 0)
     }
 
-    /// As [`Budget::new`] with `declared` of the k − 1 edges declared by the call (public):
+    /// The most three-way marginals a tree of `k` attributes takes (each attribute but the
+    /// root and one other gains one second parent, [`super::select::triple`]): k − 2.
+    pub fn most_triples(k: usize) -> usize {
+        k.saturating_sub(2)
+    }
+
+    /// As [`Budget::new`] with `declared` of the k − 1 edges declared by the call (public) and
+    /// `triples` three-way marginals asked for (at most [`Budget::most_triples`] are planned):
     /// the selection's share is split over the remaining rounds, or, with none left, added to
-    /// the two-way marginals' share.
-    pub fn with_declared(epsilon: f64, split: [f64; 3], k: usize, declared: usize) -> Result<Self> {
+    /// the marginals' share; the marginals' share over the k − 1 two-way and t three-way ones.
+    pub fn with_declared(epsilon: f64, split: [f64; 3], k: usize, declared: usize, triples: usize) -> Result<Self> {
         const F: &str = "dp_synthesize";
         if split.iter().any(|f| !f.is_finite() || *f <= 0.0) || (split.iter().sum::<f64>() - 1.0).abs() > 1e-9 {
             return Err(AnonError::argument(F, "split", "needs three positive fractions of epsilon summing to 1"));
@@ -59,15 +74,16 @@ impl Budget {
             ));
         }
         let b = if k == 1 {
-            Budget { k, one_way: epsilon, rounds: 0, selection: 0.0, two_way: 0.0 }
+            Budget { k, one_way: epsilon, rounds: 0, selection: 0.0, two_way: 0.0, triples: 0 }
         } else {
-            let (kf, pairs, rounds) = (k as f64, (k - 1) as f64, k - 1 - declared);
+            let triples = triples.min(Self::most_triples(k));
+            let (kf, marginals, rounds) = ((k as f64), (k - 1 + triples) as f64, k - 1 - declared + triples);
             let (selection, two_way) = if rounds > 0 {
-                (epsilon * split[1] / rounds as f64, epsilon * split[2] / pairs)
+                (epsilon * split[1] / rounds as f64, epsilon * split[2] / marginals)
             } else {
-                (0.0, epsilon * (split[1] + split[2]) / pairs)
+                (0.0, epsilon * (split[1] + split[2]) / marginals)
             };
-            Budget { k, one_way: epsilon * split[0] / kf, rounds, selection, two_way }
+            Budget { k, one_way: epsilon * split[0] / kf, rounds, selection, two_way, triples }
         };
         // Each part must be a usable ε for its sampler: an error now, before anything is charged.
         for (part, e) in b.parts() {
@@ -89,23 +105,25 @@ impl Budget {
         [("one_way", self.one_way), ("selection", self.selection), ("two_way", self.two_way)]
     }
 
-    /// The composition sum on the samplers' grid: k·ε₁ + r·ε_s + (k − 1)·ε₂, each ε rounded
-    /// down as its sampler rounds it. The ledger charge.
+    /// The composition sum on the samplers' grid: k·ε₁ + r·ε_s + (k − 1 + t)·ε₂, each ε
+    /// rounded down as its sampler rounds it. The ledger charge.
     pub fn units(&self) -> u64 {
-        let pairs = (self.k - 1) as u64;
+        let marginals = (self.k - 1 + self.triples) as u64;
         let part = |e: f64| if e > 0.0 { grid_units(e) } else { 0 };
-        self.k as u64 * part(self.one_way) + self.rounds as u64 * part(self.selection) + pairs * part(self.two_way)
+        self.k as u64 * part(self.one_way) + self.rounds as u64 * part(self.selection) + marginals * part(self.two_way)
     }
 
-    /// The composition sum as a number (k·ε₁ + r·ε_s + (k − 1)·ε₂), for reports.
+    /// The composition sum as a number (k·ε₁ + r·ε_s + (k − 1 + t)·ε₂), for reports.
     pub fn total(&self) -> f64 {
         self.totals().iter().sum()
     }
 
-    /// The ε of all one-way marginals, of all selection rounds, of all two-way marginals.
-    pub fn totals(&self) -> [f64; 3] {
+    /// The ε of all one-way marginals, of all selection rounds, of all two-way marginals and
+    /// of all three-way marginals.
+    pub fn totals(&self) -> [f64; 4] {
         let pairs = (self.k - 1) as f64;
-        [self.k as f64 * self.one_way, self.rounds as f64 * self.selection, pairs * self.two_way]
+        let (one, rounds, triples) = (self.k as f64 * self.one_way, self.rounds as f64, self.triples as f64);
+        [one, rounds * self.selection, pairs * self.two_way, triples * self.two_way]
     }
 
     /// The variance of one two-way cell's noise (0 without pairs).
@@ -129,13 +147,14 @@ mod tests {
 
     #[test]
     fn declared_edges_leave_the_sum_at_epsilon() {
-        for (k, declared) in [(6, 1), (6, 5), (3, 2), (4, 0)] {
-            let b = Budget::with_declared(1.0, DEFAULT_SPLIT, k, declared).unwrap();
-            assert_eq!(b.rounds, k - 1 - declared);
-            assert!((b.total() - 1.0).abs() < 1e-12, "{k} {declared}");
-            assert!(b.units() <= grid_units(1.0) && b.units() + 3 * k as u64 >= grid_units(1.0));
+        for (k, declared, triples) in [(6, 1, 0), (6, 5, 0), (3, 2, 0), (4, 0, 0), (6, 5, 1), (6, 0, 9), (2, 1, 1)] {
+            let b = Budget::with_declared(1.0, DEFAULT_SPLIT, k, declared, triples).unwrap();
+            assert_eq!(b.triples, triples.min(k - 2));
+            assert_eq!(b.rounds, k - 1 - declared + b.triples);
+            assert!((b.total() - 1.0).abs() < 1e-12, "{k} {declared} {triples}");
+            assert!(b.units() <= grid_units(1.0) && b.units() + 3 * (k + triples) as u64 >= grid_units(1.0));
         }
-        assert!(Budget::with_declared(1.0, DEFAULT_SPLIT, 3, 3).unwrap_err().to_string().contains("edges"));
+        assert!(Budget::with_declared(1.0, DEFAULT_SPLIT, 3, 3, 0).unwrap_err().to_string().contains("edges"));
     }
 
     #[test]

@@ -22,7 +22,7 @@ mod select;
 
 pub use select::check_declared;
 
-pub use budget::{Budget, DEFAULT_SPLIT};
+pub use budget::{Budget, DEFAULT_SPLIT, DEFAULT_TRIPLES};
 pub use model::TreeModel;
 
 use crate::dp::{DiscreteLaplace, StreamKey};
@@ -38,10 +38,16 @@ const ONE_WAY_STREAM: u64 = 1;
 const SELECT_STREAM: u64 = 2;
 const TWO_WAY_STREAM: u64 = 3;
 const SAMPLE_STREAM: u64 = 4;
+const TRIPLE_SELECT_STREAM: u64 = 5;
+const THREE_WAY_STREAM: u64 = 6;
 
 /// The most cells of all two-way marginals together (all pairs are scored): 2·10^7 cells of
 /// 8 bytes is 160 MB, the bound checked before any budget is charged ([`Encoded::check_size`]).
 pub const MAX_PAIR_CELLS: u64 = 20_000_000;
+
+/// The most cells of a three-way marginal the selection considers (a public bound on its
+/// memory and time: larger candidates are left out, from their domain sizes alone).
+pub const MAX_TRIPLE_CELLS: u64 = 4_000_000;
 
 /// A table encoded for synthesis: distinct combinations (rows) of the attributes' codes with
 /// how many records each stands for. Codes of attribute `a` lie below `sizes[a]`, its declared
@@ -122,6 +128,17 @@ impl Encoded {
         m
     }
 
+    /// The exact three-way marginal of `(a, b, c)`, row-major in that order.
+    fn three_way(&self, a: usize, b: usize, c: usize) -> Vec<u64> {
+        let (db, dc) = (self.sizes[b], self.sizes[c]);
+        let mut m = vec![0u64; self.sizes[a] * db * dc];
+        for (i, &n) in self.counts.iter().enumerate() {
+            let (x, y, z) = (self.columns[a][i] as usize, self.columns[b][i] as usize, self.columns[c][i] as usize);
+            m[(x * db + y) * dc + z] += n;
+        }
+        m
+    }
+
     /// The exact two-way marginal of `(a, b)`, row-major (`a`'s code times `b`'s size, plus `b`'s).
     fn two_way(&self, a: usize, b: usize) -> Vec<u64> {
         let width = self.sizes[b];
@@ -178,13 +195,15 @@ pub struct SynthConfig {
     pub split: [f64; 3],
     /// Tree edges the call declares (attribute indices; public, no selection budget).
     pub declared: Vec<(usize, usize)>,
+    /// Three-way marginals asked for beside the tree (at most [`Budget::most_triples`]).
+    pub triples: usize,
     /// Tests only: a seeded release is predictable, hence not private.
     pub seed: Option<u64>,
 }
 
 impl SynthConfig {
     pub fn new(epsilon: f64) -> Self {
-        SynthConfig { epsilon, split: DEFAULT_SPLIT, declared: Vec::new(), seed: None }
+        SynthConfig { epsilon, split: DEFAULT_SPLIT, declared: Vec::new(), triples: DEFAULT_TRIPLES, seed: None }
     }
 }
 
@@ -194,6 +213,8 @@ pub struct Synthesis {
     pub budget: Budget,
     /// The selected tree's edges, in the order chosen.
     pub tree: Vec<(usize, usize)>,
+    /// The selected three-way marginals as (parent, second parent, child), in the order chosen.
+    pub triples: Vec<(usize, usize, usize)>,
     /// The estimated number of records (from the noisy marginals), which is how many were drawn.
     pub records: u64,
     pub model: TreeModel,
@@ -211,7 +232,7 @@ fn noisy(exact: &[u64], noise: &DiscreteLaplace, rng: &mut impl rand::Rng) -> Ve
 pub fn synthesize(data: &Encoded, config: &SynthConfig, progress: &dyn Progress) -> Result<Synthesis> {
     Encoded::check_size(&data.sizes)?;
     let k = data.sizes.len();
-    let budget = Budget::with_declared(config.epsilon, config.split, k, config.declared.len())?;
+    let budget = Budget::with_declared(config.epsilon, config.split, k, config.declared.len(), config.triples)?;
     let key = StreamKey::new(config.seed)?;
     progress.check()?;
     let one_noise = DiscreteLaplace::for_epsilon(budget.one_way, 1)?;
@@ -239,9 +260,36 @@ pub fn synthesize(data: &Encoded, config: &SynthConfig, progress: &dyn Progress)
     };
     progress.check_after_noise()?;
     let variances = model::Variances { one_way: one_noise.variance(), two_way: budget.two_way_variance()? };
-    let model = TreeModel::estimate(&data.sizes, &one_way, &tree, &two_way, variances)?;
+    let mut model = TreeModel::estimate(&data.sizes, &one_way, &tree, &two_way, variances)?;
     progress.check_after_noise()?;
+    let triples = if budget.triples > 0 { three_way(data, &mut model, &budget, &key, progress)? } else { Vec::new() };
     let records = model.records();
     let columns = sample::draw(&model, records, &mut key.stream(SAMPLE_STREAM), progress)?;
-    Ok(Synthesis { budget, tree, records, model, columns })
+    Ok(Synthesis { budget, tree, triples, records, model, columns })
+}
+
+/// Step 5 continued, AIM's way: `budget.triples` rounds, each selecting a three-way marginal
+/// against the current model ([`select::triple`]), measuring it and adding it to the model.
+fn three_way(
+    data: &Encoded,
+    model: &mut TreeModel,
+    budget: &Budget,
+    key: &StreamKey,
+    progress: &dyn Progress,
+) -> Result<Vec<(usize, usize, usize)>> {
+    let noise = DiscreteLaplace::for_epsilon(budget.two_way, 1)?;
+    let (mut select_rng, mut rng) = (key.stream(TRIPLE_SELECT_STREAM), key.stream(THREE_WAY_STREAM));
+    let mut chosen = Vec::with_capacity(budget.triples);
+    for _ in 0..budget.triples {
+        let Some((e, c)) = select::triple(data, model, noise.mean_abs(), budget.selection, &mut select_rng, progress)?
+        else {
+            break;
+        };
+        let p = model.parent[c].expect("a child");
+        let measured = noisy(&data.three_way(p, e, c), &noise, &mut rng);
+        model.add_triple(e, c, &measured)?;
+        chosen.push((p, e, c));
+        progress.check_after_noise()?;
+    }
+    Ok(chosen)
 }

@@ -21,6 +21,11 @@
 //!    shared attributes are the marginals of exactly one distribution with this independence
 //!    structure (a junction tree): the model draws the root from its marginal and each child
 //!    from its conditional, and its one-way and selected two-way marginals are the estimates.
+//! 4. **Three-way marginals** ([`TreeModel::add_triple`]): a child c whose parent p has another
+//!    neighbour e gains e as a second parent. The noisy table of (p, e, c) is projected the same
+//!    way and raked (three-dimensional iterative proportional fitting) to the model's tables of
+//!    (p, c) and (p, e); c is then drawn from its conditional given (p, e), so the model keeps
+//!    every two-way table it had and adds the measured dependence of c on e given p.
 
 use crate::error::{AnonError, Result};
 
@@ -42,6 +47,11 @@ pub struct TreeModel {
     pub marginals: Vec<Vec<f64>>,
     /// A child's raked table with its parent, row-major by the parent's code (`None`: the root).
     pub joints: Vec<Option<Vec<f64>>>,
+    /// A child's second parent e, from a three-way marginal (`None`: its parent alone).
+    pub extra: Vec<Option<usize>>,
+    /// A child's raked table with its parent p and second parent e, row-major by (p, e): cell
+    /// (u, w, v) at (u·d_e + w)·d_c + v.
+    pub triples: Vec<Option<Vec<f64>>>,
     /// N̂, the estimated number of records.
     pub total: f64,
 }
@@ -108,6 +118,56 @@ pub(crate) fn rake(table: &mut [f64], rows: &[f64], cols: &[f64]) {
                 (0..r).for_each(|i| table[i * c + j] *= cols[j] / sum);
             } else {
                 (0..r).for_each(|i| table[i * c + j] = cols[j] * rows[i] / total);
+            }
+        }
+        if worst <= RAKE_TOLERANCE * total {
+            break;
+        }
+    }
+}
+
+/// Rake the three-way table `t` of (p, e, c) (sizes `d`, row-major) so that its (p, e) margin is
+/// `pe` and its (p, c) margin `pc` (both row-major by p, with the same p-margin): iterative
+/// proportional fitting over the two-dimensional margins; an empty fibre with a positive target
+/// is filled in proportion to the other margin's row of p.
+pub(crate) fn rake3(t: &mut [f64], (dp, de, dc): (usize, usize, usize), pe: &[f64], pc: &[f64]) {
+    let total: f64 = pc.iter().sum();
+    if total <= 0.0 {
+        t.iter_mut().for_each(|x| *x = 0.0);
+        return;
+    }
+    let at = |u: usize, w: usize, v: usize| (u * de + w) * dc + v;
+    for _ in 0..RAKE_ROUNDS {
+        for u in 0..dp {
+            let pe_row: f64 = pe[u * de..(u + 1) * de].iter().sum();
+            for v in 0..dc {
+                let sum: f64 = (0..de).map(|w| t[at(u, w, v)]).sum();
+                let target = pc[u * dc + v];
+                for w in 0..de {
+                    let x = &mut t[at(u, w, v)];
+                    *x = if sum > 0.0 {
+                        *x * target / sum
+                    } else if pe_row > 0.0 {
+                        target * pe[u * de + w] / pe_row
+                    } else {
+                        0.0
+                    };
+                }
+            }
+        }
+        let mut worst = 0.0f64;
+        for u in 0..dp {
+            let pc_row: f64 = pc[u * dc..(u + 1) * dc].iter().sum();
+            for w in 0..de {
+                let fibre = &mut t[at(u, w, 0)..at(u, w, 0) + dc];
+                let sum: f64 = fibre.iter().sum();
+                let target = pe[u * de + w];
+                worst = worst.max((sum - target).abs());
+                if sum > 0.0 {
+                    fibre.iter_mut().for_each(|x| *x *= target / sum);
+                } else if pc_row > 0.0 {
+                    fibre.iter_mut().zip(&pc[u * dc..]).for_each(|(x, &m)| *x = target * m / pc_row);
+                }
             }
         }
         if worst <= RAKE_TOLERANCE * total {
@@ -205,7 +265,75 @@ impl TreeModel {
         if order.len() != k {
             return Err(AnonError::argument("dp_synthesize", "source", "internal: the selected edges are not a tree"));
         }
-        Ok(TreeModel { sizes: sizes.to_vec(), order, parent, marginals, joints, total })
+        let (extra, triples) = (vec![None; k], vec![None; k]);
+        Ok(TreeModel { sizes: sizes.to_vec(), order, parent, marginals, joints, extra, triples, total })
+    }
+
+    /// The model's table of (p, x) for a tree neighbour x of p, row-major by p.
+    pub(crate) fn pair_table(&self, p: usize, x: usize) -> Option<Vec<f64>> {
+        if self.parent[x] == Some(p) {
+            return self.joints[x].clone();
+        }
+        if self.parent[p] != Some(x) {
+            return None;
+        }
+        let (dp, dx, t) = (self.sizes[p], self.sizes[x], self.joints[p].as_ref()?);
+        Some((0..dp * dx).map(|i| t[(i % dx) * dp + i / dx]).collect())
+    }
+
+    /// Whether `a` is drawn from `b` (its parent, second parent, or theirs, transitively).
+    pub(crate) fn depends_on(&self, a: usize, b: usize) -> bool {
+        let mut stack = vec![a];
+        let mut seen = vec![false; self.sizes.len()];
+        while let Some(x) = stack.pop() {
+            for y in [self.parent[x], self.extra[x]].into_iter().flatten() {
+                if y == b {
+                    return true;
+                }
+                if !std::mem::replace(&mut seen[y], true) {
+                    stack.push(y);
+                }
+            }
+        }
+        false
+    }
+
+    /// Step 4: child `c` (parent p) gains its parent's neighbour `e` as a second parent, from the
+    /// noisy three-way table `measured` of (p, e, c) (row-major in that order). `e` must not
+    /// depend on `c`; the drawing order is updated so that e comes before c.
+    pub fn add_triple(&mut self, e: usize, c: usize, measured: &[i64]) -> Result<()> {
+        let internal = |m: &str| AnonError::argument("dp_synthesize", "source", format!("internal: {m}"));
+        let p = self.parent[c].ok_or_else(|| internal("a three-way marginal needs a child"))?;
+        let (dp, de, dc) = (self.sizes[p], self.sizes[e], self.sizes[c]);
+        if measured.len() != dp * de * dc || self.extra[c].is_some() || self.depends_on(e, c) {
+            return Err(internal("the three-way marginal does not fit the model"));
+        }
+        let pc = self.joints[c].clone().ok_or_else(|| internal("a child has a table"))?;
+        let pe = self.pair_table(p, e).ok_or_else(|| internal("the second parent is not a neighbour"))?;
+        let mut t = project(&measured.iter().map(|&x| x as f64).collect::<Vec<_>>(), self.total);
+        rake3(&mut t, (dp, de, dc), &pe, &pc);
+        self.extra[c] = Some(e);
+        self.triples[c] = Some(t);
+        self.order = self.drawing_order();
+        Ok(())
+    }
+
+    /// The attributes in an order where each comes after its parents: the current order, each
+    /// attribute moved after its second parent where it stood before it.
+    fn drawing_order(&self) -> Vec<usize> {
+        let k = self.sizes.len();
+        let (mut order, mut placed) = (Vec::with_capacity(k), vec![false; k]);
+        while order.len() < k {
+            let next = self
+                .order
+                .iter()
+                .copied()
+                .find(|&a| !placed[a] && [self.parent[a], self.extra[a]].into_iter().flatten().all(|q| placed[q]));
+            let a = next.expect("the parents form no cycle (add_triple checks)");
+            placed[a] = true;
+            order.push(a);
+        }
+        order
     }
 
     /// How many records to draw: N̂ rounded.

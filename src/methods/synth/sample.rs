@@ -96,12 +96,15 @@ impl Weights {
 }
 
 /// The model's distributions as integer weights: the root's marginal, and each child's
-/// conditional per value of its parent (a parent value with an empty row draws the child from
-/// its own marginal).
+/// conditional per value of its parents (its parent's code u, or with a second parent e the
+/// pair's key u·d_e + w); a key with an empty row draws the child from its conditional given
+/// its parent alone, or, that row empty too, from its own marginal.
 #[derive(Debug, Clone)]
 pub struct Sampler {
     order: Vec<usize>,
     parent: Vec<Option<usize>>,
+    /// A child's second parent and its domain size.
+    extra: Vec<Option<(usize, usize)>>,
     root: Weights,
     conditionals: Vec<Vec<Weights>>,
 }
@@ -110,22 +113,41 @@ impl Sampler {
     pub fn new(model: &TreeModel) -> Self {
         let k = model.sizes.len();
         let mut conditionals = vec![Vec::new(); k];
+        let positive = |row: &[f64]| row.iter().any(|&x| x > 0.0);
         for (c, conditional) in conditionals.iter_mut().enumerate() {
             let (Some(p), Some(joint)) = (model.parent[c], &model.joints[c]) else { continue };
             let width = model.sizes[c];
-            *conditional = (0..model.sizes[p])
-                .map(|u| {
-                    let row = &joint[u * width..(u + 1) * width];
-                    if row.iter().any(|&x| x > 0.0) { Weights::new(row) } else { Weights::new(&model.marginals[c]) }
-                })
-                .collect();
+            let given_parent = |u: usize| {
+                let row = &joint[u * width..(u + 1) * width];
+                if positive(row) { Weights::new(row) } else { Weights::new(&model.marginals[c]) }
+            };
+            *conditional = match (model.extra[c], &model.triples[c]) {
+                (Some(e), Some(t)) => (0..model.sizes[p] * model.sizes[e])
+                    .map(|key| {
+                        let row = &t[key * width..(key + 1) * width];
+                        if positive(row) { Weights::new(row) } else { given_parent(key / model.sizes[e]) }
+                    })
+                    .collect(),
+                _ => (0..model.sizes[p]).map(given_parent).collect(),
+            };
         }
         let root = model.order[0];
+        let extra = (0..k).map(|c| model.extra[c].map(|e| (e, model.sizes[e]))).collect();
         Sampler {
             order: model.order.clone(),
             parent: model.parent.clone(),
+            extra,
             root: Weights::new(&model.marginals[root]),
             conditionals,
+        }
+    }
+
+    /// The key of child `c`'s conditional in a record: its parent's code, or with a second
+    /// parent the pair's.
+    fn key(&self, c: usize, parent_code: u32, record_extra: impl FnOnce(usize) -> u32) -> usize {
+        match self.extra[c] {
+            Some((e, width)) => parent_code as usize * width + record_extra(e) as usize,
+            None => parent_code as usize,
         }
     }
 
@@ -134,13 +156,14 @@ impl Sampler {
         let mut p = self.root.probability(record[self.order[0]] as usize);
         for &c in &self.order[1..] {
             let parent = self.parent[c].expect("a child has a parent");
-            p *= self.conditionals[c][record[parent] as usize].probability(record[c] as usize);
+            let key = self.key(c, record[parent], |e| record[e]);
+            p *= self.conditionals[c][key].probability(record[c] as usize);
         }
         p
     }
 
     /// `n` records, as one column per attribute, drawn balanced: the root's values allotted
-    /// to all records, then each child's values to the records of each value of its parent.
+    /// to all records, then each child's values to the records of each value of its parents.
     pub fn draw(&self, n: u64, rng: &mut impl rand::Rng, progress: &dyn Progress) -> Result<Vec<Vec<u32>>> {
         let k = self.parent.len();
         let mut columns: Vec<Vec<u32>> = vec![Vec::new(); k];
@@ -149,10 +172,10 @@ impl Sampler {
         progress.check_after_noise()?;
         for &c in &self.order[1..] {
             let parent = self.parent[c].expect("a child has a parent");
-            // The records of each parent value, in record order.
+            // The records of each key, in record order.
             let mut groups: Vec<Vec<usize>> = vec![Vec::new(); self.conditionals[c].len()];
             for (i, &u) in columns[parent].iter().enumerate() {
-                groups[u as usize].push(i);
+                groups[self.key(c, u, |e| columns[e][i])].push(i);
             }
             let mut column = vec![0u32; n as usize];
             for (weights, records) in self.conditionals[c].iter().zip(&groups) {

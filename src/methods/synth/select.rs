@@ -10,9 +10,20 @@
 //! sensitivity 1 whatever the candidates, and each round is ε_s-DP (MST scores its candidates
 //! the same way, against its current model). Edges the call declares (`edges=`, public) join
 //! the tree first and spend nothing; the private rounds complete it.
+//!
+//! Then, AIM's step on the fitted tree ([`triple`]): each further round chooses one three-way
+//! marginal (p, e, c), c a child of p and e another neighbour of p, by the exponential mechanism
+//! on how far the exact three-way marginal is from what the model predicts (c independent of e
+//! given p), less the expected L1 error of measuring it (AIM's penalty on large marginals):
+//!
+//!   u(p, e, c) = Σ_uwv | M_pec(u, w, v) − T_pe(u, w) T_pc(u, v) / m_p(u) | − d_p d_e d_c · E|Z|,
+//!
+//! T and m the model's tables (post-processing of published measurements, fixed), E|Z| the
+//! mean absolute noise of a marginal's cell (public). One record moves one cell of M_pec by 1:
+//! sensitivity 1 again.
 
-use super::Encoded;
-use super::model::{project, weighted_total};
+use super::model::{TreeModel, project, weighted_total};
+use super::{Encoded, MAX_TRIPLE_CELLS};
 use crate::dp::{DiscreteLaplace, ExponentialMechanism};
 use crate::error::{AnonError, Result};
 use crate::progress::Progress;
@@ -114,4 +125,51 @@ pub(super) fn tree(
         edges.push(chosen);
     }
     Ok(edges)
+}
+
+/// One round of the three-way selection: (e, c), c's second parent e, or `None` where no
+/// candidate is left (the round then measures nothing). `noise_abs`: E|Z| of a cell's noise.
+pub(super) fn triple(
+    data: &Encoded,
+    model: &TreeModel,
+    noise_abs: f64,
+    epsilon: f64,
+    rng: &mut impl rand::Rng,
+    progress: &dyn Progress,
+) -> Result<Option<(usize, usize)>> {
+    let k = data.sizes.len();
+    let mut candidates = Vec::new();
+    let mut utilities = Vec::new();
+    for c in 0..k {
+        let Some(p) = model.parent[c] else { continue };
+        if model.extra[c].is_some() {
+            continue;
+        }
+        for e in (0..k).filter(|&e| e != c && (model.parent[e] == Some(p) || model.parent[p] == Some(e))) {
+            let cells = data.sizes[p] * data.sizes[e] * data.sizes[c];
+            if cells as u64 > MAX_TRIPLE_CELLS || model.depends_on(e, c) {
+                continue;
+            }
+            let (pe, pc) = (model.pair_table(p, e).expect("a neighbour"), model.joints[c].as_ref().expect("a child"));
+            let (de, dc) = (data.sizes[e], data.sizes[c]);
+            let exact = data.three_way(p, e, c);
+            let misfit: f64 = exact
+                .iter()
+                .enumerate()
+                .map(|(i, &n)| {
+                    let (u, w, v) = (i / (de * dc), (i / dc) % de, i % dc);
+                    let m = model.marginals[p][u];
+                    let predicted = if m > 0.0 { pe[u * de + w] * pc[u * dc + v] / m } else { 0.0 };
+                    (n as f64 - predicted).abs()
+                })
+                .sum();
+            candidates.push((e, c));
+            utilities.push(misfit - cells as f64 * noise_abs);
+            progress.check_after_noise()?;
+        }
+    }
+    if candidates.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(candidates[ExponentialMechanism::new(&utilities, epsilon, 1.0)?.sample(rng)]))
 }

@@ -117,9 +117,9 @@ fn check_verified(dom: &str) {
     assert!(!g.contains("class=\"fails\""), "a check failed: {g}");
 }
 
-const ADULT: &str = "SELECT * FROM load_dataset('adult', 3000, 1)";
+const ADULT: &str = "SELECT * FROM load_dataset('adult', 5000, 1)";
 const ADULT_Q: &str = "SELECT sex, COUNT(*) FROM adult GROUP BY sex";
-const NPS: &str = "SELECT * FROM load_dataset('nps', 5000, 7)";
+const NPS: &str = "SELECT * FROM load_dataset('nps', 20000, 7)";
 const NPS_BUDGET: &str = "SELECT * FROM set_privacy_budget('nps', 10.0)";
 const NPS_Q: &str = "SELECT FLOOR(age/10)*10 AS decade, COUNT(*) FROM nps GROUP BY FLOOR(age/10)*10";
 
@@ -152,9 +152,9 @@ fn entropy_report() {
 #[test]
 fn artuc_report() {
     let load = [
-        "SELECT * FROM load_dataset('informs', 2000, 1)",
+        "SELECT * FROM load_dataset('informs', 4000, 1)",
         "SELECT * FROM load_constraints('informs', 'UC1')",
-        "SELECT COUNT(*) FROM artuc('informs', 'informs_a', 'informs_uc1', 5, 2, 0.2, 200000)",
+        "SELECT COUNT(*) FROM artuc('informs', 'informs_a', 'informs_uc1', 10, 2, 0.2, 200000)",
     ];
     let q = "SELECT race, COUNT(*) FROM informs GROUP BY race";
     let (dom, shot) = render(&report("artuc", "informs", "informs_a", &load, q, None));

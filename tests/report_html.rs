@@ -19,7 +19,7 @@ fn scratch(name: &str) -> PathBuf {
 }
 
 /// Run `evaluate` with `load` statements and one query; the page's path.
-fn report(name: &str, original: &str, release: &str, load: &[&str], query: &str, catalog: Option<&str>) -> PathBuf {
+fn report(name: &str, original: &str, release: &str, load: &[&str], query: &str, extra: &[&str]) -> PathBuf {
     let dir = scratch(name);
     let query_file = dir.join("q.sql");
     std::fs::File::create(&query_file).unwrap().write_all(query.as_bytes()).unwrap();
@@ -32,9 +32,7 @@ fn report(name: &str, original: &str, release: &str, load: &[&str], query: &str,
     for statement in load {
         command.args(["--load", statement]);
     }
-    if let Some(c) = catalog {
-        command.args(["--catalog", c]);
-    }
+    command.args(extra);
     command.arg("--report").arg(&page).arg(&query_file);
     let out = command.output().expect("the anonfusion binary starts");
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -126,16 +124,18 @@ const NPS_Q: &str = "SELECT FLOOR(age/10)*10 AS decade, COUNT(*) FROM nps GROUP 
 #[test]
 fn kanon_report() {
     let load = [ADULT, "SELECT COUNT(*) FROM kanon_anonymize('adult', 'adult_k5', 5, 'suppression=2')"];
-    let (dom, shot) = render(&report("kanon", "adult", "adult_k5", &load, ADULT_Q, None));
+    let (dom, shot) = render(&report("kanon", "adult", "adult_k5", &load, ADULT_Q, &["--risk", "population=300000"]));
     check_page(&dom, shot);
     check_verified(&dom);
     assert!(section(&dom, "method").contains("kanon_anonymize"));
+    let risk = section(&dom, "risk");
+    assert!(risk.contains("population=300000") && risk.contains("journalist"), "{risk}");
 }
 
 #[test]
 fn hceil_report() {
     let load = [ADULT, "SELECT COUNT(*) FROM hceil_anonymize('adult', 'adult_h', 5, 0.3)"];
-    let (dom, shot) = render(&report("hceil", "adult", "adult_h", &load, ADULT_Q, Some("adult_h_catalog")));
+    let (dom, shot) = render(&report("hceil", "adult", "adult_h", &load, ADULT_Q, &["--catalog", "adult_h_catalog"]));
     check_page(&dom, shot);
     check_verified(&dom);
     assert!(section(&dom, "guarantee").contains("catalog"));
@@ -144,7 +144,7 @@ fn hceil_report() {
 #[test]
 fn entropy_report() {
     let load = [ADULT, "SELECT COUNT(*) FROM entropy_anonymize('adult', 'adult_e', 3)"];
-    let (dom, shot) = render(&report("entropy", "adult", "adult_e", &load, ADULT_Q, None));
+    let (dom, shot) = render(&report("entropy", "adult", "adult_e", &load, ADULT_Q, &[]));
     check_page(&dom, shot);
     check_verified(&dom);
 }
@@ -157,7 +157,7 @@ fn artuc_report() {
         "SELECT COUNT(*) FROM artuc('informs', 'informs_a', 'informs_uc1', 10, 2, 0.2, 200000)",
     ];
     let q = "SELECT race, COUNT(*) FROM informs GROUP BY race";
-    let (dom, shot) = render(&report("artuc", "informs", "informs_a", &load, q, None));
+    let (dom, shot) = render(&report("artuc", "informs", "informs_a", &load, q, &[]));
     check_page(&dom, shot);
     check_verified(&dom);
 }
@@ -173,7 +173,7 @@ fn check_dp(dom: &str, method: &str) {
 #[test]
 fn ipa_report() {
     let load = [NPS, NPS_BUDGET, "SELECT COUNT(*) FROM ipa_release('nps', 'nps_ipa', 1.0)"];
-    let (dom, shot) = render(&report("ipa", "nps", "nps_ipa", &load, NPS_Q, None));
+    let (dom, shot) = render(&report("ipa", "nps", "nps_ipa", &load, NPS_Q, &[]));
     check_page(&dom, shot);
     check_dp(&dom, "ipa_release");
 }
@@ -181,7 +181,7 @@ fn ipa_report() {
 #[test]
 fn dp_synthesize_report() {
     let load = [NPS, NPS_BUDGET, "SELECT COUNT(*) FROM dp_synthesize('nps', 'nps_syn', 1.0)"];
-    let (dom, shot) = render(&report("synth", "nps", "nps_syn", &load, NPS_Q, None));
+    let (dom, shot) = render(&report("synth", "nps", "nps_syn", &load, NPS_Q, &[]));
     check_page(&dom, shot);
     check_dp(&dom, "dp_synthesize");
 }

@@ -36,6 +36,10 @@ pub(crate) struct EvaluateArgs {
     /// risk of the original and the release, utility, and each query's error with its chart
     #[arg(long, value_name = "FILE.html")]
     report: Option<PathBuf>,
+    /// risk_report's options for the report's risk section, e.g. 'population=250000000' or
+    /// 'fraction=0.01, threshold=0.2'
+    #[arg(long, value_name = "OPTIONS", requires = "report")]
+    risk: Option<String>,
     /// Chart title (default: the first line of the query file)
     #[arg(long)]
     title: Option<String>,

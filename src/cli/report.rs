@@ -34,6 +34,8 @@ pub(crate) struct Subject<'a> {
     pub(crate) original: &'a str,
     pub(crate) release: &'a str,
     pub(crate) catalog: Option<&'a str>,
+    /// `risk_report`'s options (a declared population, a threshold), as `--risk` gave them.
+    pub(crate) risk_options: Option<&'a str>,
 }
 
 /// The ids of the page's sections, in order (the browser test checks each is rendered).
@@ -154,12 +156,27 @@ async fn ledger(ctx: &SessionContext, subject: &Subject<'_>) -> String {
 }
 
 async fn risk(ctx: &SessionContext, subject: &Subject<'_>) -> String {
-    let original = format!("SELECT * FROM risk_report({})", lit(subject.original));
-    let release = format!("SELECT * FROM risk_report({}, {})", lit(subject.original), lit(subject.release));
+    let given = subject.risk_options.unwrap_or("");
+    // An h-ceiling release is read as its catalog's reader can read it (docs/risk.md).
+    let with_catalog = match subject.catalog {
+        Some(c) if given.trim().is_empty() => format!("catalog={c}"),
+        Some(c) => format!("{given}, catalog={c}"),
+        None => given.to_string(),
+    };
+    let sql = |release: &str, options: &str| {
+        format!("SELECT * FROM risk_report({}, {}, {})", lit(subject.original), lit(release), lit(options))
+    };
+    let options = if given.trim().is_empty() {
+        "no population declared (--risk 'population=N' or 'fraction=f' for journalist, marketer and population uniqueness)"
+            .to_string()
+    } else {
+        format!("options <code>{}</code>", esc(given))
+    };
     format!(
-        "<h3>Original table</h3>{}<h3>Release</h3>{}",
-        query_table(ctx, &original).await,
-        query_table(ctx, &release).await
+        "<p>From <code>risk_report</code>, {options}; docs/risk.md gives each formula and its source.</p>\
+         <h3>Original table</h3>{}<h3>Release</h3>{}",
+        query_table(ctx, &sql("", given)).await,
+        query_table(ctx, &sql(subject.release, &with_catalog)).await
     )
 }
 

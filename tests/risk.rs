@@ -181,3 +181,74 @@ async fn bad_input_is_refused_naming_the_argument() {
         assert!(!e.contains("secret-value"), "{call} echoes a value: {e}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_journalist_links_against_a_population_table() {
+    let ctx = new_session();
+    // t is a sample of p: class (a0, b0) has 2 records in t and 4 in p, (a1, b1) 1 and 3.
+    table(&ctx, "t", &[(0, 0), (0, 0), (1, 1)]).await;
+    table(&ctx, "p", &[(0, 0), (0, 0), (0, 0), (0, 0), (1, 1), (1, 1), (1, 1), (2, 2)]).await;
+    let got = report(&ctx, "risk_report('t', '', 'population_table=p, threshold=0.3')").await;
+    // Record risks 1/4, 1/4, 1/3: one above 0.3.
+    assert_eq!(got["journalist_records_at_risk"], 1.0 / 3.0);
+    assert_eq!(got["journalist_highest_risk"], 1.0 / 3.0);
+    assert_eq!(got["journalist_lowest_risk"], 0.25);
+    let marketer = (2.0 / 4.0 + 1.0 / 3.0) / 3.0;
+    assert_eq!(got["marketer_success_rate"], marketer);
+    assert_eq!(got["journalist_success_rate"], (2.0f64 / 7.0).max(marketer));
+    // The prosecutor still reads the sample: classes of 2 and 1.
+    assert_eq!(got["prosecutor_highest_risk"], 1.0);
+
+    // A "population" missing one of the sample's classes is not one.
+    table(&ctx, "q", &[(0, 0), (0, 0), (0, 0)]).await;
+    let e = err(&ctx, "SELECT * FROM risk_report('t', '', 'population_table=q')").await;
+    assert!(e.contains("options") && e.contains("must be a sample of it"), "{e}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dp_release_is_refused() {
+    use datafusion::arrow::array::StringArray;
+    use datafusion::arrow::datatypes::{DataType, Field, Schema};
+    use datafusion::arrow::record_batch::RecordBatch;
+    use datafusion::datasource::MemTable;
+    use std::sync::Arc;
+    let ctx = new_session();
+    table(&ctx, "t", &[(0, 0), (1, 1)]).await;
+    // A table labelled as DP releases are (src/methods/ipa/guarantee.rs).
+    let label = [("anonfusion.guarantee".to_string(), "(1, 0)-differential privacy".to_string())];
+    let schema = Arc::new(Schema::new_with_metadata(
+        vec![Field::new("a", DataType::Utf8, false), Field::new("b", DataType::Utf8, false)],
+        label.into_iter().collect(),
+    ));
+    let batch = RecordBatch::try_new(
+        schema.clone(),
+        vec![Arc::new(StringArray::from(vec!["a0"])), Arc::new(StringArray::from(vec!["b0"]))],
+    )
+    .unwrap();
+    ctx.register_table("dp", Arc::new(MemTable::try_new(schema, vec![vec![batch]]).unwrap())).unwrap();
+    let e = err(&ctx, "SELECT * FROM risk_report('t', 'dp')").await;
+    assert!(e.contains("release") && e.contains("differentially private"), "{e}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_h_ceiling_release_read_with_its_catalog() {
+    let ctx = new_session();
+    rows(&ctx, "SELECT * FROM load_dataset('adult')").await;
+    rows(&ctx, "SELECT COUNT(*) FROM hceil_anonymize('adult', 'h', 5, 0.3, 'seed=1')").await;
+    let published = report(&ctx, "risk_report('adult', 'h')").await;
+    let read = report(&ctx, "risk_report('adult', 'h', 'catalog=h_catalog')").await;
+    // As published every class has 5 or more records (counterfeits included).
+    assert!(published["prosecutor_highest_risk"] <= 0.2);
+    assert_eq!(published["suppressed_records"], 0.0);
+    // The catalog's reader sets aside the records that may be counterfeit; the rest are
+    // certainly genuine, and their classes are smaller.
+    let genuine = common::int(
+        &ctx,
+        "SELECT COUNT(*) FROM truthful_view('h', 'h_catalog') WHERE NOT (age = '*' AND sex = '*' AND race = '*' \
+         AND marital_status = '*' AND education = '*' AND native_country = '*' AND workclass = '*')",
+    )
+    .await;
+    assert_eq!(read["records"], genuine as f64);
+    assert!(read["suppressed_records"] > 0.0);
+    assert!(read["prosecutor_highest_risk"] > published["prosecutor_highest_risk"]);
+}

@@ -142,8 +142,12 @@ impl System for Pitman<'_> {
         let records = digamma(theta + self.n) - digamma(theta + 1.0);
         // Σ i/(θ+iα) = ((u−1) − θ·Σ 1/(θ+iα)) / α
         let weighted = ((self.u - 1.0) - theta * s1) / alpha;
-        let within: f64 =
-            self.h.iter().filter(|&(s, _)| s > 1).map(|(s, c)| c as f64 * (digamma(s as f64 - alpha) - digamma(1.0 - alpha))).sum();
+        let within: f64 = self
+            .h
+            .iter()
+            .filter(|&(s, _)| s > 1)
+            .map(|(s, c)| c as f64 * (digamma(s as f64 - alpha) - digamma(1.0 - alpha)))
+            .sum();
         (s1 - records, weighted - within)
     }
 
@@ -222,8 +226,9 @@ impl System for Snb {
     /// E[c₁] − c₁ and E[c₂] − c₂, E[c₂] as ARX evaluates it: (1−d)^(α+2) multiplying.
     fn value(&self, (a, b): Pair) -> Pair {
         let d = (1.0 - self.f) * (1.0 - b);
-        let pairs =
-            self.k * a * b.powf(a) * self.f * self.f * (1.0 - b) / 2.0 * (1.0 - d).powf(a + 2.0) * (2.0 - (1.0 - a) * d);
+        let pairs = self.k * a * b.powf(a) * self.f * self.f * (1.0 - b) / 2.0
+            * (1.0 - d).powf(a + 2.0)
+            * (2.0 - (1.0 - a) * d);
         (self.uniques((a, b)) - self.c1, pairs - self.c2)
     }
 

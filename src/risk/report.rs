@@ -12,6 +12,10 @@ pub(crate) struct Options {
     pub(crate) population: Option<Population>,
     /// None: every declared quasi-identifier.
     pub(crate) qis: Option<Vec<String>>,
+    /// The journalist's linking table: the population, with the quasi-identifiers' raw values.
+    pub(crate) population_table: Option<String>,
+    /// An h-ceiling release's counterfeit catalog: measure the records it proves genuine.
+    pub(crate) catalog: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -24,13 +28,19 @@ pub(crate) enum Population {
 const DEFAULT_THRESHOLD: f64 = 0.2;
 
 impl Options {
-    /// `'threshold=0.2, population=300000 | fraction=0.1, qis=age sex race'`.
+    /// `'threshold=0.2, population=300000 | fraction=0.1, qis=age sex race,
+    /// population_table=census, catalog=release_catalog'`.
     pub(crate) fn parse(function: &str, text: &str) -> Result<Options> {
         let err = |m: String| AnonError::argument(function, "options", m);
-        let mut out = Options { threshold: DEFAULT_THRESHOLD, population: None, qis: None };
+        let mut out = Options {
+            threshold: DEFAULT_THRESHOLD,
+            population: None,
+            qis: None,
+            population_table: None,
+            catalog: None,
+        };
         for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-            let (key, value) =
-                part.split_once('=').ok_or_else(|| err(format!("'{part}' is not key=value")))?;
+            let (key, value) = part.split_once('=').ok_or_else(|| err(format!("'{part}' is not key=value")))?;
             let (key, value) = (key.trim().to_ascii_lowercase(), value.trim());
             let number = || value.parse::<f64>().map_err(|_| err(format!("{key} must be a number, got '{value}'")));
             match key.as_str() {
@@ -59,7 +69,13 @@ impl Options {
                     out.population = Some(Population::Fraction(f));
                 }
                 "qis" => out.qis = Some(value.split_whitespace().map(str::to_string).collect()),
-                _ => return Err(err(format!("unknown option '{key}' (threshold, population, fraction, qis)"))),
+                "population_table" => out.population_table = Some(value.to_string()),
+                "catalog" => out.catalog = Some(value.to_string()),
+                _ => {
+                    return Err(err(format!(
+                        "unknown option '{key}' (threshold, population, fraction, qis, population_table, catalog)"
+                    )));
+                }
             }
         }
         Ok(out)
@@ -79,24 +95,28 @@ fn row(measure: &'static str, value: f64, detail: impl Into<String>) -> Row {
 }
 
 /// The report over `classes` (of a table or a release; `suppressed` records left out of
-/// them). `linked` says whether journalist classes come from a population table.
-pub(crate) fn rows(classes: &[Class], suppressed: u64, options: &Options, linked: bool) -> Result<Vec<Row>> {
+/// them; with a catalog, the records it leaves in doubt).
+pub(crate) fn rows(classes: &[Class], suppressed: u64, options: &Options) -> Result<Vec<Row>> {
     let h = Histogram::from_sizes(classes.iter().map(|c| c.sample));
     let n = h.records();
     let t = options.threshold;
     let r = sample_risks(classes, t);
     let u = sample_uniques(&h);
     let share = |x: f64| if n > 0.0 { x / n } else { 0.0 };
-    let journalist_basis = if linked {
-        "classes' sizes in the population table".to_string()
+    let journalist_basis = if let Some(p) = &options.population_table {
+        format!("classes' sizes in the population table '{p}'")
     } else {
         "no population table: the sample stands for the population, as in ARX".to_string()
     };
     let mut out = vec![
         row("records", n, "records in classes (suppressed records excluded)"),
-        row("suppressed_records", suppressed as f64, "records whose every quasi-identifier is suppressed"),
+        row("suppressed_records", suppressed as f64, suppressed_detail(options)),
         row("classes", h.classes(), "distinct combinations of the quasi-identifiers as published"),
-        row("prosecutor_records_at_risk", r.prosecutor.records_at_risk, format!("share of records with 1/class size > {t}")),
+        row(
+            "prosecutor_records_at_risk",
+            r.prosecutor.records_at_risk,
+            format!("share of records with 1/class size > {t}"),
+        ),
         row("prosecutor_highest_risk", r.prosecutor.highest, "1 / smallest class"),
         row("prosecutor_lowest_risk", r.prosecutor.lowest, "1 / largest class"),
         row("prosecutor_success_rate", r.prosecutor.success_rate, "classes / records"),
@@ -110,6 +130,16 @@ pub(crate) fn rows(classes: &[Class], suppressed: u64, options: &Options, linked
     ];
     out.extend(population_rows(&h, options)?);
     Ok(out)
+}
+
+fn suppressed_detail(options: &Options) -> String {
+    match &options.catalog {
+        None => "records whose every quasi-identifier is suppressed".into(),
+        Some(c) => format!(
+            "records the catalog '{c}' leaves in doubt (may be counterfeit: truthful_view suppresses them); \
+             the classes are those of the records it proves genuine, so each risk is an upper bound for them"
+        ),
+    }
 }
 
 fn population_rows(h: &Histogram, options: &Options) -> Result<Vec<Row>> {
@@ -168,8 +198,14 @@ mod tests {
     #[test]
     fn a_population_smaller_than_the_sample_is_refused() {
         let classes = [Class { sample: 3, population: 3 }];
-        let o = Options { threshold: 0.2, population: Some(Population::Size(2.0)), qis: None };
-        let e = rows(&classes, 0, &o, false).expect_err("refused").to_string();
+        let o = Options {
+            threshold: 0.2,
+            population: Some(Population::Size(2.0)),
+            qis: None,
+            population_table: None,
+            catalog: None,
+        };
+        let e = rows(&classes, 0, &o).expect_err("refused").to_string();
         assert!(e.contains("options") && e.contains("smaller than the sample"), "{e}");
     }
 }

@@ -5,7 +5,8 @@
 use super::method::MethodSpec;
 use super::{
     artuc_fn, constraints_fn, dataset, entropy_fn, explore, generalize, hceil_fn, hierarchies, ipa_fn, kanon_fn,
-    ledger_fn, metrics_fn, plan_fn, query_error_fn, records_fn, risk_fn, rmr_fn, roles, synth_fn, truthful_fn, verify_fn,
+    ledger_fn, metrics_fn, plan_fn, query_error_fn, records_fn, risk_fn, rmr_fn, roles, synth_fn, truthful_fn,
+    verify_fn,
 };
 
 /// One table function: its SQL name, usage line and one-line purpose.

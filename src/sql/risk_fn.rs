@@ -8,9 +8,9 @@ use super::args::Args;
 use super::glue::session_context;
 use super::report::{Column::*, table};
 use crate::error::{AnonError, Result};
-use crate::risk::read::class_sizes;
-use crate::risk::report::{Options, Row, rows};
 use crate::risk::Class;
+use crate::risk::read::{class_sizes, linked_classes};
+use crate::risk::report::{Options, Row, rows};
 use crate::session::Registry;
 use crate::session::runtime::block_on;
 use datafusion::catalog::{TableFunctionArgs, TableProvider};
@@ -18,8 +18,7 @@ use datafusion::prelude::SessionContext;
 use std::sync::Arc;
 
 const F: &str = "risk_report";
-pub(super) const SIGNATURE: &str =
-    "risk_report(table [, release [, 'threshold=0.2, population=N | fraction=f, qis=a b c']])";
+pub(super) const SIGNATURE: &str = "risk_report(table [, release [, 'threshold=0.2, population=N | fraction=f, qis=a b c, population_table=t, catalog=c']])";
 /// The schema label of a differentially private release (src/methods/ipa/guarantee.rs).
 const DP_LABEL: &str = "anonfusion.guarantee";
 
@@ -35,16 +34,54 @@ fn risk_report(registry: &Registry, args: TableFunctionArgs) -> datafusion::erro
     let meta = registry.require(&original)?;
     let qis = quasi_identifiers(&original, &meta.quasi_identifiers(), options.qis.as_deref())?;
     let ctx = session_context(&args)?;
-    let target = match &release {
-        Some(r) => {
-            check_release(&ctx, &original, r, &qis)?;
-            r.as_str()
+    let classes = block_on(classes(&ctx, &original, release.as_deref(), &qis, &options))?;
+    Ok(result(&rows(&classes.0, classes.1, &options)?)?)
+}
+
+/// The classes to measure and the records left out of them: the table's, a release's, the
+/// records a catalog proves genuine, or the table's linked to a population table.
+async fn classes(
+    ctx: &SessionContext,
+    original: &str,
+    release: Option<&str>,
+    qis: &[String],
+    options: &Options,
+) -> Result<(Vec<Class>, u64)> {
+    let own = |sizes: Vec<u64>| sizes.into_iter().map(|s| Class { sample: s, population: s }).collect();
+    match (release, &options.catalog, &options.population_table) {
+        (Some(_), _, Some(_)) => Err(AnonError::argument(
+            F,
+            "options",
+            "population_table links the table's own values; a release's labels do not match them",
+        )),
+        (None, Some(_), _) => Err(AnonError::argument(F, "options", "catalog= needs a release (the second argument)")),
+        (None, None, Some(p)) => {
+            check_columns(ctx, p, qis, "options", |q| {
+                format!("population_table '{p}' has no column '{q}', a quasi-identifier of '{original}'")
+            })
+            .await?;
+            Ok((linked_classes(ctx, original, p, qis).await?, 0))
         }
-        None => original.as_str(),
-    };
-    let (sizes, suppressed) = block_on(class_sizes(&ctx, target, &qis, release.is_some()))?;
-    let classes: Vec<Class> = sizes.into_iter().map(|s| Class { sample: s, population: s }).collect();
-    Ok(result(&rows(&classes, suppressed, &options, false)?)?)
+        (None, None, None) => {
+            let df = ctx.table(original).await.map_err(|_| AnonError::table(original, "not found"))?;
+            let (sizes, suppressed) = class_sizes(df, qis, false).await?;
+            Ok((own(sizes), suppressed))
+        }
+        (Some(r), catalog, None) => {
+            check_release(ctx, original, r, qis).await?;
+            let df = match catalog {
+                None => ctx.table(r).await?,
+                Some(c) => ctx.sql(&format!("SELECT * FROM truthful_view({}, {})", literal(r), literal(c))).await?,
+            };
+            let (sizes, suppressed) = class_sizes(df, qis, true).await?;
+            Ok((own(sizes), suppressed))
+        }
+    }
+}
+
+/// A SQL string literal.
+fn literal(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "''"))
 }
 
 /// The declared quasi-identifiers, or the subset `qis=` names (each must be declared one).
@@ -60,7 +97,10 @@ fn quasi_identifiers(table: &str, declared: &[&str], wanted: Option<&[String]>) 
             return Err(AnonError::argument(
                 F,
                 "options",
-                format!("qis: '{q}' is not a declared quasi-identifier of '{table}' (declared: {})", declared.join(", ")),
+                format!(
+                    "qis: '{q}' is not a declared quasi-identifier of '{table}' (declared: {})",
+                    declared.join(", ")
+                ),
             ));
         }
     }
@@ -73,10 +113,10 @@ fn quasi_identifiers(table: &str, declared: &[&str], wanted: Option<&[String]>) 
 /// A release of `original`: it publishes every quasi-identifier's column, and it is not a DP
 /// release (whose records are not people's: class sizes say nothing of its risk, which its
 /// ε and δ bound).
-fn check_release(ctx: &SessionContext, original: &str, release: &str, qis: &[String]) -> Result<()> {
-    let df = block_on(ctx.table(release)).map_err(|_| AnonError::argument(F, "release", format!("'{release}' not found")))?;
-    let schema = df.schema().as_arrow();
-    if schema.metadata().contains_key(DP_LABEL) {
+async fn check_release(ctx: &SessionContext, original: &str, release: &str, qis: &[String]) -> Result<()> {
+    let df =
+        ctx.table(release).await.map_err(|_| AnonError::argument(F, "release", format!("'{release}' not found")))?;
+    if df.schema().as_arrow().metadata().contains_key(DP_LABEL) {
         return Err(AnonError::argument(
             F,
             "release",
@@ -86,16 +126,27 @@ fn check_release(ctx: &SessionContext, original: &str, release: &str, qis: &[Str
             ),
         ));
     }
-    for q in qis {
-        if schema.field_with_name(q).is_err() {
-            return Err(AnonError::argument(
-                F,
-                "release",
-                format!("'{release}' has no column '{q}', a quasi-identifier of '{original}': is it a release of another table?"),
-            ));
-        }
+    check_columns(ctx, release, qis, "release", |q| {
+        format!(
+            "'{release}' has no column '{q}', a quasi-identifier of '{original}': is it a release of another table?"
+        )
+    })
+    .await
+}
+
+/// Every quasi-identifier is a column of `table`; else an error on `argument`.
+async fn check_columns(
+    ctx: &SessionContext,
+    table: &str,
+    qis: &[String],
+    argument: &str,
+    message: impl Fn(&str) -> String,
+) -> Result<()> {
+    let df = ctx.table(table).await.map_err(|_| AnonError::argument(F, argument, format!("'{table}' not found")))?;
+    match qis.iter().find(|q| df.schema().as_arrow().field_with_name(q).is_err()) {
+        Some(q) => Err(AnonError::argument(F, argument, message(q))),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 fn result(rows: &[Row]) -> Result<Arc<dyn TableProvider>> {

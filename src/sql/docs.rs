@@ -5,7 +5,8 @@
 use super::method::MethodSpec;
 use super::{
     artuc_fn, constraints_fn, dataset, entropy_fn, explore, generalize, hceil_fn, hierarchies, ipa_fn, kanon_fn,
-    ledger_fn, metrics_fn, plan_fn, query_error_fn, records_fn, rmr_fn, roles, synth_fn, truthful_fn, verify_fn,
+    ledger_fn, metrics_fn, plan_fn, query_error_fn, records_fn, risk_fn, rmr_fn, roles, synth_fn, truthful_fn,
+    verify_fn,
 };
 
 /// One table function: its SQL name, usage line and one-line purpose.
@@ -66,6 +67,7 @@ pub const TABLE_FUNCTIONS: &[FunctionDoc] = &[
     doc("set_privacy_budget", ledger_fn::SIGNATURE, "set the epsilon (and delta) a table's DP releases may spend"),
     doc("truthful_view", truthful_fn::SIGNATURE, "a counterfeit release without its counterfeit records"),
     doc("verify_release", verify_fn::SIGNATURE, "check a release against its privacy claims, one row per check"),
+    doc("risk_report", risk_fn::SIGNATURE, "re-identification risk of a table or a release, one row per measure"),
     doc("anon_metrics", metrics_fn::METRICS_SIG, "every information-loss metric that applies to a release"),
     doc("metric_value", metrics_fn::VALUE_SIG, "one information-loss metric of a release"),
     doc("query_error", query_error_fn::QUERY_ERROR_SIG, "a query's answer on the original next to its estimate"),

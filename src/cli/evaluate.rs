@@ -111,6 +111,7 @@ pub async fn run(
             original: &args.original,
             release: &args.release,
             catalog: args.catalog.as_deref(),
+            risk_options: args.risk.as_deref(),
         };
         let page = super::report::page(ctx, &subject, &sections, score).await;
         std::fs::write(path, page).map_err(|e| format!("cannot write {}: {e}", path.display()))?;

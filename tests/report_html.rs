@@ -56,7 +56,10 @@ fn render(page: &Path) -> (String, u64) {
     let url = format!("file://{}", page.display());
     let dom = Command::new(chromium()).args(BROWSER).args(["--dump-dom", &url]).output().unwrap();
     assert!(dom.status.success(), "{}", String::from_utf8_lossy(&dom.stderr));
-    (String::from_utf8(dom.stdout).unwrap(), screenshot(page))
+    let rendered = (String::from_utf8(dom.stdout).unwrap(), screenshot(page));
+    // The checks quote the DOM they fail on; the files are not needed after this.
+    std::fs::remove_dir_all(page.parent().unwrap()).unwrap();
+    rendered
 }
 
 const BROWSER: [&str; 4] = ["--headless", "--no-sandbox", "--disable-gpu", "--allow-file-access-from-files"];
@@ -79,7 +82,9 @@ fn screenshot(page: &Path) -> u64 {
 fn blank_screenshot() -> u64 {
     let page = scratch("blank").join("blank.html");
     std::fs::write(&page, "<!DOCTYPE html><html><body></body></html>").unwrap();
-    screenshot(&page)
+    let bytes = screenshot(&page);
+    std::fs::remove_dir_all(page.parent().unwrap()).unwrap();
+    bytes
 }
 
 /// The text of one `<section id=...>` of the DOM.

@@ -80,6 +80,11 @@ fn screenshot(page: &Path) -> u64 {
 
 /// The screenshot of an empty page of the same size: what "blank" compresses to.
 fn blank_screenshot() -> u64 {
+    static BLANK: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *BLANK.get_or_init(blank_page_screenshot)
+}
+
+fn blank_page_screenshot() -> u64 {
     let page = scratch("blank").join("blank.html");
     std::fs::write(&page, "<!DOCTYPE html><html><body></body></html>").unwrap();
     let bytes = screenshot(&page);

@@ -68,7 +68,7 @@ pub(crate) async fn linked_classes(
     let cols = keys.iter().map(|k| quoted(k)).collect::<Vec<_>>().join(", ");
     let on = keys
         .iter()
-        .map(|k| format!("s.{q} IS NOT DISTINCT FROM p.{q}", q = quoted(k)))
+        .map(|k| format!("(s.{q} IS NOT DISTINCT FROM p.{q})", q = quoted(k)))
         .collect::<Vec<_>>()
         .join(" AND ");
     let sql = format!(

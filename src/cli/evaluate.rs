@@ -1,7 +1,8 @@
 //! `anonfusion evaluate`: set up tables (scripts, statements), then compare each query file's
 //! answer on the original table with its estimate from the release, per group, optionally
-//! with an SVG chart per query, and the release's two-way-marginal score. The estimation itself
-//! lives in `anonfusion::eval`.
+//! with an SVG chart per query, and the release's two-way-marginal score; with `--risk`, the
+//! re-identification risk of both (`risk_report`). The estimation itself lives in
+//! `anonfusion::eval`.
 
 use super::Runner;
 use super::format::{self, Format};
@@ -34,6 +35,10 @@ pub(crate) struct EvaluateArgs {
     /// Chart title (default: the first line of the query file)
     #[arg(long)]
     title: Option<String>,
+    /// Also print risk_report for the original and the release, with these options
+    /// (e.g. "population=301620"; "" for the defaults; the catalog is passed on)
+    #[arg(long, value_name = "OPTIONS")]
+    risk: Option<String>,
     /// Query files, one query each
     #[arg(required = true, value_name = "QUERY_FILE")]
     queries: Vec<PathBuf>,
@@ -90,6 +95,33 @@ pub async fn run(
              metric_value(..., 'two_way_marginal') for others)"
         )
         .map_err(|e| e.to_string())?;
+    }
+    if let Some(options) = &args.risk {
+        risk(args, options, &mut runner, out).await?;
+    }
+    Ok(())
+}
+
+/// `risk_report` of the original and of the release, as the SQL function prints them; a
+/// release it refuses (a DP release) gets its message, not a failed evaluation.
+async fn risk(args: &EvaluateArgs, options: &str, runner: &mut Runner, out: &mut dyn Write) -> Result<(), String> {
+    let quote = |s: &str| format!("'{}'", s.replace('\'', "''"));
+    let release_options = match &args.catalog {
+        Some(c) if options.trim().is_empty() => format!("catalog={c}"),
+        Some(c) => format!("{options}, catalog={c}"),
+        None => options.to_string(),
+    };
+    for (what, release, options) in [("original", "", options), ("release", args.release.as_str(), &release_options)] {
+        writeln!(out, "re-identification risk of the {what}:").map_err(|e| e.to_string())?;
+        let sql = format!(
+            "SELECT measure, value, detail FROM risk_report({}, {}, {});",
+            quote(&args.original),
+            quote(release),
+            quote(options)
+        );
+        if let Err(e) = runner.run_script("--risk", &sql, out).await {
+            writeln!(out, "{e}").map_err(|e| e.to_string())?;
+        }
     }
     Ok(())
 }

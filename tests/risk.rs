@@ -252,3 +252,26 @@ async fn an_h_ceiling_release_read_with_its_catalog() {
     assert!(read["suppressed_records"] > 0.0);
     assert!(read["prosecutor_highest_risk"] > published["prosecutor_highest_risk"]);
 }
+
+#[test]
+fn cli_evaluate_prints_the_risk_of_the_original_and_the_release() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_anonfusion"))
+        .args(["evaluate", "--original", "nps", "--release", "nps_g", "--risk", "fraction=0.1"])
+        .args(["--load", "SELECT * FROM load_dataset('nps', 20000, 1)"])
+        .args(["--load", "SELECT * FROM generalize('nps', 'nps_g', '2,0,1,1,0')"])
+        .arg("sql/q1.sql")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{stderr}");
+    let original = stdout.find("re-identification risk of the original").expect("original's report");
+    let release = stdout.find("re-identification risk of the release").expect("release's report");
+    assert!(original < release, "{stdout}");
+    // Each report has every measure, the population models included.
+    for part in [&stdout[original..release], &stdout[release..]] {
+        for measure in ["prosecutor_records_at_risk", "sample_uniques", "pitman_uniques", "population_uniques"] {
+            assert!(part.contains(measure), "{measure} missing from {part}");
+        }
+    }
+}

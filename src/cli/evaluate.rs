@@ -1,7 +1,8 @@
 //! `anonfusion evaluate`: set up tables (scripts, statements), then compare each query file's
 //! answer on the original table with its estimate from the release, per group, optionally
-//! with an SVG chart per query, and the release's two-way-marginal score. The estimation itself
-//! lives in `anonfusion::eval`.
+//! with an SVG chart per query, and the release's two-way-marginal score; with `--risk`, the
+//! re-identification risk of both (`risk_report`). The estimation itself lives in
+//! `anonfusion::eval`.
 
 use super::Runner;
 use super::format::{self, Format};
@@ -36,13 +37,14 @@ pub(crate) struct EvaluateArgs {
     /// risk of the original and the release, utility, and each query's error with its chart
     #[arg(long, value_name = "FILE.html")]
     report: Option<PathBuf>,
-    /// risk_report's options for the report's risk section, e.g. 'population=250000000' or
-    /// 'fraction=0.01, threshold=0.2'
-    #[arg(long, value_name = "OPTIONS", requires = "report")]
-    risk: Option<String>,
     /// Chart title (default: the first line of the query file)
     #[arg(long)]
     title: Option<String>,
+    /// Also print risk_report for the original and the release (and fill the report's risk
+    /// section), with these options (e.g. "population=301620"; "" for the defaults; the
+    /// catalog is passed on)
+    #[arg(long, value_name = "OPTIONS")]
+    risk: Option<String>,
     /// Query files, one query each
     #[arg(required = true, value_name = "QUERY_FILE")]
     queries: Vec<PathBuf>,
@@ -106,6 +108,9 @@ pub async fn run(
         )
         .map_err(|e| e.to_string())?;
     }
+    if let Some(options) = &args.risk {
+        risk(args, options, &mut runner, out).await?;
+    }
     if let Some(path) = &args.report {
         let subject = super::report::Subject {
             original: &args.original,
@@ -116,6 +121,19 @@ pub async fn run(
         let page = super::report::page(ctx, &subject, &sections, score).await;
         std::fs::write(path, page).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         writeln!(out, "report: {}", path.display()).map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+/// `risk_report` of the original and of the release, as the SQL function prints them; a
+/// release it refuses (a DP release) gets its message, not a failed evaluation.
+async fn risk(args: &EvaluateArgs, options: &str, runner: &mut Runner, out: &mut dyn Write) -> Result<(), String> {
+    let queries = super::report::risk_queries(&args.original, &args.release, args.catalog.as_deref(), options);
+    for (what, sql) in queries {
+        writeln!(out, "re-identification risk of the {what}:").map_err(|e| e.to_string())?;
+        if let Err(e) = runner.run_script("--risk", &format!("{sql};"), out).await {
+            writeln!(out, "{e}").map_err(|e| e.to_string())?;
+        }
     }
     Ok(())
 }

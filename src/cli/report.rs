@@ -157,15 +157,7 @@ async fn ledger(ctx: &SessionContext, subject: &Subject<'_>) -> String {
 
 async fn risk(ctx: &SessionContext, subject: &Subject<'_>) -> String {
     let given = subject.risk_options.unwrap_or("");
-    // An h-ceiling release is read as its catalog's reader can read it (docs/risk.md).
-    let with_catalog = match subject.catalog {
-        Some(c) if given.trim().is_empty() => format!("catalog={c}"),
-        Some(c) => format!("{given}, catalog={c}"),
-        None => given.to_string(),
-    };
-    let sql = |release: &str, options: &str| {
-        format!("SELECT * FROM risk_report({}, {}, {})", lit(subject.original), lit(release), lit(options))
-    };
+    let [(_, original), (_, release)] = risk_queries(subject.original, subject.release, subject.catalog, given);
     let options = if given.trim().is_empty() {
         "no population declared (--risk 'population=N' or 'fraction=f' for journalist, marketer and population uniqueness)"
             .to_string()
@@ -175,9 +167,29 @@ async fn risk(ctx: &SessionContext, subject: &Subject<'_>) -> String {
     format!(
         "<p>From <code>risk_report</code>, {options}; docs/risk.md gives each formula and its source.</p>\
          <h3>Original table</h3>{}<h3>Release</h3>{}",
-        query_table(ctx, &sql("", given)).await,
-        query_table(ctx, &sql(subject.release, &with_catalog)).await
+        query_table(ctx, &original).await,
+        query_table(ctx, &release).await
     )
+}
+
+/// `risk_report` of the original and of the release with the custodian's options; a
+/// catalog is passed on so an h-ceiling release is read as its catalog's reader can read it
+/// (docs/risk.md).
+pub(crate) fn risk_queries(
+    original: &str,
+    release: &str,
+    catalog: Option<&str>,
+    options: &str,
+) -> [(&'static str, String); 2] {
+    let release_options = match catalog {
+        Some(c) if options.trim().is_empty() => format!("catalog={c}"),
+        Some(c) => format!("{options}, catalog={c}"),
+        None => options.to_string(),
+    };
+    let sql = |release: &str, options: &str| {
+        format!("SELECT measure, value, detail FROM risk_report({}, {}, {})", lit(original), lit(release), lit(options))
+    };
+    [("original", sql("", options)), ("release", sql(release, &release_options))]
 }
 
 async fn utility(ctx: &SessionContext, subject: &Subject<'_>, score: Option<(f64, usize)>) -> String {

@@ -245,3 +245,59 @@ impl System for Snb {
         [partial(&|p| self.uniques(p)), partial(&|p| self.pairs_divided(p))]
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The likelihood equations by their sums, term by term (no ψ, no ψ₁).
+    fn pitman_sums(h: &Histogram, (theta, alpha): Pair) -> Pair {
+        let u = h.classes() as u64;
+        let n = h.records() as u64;
+        let g1: f64 = (1..u).map(|i| 1.0 / (theta + i as f64 * alpha)).sum::<f64>()
+            - (1..n).map(|i| 1.0 / (theta + i as f64)).sum::<f64>();
+        let within: f64 = h.iter().map(|(s, c)| c as f64 * (1..s).map(|j| 1.0 / (j as f64 - alpha)).sum::<f64>()).sum();
+        let g2 = (1..u).map(|i| i as f64 / (theta + i as f64 * alpha)).sum::<f64>() - within;
+        (g1, g2)
+    }
+
+    fn histogram() -> Histogram {
+        Histogram::from_sizes([1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 3, 3, 4, 5, 7, 9, 12, 1, 1, 2])
+    }
+
+    #[test]
+    fn pitman_closed_forms_equal_the_sums() {
+        let h = histogram();
+        let system = Pitman { h: &h, u: h.classes(), n: h.records() };
+        for at in [(0.5, 0.2), (3.0, 0.6), (10.0, -0.3), (0.1, 0.9)] {
+            let (a, b) = (system.value(at), pitman_sums(&h, at));
+            assert!((a.0 - b.0).abs() < 1e-10 && (a.1 - b.1).abs() < 1e-10, "{at:?}: {a:?} vs {b:?}");
+            // The Jacobian against central differences of the sums.
+            let e = 1e-6;
+            let j = system.jacobian(at);
+            let d_theta = |k: usize| {
+                let (p, m) = (pitman_sums(&h, (at.0 + e, at.1)), pitman_sums(&h, (at.0 - e, at.1)));
+                [(p.0 - m.0) / (2.0 * e), (p.1 - m.1) / (2.0 * e)][k]
+            };
+            let d_alpha = |k: usize| {
+                let (p, m) = (pitman_sums(&h, (at.0, at.1 + e)), pitman_sums(&h, (at.0, at.1 - e)));
+                [(p.0 - m.0) / (2.0 * e), (p.1 - m.1) / (2.0 * e)][k]
+            };
+            for (got, want) in [(j[0].0, d_theta(0)), (j[0].1, d_alpha(0)), (j[1].0, d_theta(1)), (j[1].1, d_alpha(1))]
+            {
+                assert!((got - want).abs() < 1e-5 * want.abs().max(1.0), "{at:?}: {got} vs {want}");
+            }
+        }
+    }
+
+    #[test]
+    fn pitman_s_estimate_solves_its_equations() {
+        let h = histogram();
+        let system = Pitman { h: &h, u: h.classes(), n: h.records() };
+        let root = solve(&system, system.moment_start()).expect("a root");
+        let (g1, g2) = pitman_sums(&h, root);
+        assert!(g1.abs() < 1e-9 && g2.abs() < 1e-9, "{root:?}: {g1}, {g2}");
+        let estimate = pitman(&h, 1000.0);
+        assert!(estimate > 0.0 && estimate <= 1000.0, "{estimate}");
+    }
+}

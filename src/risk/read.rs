@@ -27,7 +27,7 @@ pub(crate) async fn class_sizes(df: DataFrame, keys: &[String], release: bool) -
     } else {
         lit(false)
     };
-    let mut group: Vec<Expr> = keys.iter().map(|k| ident(k)).collect();
+    let mut group: Vec<Expr> = keys.iter().map(ident).collect();
     group.push(suppressed.alias("__suppressed"));
     let batches = df.aggregate(group, vec![count(lit(1)).alias("__n")])?.collect().await?;
     let (mut sizes, mut hidden) = (Vec::new(), 0u64);
@@ -68,7 +68,7 @@ pub(crate) async fn linked_classes(
     let cols = keys.iter().map(|k| quoted(k)).collect::<Vec<_>>().join(", ");
     let on = keys
         .iter()
-        .map(|k| format!("s.{q} IS NOT DISTINCT FROM p.{q}", q = quoted(k)))
+        .map(|k| format!("(s.{q} IS NOT DISTINCT FROM p.{q})", q = quoted(k)))
         .collect::<Vec<_>>()
         .join(" AND ");
     let sql = format!(

@@ -45,7 +45,7 @@ fn one_try(system: &impl System, mut at: Pair) -> Option<Pair> {
         // Newton step: J⁻¹ f.
         let step = ((d * f.0 - b * f.1) / det, (a * f.1 - c * f.0) / det);
         let next = (at.0 - step.0, at.1 - step.1);
-        if !(next.0.is_finite() && next.1.is_finite()) || !system.admissible(next) {
+        if !(next.0.is_finite() && next.1.is_finite() && system.admissible(next)) {
             return None;
         }
         // A step below the resolution of f64 cannot improve f further: accept when f is

@@ -62,6 +62,7 @@ pub(crate) mod numbers;
 pub(crate) mod parallel;
 pub mod progress;
 pub mod release;
+pub(crate) mod risk;
 #[cfg(feature = "ballista")]
 pub mod scale;
 pub mod session;

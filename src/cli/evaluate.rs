@@ -1,7 +1,8 @@
 //! `anonfusion evaluate`: set up tables (scripts, statements), then compare each query file's
 //! answer on the original table with its estimate from the release, per group, optionally
-//! with an SVG chart per query, and the release's two-way-marginal score. The estimation itself
-//! lives in `anonfusion::eval`.
+//! with an SVG chart per query, and the release's two-way-marginal score; with `--risk`, the
+//! re-identification risk of both (`risk_report`). The estimation itself lives in
+//! `anonfusion::eval`.
 
 use super::Runner;
 use super::format::{self, Format};
@@ -31,9 +32,19 @@ pub(crate) struct EvaluateArgs {
     /// Write an SVG chart of original vs estimate per group (several queries: FILE_1.svg, ...)
     #[arg(long, value_name = "FILE.svg")]
     plot: Option<PathBuf>,
+    /// Write one self-contained HTML page for an ethics board: method and parameters, the
+    /// guarantee re-checked by verify_release (and the privacy ledger), re-identification
+    /// risk of the original and the release, utility, and each query's error with its chart
+    #[arg(long, value_name = "FILE.html")]
+    report: Option<PathBuf>,
     /// Chart title (default: the first line of the query file)
     #[arg(long)]
     title: Option<String>,
+    /// Also print risk_report for the original and the release (and fill the report's risk
+    /// section), with these options (e.g. "population=301620"; "" for the defaults; the
+    /// catalog is passed on)
+    #[arg(long, value_name = "OPTIONS")]
+    risk: Option<String>,
     /// Query files, one query each
     #[arg(required = true, value_name = "QUERY_FILE")]
     queries: Vec<PathBuf>,
@@ -59,6 +70,7 @@ pub async fn run(
         runner.run_script("--load", statement, &mut sink).await?;
     }
     let mut summaries = Vec::new();
+    let mut sections = Vec::new();
     for (i, file) in args.queries.iter().enumerate() {
         let sql = std::fs::read_to_string(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
         let report = eval::query_error(ctx, registry, &sql, &args.original, &args.release, args.catalog.as_deref())
@@ -67,12 +79,17 @@ pub async fn run(
         writeln!(out, "{}: {}", file.display(), first_line(&sql)).map_err(|e| e.to_string())?;
         let batch = report.to_batch().map_err(|e| e.to_string())?;
         format::write(format, false, &QueryReport::schema(), &[batch], out).map_err(|e| e.to_string())?;
+        let title = args.title.clone().unwrap_or_else(|| first_line(&sql));
         if let Some(plot) = &args.plot {
             let path = plot_path(plot, i, args.queries.len());
-            let title = args.title.clone().unwrap_or_else(|| first_line(&sql));
             std::fs::write(&path, eval::plot::svg(&report, &title, &y_label(&sql)))
                 .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
             writeln!(out, "chart: {}", path.display()).map_err(|e| e.to_string())?;
+        }
+        if args.report.is_some() {
+            let svg = eval::plot::svg(&report, &title, &y_label(&sql));
+            let file = file.display().to_string();
+            sections.push(super::report::QuerySection { file, title, summary: report.summary(), svg });
         }
         summaries.push(report.summary());
     }
@@ -90,6 +107,33 @@ pub async fn run(
              metric_value(..., 'two_way_marginal') for others)"
         )
         .map_err(|e| e.to_string())?;
+    }
+    if let Some(options) = &args.risk {
+        risk(args, options, &mut runner, out).await?;
+    }
+    if let Some(path) = &args.report {
+        let subject = super::report::Subject {
+            original: &args.original,
+            release: &args.release,
+            catalog: args.catalog.as_deref(),
+            risk_options: args.risk.as_deref(),
+        };
+        let page = super::report::page(ctx, &subject, &sections, score).await;
+        std::fs::write(path, page).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        writeln!(out, "report: {}", path.display()).map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+/// `risk_report` of the original and of the release, as the SQL function prints them; a
+/// release it refuses (a DP release) gets its message, not a failed evaluation.
+async fn risk(args: &EvaluateArgs, options: &str, runner: &mut Runner, out: &mut dyn Write) -> Result<(), String> {
+    let queries = super::report::risk_queries(&args.original, &args.release, args.catalog.as_deref(), options);
+    for (what, sql) in queries {
+        writeln!(out, "re-identification risk of the {what}:").map_err(|e| e.to_string())?;
+        if let Err(e) = runner.run_script("--risk", &format!("{sql};"), out).await {
+            writeln!(out, "{e}").map_err(|e| e.to_string())?;
+        }
     }
     Ok(())
 }

@@ -11,6 +11,7 @@ pub(crate) mod format;
 pub(crate) mod pager;
 pub(crate) mod progress;
 pub(crate) mod repl;
+pub(crate) mod report;
 pub(crate) mod split;
 
 use datafusion::error::DataFusionError;

@@ -5,7 +5,8 @@
 use super::method::MethodSpec;
 use super::{
     artuc_fn, constraints_fn, dataset, entropy_fn, explore, generalize, hceil_fn, hierarchies, ipa_fn, kanon_fn,
-    ledger_fn, metrics_fn, plan_fn, query_error_fn, records_fn, rmr_fn, roles, synth_fn, truthful_fn, verify_fn,
+    ledger_fn, metrics_fn, plan_fn, query_error_fn, records_fn, risk_fn, rmr_fn, roles, synth_fn, truthful_fn,
+    verify_fn,
 };
 use crate::methods::options::Options;
 
@@ -109,6 +110,7 @@ pub const TABLE_FUNCTIONS: &[FunctionDoc] = &[
     ),
     doc("truthful_view", truthful_fn::SIGNATURE, "a counterfeit release without its counterfeit records"),
     doc("verify_release", verify_fn::SIGNATURE, "check a release against its privacy claims, one row per check"),
+    doc("risk_report", risk_fn::SIGNATURE, "re-identification risk of a table or a release, one row per measure"),
     with_options(
         "anon_metrics",
         metrics_fn::METRICS_SIG,

@@ -29,6 +29,7 @@ mod plan_fn;
 mod query_error_fn;
 mod records_fn;
 pub mod report;
+mod risk_fn;
 mod rmr_fn;
 mod roles;
 pub(crate) mod settings;
@@ -67,6 +68,7 @@ const REGISTRATIONS: &[Registration] = &[
     truthful_fn::register,
     metrics_fn::register,
     verify_fn::register,
+    risk_fn::register,
     query_error_fn::register,
     |ctx, r| method::register(ctx, r, records_fn::AsRecords),
     |ctx, r| method::register(ctx, r, artuc_fn::Artuc),

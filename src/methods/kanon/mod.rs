@@ -7,8 +7,11 @@
 //! The search runs on the frequency table (see [`search`]); the release is materialized by
 //! one DataFusion plan over the source.
 
+mod judge;
+pub mod local;
 pub(crate) mod loss;
 pub(crate) mod models;
+mod mondrian;
 pub mod search;
 
 pub use loss::Metric;
@@ -38,6 +41,8 @@ pub struct KanonConfig {
     pub(crate) keep_insensitive: bool,
     /// Optimal or heuristic search, and the work budget.
     pub search: SearchOptions,
+    /// Local suppression or local recoding ([`local`]).
+    pub local: local::LocalOptions,
 }
 
 impl KanonConfig {
@@ -48,11 +53,13 @@ impl KanonConfig {
             suppression_percent: 0.0,
             keep_insensitive: false,
             search: SearchOptions::default(),
+            local: local::LocalOptions::default(),
         }
     }
 
     /// Parse `metric=lm, suppression=2%, distinct_l=3, entropy_l=2, recursive_cl=3:2, t=0.15,
-    /// search=auto|optimal|heuristic, max_nodes=100000, max_checks=N`.
+    /// search=auto|optimal|heuristic, max_nodes=100000, max_checks=N, local=suppression|recoding,
+    /// importance=a|b|c`.
     pub fn with_options(mut self, options: &str) -> Result<Self> {
         let f = "kanon_anonymize";
         for (key, value) in crate::methods::options::pairs(f, options)? {
@@ -93,6 +100,8 @@ impl KanonConfig {
                         AnonError::argument(f, "search", format!("unknown search '{value}' (auto, optimal, heuristic)"))
                     })?
                 }
+                "local" => self.local.mode = local::LocalMode::parse(value)?,
+                "importance" => self.local.importance = local::LocalOptions::parse_importance(value)?,
                 "max_nodes" => self.search.max_nodes = int(value)? as usize,
                 "max_checks" => {
                     let n = int(value)?;
@@ -118,7 +127,7 @@ impl KanonConfig {
                         f,
                         "options",
                         format!(
-                            "unknown option '{other}' (metric, suppression, distinct_l, entropy_l, recursive_cl, t, keep_insensitive, search, max_nodes, max_checks)"
+                            "unknown option '{other}' (metric, suppression, distinct_l, entropy_l, recursive_cl, t, keep_insensitive, search, max_nodes, max_checks, local, importance)"
                         ),
                     ));
                 }
@@ -173,6 +182,8 @@ pub struct KanonResult {
     pub max_checks: Option<usize>,
     /// Filled by [`anonymize`] (aggregation and search; the caller times the materialization).
     pub(crate) passes: PassTimes,
+    /// What a local method suppressed and lost (`local=`); `None` for a full-domain release.
+    pub local: Option<local::LocalSummary>,
 }
 
 /// Search the lattice of a frequency table. `None` when no node satisfies the models within
@@ -241,6 +252,7 @@ fn result(ev: &mut Evaluator, ft: &FrequencyTable, e: Evaluation) -> Result<Kano
         loss_lower_bound: e.loss,
         max_checks: None,
         passes: PassTimes::default(),
+        local: None,
     })
 }
 
@@ -253,6 +265,9 @@ pub async fn anonymize(
     config: &KanonConfig,
     progress: &dyn Progress,
 ) -> Result<(KanonResult, DataFrame)> {
+    if config.local.mode.is_some() {
+        return local::anonymize(ctx, table, meta, config, progress).await;
+    }
     let sensitive = if config.models.need_sensitive() { Some(meta.sensitive(table)?) } else { None };
     let start = Instant::now();
     // Aggregated once per session and source: repeated calls (another k, model) reuse it.

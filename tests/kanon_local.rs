@@ -130,15 +130,15 @@ async fn local_suppression_keeps_records_and_passes_verification() {
     let full_whole = report(&ctx, "full", "suppressed_records").await;
     assert!(cells > 0.0, "no cell suppressed");
     assert!(whole < full_whole, "local suppression deleted {whole} records, the full-domain release {full_whole}");
-    // The same node, and the importance order honoured: age (most important) is starred in no
-    // more records than the least important quasi-identifier that was.
+    // The node the search chose under the same limit.
     let node = text(&ctx, "SELECT node FROM ls_report").await;
     assert_eq!(node, text(&ctx, "SELECT node FROM full_report").await);
     let ok = text(&ctx, "SELECT CAST(holds AS VARCHAR) || detail FROM verify_release('adult_5k', 'ls', 'k=5')").await;
     assert!(ok.starts_with("true"), "{ok}");
     assert_eq!(common::int(&ctx, "SELECT COUNT(*) FROM ls").await, 5000);
-    let partial = common::int(&ctx, "SELECT COUNT(*) FROM ls WHERE race = '*' AND sex <> '*'").await;
-    assert!(partial + common::int(&ctx, "SELECT COUNT(*) FROM ls WHERE native_country = '*' AND sex <> '*'").await > 0);
+    // Cells starred alone: records with `*` in one column and a value in another.
+    let partial = "SELECT COUNT(*) FROM ls WHERE (race = '*' OR native_country = '*') AND sex <> '*'";
+    assert!(common::int(&ctx, partial).await > 0);
 }
 
 /// Local recoding on Adult: classes at different levels in one column, every one of them at

@@ -311,6 +311,61 @@ mod tests {
         assert!(patterns(&(0..21).collect::<Vec<_>>(), &[0; 21]).is_err());
     }
 
+    /// Two attributes a (x, y) and b (v, w, z) under `*`; k = 2. The failing tuples (x,w),
+    /// (x,v), (y,w): starring b joins the first two, starring a the first and the third.
+    fn table() -> FrequencyTable {
+        use crate::encode::QiColumn;
+        use crate::hierarchy::{HierarchyKind, from_rows};
+        use std::sync::Arc;
+        let h = |name: &str, leaves: &[&str]| {
+            let rows = leaves.iter().enumerate().map(|(i, l)| (i + 1, vec![l.to_string(), "*".into()])).collect();
+            Arc::new(from_rows(rows, name, HierarchyKind::Categorical).unwrap())
+        };
+        let (a, b) = (h("a", &["x", "y"]), h("b", &["v", "w", "z"]));
+        let tuples = [("x", "z", 2), ("y", "z", 2), ("x", "w", 1), ("x", "v", 1), ("y", "w", 1)];
+        let col = |name: &str, h: &Arc<crate::hierarchy::Hierarchy>, labels: Vec<&str>| QiColumn {
+            name: name.into(),
+            hierarchy: h.clone(),
+            codes: labels.iter().map(|l| h.leaf_of_label(l).unwrap()).collect(),
+        };
+        let qis = vec![
+            col("a", &a, tuples.iter().map(|t| t.0).collect()),
+            col("b", &b, tuples.iter().map(|t| t.1).collect()),
+        ];
+        FrequencyTable::from_parts(qis, None, tuples.iter().map(|t| t.2).collect()).unwrap()
+    }
+
+    /// The starred cells, as (row's a, row's b, starred attribute), and the rows suppressed whole.
+    fn starred(ft: &FrequencyTable, rows: &RecodedRows) -> (Vec<(String, String, usize)>, usize) {
+        let label = |a: usize, r: usize| ft.qis[a].hierarchy.label(0, ft.qis[a].codes[r]).to_string();
+        let mut cells = Vec::new();
+        for r in 0..ft.len() {
+            for a in 0..2 {
+                if !rows.suppressed[r] && rows.cells[r][a].0 == STAR {
+                    cells.push((label(0, r), label(1, r), a));
+                }
+            }
+        }
+        cells.sort();
+        (cells, rows.suppressed.iter().filter(|&&s| s).count())
+    }
+
+    #[test]
+    fn the_least_important_attribute_is_suppressed_first() {
+        let ft = table();
+        let models = Models::k_only(2);
+        // a more important than b: b is starred in (x,w) and (x,v), which then form (x,*).
+        let rows = suppress_cells(&ft, &[0, 0], &models, &[0, 1]).unwrap();
+        let want = vec![("x".into(), "v".into(), 1), ("x".into(), "w".into(), 1)];
+        assert_eq!(starred(&ft, &rows), (want, 1));
+        // b more important: a is starred in (x,w) and (y,w), which form (*,w).
+        let rows = suppress_cells(&ft, &[0, 0], &models, &[1, 0]).unwrap();
+        let want = vec![("x".into(), "w".into(), 0), ("y".into(), "w".into(), 0)];
+        assert_eq!(starred(&ft, &rows), (want, 1));
+        // The classes that held k are published as they are.
+        assert!(rows.cells[..ft.len()].iter().filter(|c| c.iter().all(|x| x.0 == 0)).count() >= 2);
+    }
+
     #[test]
     fn local_modes_parse() {
         assert_eq!(LocalMode::parse("Suppression").unwrap(), Some(LocalMode::Suppression));

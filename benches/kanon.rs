@@ -226,6 +226,10 @@ fn bench(c: &mut Criterion) {
                 rt.block_on(async { ctx.sql(&sql).await?.collect().await }).unwrap()
             })
         });
+        // Where the time went in the last call: the search (or the partitioning) and the release.
+        let report = "SELECT search_ms, materialize_ms FROM x_k_report";
+        let split = rt.block_on(async { ctx.sql(report).await?.collect().await }).unwrap();
+        println!("{name}, last call:\n{}", datafusion::arrow::util::pretty::pretty_format_batches(&split).unwrap());
     }
     g.finish();
 }

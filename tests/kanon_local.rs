@@ -60,7 +60,7 @@ proptest! {
         rows in prop::collection::vec((any::<u32>(), 1u64..4), 2..40),
         k in 1u64..5,
         recoding in any::<bool>(),
-        diverse in any::<bool>(),
+        model in 0usize..3,
         reversed in any::<bool>(),
     ) {
         let ft = common::random_table(&shapes, &cuts, &rows, 3);
@@ -74,8 +74,9 @@ proptest! {
             order.reverse();
         }
         let mode = if recoding { "local=recoding".to_string() } else { format!("local=suppression, suppression=30, importance={}", order.join("|")) };
-        let model = if diverse { ", distinct_l=2" } else { "" };
-        let sql = format!("SELECT COUNT(*) FROM kanon_anonymize('t', 'r', {k}, '{mode}{model}')");
+        let model = [None, Some("distinct_l=2"), Some("t=0.4")][model];
+        let options = model.map_or(mode.clone(), |m| format!("{mode}, {m}"));
+        let sql = format!("SELECT COUNT(*) FROM kanon_anonymize('t', 'r', {k}, '{options}')");
         match run(&ctx, &sql) {
             Err(e) => prop_assert!(e.to_string().contains("no generalization satisfies"), "{}", e),
             Ok(_) => {
@@ -88,9 +89,9 @@ proptest! {
                     let (ok, detail) = holds(&ctx, &format!("k={}", s + 1));
                     prop_assert!(!ok, "verify_release passes k = {} but the checker's smallest class is {}: {}", s + 1, s, detail);
                 }
-                if diverse {
-                    let (ok, detail) = holds(&ctx, &format!("k={k}, distinct_l=2"));
-                    prop_assert!(ok, "{}", detail);
+                if let Some(m) = model {
+                    let (ok, detail) = holds(&ctx, m);
+                    prop_assert!(ok, "{}: {}", m, detail);
                 }
             }
         }

@@ -1,12 +1,13 @@
 -- Local suppression and local recoding against the best full-domain release (issue 34):
 --   anonfusion -f sql/experiments/kanon_local.sql
--- Adult (30,162 records, 7 quasi-identifiers) at k = 5 and 10, the NPS-like table (1,375,900
--- records) at k = 10. Each row: the report's node and suppressed records, the local methods'
--- suppressed cells (and the records holding them), LM, the two-way-marginal score (0-1000),
--- and the query error: on Adult the mean ARE of 100 W1 queries (seed 1), on NPS the ARE of
--- Q1-Q4 (sql/q1.sql ... q4.sql) over the original's age groups. Full-domain releases at
--- suppression limits 0-10 %, local suppression at 1-10 % (the limit says how many records
--- may lose cells), local recoding (no limit). verify_release checks every local release.
+-- Results: docs/results/local.md. Adult (30,162 records, 7 quasi-identifiers) at k = 5 and 10,
+-- the NPS-like table (1,375,900 records) at k = 10. Each row: the report's node and suppressed
+-- records, the local methods' suppressed cells (and the records holding them), LM, the
+-- two-way-marginal score (0-1000), and the query error: on Adult the mean ARE of 100 W1 queries
+-- (seed 1), on NPS the ARE of Q1-Q4 (sql/q1.sql ... q4.sql) over the original's age groups.
+-- Full-domain releases at suppression limits 0-50 %, local suppression at 1-50 % (the limit
+-- bounds the records that may lose cells), local recoding (no limit). verify_release checks
+-- every local release.
 
 SELECT COUNT(*) AS records FROM load_dataset('adult');
 SELECT COUNT(*) AS released FROM kanon_anonymize('adult', 'a5_full0', 5);
@@ -14,16 +15,29 @@ SELECT COUNT(*) AS released FROM kanon_anonymize('adult', 'a5_full1', 5, 'suppre
 SELECT COUNT(*) AS released FROM kanon_anonymize('adult', 'a5_full2', 5, 'suppression=2');
 SELECT COUNT(*) AS released FROM kanon_anonymize('adult', 'a5_full5', 5, 'suppression=5');
 SELECT COUNT(*) AS released FROM kanon_anonymize('adult', 'a5_full10', 5, 'suppression=10');
+SELECT COUNT(*) AS released FROM kanon_anonymize('adult', 'a5_full20', 5, 'suppression=20');
+SELECT COUNT(*) AS released FROM kanon_anonymize('adult', 'a5_full50', 5, 'suppression=50');
 SELECT COUNT(*) AS released FROM kanon_anonymize('adult', 'a5_ls1', 5, 'local=suppression, suppression=1');
 SELECT COUNT(*) AS released FROM kanon_anonymize('adult', 'a5_ls2', 5, 'local=suppression, suppression=2');
 SELECT COUNT(*) AS released FROM kanon_anonymize('adult', 'a5_ls5', 5, 'local=suppression, suppression=5');
 SELECT COUNT(*) AS released FROM kanon_anonymize('adult', 'a5_ls10', 5, 'local=suppression, suppression=10');
+SELECT COUNT(*) AS released FROM kanon_anonymize('adult', 'a5_ls20', 5, 'local=suppression, suppression=20');
+SELECT COUNT(*) AS released FROM kanon_anonymize('adult', 'a5_ls50', 5, 'local=suppression, suppression=50');
 SELECT COUNT(*) AS released FROM kanon_anonymize('adult', 'a5_lr', 5, 'local=recoding');
-SELECT 'a5_ls1' AS release, check, holds, detail FROM verify_release('adult', 'a5_ls1', 'k=5');
-SELECT 'a5_ls2' AS release, check, holds, detail FROM verify_release('adult', 'a5_ls2', 'k=5');
-SELECT 'a5_ls5' AS release, check, holds, detail FROM verify_release('adult', 'a5_ls5', 'k=5');
-SELECT 'a5_ls10' AS release, check, holds, detail FROM verify_release('adult', 'a5_ls10', 'k=5');
-SELECT 'a5_lr' AS release, check, holds, detail FROM verify_release('adult', 'a5_lr', 'k=5');
+SELECT 'a5_ls1' AS release, check, holds, detail FROM verify_release('adult', 'a5_ls1', 'k=5')
+UNION ALL
+SELECT 'a5_ls2' AS release, check, holds, detail FROM verify_release('adult', 'a5_ls2', 'k=5')
+UNION ALL
+SELECT 'a5_ls5' AS release, check, holds, detail FROM verify_release('adult', 'a5_ls5', 'k=5')
+UNION ALL
+SELECT 'a5_ls10' AS release, check, holds, detail FROM verify_release('adult', 'a5_ls10', 'k=5')
+UNION ALL
+SELECT 'a5_ls20' AS release, check, holds, detail FROM verify_release('adult', 'a5_ls20', 'k=5')
+UNION ALL
+SELECT 'a5_ls50' AS release, check, holds, detail FROM verify_release('adult', 'a5_ls50', 'k=5')
+UNION ALL
+SELECT 'a5_lr' AS release, check, holds, detail FROM verify_release('adult', 'a5_lr', 'k=5')
+ORDER BY release;
 SELECT 'a5_full0' AS release, r.node, r.suppressed_records, NULL AS suppressed_cells, NULL AS records_with_suppressed_cells, ROUND(l.value, 4) AS lm, ROUND(m.value, 1) AS two_way_marginal, ROUND(q0.are, 4) AS w1_are FROM a5_full0_report r CROSS JOIN metric_value('adult', 'a5_full0', 'lm') l CROSS JOIN metric_value('adult', 'a5_full0', 'two_way_marginal') m CROSS JOIN (SELECT are FROM workload_error('adult', 'a5_full0', 'W1', 100, 1) WHERE query_id IS NULL) q0
 UNION ALL
 SELECT 'a5_full1' AS release, r.node, r.suppressed_records, NULL AS suppressed_cells, NULL AS records_with_suppressed_cells, ROUND(l.value, 4) AS lm, ROUND(m.value, 1) AS two_way_marginal, ROUND(q0.are, 4) AS w1_are FROM a5_full1_report r CROSS JOIN metric_value('adult', 'a5_full1', 'lm') l CROSS JOIN metric_value('adult', 'a5_full1', 'two_way_marginal') m CROSS JOIN (SELECT are FROM workload_error('adult', 'a5_full1', 'W1', 100, 1) WHERE query_id IS NULL) q0
@@ -34,6 +48,10 @@ SELECT 'a5_full5' AS release, r.node, r.suppressed_records, NULL AS suppressed_c
 UNION ALL
 SELECT 'a5_full10' AS release, r.node, r.suppressed_records, NULL AS suppressed_cells, NULL AS records_with_suppressed_cells, ROUND(l.value, 4) AS lm, ROUND(m.value, 1) AS two_way_marginal, ROUND(q0.are, 4) AS w1_are FROM a5_full10_report r CROSS JOIN metric_value('adult', 'a5_full10', 'lm') l CROSS JOIN metric_value('adult', 'a5_full10', 'two_way_marginal') m CROSS JOIN (SELECT are FROM workload_error('adult', 'a5_full10', 'W1', 100, 1) WHERE query_id IS NULL) q0
 UNION ALL
+SELECT 'a5_full20' AS release, r.node, r.suppressed_records, NULL AS suppressed_cells, NULL AS records_with_suppressed_cells, ROUND(l.value, 4) AS lm, ROUND(m.value, 1) AS two_way_marginal, ROUND(q0.are, 4) AS w1_are FROM a5_full20_report r CROSS JOIN metric_value('adult', 'a5_full20', 'lm') l CROSS JOIN metric_value('adult', 'a5_full20', 'two_way_marginal') m CROSS JOIN (SELECT are FROM workload_error('adult', 'a5_full20', 'W1', 100, 1) WHERE query_id IS NULL) q0
+UNION ALL
+SELECT 'a5_full50' AS release, r.node, r.suppressed_records, NULL AS suppressed_cells, NULL AS records_with_suppressed_cells, ROUND(l.value, 4) AS lm, ROUND(m.value, 1) AS two_way_marginal, ROUND(q0.are, 4) AS w1_are FROM a5_full50_report r CROSS JOIN metric_value('adult', 'a5_full50', 'lm') l CROSS JOIN metric_value('adult', 'a5_full50', 'two_way_marginal') m CROSS JOIN (SELECT are FROM workload_error('adult', 'a5_full50', 'W1', 100, 1) WHERE query_id IS NULL) q0
+UNION ALL
 SELECT 'a5_ls1' AS release, r.node, r.suppressed_records, r.suppressed_cells, r.records_with_suppressed_cells, ROUND(l.value, 4) AS lm, ROUND(m.value, 1) AS two_way_marginal, ROUND(q0.are, 4) AS w1_are FROM a5_ls1_report r CROSS JOIN metric_value('adult', 'a5_ls1', 'lm') l CROSS JOIN metric_value('adult', 'a5_ls1', 'two_way_marginal') m CROSS JOIN (SELECT are FROM workload_error('adult', 'a5_ls1', 'W1', 100, 1) WHERE query_id IS NULL) q0
 UNION ALL
 SELECT 'a5_ls2' AS release, r.node, r.suppressed_records, r.suppressed_cells, r.records_with_suppressed_cells, ROUND(l.value, 4) AS lm, ROUND(m.value, 1) AS two_way_marginal, ROUND(q0.are, 4) AS w1_are FROM a5_ls2_report r CROSS JOIN metric_value('adult', 'a5_ls2', 'lm') l CROSS JOIN metric_value('adult', 'a5_ls2', 'two_way_marginal') m CROSS JOIN (SELECT are FROM workload_error('adult', 'a5_ls2', 'W1', 100, 1) WHERE query_id IS NULL) q0
@@ -42,23 +60,41 @@ SELECT 'a5_ls5' AS release, r.node, r.suppressed_records, r.suppressed_cells, r.
 UNION ALL
 SELECT 'a5_ls10' AS release, r.node, r.suppressed_records, r.suppressed_cells, r.records_with_suppressed_cells, ROUND(l.value, 4) AS lm, ROUND(m.value, 1) AS two_way_marginal, ROUND(q0.are, 4) AS w1_are FROM a5_ls10_report r CROSS JOIN metric_value('adult', 'a5_ls10', 'lm') l CROSS JOIN metric_value('adult', 'a5_ls10', 'two_way_marginal') m CROSS JOIN (SELECT are FROM workload_error('adult', 'a5_ls10', 'W1', 100, 1) WHERE query_id IS NULL) q0
 UNION ALL
-SELECT 'a5_lr' AS release, r.node, r.suppressed_records, r.suppressed_cells, r.records_with_suppressed_cells, ROUND(l.value, 4) AS lm, ROUND(m.value, 1) AS two_way_marginal, ROUND(q0.are, 4) AS w1_are FROM a5_lr_report r CROSS JOIN metric_value('adult', 'a5_lr', 'lm') l CROSS JOIN metric_value('adult', 'a5_lr', 'two_way_marginal') m CROSS JOIN (SELECT are FROM workload_error('adult', 'a5_lr', 'W1', 100, 1) WHERE query_id IS NULL) q0;
+SELECT 'a5_ls20' AS release, r.node, r.suppressed_records, r.suppressed_cells, r.records_with_suppressed_cells, ROUND(l.value, 4) AS lm, ROUND(m.value, 1) AS two_way_marginal, ROUND(q0.are, 4) AS w1_are FROM a5_ls20_report r CROSS JOIN metric_value('adult', 'a5_ls20', 'lm') l CROSS JOIN metric_value('adult', 'a5_ls20', 'two_way_marginal') m CROSS JOIN (SELECT are FROM workload_error('adult', 'a5_ls20', 'W1', 100, 1) WHERE query_id IS NULL) q0
+UNION ALL
+SELECT 'a5_ls50' AS release, r.node, r.suppressed_records, r.suppressed_cells, r.records_with_suppressed_cells, ROUND(l.value, 4) AS lm, ROUND(m.value, 1) AS two_way_marginal, ROUND(q0.are, 4) AS w1_are FROM a5_ls50_report r CROSS JOIN metric_value('adult', 'a5_ls50', 'lm') l CROSS JOIN metric_value('adult', 'a5_ls50', 'two_way_marginal') m CROSS JOIN (SELECT are FROM workload_error('adult', 'a5_ls50', 'W1', 100, 1) WHERE query_id IS NULL) q0
+UNION ALL
+SELECT 'a5_lr' AS release, r.node, r.suppressed_records, r.suppressed_cells, r.records_with_suppressed_cells, ROUND(l.value, 4) AS lm, ROUND(m.value, 1) AS two_way_marginal, ROUND(q0.are, 4) AS w1_are FROM a5_lr_report r CROSS JOIN metric_value('adult', 'a5_lr', 'lm') l CROSS JOIN metric_value('adult', 'a5_lr', 'two_way_marginal') m CROSS JOIN (SELECT are FROM workload_error('adult', 'a5_lr', 'W1', 100, 1) WHERE query_id IS NULL) q0
+ORDER BY release;
 
 SELECT COUNT(*) AS released FROM kanon_anonymize('adult', 'a10_full0', 10);
 SELECT COUNT(*) AS released FROM kanon_anonymize('adult', 'a10_full1', 10, 'suppression=1');
 SELECT COUNT(*) AS released FROM kanon_anonymize('adult', 'a10_full2', 10, 'suppression=2');
 SELECT COUNT(*) AS released FROM kanon_anonymize('adult', 'a10_full5', 10, 'suppression=5');
 SELECT COUNT(*) AS released FROM kanon_anonymize('adult', 'a10_full10', 10, 'suppression=10');
+SELECT COUNT(*) AS released FROM kanon_anonymize('adult', 'a10_full20', 10, 'suppression=20');
+SELECT COUNT(*) AS released FROM kanon_anonymize('adult', 'a10_full50', 10, 'suppression=50');
 SELECT COUNT(*) AS released FROM kanon_anonymize('adult', 'a10_ls1', 10, 'local=suppression, suppression=1');
 SELECT COUNT(*) AS released FROM kanon_anonymize('adult', 'a10_ls2', 10, 'local=suppression, suppression=2');
 SELECT COUNT(*) AS released FROM kanon_anonymize('adult', 'a10_ls5', 10, 'local=suppression, suppression=5');
 SELECT COUNT(*) AS released FROM kanon_anonymize('adult', 'a10_ls10', 10, 'local=suppression, suppression=10');
+SELECT COUNT(*) AS released FROM kanon_anonymize('adult', 'a10_ls20', 10, 'local=suppression, suppression=20');
+SELECT COUNT(*) AS released FROM kanon_anonymize('adult', 'a10_ls50', 10, 'local=suppression, suppression=50');
 SELECT COUNT(*) AS released FROM kanon_anonymize('adult', 'a10_lr', 10, 'local=recoding');
-SELECT 'a10_ls1' AS release, check, holds, detail FROM verify_release('adult', 'a10_ls1', 'k=10');
-SELECT 'a10_ls2' AS release, check, holds, detail FROM verify_release('adult', 'a10_ls2', 'k=10');
-SELECT 'a10_ls5' AS release, check, holds, detail FROM verify_release('adult', 'a10_ls5', 'k=10');
-SELECT 'a10_ls10' AS release, check, holds, detail FROM verify_release('adult', 'a10_ls10', 'k=10');
-SELECT 'a10_lr' AS release, check, holds, detail FROM verify_release('adult', 'a10_lr', 'k=10');
+SELECT 'a10_ls1' AS release, check, holds, detail FROM verify_release('adult', 'a10_ls1', 'k=10')
+UNION ALL
+SELECT 'a10_ls2' AS release, check, holds, detail FROM verify_release('adult', 'a10_ls2', 'k=10')
+UNION ALL
+SELECT 'a10_ls5' AS release, check, holds, detail FROM verify_release('adult', 'a10_ls5', 'k=10')
+UNION ALL
+SELECT 'a10_ls10' AS release, check, holds, detail FROM verify_release('adult', 'a10_ls10', 'k=10')
+UNION ALL
+SELECT 'a10_ls20' AS release, check, holds, detail FROM verify_release('adult', 'a10_ls20', 'k=10')
+UNION ALL
+SELECT 'a10_ls50' AS release, check, holds, detail FROM verify_release('adult', 'a10_ls50', 'k=10')
+UNION ALL
+SELECT 'a10_lr' AS release, check, holds, detail FROM verify_release('adult', 'a10_lr', 'k=10')
+ORDER BY release;
 SELECT 'a10_full0' AS release, r.node, r.suppressed_records, NULL AS suppressed_cells, NULL AS records_with_suppressed_cells, ROUND(l.value, 4) AS lm, ROUND(m.value, 1) AS two_way_marginal, ROUND(q0.are, 4) AS w1_are FROM a10_full0_report r CROSS JOIN metric_value('adult', 'a10_full0', 'lm') l CROSS JOIN metric_value('adult', 'a10_full0', 'two_way_marginal') m CROSS JOIN (SELECT are FROM workload_error('adult', 'a10_full0', 'W1', 100, 1) WHERE query_id IS NULL) q0
 UNION ALL
 SELECT 'a10_full1' AS release, r.node, r.suppressed_records, NULL AS suppressed_cells, NULL AS records_with_suppressed_cells, ROUND(l.value, 4) AS lm, ROUND(m.value, 1) AS two_way_marginal, ROUND(q0.are, 4) AS w1_are FROM a10_full1_report r CROSS JOIN metric_value('adult', 'a10_full1', 'lm') l CROSS JOIN metric_value('adult', 'a10_full1', 'two_way_marginal') m CROSS JOIN (SELECT are FROM workload_error('adult', 'a10_full1', 'W1', 100, 1) WHERE query_id IS NULL) q0
@@ -69,6 +105,10 @@ SELECT 'a10_full5' AS release, r.node, r.suppressed_records, NULL AS suppressed_
 UNION ALL
 SELECT 'a10_full10' AS release, r.node, r.suppressed_records, NULL AS suppressed_cells, NULL AS records_with_suppressed_cells, ROUND(l.value, 4) AS lm, ROUND(m.value, 1) AS two_way_marginal, ROUND(q0.are, 4) AS w1_are FROM a10_full10_report r CROSS JOIN metric_value('adult', 'a10_full10', 'lm') l CROSS JOIN metric_value('adult', 'a10_full10', 'two_way_marginal') m CROSS JOIN (SELECT are FROM workload_error('adult', 'a10_full10', 'W1', 100, 1) WHERE query_id IS NULL) q0
 UNION ALL
+SELECT 'a10_full20' AS release, r.node, r.suppressed_records, NULL AS suppressed_cells, NULL AS records_with_suppressed_cells, ROUND(l.value, 4) AS lm, ROUND(m.value, 1) AS two_way_marginal, ROUND(q0.are, 4) AS w1_are FROM a10_full20_report r CROSS JOIN metric_value('adult', 'a10_full20', 'lm') l CROSS JOIN metric_value('adult', 'a10_full20', 'two_way_marginal') m CROSS JOIN (SELECT are FROM workload_error('adult', 'a10_full20', 'W1', 100, 1) WHERE query_id IS NULL) q0
+UNION ALL
+SELECT 'a10_full50' AS release, r.node, r.suppressed_records, NULL AS suppressed_cells, NULL AS records_with_suppressed_cells, ROUND(l.value, 4) AS lm, ROUND(m.value, 1) AS two_way_marginal, ROUND(q0.are, 4) AS w1_are FROM a10_full50_report r CROSS JOIN metric_value('adult', 'a10_full50', 'lm') l CROSS JOIN metric_value('adult', 'a10_full50', 'two_way_marginal') m CROSS JOIN (SELECT are FROM workload_error('adult', 'a10_full50', 'W1', 100, 1) WHERE query_id IS NULL) q0
+UNION ALL
 SELECT 'a10_ls1' AS release, r.node, r.suppressed_records, r.suppressed_cells, r.records_with_suppressed_cells, ROUND(l.value, 4) AS lm, ROUND(m.value, 1) AS two_way_marginal, ROUND(q0.are, 4) AS w1_are FROM a10_ls1_report r CROSS JOIN metric_value('adult', 'a10_ls1', 'lm') l CROSS JOIN metric_value('adult', 'a10_ls1', 'two_way_marginal') m CROSS JOIN (SELECT are FROM workload_error('adult', 'a10_ls1', 'W1', 100, 1) WHERE query_id IS NULL) q0
 UNION ALL
 SELECT 'a10_ls2' AS release, r.node, r.suppressed_records, r.suppressed_cells, r.records_with_suppressed_cells, ROUND(l.value, 4) AS lm, ROUND(m.value, 1) AS two_way_marginal, ROUND(q0.are, 4) AS w1_are FROM a10_ls2_report r CROSS JOIN metric_value('adult', 'a10_ls2', 'lm') l CROSS JOIN metric_value('adult', 'a10_ls2', 'two_way_marginal') m CROSS JOIN (SELECT are FROM workload_error('adult', 'a10_ls2', 'W1', 100, 1) WHERE query_id IS NULL) q0
@@ -77,7 +117,12 @@ SELECT 'a10_ls5' AS release, r.node, r.suppressed_records, r.suppressed_cells, r
 UNION ALL
 SELECT 'a10_ls10' AS release, r.node, r.suppressed_records, r.suppressed_cells, r.records_with_suppressed_cells, ROUND(l.value, 4) AS lm, ROUND(m.value, 1) AS two_way_marginal, ROUND(q0.are, 4) AS w1_are FROM a10_ls10_report r CROSS JOIN metric_value('adult', 'a10_ls10', 'lm') l CROSS JOIN metric_value('adult', 'a10_ls10', 'two_way_marginal') m CROSS JOIN (SELECT are FROM workload_error('adult', 'a10_ls10', 'W1', 100, 1) WHERE query_id IS NULL) q0
 UNION ALL
-SELECT 'a10_lr' AS release, r.node, r.suppressed_records, r.suppressed_cells, r.records_with_suppressed_cells, ROUND(l.value, 4) AS lm, ROUND(m.value, 1) AS two_way_marginal, ROUND(q0.are, 4) AS w1_are FROM a10_lr_report r CROSS JOIN metric_value('adult', 'a10_lr', 'lm') l CROSS JOIN metric_value('adult', 'a10_lr', 'two_way_marginal') m CROSS JOIN (SELECT are FROM workload_error('adult', 'a10_lr', 'W1', 100, 1) WHERE query_id IS NULL) q0;
+SELECT 'a10_ls20' AS release, r.node, r.suppressed_records, r.suppressed_cells, r.records_with_suppressed_cells, ROUND(l.value, 4) AS lm, ROUND(m.value, 1) AS two_way_marginal, ROUND(q0.are, 4) AS w1_are FROM a10_ls20_report r CROSS JOIN metric_value('adult', 'a10_ls20', 'lm') l CROSS JOIN metric_value('adult', 'a10_ls20', 'two_way_marginal') m CROSS JOIN (SELECT are FROM workload_error('adult', 'a10_ls20', 'W1', 100, 1) WHERE query_id IS NULL) q0
+UNION ALL
+SELECT 'a10_ls50' AS release, r.node, r.suppressed_records, r.suppressed_cells, r.records_with_suppressed_cells, ROUND(l.value, 4) AS lm, ROUND(m.value, 1) AS two_way_marginal, ROUND(q0.are, 4) AS w1_are FROM a10_ls50_report r CROSS JOIN metric_value('adult', 'a10_ls50', 'lm') l CROSS JOIN metric_value('adult', 'a10_ls50', 'two_way_marginal') m CROSS JOIN (SELECT are FROM workload_error('adult', 'a10_ls50', 'W1', 100, 1) WHERE query_id IS NULL) q0
+UNION ALL
+SELECT 'a10_lr' AS release, r.node, r.suppressed_records, r.suppressed_cells, r.records_with_suppressed_cells, ROUND(l.value, 4) AS lm, ROUND(m.value, 1) AS two_way_marginal, ROUND(q0.are, 4) AS w1_are FROM a10_lr_report r CROSS JOIN metric_value('adult', 'a10_lr', 'lm') l CROSS JOIN metric_value('adult', 'a10_lr', 'two_way_marginal') m CROSS JOIN (SELECT are FROM workload_error('adult', 'a10_lr', 'W1', 100, 1) WHERE query_id IS NULL) q0
+ORDER BY release;
 
 SELECT COUNT(*) AS records FROM load_dataset('nps');
 SELECT COUNT(*) AS released FROM kanon_anonymize('nps', 'n10_full0', 10);
@@ -85,16 +130,29 @@ SELECT COUNT(*) AS released FROM kanon_anonymize('nps', 'n10_full1', 10, 'suppre
 SELECT COUNT(*) AS released FROM kanon_anonymize('nps', 'n10_full2', 10, 'suppression=2');
 SELECT COUNT(*) AS released FROM kanon_anonymize('nps', 'n10_full5', 10, 'suppression=5');
 SELECT COUNT(*) AS released FROM kanon_anonymize('nps', 'n10_full10', 10, 'suppression=10');
+SELECT COUNT(*) AS released FROM kanon_anonymize('nps', 'n10_full20', 10, 'suppression=20');
+SELECT COUNT(*) AS released FROM kanon_anonymize('nps', 'n10_full50', 10, 'suppression=50');
 SELECT COUNT(*) AS released FROM kanon_anonymize('nps', 'n10_ls1', 10, 'local=suppression, suppression=1');
 SELECT COUNT(*) AS released FROM kanon_anonymize('nps', 'n10_ls2', 10, 'local=suppression, suppression=2');
 SELECT COUNT(*) AS released FROM kanon_anonymize('nps', 'n10_ls5', 10, 'local=suppression, suppression=5');
 SELECT COUNT(*) AS released FROM kanon_anonymize('nps', 'n10_ls10', 10, 'local=suppression, suppression=10');
+SELECT COUNT(*) AS released FROM kanon_anonymize('nps', 'n10_ls20', 10, 'local=suppression, suppression=20');
+SELECT COUNT(*) AS released FROM kanon_anonymize('nps', 'n10_ls50', 10, 'local=suppression, suppression=50');
 SELECT COUNT(*) AS released FROM kanon_anonymize('nps', 'n10_lr', 10, 'local=recoding');
-SELECT 'n10_ls1' AS release, check, holds, detail FROM verify_release('nps', 'n10_ls1', 'k=10');
-SELECT 'n10_ls2' AS release, check, holds, detail FROM verify_release('nps', 'n10_ls2', 'k=10');
-SELECT 'n10_ls5' AS release, check, holds, detail FROM verify_release('nps', 'n10_ls5', 'k=10');
-SELECT 'n10_ls10' AS release, check, holds, detail FROM verify_release('nps', 'n10_ls10', 'k=10');
-SELECT 'n10_lr' AS release, check, holds, detail FROM verify_release('nps', 'n10_lr', 'k=10');
+SELECT 'n10_ls1' AS release, check, holds, detail FROM verify_release('nps', 'n10_ls1', 'k=10')
+UNION ALL
+SELECT 'n10_ls2' AS release, check, holds, detail FROM verify_release('nps', 'n10_ls2', 'k=10')
+UNION ALL
+SELECT 'n10_ls5' AS release, check, holds, detail FROM verify_release('nps', 'n10_ls5', 'k=10')
+UNION ALL
+SELECT 'n10_ls10' AS release, check, holds, detail FROM verify_release('nps', 'n10_ls10', 'k=10')
+UNION ALL
+SELECT 'n10_ls20' AS release, check, holds, detail FROM verify_release('nps', 'n10_ls20', 'k=10')
+UNION ALL
+SELECT 'n10_ls50' AS release, check, holds, detail FROM verify_release('nps', 'n10_ls50', 'k=10')
+UNION ALL
+SELECT 'n10_lr' AS release, check, holds, detail FROM verify_release('nps', 'n10_lr', 'k=10')
+ORDER BY release;
 SELECT 'n10_full0' AS release, r.node, r.suppressed_records, NULL AS suppressed_cells, NULL AS records_with_suppressed_cells, ROUND(l.value, 4) AS lm, ROUND(m.value, 1) AS two_way_marginal, ROUND(q0.are, 4) AS q1, ROUND(q1.are, 4) AS q2, ROUND(q2.are, 4) AS q3, ROUND(q3.are, 4) AS q4 FROM n10_full0_report r CROSS JOIN metric_value('nps', 'n10_full0', 'lm') l CROSS JOIN metric_value('nps', 'n10_full0', 'two_way_marginal') m CROSS JOIN (SELECT rel_error AS are FROM query_error('SELECT FLOOR(age/5)*5 AS age_group, COUNT(*) AS patients FROM nps WHERE sex = ''M'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR(age/5)*5', 'nps', 'n10_full0') WHERE group_key = 'SUMMARY') q0 CROSS JOIN (SELECT rel_error AS are FROM query_error('SELECT FLOOR(age/5)*5 AS age_group, COUNT(*) AS patients FROM nps WHERE sex = ''F'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR(age/5)*5', 'nps', 'n10_full0') WHERE group_key = 'SUMMARY') q1 CROSS JOIN (SELECT rel_error AS are FROM query_error('SELECT FLOOR(age/5)*5 AS age_group, AVG(length_of_stay) AS avg_stay FROM nps WHERE sex = ''M'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR(age/5)*5', 'nps', 'n10_full0') WHERE group_key = 'SUMMARY') q2 CROSS JOIN (SELECT rel_error AS are FROM query_error('SELECT FLOOR(age/5)*5 AS age_group, AVG(length_of_stay) AS avg_stay FROM nps WHERE sex = ''F'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR(age/5)*5', 'nps', 'n10_full0') WHERE group_key = 'SUMMARY') q3
 UNION ALL
 SELECT 'n10_full1' AS release, r.node, r.suppressed_records, NULL AS suppressed_cells, NULL AS records_with_suppressed_cells, ROUND(l.value, 4) AS lm, ROUND(m.value, 1) AS two_way_marginal, ROUND(q0.are, 4) AS q1, ROUND(q1.are, 4) AS q2, ROUND(q2.are, 4) AS q3, ROUND(q3.are, 4) AS q4 FROM n10_full1_report r CROSS JOIN metric_value('nps', 'n10_full1', 'lm') l CROSS JOIN metric_value('nps', 'n10_full1', 'two_way_marginal') m CROSS JOIN (SELECT rel_error AS are FROM query_error('SELECT FLOOR(age/5)*5 AS age_group, COUNT(*) AS patients FROM nps WHERE sex = ''M'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR(age/5)*5', 'nps', 'n10_full1') WHERE group_key = 'SUMMARY') q0 CROSS JOIN (SELECT rel_error AS are FROM query_error('SELECT FLOOR(age/5)*5 AS age_group, COUNT(*) AS patients FROM nps WHERE sex = ''F'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR(age/5)*5', 'nps', 'n10_full1') WHERE group_key = 'SUMMARY') q1 CROSS JOIN (SELECT rel_error AS are FROM query_error('SELECT FLOOR(age/5)*5 AS age_group, AVG(length_of_stay) AS avg_stay FROM nps WHERE sex = ''M'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR(age/5)*5', 'nps', 'n10_full1') WHERE group_key = 'SUMMARY') q2 CROSS JOIN (SELECT rel_error AS are FROM query_error('SELECT FLOOR(age/5)*5 AS age_group, AVG(length_of_stay) AS avg_stay FROM nps WHERE sex = ''F'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR(age/5)*5', 'nps', 'n10_full1') WHERE group_key = 'SUMMARY') q3
@@ -105,6 +163,10 @@ SELECT 'n10_full5' AS release, r.node, r.suppressed_records, NULL AS suppressed_
 UNION ALL
 SELECT 'n10_full10' AS release, r.node, r.suppressed_records, NULL AS suppressed_cells, NULL AS records_with_suppressed_cells, ROUND(l.value, 4) AS lm, ROUND(m.value, 1) AS two_way_marginal, ROUND(q0.are, 4) AS q1, ROUND(q1.are, 4) AS q2, ROUND(q2.are, 4) AS q3, ROUND(q3.are, 4) AS q4 FROM n10_full10_report r CROSS JOIN metric_value('nps', 'n10_full10', 'lm') l CROSS JOIN metric_value('nps', 'n10_full10', 'two_way_marginal') m CROSS JOIN (SELECT rel_error AS are FROM query_error('SELECT FLOOR(age/5)*5 AS age_group, COUNT(*) AS patients FROM nps WHERE sex = ''M'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR(age/5)*5', 'nps', 'n10_full10') WHERE group_key = 'SUMMARY') q0 CROSS JOIN (SELECT rel_error AS are FROM query_error('SELECT FLOOR(age/5)*5 AS age_group, COUNT(*) AS patients FROM nps WHERE sex = ''F'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR(age/5)*5', 'nps', 'n10_full10') WHERE group_key = 'SUMMARY') q1 CROSS JOIN (SELECT rel_error AS are FROM query_error('SELECT FLOOR(age/5)*5 AS age_group, AVG(length_of_stay) AS avg_stay FROM nps WHERE sex = ''M'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR(age/5)*5', 'nps', 'n10_full10') WHERE group_key = 'SUMMARY') q2 CROSS JOIN (SELECT rel_error AS are FROM query_error('SELECT FLOOR(age/5)*5 AS age_group, AVG(length_of_stay) AS avg_stay FROM nps WHERE sex = ''F'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR(age/5)*5', 'nps', 'n10_full10') WHERE group_key = 'SUMMARY') q3
 UNION ALL
+SELECT 'n10_full20' AS release, r.node, r.suppressed_records, NULL AS suppressed_cells, NULL AS records_with_suppressed_cells, ROUND(l.value, 4) AS lm, ROUND(m.value, 1) AS two_way_marginal, ROUND(q0.are, 4) AS q1, ROUND(q1.are, 4) AS q2, ROUND(q2.are, 4) AS q3, ROUND(q3.are, 4) AS q4 FROM n10_full20_report r CROSS JOIN metric_value('nps', 'n10_full20', 'lm') l CROSS JOIN metric_value('nps', 'n10_full20', 'two_way_marginal') m CROSS JOIN (SELECT rel_error AS are FROM query_error('SELECT FLOOR(age/5)*5 AS age_group, COUNT(*) AS patients FROM nps WHERE sex = ''M'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR(age/5)*5', 'nps', 'n10_full20') WHERE group_key = 'SUMMARY') q0 CROSS JOIN (SELECT rel_error AS are FROM query_error('SELECT FLOOR(age/5)*5 AS age_group, COUNT(*) AS patients FROM nps WHERE sex = ''F'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR(age/5)*5', 'nps', 'n10_full20') WHERE group_key = 'SUMMARY') q1 CROSS JOIN (SELECT rel_error AS are FROM query_error('SELECT FLOOR(age/5)*5 AS age_group, AVG(length_of_stay) AS avg_stay FROM nps WHERE sex = ''M'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR(age/5)*5', 'nps', 'n10_full20') WHERE group_key = 'SUMMARY') q2 CROSS JOIN (SELECT rel_error AS are FROM query_error('SELECT FLOOR(age/5)*5 AS age_group, AVG(length_of_stay) AS avg_stay FROM nps WHERE sex = ''F'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR(age/5)*5', 'nps', 'n10_full20') WHERE group_key = 'SUMMARY') q3
+UNION ALL
+SELECT 'n10_full50' AS release, r.node, r.suppressed_records, NULL AS suppressed_cells, NULL AS records_with_suppressed_cells, ROUND(l.value, 4) AS lm, ROUND(m.value, 1) AS two_way_marginal, ROUND(q0.are, 4) AS q1, ROUND(q1.are, 4) AS q2, ROUND(q2.are, 4) AS q3, ROUND(q3.are, 4) AS q4 FROM n10_full50_report r CROSS JOIN metric_value('nps', 'n10_full50', 'lm') l CROSS JOIN metric_value('nps', 'n10_full50', 'two_way_marginal') m CROSS JOIN (SELECT rel_error AS are FROM query_error('SELECT FLOOR(age/5)*5 AS age_group, COUNT(*) AS patients FROM nps WHERE sex = ''M'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR(age/5)*5', 'nps', 'n10_full50') WHERE group_key = 'SUMMARY') q0 CROSS JOIN (SELECT rel_error AS are FROM query_error('SELECT FLOOR(age/5)*5 AS age_group, COUNT(*) AS patients FROM nps WHERE sex = ''F'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR(age/5)*5', 'nps', 'n10_full50') WHERE group_key = 'SUMMARY') q1 CROSS JOIN (SELECT rel_error AS are FROM query_error('SELECT FLOOR(age/5)*5 AS age_group, AVG(length_of_stay) AS avg_stay FROM nps WHERE sex = ''M'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR(age/5)*5', 'nps', 'n10_full50') WHERE group_key = 'SUMMARY') q2 CROSS JOIN (SELECT rel_error AS are FROM query_error('SELECT FLOOR(age/5)*5 AS age_group, AVG(length_of_stay) AS avg_stay FROM nps WHERE sex = ''F'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR(age/5)*5', 'nps', 'n10_full50') WHERE group_key = 'SUMMARY') q3
+UNION ALL
 SELECT 'n10_ls1' AS release, r.node, r.suppressed_records, r.suppressed_cells, r.records_with_suppressed_cells, ROUND(l.value, 4) AS lm, ROUND(m.value, 1) AS two_way_marginal, ROUND(q0.are, 4) AS q1, ROUND(q1.are, 4) AS q2, ROUND(q2.are, 4) AS q3, ROUND(q3.are, 4) AS q4 FROM n10_ls1_report r CROSS JOIN metric_value('nps', 'n10_ls1', 'lm') l CROSS JOIN metric_value('nps', 'n10_ls1', 'two_way_marginal') m CROSS JOIN (SELECT rel_error AS are FROM query_error('SELECT FLOOR(age/5)*5 AS age_group, COUNT(*) AS patients FROM nps WHERE sex = ''M'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR(age/5)*5', 'nps', 'n10_ls1') WHERE group_key = 'SUMMARY') q0 CROSS JOIN (SELECT rel_error AS are FROM query_error('SELECT FLOOR(age/5)*5 AS age_group, COUNT(*) AS patients FROM nps WHERE sex = ''F'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR(age/5)*5', 'nps', 'n10_ls1') WHERE group_key = 'SUMMARY') q1 CROSS JOIN (SELECT rel_error AS are FROM query_error('SELECT FLOOR(age/5)*5 AS age_group, AVG(length_of_stay) AS avg_stay FROM nps WHERE sex = ''M'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR(age/5)*5', 'nps', 'n10_ls1') WHERE group_key = 'SUMMARY') q2 CROSS JOIN (SELECT rel_error AS are FROM query_error('SELECT FLOOR(age/5)*5 AS age_group, AVG(length_of_stay) AS avg_stay FROM nps WHERE sex = ''F'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR(age/5)*5', 'nps', 'n10_ls1') WHERE group_key = 'SUMMARY') q3
 UNION ALL
 SELECT 'n10_ls2' AS release, r.node, r.suppressed_records, r.suppressed_cells, r.records_with_suppressed_cells, ROUND(l.value, 4) AS lm, ROUND(m.value, 1) AS two_way_marginal, ROUND(q0.are, 4) AS q1, ROUND(q1.are, 4) AS q2, ROUND(q2.are, 4) AS q3, ROUND(q3.are, 4) AS q4 FROM n10_ls2_report r CROSS JOIN metric_value('nps', 'n10_ls2', 'lm') l CROSS JOIN metric_value('nps', 'n10_ls2', 'two_way_marginal') m CROSS JOIN (SELECT rel_error AS are FROM query_error('SELECT FLOOR(age/5)*5 AS age_group, COUNT(*) AS patients FROM nps WHERE sex = ''M'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR(age/5)*5', 'nps', 'n10_ls2') WHERE group_key = 'SUMMARY') q0 CROSS JOIN (SELECT rel_error AS are FROM query_error('SELECT FLOOR(age/5)*5 AS age_group, COUNT(*) AS patients FROM nps WHERE sex = ''F'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR(age/5)*5', 'nps', 'n10_ls2') WHERE group_key = 'SUMMARY') q1 CROSS JOIN (SELECT rel_error AS are FROM query_error('SELECT FLOOR(age/5)*5 AS age_group, AVG(length_of_stay) AS avg_stay FROM nps WHERE sex = ''M'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR(age/5)*5', 'nps', 'n10_ls2') WHERE group_key = 'SUMMARY') q2 CROSS JOIN (SELECT rel_error AS are FROM query_error('SELECT FLOOR(age/5)*5 AS age_group, AVG(length_of_stay) AS avg_stay FROM nps WHERE sex = ''F'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR(age/5)*5', 'nps', 'n10_ls2') WHERE group_key = 'SUMMARY') q3
@@ -113,4 +175,9 @@ SELECT 'n10_ls5' AS release, r.node, r.suppressed_records, r.suppressed_cells, r
 UNION ALL
 SELECT 'n10_ls10' AS release, r.node, r.suppressed_records, r.suppressed_cells, r.records_with_suppressed_cells, ROUND(l.value, 4) AS lm, ROUND(m.value, 1) AS two_way_marginal, ROUND(q0.are, 4) AS q1, ROUND(q1.are, 4) AS q2, ROUND(q2.are, 4) AS q3, ROUND(q3.are, 4) AS q4 FROM n10_ls10_report r CROSS JOIN metric_value('nps', 'n10_ls10', 'lm') l CROSS JOIN metric_value('nps', 'n10_ls10', 'two_way_marginal') m CROSS JOIN (SELECT rel_error AS are FROM query_error('SELECT FLOOR(age/5)*5 AS age_group, COUNT(*) AS patients FROM nps WHERE sex = ''M'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR(age/5)*5', 'nps', 'n10_ls10') WHERE group_key = 'SUMMARY') q0 CROSS JOIN (SELECT rel_error AS are FROM query_error('SELECT FLOOR(age/5)*5 AS age_group, COUNT(*) AS patients FROM nps WHERE sex = ''F'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR(age/5)*5', 'nps', 'n10_ls10') WHERE group_key = 'SUMMARY') q1 CROSS JOIN (SELECT rel_error AS are FROM query_error('SELECT FLOOR(age/5)*5 AS age_group, AVG(length_of_stay) AS avg_stay FROM nps WHERE sex = ''M'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR(age/5)*5', 'nps', 'n10_ls10') WHERE group_key = 'SUMMARY') q2 CROSS JOIN (SELECT rel_error AS are FROM query_error('SELECT FLOOR(age/5)*5 AS age_group, AVG(length_of_stay) AS avg_stay FROM nps WHERE sex = ''F'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR(age/5)*5', 'nps', 'n10_ls10') WHERE group_key = 'SUMMARY') q3
 UNION ALL
-SELECT 'n10_lr' AS release, r.node, r.suppressed_records, r.suppressed_cells, r.records_with_suppressed_cells, ROUND(l.value, 4) AS lm, ROUND(m.value, 1) AS two_way_marginal, ROUND(q0.are, 4) AS q1, ROUND(q1.are, 4) AS q2, ROUND(q2.are, 4) AS q3, ROUND(q3.are, 4) AS q4 FROM n10_lr_report r CROSS JOIN metric_value('nps', 'n10_lr', 'lm') l CROSS JOIN metric_value('nps', 'n10_lr', 'two_way_marginal') m CROSS JOIN (SELECT rel_error AS are FROM query_error('SELECT FLOOR(age/5)*5 AS age_group, COUNT(*) AS patients FROM nps WHERE sex = ''M'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR(age/5)*5', 'nps', 'n10_lr') WHERE group_key = 'SUMMARY') q0 CROSS JOIN (SELECT rel_error AS are FROM query_error('SELECT FLOOR(age/5)*5 AS age_group, COUNT(*) AS patients FROM nps WHERE sex = ''F'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR(age/5)*5', 'nps', 'n10_lr') WHERE group_key = 'SUMMARY') q1 CROSS JOIN (SELECT rel_error AS are FROM query_error('SELECT FLOOR(age/5)*5 AS age_group, AVG(length_of_stay) AS avg_stay FROM nps WHERE sex = ''M'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR(age/5)*5', 'nps', 'n10_lr') WHERE group_key = 'SUMMARY') q2 CROSS JOIN (SELECT rel_error AS are FROM query_error('SELECT FLOOR(age/5)*5 AS age_group, AVG(length_of_stay) AS avg_stay FROM nps WHERE sex = ''F'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR(age/5)*5', 'nps', 'n10_lr') WHERE group_key = 'SUMMARY') q3;
+SELECT 'n10_ls20' AS release, r.node, r.suppressed_records, r.suppressed_cells, r.records_with_suppressed_cells, ROUND(l.value, 4) AS lm, ROUND(m.value, 1) AS two_way_marginal, ROUND(q0.are, 4) AS q1, ROUND(q1.are, 4) AS q2, ROUND(q2.are, 4) AS q3, ROUND(q3.are, 4) AS q4 FROM n10_ls20_report r CROSS JOIN metric_value('nps', 'n10_ls20', 'lm') l CROSS JOIN metric_value('nps', 'n10_ls20', 'two_way_marginal') m CROSS JOIN (SELECT rel_error AS are FROM query_error('SELECT FLOOR(age/5)*5 AS age_group, COUNT(*) AS patients FROM nps WHERE sex = ''M'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR(age/5)*5', 'nps', 'n10_ls20') WHERE group_key = 'SUMMARY') q0 CROSS JOIN (SELECT rel_error AS are FROM query_error('SELECT FLOOR(age/5)*5 AS age_group, COUNT(*) AS patients FROM nps WHERE sex = ''F'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR(age/5)*5', 'nps', 'n10_ls20') WHERE group_key = 'SUMMARY') q1 CROSS JOIN (SELECT rel_error AS are FROM query_error('SELECT FLOOR(age/5)*5 AS age_group, AVG(length_of_stay) AS avg_stay FROM nps WHERE sex = ''M'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR(age/5)*5', 'nps', 'n10_ls20') WHERE group_key = 'SUMMARY') q2 CROSS JOIN (SELECT rel_error AS are FROM query_error('SELECT FLOOR(age/5)*5 AS age_group, AVG(length_of_stay) AS avg_stay FROM nps WHERE sex = ''F'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR(age/5)*5', 'nps', 'n10_ls20') WHERE group_key = 'SUMMARY') q3
+UNION ALL
+SELECT 'n10_ls50' AS release, r.node, r.suppressed_records, r.suppressed_cells, r.records_with_suppressed_cells, ROUND(l.value, 4) AS lm, ROUND(m.value, 1) AS two_way_marginal, ROUND(q0.are, 4) AS q1, ROUND(q1.are, 4) AS q2, ROUND(q2.are, 4) AS q3, ROUND(q3.are, 4) AS q4 FROM n10_ls50_report r CROSS JOIN metric_value('nps', 'n10_ls50', 'lm') l CROSS JOIN metric_value('nps', 'n10_ls50', 'two_way_marginal') m CROSS JOIN (SELECT rel_error AS are FROM query_error('SELECT FLOOR(age/5)*5 AS age_group, COUNT(*) AS patients FROM nps WHERE sex = ''M'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR(age/5)*5', 'nps', 'n10_ls50') WHERE group_key = 'SUMMARY') q0 CROSS JOIN (SELECT rel_error AS are FROM query_error('SELECT FLOOR(age/5)*5 AS age_group, COUNT(*) AS patients FROM nps WHERE sex = ''F'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR(age/5)*5', 'nps', 'n10_ls50') WHERE group_key = 'SUMMARY') q1 CROSS JOIN (SELECT rel_error AS are FROM query_error('SELECT FLOOR(age/5)*5 AS age_group, AVG(length_of_stay) AS avg_stay FROM nps WHERE sex = ''M'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR(age/5)*5', 'nps', 'n10_ls50') WHERE group_key = 'SUMMARY') q2 CROSS JOIN (SELECT rel_error AS are FROM query_error('SELECT FLOOR(age/5)*5 AS age_group, AVG(length_of_stay) AS avg_stay FROM nps WHERE sex = ''F'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR(age/5)*5', 'nps', 'n10_ls50') WHERE group_key = 'SUMMARY') q3
+UNION ALL
+SELECT 'n10_lr' AS release, r.node, r.suppressed_records, r.suppressed_cells, r.records_with_suppressed_cells, ROUND(l.value, 4) AS lm, ROUND(m.value, 1) AS two_way_marginal, ROUND(q0.are, 4) AS q1, ROUND(q1.are, 4) AS q2, ROUND(q2.are, 4) AS q3, ROUND(q3.are, 4) AS q4 FROM n10_lr_report r CROSS JOIN metric_value('nps', 'n10_lr', 'lm') l CROSS JOIN metric_value('nps', 'n10_lr', 'two_way_marginal') m CROSS JOIN (SELECT rel_error AS are FROM query_error('SELECT FLOOR(age/5)*5 AS age_group, COUNT(*) AS patients FROM nps WHERE sex = ''M'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR(age/5)*5', 'nps', 'n10_lr') WHERE group_key = 'SUMMARY') q0 CROSS JOIN (SELECT rel_error AS are FROM query_error('SELECT FLOOR(age/5)*5 AS age_group, COUNT(*) AS patients FROM nps WHERE sex = ''F'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR(age/5)*5', 'nps', 'n10_lr') WHERE group_key = 'SUMMARY') q1 CROSS JOIN (SELECT rel_error AS are FROM query_error('SELECT FLOOR(age/5)*5 AS age_group, AVG(length_of_stay) AS avg_stay FROM nps WHERE sex = ''M'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR(age/5)*5', 'nps', 'n10_lr') WHERE group_key = 'SUMMARY') q2 CROSS JOIN (SELECT rel_error AS are FROM query_error('SELECT FLOOR(age/5)*5 AS age_group, AVG(length_of_stay) AS avg_stay FROM nps WHERE sex = ''F'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR(age/5)*5', 'nps', 'n10_lr') WHERE group_key = 'SUMMARY') q3
+ORDER BY release;

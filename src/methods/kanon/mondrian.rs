@@ -17,7 +17,6 @@ use super::judge::{Judge, Tally};
 use super::models::Models;
 use crate::encode::{FrequencyTable, RecodedRows};
 use crate::error::{AnonError, Result};
-use std::collections::BTreeMap;
 
 /// A set of distinct quasi-identifier tuples published with one node per attribute.
 struct Part {
@@ -65,10 +64,16 @@ fn split(ft: &FrequencyTable, tuples: &Tuples, judge: &Judge, part: &Part, a: us
     let h = &ft.qis[a].hierarchy;
     let child_level = level as usize - 1;
     let up = h.up(child_level);
-    let mut by_child: BTreeMap<u32, (Vec<u32>, Tally)> = BTreeMap::new();
-    for &t in &part.tuples {
-        let leaf = ft.qis[a].codes[tuples.first_row[t as usize]];
-        let e = by_child.entry(up[leaf as usize]).or_default();
+    // Tuples by child node: sorted pairs, then runs (no map: this is the hot loop).
+    let mut keyed: Vec<(u32, u32)> =
+        part.tuples.iter().map(|&t| (up[ft.qis[a].codes[tuples.first_row[t as usize]] as usize], t)).collect();
+    keyed.sort_unstable();
+    let mut by_child: Vec<(u32, (Vec<u32>, Tally))> = Vec::new();
+    for (child, t) in keyed {
+        if by_child.last().is_none_or(|(c, _)| *c != child) {
+            by_child.push((child, (Vec::new(), Tally::default())));
+        }
+        let e = &mut by_child.last_mut().expect("a child is open").1;
         e.0.push(t);
         e.1.add(&tuples.tally[t as usize]);
     }

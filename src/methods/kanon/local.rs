@@ -20,9 +20,7 @@
 use super::judge::{Judge, Tally};
 use super::models::Models;
 use super::{KanonConfig, KanonResult, mondrian, search_cancellable};
-use crate::encode::{
-    FrequencyTable, RecodedRows, STAR, cached_frequency_table, check_sensitive_not_null, group, materialize_recoded,
-};
+use crate::encode::{FrequencyTable, RecodedRows, STAR, group, materialize_recoded};
 use crate::error::{AnonError, Result};
 use crate::meta::TableMeta;
 use crate::methods::PassTimes;
@@ -212,20 +210,17 @@ pub(crate) fn summarize(ft: &FrequencyTable, rows: &RecodedRows, mode: LocalMode
     (summary, classes.len(), suppressed)
 }
 
-/// [`super::anonymize`] with a local method: aggregate, (search,) recode, and plan the release.
+/// [`super::anonymize`] with a local method, from the aggregated table (and the time the
+/// aggregation took): (search,) recode, and plan the release.
 pub(crate) async fn anonymize(
     ctx: &SessionContext,
     table: &str,
     meta: &TableMeta,
     config: &KanonConfig,
+    (ft, aggregate_ms): (&FrequencyTable, f64),
+    mode: LocalMode,
     progress: &dyn Progress,
 ) -> Result<(KanonResult, DataFrame)> {
-    let mode = config.local.mode.ok_or_else(|| AnonError::argument(F, "local", "no local method"))?;
-    let sensitive = if config.models.need_sensitive() { Some(meta.sensitive(table)?) } else { None };
-    let start = Instant::now();
-    let ft = cached_frequency_table(ctx, table, meta, sensitive).await?;
-    check_sensitive_not_null(ctx, table, meta, sensitive).await?;
-    let aggregate_ms = PassTimes::since(start);
     let start = Instant::now();
     let (mut res, rows) = match mode {
         LocalMode::Suppression => {
@@ -237,20 +232,20 @@ pub(crate) async fn anonymize(
                      most as suppression=X% (with no limit every class already holds)",
                 ));
             }
-            let res = search_cancellable(&ft, config, progress)?.ok_or_else(|| no_release(config))?;
-            let order = importance_order(&ft, &config.local.importance, &res.levels)?;
-            let rows = suppress_cells(&ft, &res.levels, &config.models, &order)?;
+            let res = search_cancellable(ft, config, progress)?.ok_or_else(|| no_release(config))?;
+            let order = importance_order(ft, &config.local.importance, &res.levels)?;
+            let rows = suppress_cells(ft, &res.levels, &config.models, &order)?;
             (res, rows)
         }
         LocalMode::Recoding => {
             config.validate(ft.total())?;
-            let order = importance_order(&ft, &config.local.importance, &ft.heights())?;
-            let rows = mondrian::recode(&ft, &config.models, &order, &|| progress.cancelled())?
+            let order = importance_order(ft, &config.local.importance, &ft.heights())?;
+            let rows = mondrian::recode(ft, &config.models, &order, &|| progress.cancelled())?
                 .ok_or_else(|| no_release(config))?;
-            (recoding_result(&ft, &rows), rows)
+            (recoding_result(ft, &rows), rows)
         }
     };
-    let (summary, classes, suppressed) = summarize(&ft, &rows, mode);
+    let (summary, classes, suppressed) = summarize(ft, &rows, mode);
     res.classes = classes;
     res.suppressed_records = suppressed;
     if mode == LocalMode::Recoding {
@@ -258,7 +253,7 @@ pub(crate) async fn anonymize(
     }
     res.local = Some(summary);
     res.passes = PassTimes { aggregate_ms, search_ms: PassTimes::since(start), materialize_ms: 0.0 };
-    let df = materialize_recoded(ctx, table, meta, &ft, &rows, config.keep_insensitive).await?;
+    let df = materialize_recoded(ctx, table, meta, ft, &rows, config.keep_insensitive).await?;
     Ok((res, df))
 }
 
@@ -355,11 +350,11 @@ mod tests {
         let ft = table();
         let models = Models::k_only(2);
         // a more important than b: b is starred in (x,w) and (x,v), which then form (x,*).
-        let rows = suppress_cells(&ft, &[0, 0], &models, &[0, 1]).unwrap();
+        let rows = suppress_cells(ft, &[0, 0], &models, &[0, 1]).unwrap();
         let want = vec![("x".into(), "v".into(), 1), ("x".into(), "w".into(), 1)];
         assert_eq!(starred(&ft, &rows), (want, 1));
         // b more important: a is starred in (x,w) and (y,w), which form (*,w).
-        let rows = suppress_cells(&ft, &[0, 0], &models, &[1, 0]).unwrap();
+        let rows = suppress_cells(ft, &[0, 0], &models, &[1, 0]).unwrap();
         let want = vec![("x".into(), "w".into(), 0), ("y".into(), "w".into(), 0)];
         assert_eq!(starred(&ft, &rows), (want, 1));
         // The classes that held k are published as they are.

@@ -265,9 +265,6 @@ pub async fn anonymize(
     config: &KanonConfig,
     progress: &dyn Progress,
 ) -> Result<(KanonResult, DataFrame)> {
-    if config.local.mode.is_some() {
-        return local::anonymize(ctx, table, meta, config, progress).await;
-    }
     let sensitive = if config.models.need_sensitive() { Some(meta.sensitive(table)?) } else { None };
     let start = Instant::now();
     // Aggregated once per session and source: repeated calls (another k, model) reuse it.
@@ -275,6 +272,9 @@ pub async fn anonymize(
     // The release carries every sensitive column, read by the models or not.
     check_sensitive_not_null(ctx, table, meta, sensitive).await?;
     let aggregate_ms = PassTimes::since(start);
+    if let Some(mode) = config.local.mode {
+        return local::anonymize(ctx, table, meta, config, (&ft, aggregate_ms), mode, progress).await;
+    }
     let start = Instant::now();
     let mut res = search_cancellable(&ft, config, progress)?.ok_or_else(|| {
         AnonError::argument(

@@ -350,11 +350,11 @@ mod tests {
         let ft = table();
         let models = Models::k_only(2);
         // a more important than b: b is starred in (x,w) and (x,v), which then form (x,*).
-        let rows = suppress_cells(ft, &[0, 0], &models, &[0, 1]).unwrap();
+        let rows = suppress_cells(&ft, &[0, 0], &models, &[0, 1]).unwrap();
         let want = vec![("x".into(), "v".into(), 1), ("x".into(), "w".into(), 1)];
         assert_eq!(starred(&ft, &rows), (want, 1));
         // b more important: a is starred in (x,w) and (y,w), which form (*,w).
-        let rows = suppress_cells(ft, &[0, 0], &models, &[1, 0]).unwrap();
+        let rows = suppress_cells(&ft, &[0, 0], &models, &[1, 0]).unwrap();
         let want = vec![("x".into(), "w".into(), 0), ("y".into(), "w".into(), 0)];
         assert_eq!(starred(&ft, &rows), (want, 1));
         // The classes that held k are published as they are.

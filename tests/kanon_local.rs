@@ -188,3 +188,19 @@ async fn query_error_spreads_suppressed_cells() {
     let spread = float(&ctx, &format!("SELECT SUM(g.estimate - s.n) FROM {joined}")).await;
     assert!(spread > starred as f64 * 0.5, "the starred race cells added {spread} to the shown values");
 }
+
+/// A local option that cannot be honoured is an error naming it, and registers nothing.
+#[tokio::test]
+async fn bad_local_options_are_errors_naming_the_option() {
+    let ctx = SessionContext::new();
+    anonfusion::register_all(&ctx);
+    adult(&ctx).await;
+    let call = |options: &str| format!("SELECT COUNT(*) FROM kanon_anonymize('adult_5k', 'x', 5, '{options}')");
+    let e = common::err(&ctx, &call("local=suppression")).await;
+    assert!(e.contains("'local'") && e.contains("suppression=X%"), "{e}");
+    let e = common::err(&ctx, &call("local=recoding, importance=age|postcode")).await;
+    assert!(e.contains("'importance'") && e.contains("'postcode' is not a declared quasi-identifier"), "{e}");
+    let e = common::err(&ctx, &call("local=cells")).await;
+    assert!(e.contains("unknown local method"), "{e}");
+    assert!(ctx.table("x").await.is_err(), "a failed call registered its output");
+}

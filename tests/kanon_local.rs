@@ -131,9 +131,9 @@ async fn local_suppression_keeps_records_and_passes_verification() {
     let full_whole = report(&ctx, "full", "suppressed_records").await;
     assert!(cells > 0.0, "no cell suppressed");
     assert!(whole < full_whole, "local suppression deleted {whole} records, the full-domain release {full_whole}");
-    // The node the search chose under the same limit.
-    let node = text(&ctx, "SELECT node FROM ls_report").await;
-    assert_eq!(node, text(&ctx, "SELECT node FROM full_report").await);
+    // The records that lose cells fit the limit (5 % of 5,000).
+    let losing = "SELECT suppressed_records + records_with_suppressed_cells FROM ls_report";
+    assert!(common::int(&ctx, losing).await <= 250);
     let ok = text(&ctx, "SELECT CAST(holds AS VARCHAR) || detail FROM verify_release('adult_5k', 'ls', 'k=5')").await;
     assert!(ok.starts_with("true"), "{ok}");
     assert_eq!(common::int(&ctx, "SELECT COUNT(*) FROM ls").await, 5000);

@@ -185,6 +185,39 @@ pub(crate) fn suppress_cells(
     Ok(RecodedRows { cells, suppressed })
 }
 
+/// Local suppression at `levels`, in the order `importance=` and the node give.
+fn suppress_at(ft: &FrequencyTable, config: &KanonConfig, levels: &[u8]) -> Result<RecodedRows> {
+    let order = importance_order(ft, &config.local.importance, levels)?;
+    suppress_cells(ft, levels, &config.models, &order)
+}
+
+/// The node for local suppression: the search's, then one level lower in one attribute at a
+/// time while that loses less (LM of the local release) and the records that lose cells still
+/// fit the suppression limit. The search priced those records as deleted; suppressing one or
+/// two of their cells costs less, so a finer node often pays. Deterministic: attributes in
+/// declaration order, the strictly best step taken.
+fn descend(ft: &FrequencyTable, config: &KanonConfig, start: &[u8]) -> Result<(Vec<u8>, RecodedRows)> {
+    let budget = config.budget(ft.total());
+    let mode = LocalMode::Suppression;
+    let mut best = (start.to_vec(), suppress_at(ft, config, start)?);
+    let mut best_loss = summarize(ft, &best.1, mode).0.loss;
+    loop {
+        let mut step: Option<(f64, Vec<u8>, RecodedRows)> = None;
+        for a in (0..start.len()).filter(|&a| best.0[a] > 0) {
+            let mut levels = best.0.clone();
+            levels[a] -= 1;
+            let rows = suppress_at(ft, config, &levels)?;
+            let (summary, _, whole) = summarize(ft, &rows, mode);
+            let fits = summary.records_with_suppressed_cells + whole <= budget;
+            if fits && summary.loss < step.as_ref().map_or(best_loss, |s| s.0) {
+                step = Some((summary.loss, levels, rows));
+            }
+        }
+        let Some((loss, levels, rows)) = step else { return Ok(best) };
+        (best, best_loss) = ((levels, rows), loss);
+    }
+}
+
 /// The cost of a local release.
 pub(crate) fn summarize(ft: &FrequencyTable, rows: &RecodedRows, mode: LocalMode) -> (LocalSummary, usize, u64) {
     let m = ft.qis.len();
@@ -232,9 +265,9 @@ pub(crate) async fn anonymize(
                      most as suppression=X% (with no limit every class already holds)",
                 ));
             }
-            let res = search_cancellable(ft, config, progress)?.ok_or_else(|| no_release(config))?;
-            let order = importance_order(ft, &config.local.importance, &res.levels)?;
-            let rows = suppress_cells(ft, &res.levels, &config.models, &order)?;
+            let mut res = search_cancellable(ft, config, progress)?.ok_or_else(|| no_release(config))?;
+            let (levels, rows) = descend(ft, config, &res.levels)?;
+            res.levels = levels;
             (res, rows)
         }
         LocalMode::Recoding => {

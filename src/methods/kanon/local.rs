@@ -4,6 +4,7 @@
 //!   under the suppression limit as usual, and instead of deleting the records of the classes
 //!   that fail the models, single quasi-identifier values of theirs are suppressed (written `*`,
 //!   the top of the attribute's hierarchy) until they form classes that pass. The cells are
+//!   The node is then lowered while that loses less (`descend`). The cells are
 //!   chosen greedily, fewest suppressed cells first and, among patterns of as many cells, the
 //!   least important attributes first: `importance=a|b|c` lists quasi-identifiers from the most
 //!   important (suppressed last); unlisted ones are less important than listed ones, and without

@@ -140,14 +140,7 @@ pub(crate) fn materialize_suppressed(
         let ty = &source_fields.iter().find(|(n, _)| n == name).map(|(_, t)| t.clone()).unwrap_or(DataType::Utf8);
         let dates = date_bounds(ty, h, level as usize);
         let lookup = source.read_batch(LevelLookup::new(h, level as usize, i, dates)?.batch)?;
-        let key_expr = if h.is_numeric() {
-            cast(ident(*name), DataType::Float64)
-        } else if h.null_leaf().is_some() {
-            coalesce(vec![cast(ident(*name), DataType::Utf8), lit(NULL_LEAF)])
-        } else {
-            cast(ident(*name), DataType::Utf8)
-        };
-        df = df.join_on(lookup, JoinType::Left, [key_expr.eq(col(format!("__k{i}")))])?;
+        df = df.join_on(lookup, JoinType::Left, [leaf_key(h, name).eq(col(format!("__k{i}")))])?;
     }
     if !suppressed.is_empty() {
         df = df.join_on(source.read_batch(suppressed_batch(qis.len(), suppressed)?)?, JoinType::Left, {
@@ -161,6 +154,34 @@ pub(crate) fn materialize_suppressed(
             when(col("__supp").is_null(), e).otherwise(suppressed_value).expect("a CASE with an ELSE")
         }
     };
+    select_release(df, table, meta, &source_fields, keep_insensitive, kept)
+}
+
+/// A quasi-identifier's join key against its hierarchy's leaves: the value as a number, or as
+/// text with NULL read as the `NULL` leaf when the hierarchy has one.
+pub(super) fn leaf_key(h: &Hierarchy, name: &str) -> Expr {
+    if h.is_numeric() {
+        cast(ident(name), DataType::Float64)
+    } else if h.null_leaf().is_some() {
+        coalesce(vec![cast(ident(name), DataType::Utf8), lit(NULL_LEAF)])
+    } else {
+        cast(ident(name), DataType::Utf8)
+    }
+}
+
+/// The release's columns, in the source's order, from a plan joined with the lookups: quasi-
+/// identifier `i` from `__l{i}` (and `__lo{i}`, `__hi{i}` as the source column's type), each
+/// passed through `kept(value, value of a suppressed record)`; the other released columns as
+/// they are.
+pub(super) fn select_release(
+    df: DataFrame,
+    table: &str,
+    meta: &TableMeta,
+    source_fields: &[(String, DataType)],
+    keep_insensitive: bool,
+    kept: impl Fn(Expr, Expr) -> Expr,
+) -> Result<DataFrame> {
+    let qis = meta.quasi_identifiers();
     let mut out: Vec<Expr> = Vec::new();
     for (name, ty) in source_fields.iter().filter(|(name, _)| released(meta, name, keep_insensitive)) {
         match meta.role(name) {

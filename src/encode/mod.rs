@@ -18,6 +18,7 @@ mod group;
 pub(crate) mod hash;
 mod materialize;
 pub(crate) mod publish;
+mod recoded;
 mod shuffle;
 pub mod source;
 mod walk;
@@ -27,6 +28,7 @@ pub(crate) use frequencies::cached_frequency_table_of;
 pub use frequencies::{cached_frequency_table, content_version};
 pub use group::{Grouping, class_degrees, class_sizes_of, generalize_to, group, rollup};
 pub(crate) use materialize::{dropped_columns, materialize_node, materialize_suppressed, node_label};
+pub(crate) use recoded::{RecodedRows, STAR, materialize_recoded};
 pub(crate) use shuffle::shuffle_rows;
 pub use walk::for_each_node;
 

@@ -25,7 +25,7 @@ pub(crate) mod cover;
 
 pub use catalog::{CatalogRow, ClassValueCounts, decode_catalog};
 pub(crate) use cell::Cell;
-pub(crate) use cover::LabelIndex;
+pub(crate) use cover::{LabelIndex, SUPPRESSED};
 
 use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::datatypes::SchemaRef;

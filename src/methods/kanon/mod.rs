@@ -7,8 +7,11 @@
 //! The search runs on the frequency table (see [`search`]); the release is materialized by
 //! one DataFusion plan over the source.
 
+mod judge;
+pub mod local;
 pub(crate) mod loss;
 pub(crate) mod models;
+mod mondrian;
 pub mod search;
 
 pub use loss::Metric;
@@ -58,6 +61,18 @@ pub(crate) const OPTIONS: Options = Options {
             "largest lattice search=auto searches optimally",
         ),
         opt("max_checks", Kind::Int { min: 1, max: u64::MAX }, "", "the heuristic's budget in node checks"),
+        opt(
+            "local",
+            Kind::Choice(&["none", "suppression", "recoding"]),
+            "none",
+            "local k-anonymity: suppress single cells (within suppression=) or recode classes to their own levels",
+        ),
+        opt(
+            "importance",
+            Kind::List,
+            "",
+            "quasi-identifiers from most to least important: local methods coarsen or star the least important first",
+        ),
         // Replaced: a wall-clock budget made the release depend on the machine's load. Refused
         // rather than converted, since no rate of checks per millisecond holds on every machine.
         opt(
@@ -100,6 +115,8 @@ pub struct KanonConfig {
     pub(crate) keep_insensitive: bool,
     /// Optimal or heuristic search, and the work budget.
     pub search: SearchOptions,
+    /// Local suppression or local recoding ([`local`]).
+    pub local: local::LocalOptions,
 }
 
 impl KanonConfig {
@@ -110,6 +127,7 @@ impl KanonConfig {
             suppression_percent: 0.0,
             keep_insensitive: false,
             search: SearchOptions::default(),
+            local: local::LocalOptions::default(),
         }
     }
 
@@ -128,6 +146,12 @@ impl KanonConfig {
         self.search.strategy = o.choice("search", Strategy::parse)?.unwrap_or(self.search.strategy);
         self.search.max_nodes = o.int("max_nodes").map_or(self.search.max_nodes, saturating);
         self.search.max_checks = o.int("max_checks").map(saturating).or(self.search.max_checks);
+        if let Some(mode) = o.choice("local", |v| local::LocalMode::parse(v).ok())? {
+            self.local.mode = mode;
+        }
+        if let Some(importance) = o.list("importance") {
+            self.local.importance = importance;
+        }
         Ok(self)
     }
 
@@ -177,6 +201,8 @@ pub struct KanonResult {
     pub max_checks: Option<usize>,
     /// Filled by [`anonymize`] (aggregation and search; the caller times the materialization).
     pub(crate) passes: PassTimes,
+    /// What a local method suppressed and lost (`local=`); `None` for a full-domain release.
+    pub local: Option<local::LocalSummary>,
 }
 
 /// Search the lattice of a frequency table. `None` when no node satisfies the models within
@@ -245,6 +271,7 @@ fn result(ev: &mut Evaluator, ft: &FrequencyTable, e: Evaluation) -> Result<Kano
         loss_lower_bound: e.loss,
         max_checks: None,
         passes: PassTimes::default(),
+        local: None,
     })
 }
 
@@ -259,6 +286,12 @@ pub(crate) async fn anonymize(source: &Source, config: &KanonConfig, progress: &
     // The release carries every sensitive column, read by the models or not.
     check_sensitive_not_null(source, sensitive).await?;
     let aggregate_ms = PassTimes::since(start);
+    if let Some(mode) = config.local.mode {
+        let (res, df) = local::anonymize(source, config, (&ft, aggregate_ms), mode, progress).await?;
+        let columns: Vec<String> = source.schema().fields().iter().map(|f| f.name().clone()).collect();
+        let dropped = crate::release::dropped_list(&dropped_columns(meta, &columns, config.keep_insensitive));
+        return Ok(Release::timed(Rows::Plan(df), report(&res, config, dropped), Some(res.passes)));
+    }
     let start = Instant::now();
     let mut res = search_cancellable(&ft, config, progress)?.ok_or_else(|| {
         AnonError::argument(
@@ -281,7 +314,7 @@ pub(crate) async fn anonymize(source: &Source, config: &KanonConfig, progress: &
 /// The report's cells.
 fn report(res: &KanonResult, config: &KanonConfig, dropped: Option<String>) -> Vec<(&'static str, Value)> {
     use Value::*;
-    vec![
+    let mut cells = vec![
         ("node", Text(describe_node(&res.levels))),
         ("models", Text(config.models.describe())),
         ("metric", Text(config.metric.name().into())),
@@ -298,7 +331,17 @@ fn report(res: &KanonResult, config: &KanonConfig, dropped: Option<String>) -> V
         ("max_checks", OptInt(res.max_checks.map(|n| n as i64))),
         ("loss_lower_bound", Float(res.loss_lower_bound)),
         ("bound_gap", Float(res.loss - res.loss_lower_bound)),
-    ]
+    ];
+    // Local releases only, so a full-domain report keeps its columns.
+    if let Some(l) = &res.local {
+        cells.extend([
+            ("local", Text(l.mode.name().into())),
+            ("suppressed_cells", Int(l.suppressed_cells as i64)),
+            ("records_with_suppressed_cells", Int(l.records_with_suppressed_cells as i64)),
+            ("local_loss", Float(l.loss)),
+        ]);
+    }
+    cells
 }
 
 /// The node as users read it, e.g. `[1, 0, 2]`.

@@ -60,6 +60,12 @@ public class ArxLocal {
                 }
             }
         }
+        // The root covers the whole domain: every leaf and every range a label names.
+        int[] root = bounds.get("*");
+        for (int[] b : bounds.values()) {
+            root[0] = Math.min(root[0], b[0]);
+            root[1] = Math.max(root[1], b[1]);
+        }
         return bounds;
     }
 

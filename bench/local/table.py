@@ -31,3 +31,8 @@ for r in rows:
         f"{int(r['classes']):,} | {float(r['lm']):.4f} | {float(r['two_way_marginal']):.1f} | "
         f"{float(r['w1_are']):.4f} | {holds} | {note} |"
     )
+
+bounds = next(csv.DictReader(open(f"{out}/age_bounds.csv")))
+print()
+print(f"Age labels both ARX's and the engine's recoding releases use: {bounds['labels']}, "
+      f"with different bounds: {bounds['differ']}.")

@@ -5,13 +5,13 @@
 # score (metric_value), W1 ARE (workload_error), records suppressed, cells at `*`, classes, and
 # verify_release('k=N'). Writes $OUT/compare.md, the table of docs/results/local.md.
 #
-#   ARX_REPO=/path/to/arx bench/local/compare.sh
-#   BIN=target/debug/anonfusion ARX_REPO=... bench/local/compare.sh   # an anonfusion already built
-#   ARX_BUILD=/dir/with/classes+lib ...                              # an ARX 3.9.2 already built
+#   bench/local/compare.sh                                # ARX built by bench/risk/compare.sh
+#   BIN=target/debug/anonfusion bench/local/compare.sh   # an anonfusion already built
+#   ARX_BUILD=/dir/with/classes+lib bench/local/compare.sh
 #
-# ARX builds from its source as in bench/risk/compare.sh (javac, the jars of its lib/ folder,
-# the compile-only stubs of bench/risk/stubs); ARX_BUILD skips that for a build it already made
-# ($OUT/arx of bench/risk/compare.sh: classes/ and lib/).
+# ARX 3.9.2 is the build bench/risk/compare.sh makes from ARX's source (javac, the jars of its
+# lib/ folder, the compile-only stubs of bench/risk/stubs), in target/risk-compare/arx unless
+# ARX_BUILD names another directory holding its classes/ and lib/.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-target/local-compare}
@@ -20,19 +20,13 @@ QIS="age sex race marital_status education native_country workclass"
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 
-# 1. ARX 3.9.2 from source (unless given).
-ARX=${ARX_BUILD:-$OUT/arx}
+# 1. ARX 3.9.2, built by bench/risk/compare.sh.
+ARX=${ARX_BUILD:-target/risk-compare/arx}
 if [ ! -f "$ARX/classes/org/deidentifier/arx/ARXResult.class" ]; then
-  ARX_REPO=${ARX_REPO:?set ARX_REPO to a clone of github.com/arx-deidentifier/arx, or ARX_BUILD}
-  rm -rf "$ARX" && mkdir -p "$ARX/classes"
-  git -C "$ARX_REPO" archive v3.9.2 src/main | tar x -C "$ARX"
-  for jar in $(git -C "$ARX_REPO" ls-tree -r --name-only v3.9.2 lib | grep '\.jar$'); do
-    mkdir -p "$ARX/$(dirname "$jar")"
-    git -C "$ARX_REPO" show "v3.9.2:$jar" > "$ARX/$jar" 2>/dev/null || rm -f "$ARX/$jar"
-  done
-  (find "$ARX/src/main" -name '*.java' | grep -v '/gui/\|/certificate/'; find bench/risk/stubs -name '*.java') > "$ARX/sources.txt"
-  javac -nowarn -encoding UTF-8 -d "$ARX/classes" -cp "$(find "$ARX/lib" -name '*.jar' | tr '\n' ':')" @"$ARX/sources.txt"
+  echo "no ARX 3.9.2 build in $ARX: run ARX_REPO=/path/to/arx bench/risk/compare.sh first, or set ARX_BUILD" >&2
+  exit 1
 fi
+ARX=$(cd "$ARX" && pwd)
 mkdir -p "$OUT/driver"
 CP="$ARX/classes:$OUT/driver:$(find "$ARX/lib" -name '*.jar' | tr '\n' ':')"
 javac -d "$OUT/driver" -cp "$CP" bench/local/ArxLocal.java

@@ -38,7 +38,7 @@
 //! - [`datasets`] (bundled and synthetic tables), [`hierarchy`] (builders and loaders),
 //!   [`encode`] (frequency tables the methods run on), [`lattice`].
 //! - [`dp`]: the exact samplers, the exponential mechanism and the privacy ledger.
-//! - Measuring and checking: [`measures`], [`metrics`], [`release`] (catalog reader),
+//! - Measuring and checking: [`formulas`], [`metrics`], [`release`] (catalog reader),
 //!   [`eval`] (query error), [`verify`] (independent checks).
 //! - `scale` (feature `ballista`): sessions on a Ballista cluster, its scheduler and executor.
 //!
@@ -54,7 +54,7 @@ pub mod eval;
 pub mod hierarchy;
 pub(crate) mod keyword;
 pub mod lattice;
-pub mod measures;
+pub mod formulas;
 pub mod meta;
 pub mod methods;
 pub mod metrics;

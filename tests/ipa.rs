@@ -359,7 +359,7 @@ fn ncp_agrees_with_anon_metrics_on_every_node() {
 
 #[test]
 fn emd_and_release_agree_with_the_decoded_release() {
-    use anonfusion::measures::emd::equal_emd;
+    use anonfusion::formulas::emd::equal_emd;
     use anonfusion::metrics::decode::decode_release;
     let ft = random_table(&[(7, 3, false), (5, 2, false)], &[2, 1, 4, 3], &rows(40), 5);
     let meta = common::meta_of(&ft);

@@ -1,9 +1,9 @@
 //! Earth Mover's Distance between each equivalence class's sensitive distribution and the
 //! whole release's (t-closeness, Li, Li & Venkatasubramanian 2007); the distances are
-//! [`crate::measures::emd`], the ones kanon's t-closeness and IPA's node score use.
+//! [`crate::formulas::emd`], the ones kanon's t-closeness and IPA's node score use.
 
 use super::decode::{Decoded, Sensitive};
-use crate::measures::emd::{equal_emd, ordered_emd};
+use crate::formulas::emd::{equal_emd, ordered_emd};
 
 /// EMD of every class (suppressed records form no class). For a categorical sensitive
 /// attribute the equal ground distance gives EMD(P, Q) = ½ Σ_i |p_i − q_i|; for a numeric one the

@@ -4,7 +4,7 @@
 
 use super::align::Alignment;
 use super::decode::Decoded;
-use crate::measures::entropy::entropy_bits;
+use crate::formulas::entropy::entropy_bits;
 use std::collections::HashSet;
 
 /// Entropy (bits) of a block's original values of one attribute: −Σ_x (n_x/|Q|) log₂(n_x/|Q|).

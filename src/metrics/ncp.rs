@@ -1,10 +1,10 @@
 //! Normalized Certainty Penalty (Xu et al. 2006) of a decoded release, as the ArtUC paper
 //! (Defs. 3–4) and the IPA paper (Eqs. 5–6) define it; the per-value formulas are
-//! [`crate::measures::ncp`], the ones ArtUC's clustering and IPA's node score use.
+//! [`crate::formulas::ncp`], the ones ArtUC's clustering and IPA's node score use.
 
 use super::decode::Decoded;
 use crate::error::{AnonError, Result};
-use crate::measures::ncp::{ipa_ncp_value, ncp_value};
+use crate::formulas::ncp::{ipa_ncp_value, ncp_value};
 
 /// NCP of every decoded row (ArtUC Def. 4): NCP(r) = Σ_i w_i · NCP_{A_i}(r[A_i]), w_i ∈ [0, 1]. With no
 /// weights given every attribute weighs 1/l (as in Example 3), so NCP(r) ∈ [0, 1].

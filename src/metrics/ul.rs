@@ -1,9 +1,9 @@
 //! Utility Loss of a set-valued attribute (Loukides et al.), as the ArtUC paper defines it
 //! (Defs. 5–6), of a decoded release: bounds from what the release and the original determine.
-//! The per-record formula is [`crate::measures::ul`], the one ArtUC's GenDiag minimizes.
+//! The per-record formula is [`crate::formulas::ul`], the one ArtUC's GenDiag minimizes.
 
 use super::decode::{Decoded, SetColumn};
-use crate::measures::ul::record_ul;
+use crate::formulas::ul::record_ul;
 use crate::release::Cell;
 use std::collections::{HashMap, HashSet};
 

@@ -20,7 +20,7 @@
 //! give the same verdicts.
 //!
 //! What is NOT shared, on purpose: `src/release` (the resolver from released labels and codes to
-//! leaves, the counterfeit-catalog reader and its Fig. 4 weighting) and `src/measures` (NCP,
+//! leaves, the counterfeit-catalog reader and its Fig. 4 weighting) and `src/formulas` (NCP,
 //! EMD, entropy). The methods, `anon_metrics` and the query harness all build on those, so a
 //! mistake there would be made identically by a method and by a report; this module reads
 //! releases and catalogs (catalog.rs, classes.rs) and computes EMD and entropy (closeness.rs,

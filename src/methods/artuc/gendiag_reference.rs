@@ -4,7 +4,7 @@
 
 use super::gendiag::Diag;
 use crate::encode::hash::{FastMap, fast_map};
-use crate::measures::ul::record_ul;
+use crate::formulas::ul::record_ul;
 use std::cmp::Reverse;
 use std::collections::{HashMap, HashSet};
 

@@ -2,12 +2,12 @@
 //!
 //! A cluster's generalized value per attribute is the range [min, max] of its numeric values or
 //! the closest common ancestor of its categorical values. Values are the release's own cells
-//! ([`Cell`]) and their NCP is [`ncp_value`] of `src/measures/ncp.rs`, so what the algorithm
+//! ([`Cell`]) and their NCP is [`ncp_value`] of `src/formulas/ncp.rs`, so what the algorithm
 //! optimizes and bounds by δ is exactly what `anon_metrics` measures on the release.
 
 use super::data::RtTable;
 use crate::hierarchy::Hierarchy;
-use crate::measures::ncp::ncp_value;
+use crate::formulas::ncp::ncp_value;
 use crate::release::Cell;
 
 /// The generalized demographics of a set of records: one cell per attribute.

@@ -5,7 +5,7 @@
 //! circle).
 
 use super::state::State;
-use crate::measures::entropy::entropy_bits;
+use crate::formulas::entropy::entropy_bits;
 use crate::methods::kanon::models::{Models, SensitiveContext, class_ok};
 
 /// The privacy models every Q-block must satisfy besides its k records.

@@ -5,7 +5,7 @@
 
 use super::block::Block;
 use super::state::State;
-use crate::measures::entropy::entropy_bits;
+use crate::formulas::entropy::entropy_bits;
 use std::collections::BTreeMap;
 
 /// Measures of a set of Q-blocks.

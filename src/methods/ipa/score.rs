@@ -23,8 +23,8 @@
 use super::perturb::{Perturbation, PerturbedClass};
 use crate::encode::Grouping;
 use crate::hierarchy::Hierarchy;
-use crate::measures::emd::equal_emd;
-use crate::measures::ncp::leaf_ncp;
+use crate::formulas::emd::equal_emd;
+use crate::formulas::ncp::leaf_ncp;
 use std::sync::Arc;
 
 /// ΔIL of Eq. 12: three parts of sensitivity 1.

@@ -4,8 +4,8 @@
 //! suppression budget lasts.
 
 use crate::error::{AnonError, Result};
-use crate::measures::emd::{equal_emd_of, ordered_emd_of};
-use crate::measures::entropy::entropy_nats;
+use crate::formulas::emd::{equal_emd_of, ordered_emd_of};
+use crate::formulas::entropy::entropy_nats;
 
 /// The models a release must satisfy; k-anonymity always applies.
 #[derive(Debug, Clone, PartialEq)]

@@ -18,7 +18,7 @@
 mod q;
 mod state;
 
-use crate::measures::ul::record_ul;
+use crate::formulas::ul::record_ul;
 use q::{PACKED_ITEMS, PACKED_MAX, TailVisitor, unpack_into};
 use state::State;
 use std::cmp::Reverse;

@@ -1,4 +1,5 @@
-//! Pure measures: the formulas a method optimizes and the report measures, written once.
+//! Pure formulas: what a method optimizes and the report measures, written once (`metrics`
+//! holds the metrics of a release, which read a release back and apply these).
 //!
 //! Each is a function of numbers, histograms or released values ([`crate::release::Cell`]) and
 //! nothing else: no table, no method state. `methods` and `metrics` both build on this module,

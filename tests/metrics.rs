@@ -10,9 +10,9 @@ use anonfusion::datafusion::arrow::array::{
 };
 use anonfusion::datafusion::arrow::datatypes::Int64Type;
 use anonfusion::datafusion::prelude::SessionContext;
-use anonfusion::hierarchy::{Hierarchy, HierarchyKind, parse_arx_text, widths_hierarchy};
 use anonfusion::formulas::emd::{equal_emd, ordered_emd};
 use anonfusion::formulas::ul::record_ul;
+use anonfusion::hierarchy::{Hierarchy, HierarchyKind, parse_arx_text, widths_hierarchy};
 use anonfusion::methods::artuc::{ArtucConfig, ConstraintSet, anonymize, constraints_from_batches};
 use anonfusion::metrics::catalog::real_weights;
 use anonfusion::metrics::emd::class_emds;

@@ -3,6 +3,7 @@
 
 use super::{Class, Histogram, Uniqueness, sample_risks, sample_uniques, uniqueness};
 use crate::error::{AnonError, Result};
+use crate::methods::options::{Kind, Options as Declared, opt};
 
 /// What the custodian declares: the threshold above which a record's risk counts, the
 /// population the sample was drawn from, and the quasi-identifiers to consider.
@@ -27,58 +28,72 @@ pub(crate) enum Population {
 /// ARX's default highest acceptable risk, 1/5: a record is at risk below class size 5.
 const DEFAULT_THRESHOLD: f64 = 0.2;
 
+/// `risk_report`'s options, declared once: the parser, the usage line and `\df` come from here.
+pub(crate) const OPTIONS: Declared = Declared {
+    function: "risk_report",
+    specs: &[
+        opt(
+            "threshold",
+            Kind::Float { min: 0.0, max: 1.0 },
+            "0.2",
+            "a record is at risk when its risk is above this (ARX's highest acceptable risk; above 0)",
+        ),
+        opt(
+            "population",
+            Kind::Float { min: 1.0, max: f64::INFINITY },
+            "",
+            "the population's size (not with fraction=)",
+        ),
+        opt(
+            "fraction",
+            Kind::Float { min: 0.0, max: 1.0 },
+            "",
+            "the sampling fraction, above 0 (not with population=)",
+        ),
+        opt("qis", Kind::Text("a b c"), "every declared quasi-identifier", "the quasi-identifiers to consider"),
+        opt(
+            "population_table",
+            Kind::Text("table"),
+            "",
+            "the journalist's linking table: the population with the quasi-identifiers' raw values",
+        ),
+        opt(
+            "catalog",
+            Kind::Text("table"),
+            "",
+            "an h-ceiling release's catalog: measure the records it proves genuine",
+        ),
+    ],
+};
+
 impl Options {
-    /// `'threshold=0.2, population=300000 | fraction=0.1, qis=age sex race,
-    /// population_table=census, catalog=release_catalog'`.
-    pub(crate) fn parse(function: &str, text: &str) -> Result<Options> {
-        let err = |m: String| AnonError::argument(function, "options", m);
-        let mut out = Options {
-            threshold: DEFAULT_THRESHOLD,
-            population: None,
-            qis: None,
-            population_table: None,
-            catalog: None,
+    /// Read the options [`OPTIONS`] declares.
+    pub(crate) fn parse(text: &str) -> Result<Options> {
+        let o = OPTIONS.parse(text)?;
+        let above_zero = |key: &str, v: Option<f64>| match v {
+            Some(x) if x <= 0.0 => Err(AnonError::argument(OPTIONS.function, key, "must be above 0")),
+            _ => Ok(v),
         };
-        for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-            let (key, value) = part.split_once('=').ok_or_else(|| err(format!("'{part}' is not key=value")))?;
-            let (key, value) = (key.trim().to_ascii_lowercase(), value.trim());
-            let number = || value.parse::<f64>().map_err(|_| err(format!("{key} must be a number, got '{value}'")));
-            match key.as_str() {
-                "threshold" => {
-                    let t = number()?;
-                    if !(t > 0.0 && t <= 1.0) {
-                        return Err(err(format!("threshold must be in (0, 1], got {value}")));
-                    }
-                    out.threshold = t;
-                }
-                "population" | "fraction" if out.population.is_some() => {
-                    return Err(err("give one of population= and fraction=, not both".into()));
-                }
-                "population" => {
-                    let n = number()?;
-                    if !(n.is_finite() && n >= 1.0) {
-                        return Err(err(format!("population must be a size of at least 1, got {value}")));
-                    }
-                    out.population = Some(Population::Size(n));
-                }
-                "fraction" => {
-                    let f = number()?;
-                    if !(f > 0.0 && f <= 1.0) {
-                        return Err(err(format!("fraction must be in (0, 1], got {value}")));
-                    }
-                    out.population = Some(Population::Fraction(f));
-                }
-                "qis" => out.qis = Some(value.split_whitespace().map(str::to_string).collect()),
-                "population_table" => out.population_table = Some(value.to_string()),
-                "catalog" => out.catalog = Some(value.to_string()),
-                _ => {
-                    return Err(err(format!(
-                        "unknown option '{key}' (threshold, population, fraction, qis, population_table, catalog)"
-                    )));
-                }
+        let threshold = above_zero("threshold", o.float("threshold"))?.unwrap_or(DEFAULT_THRESHOLD);
+        let population = match (o.float("population"), above_zero("fraction", o.float("fraction"))?) {
+            (Some(_), Some(_)) => {
+                return Err(AnonError::argument(
+                    OPTIONS.function,
+                    "options",
+                    "give one of population= and fraction=, not both",
+                ));
             }
-        }
-        Ok(out)
+            (Some(n), None) => Some(Population::Size(n)),
+            (None, Some(f)) => Some(Population::Fraction(f)),
+            (None, None) => None,
+        };
+        Ok(Options {
+            threshold,
+            population,
+            qis: o.text("qis").map(|v| v.split_whitespace().map(str::to_string).collect()),
+            population_table: o.text("population_table").map(str::to_string),
+            catalog: o.text("catalog").map(str::to_string),
+        })
     }
 }
 
@@ -186,12 +201,21 @@ mod tests {
 
     #[test]
     fn options_parse_and_refuse() {
-        let o = Options::parse("f", "threshold=0.1, fraction=0.5, qis=age sex").expect("parses");
+        let o = Options::parse("threshold=0.1, fraction=0.5, qis=age sex").expect("parses");
         assert_eq!(o.threshold, 0.1);
         assert_eq!(o.population, Some(Population::Fraction(0.5)));
         assert_eq!(o.qis, Some(vec!["age".to_string(), "sex".to_string()]));
-        for bad in ["threshold=2", "population=0", "fraction=1.5", "population=10, fraction=0.1", "k=3", "population"] {
-            assert!(Options::parse("f", bad).is_err(), "{bad}");
+        for bad in [
+            "threshold=2",
+            "threshold=0",
+            "population=0",
+            "fraction=1.5",
+            "fraction=0",
+            "population=10, fraction=0.1",
+            "k=3",
+            "population",
+        ] {
+            assert!(Options::parse(bad).is_err(), "{bad}");
         }
     }
 

@@ -110,7 +110,12 @@ pub const TABLE_FUNCTIONS: &[FunctionDoc] = &[
     ),
     doc("truthful_view", truthful_fn::SIGNATURE, "a counterfeit release without its counterfeit records"),
     doc("verify_release", verify_fn::SIGNATURE, "check a release against its privacy claims, one row per check"),
-    doc("risk_report", risk_fn::SIGNATURE, "re-identification risk of a table or a release, one row per measure"),
+    with_options(
+        "risk_report",
+        risk_fn::SIGNATURE,
+        &crate::risk::report::OPTIONS,
+        "re-identification risk of a table or a release, one row per measure",
+    ),
     with_options(
         "anon_metrics",
         metrics_fn::METRICS_SIG,

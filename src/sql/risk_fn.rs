@@ -10,7 +10,7 @@ use super::report::{Column::*, table};
 use crate::error::{AnonError, Result};
 use crate::risk::Class;
 use crate::risk::read::{class_sizes, linked_classes};
-use crate::risk::report::{Options, Row, rows};
+use crate::risk::report::{OPTIONS, Options, Row, rows};
 use crate::session::Registry;
 use crate::session::runtime::block_on;
 use datafusion::catalog::{TableFunctionArgs, TableProvider};
@@ -18,7 +18,7 @@ use datafusion::prelude::SessionContext;
 use std::sync::Arc;
 
 const F: &str = "risk_report";
-pub(super) const SIGNATURE: &str = "risk_report(table [, release [, 'threshold=0.2, population=N | fraction=f, qis=a b c, population_table=t, catalog=c']])";
+pub(super) const SIGNATURE: &str = "risk_report(table [, release [, options]])";
 /// The schema label of a differentially private release (src/methods/ipa/guarantee.rs).
 const DP_LABEL: &str = "anonfusion.guarantee";
 
@@ -27,10 +27,10 @@ pub(crate) fn register(ctx: &SessionContext, registry: Arc<Registry>) {
 }
 
 fn risk_report(registry: &Registry, args: TableFunctionArgs) -> datafusion::error::Result<Arc<dyn TableProvider>> {
-    let a = Args::new(F, SIGNATURE, args.exprs(), 1, 3)?;
+    let a = Args::with_options(F, SIGNATURE, Some(&OPTIONS), args.exprs(), 1, 3)?;
     let original = a.str(0, "table")?;
     let release = a.opt_str(1, "release")?.filter(|s| !s.trim().is_empty());
-    let options = Options::parse(F, &a.opt_str(2, "options")?.unwrap_or_default())?;
+    let options = Options::parse(&a.opt_str(2, "options")?.unwrap_or_default())?;
     let meta = registry.require(&original)?;
     let qis = quasi_identifiers(&original, &meta.quasi_identifiers(), options.qis.as_deref())?;
     let ctx = session_context(&args)?;

@@ -6,8 +6,8 @@
 //! optimizes and bounds by δ is exactly what `anon_metrics` measures on the release.
 
 use super::data::RtTable;
-use crate::hierarchy::Hierarchy;
 use crate::formulas::ncp::ncp_value;
+use crate::hierarchy::Hierarchy;
 use crate::release::Cell;
 
 /// The generalized demographics of a set of records: one cell per attribute.

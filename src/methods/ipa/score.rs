@@ -22,9 +22,9 @@
 
 use super::perturb::{Perturbation, PerturbedClass};
 use crate::encode::Grouping;
-use crate::hierarchy::Hierarchy;
 use crate::formulas::emd::equal_emd;
 use crate::formulas::ncp::leaf_ncp;
+use crate::hierarchy::Hierarchy;
 use std::sync::Arc;
 
 /// ΔIL of Eq. 12: three parts of sensitivity 1.

@@ -54,7 +54,8 @@ enum Command {
     /// Example: anonfusion evaluate --original nps --release nps_g
     ///   --load "SELECT * FROM load_dataset('nps')"
     ///   --load "SELECT * FROM generalize('nps', 'nps_g', '2,0,1,1,0')" --plot q1.svg sql/q1.sql
-    Evaluate(cli::evaluate::EvaluateArgs),
+    // Boxed: its flags are most of the enum's size (clippy::large_enum_variant).
+    Evaluate(Box<cli::evaluate::EvaluateArgs>),
 }
 
 #[tokio::main(flavor = "multi_thread")]

@@ -8,6 +8,7 @@
 //! Written from the definition: each class's upper tail is summed term by term in log space,
 //! independent of the method's size threshold.
 
+use super::diversity::outcome;
 use super::{Histogram, Verdict};
 use crate::error::{AnonError, Result};
 use std::collections::HashMap;
@@ -49,6 +50,8 @@ pub(crate) fn k_map(h: &Histogram, k: u64, population: u64, alpha: f64, zero_tru
     let lambda = k as f64 * n as f64 / population as f64;
     // P(X >= 1) = 1 - e^-λ, the zero-truncated model's normalization.
     let seen = if zero_truncated { -(-lambda).exp_m1() } else { 1.0 };
+    let estimator = if zero_truncated { "zero-truncated Poisson" } else { "Poisson" };
+    let model = format!("{n} of {population} people, {estimator} with lambda = {lambda:.4}, significance {alpha}");
     let mut tails: HashMap<u64, f64> = HashMap::new();
     let mut failing = Vec::new();
     for (i, c) in h.classes.iter().enumerate() {
@@ -59,27 +62,11 @@ pub(crate) fn k_map(h: &Histogram, k: u64, population: u64, alpha: f64, zero_tru
         let p = *tails.entry(f).or_insert_with(|| upper_tail(lambda, f.max(1)) / seen);
         // Relative slack for rounding in the sum against a threshold computed another way.
         if p > alpha * (1.0 + 1e-9) {
-            failing.push((i, f, p));
+            failing.push((i, format!("has {f} rows, P(>= {f} rows | {k} people) = {p:.4} > {alpha}; {model}")));
         }
     }
-    let estimator = if zero_truncated { "zero-truncated Poisson" } else { "Poisson" };
-    let model = format!("{n} of {population} people, {estimator} with lambda = {lambda:.4}, significance {alpha}");
-    let suppressed = h.suppressed_note();
-    Ok(match failing.first() {
-        None => {
-            let min = h.classes.iter().map(|c| c.size()).min().unwrap_or(0);
-            Verdict::holds(format!("{} classes, smallest has {min} rows; {model}{suppressed}", h.classes.len()))
-        }
-        Some(&(i, f, p)) => Verdict::fails(
-            failing.len() as i64,
-            format!(
-                "{} of {} classes fail; first: class ({}) has {f} rows, P(>= {f} rows | {k} people) = {p:.4} > {alpha}; {model}{suppressed}",
-                failing.len(),
-                h.classes.len(),
-                h.classes[i].label
-            ),
-        ),
-    })
+    let min = h.classes.iter().map(|c| c.size()).min().unwrap_or(0);
+    Ok(outcome(h, failing, format!("{} classes, smallest has {min} rows; {model}", h.classes.len())))
 }
 
 #[cfg(test)]

@@ -18,7 +18,7 @@ proptest! {
         cuts in prop::collection::vec(any::<u8>(), 1..12),
         rows in prop::collection::vec((any::<u32>(), 1u64..4), 2..40),
         k in 1u64..5,
-        model in 0usize..5,
+        model in 0usize..6,
         suppression in prop::sample::select(vec![0u32, 10, 30]),
     ) {
         let ft = common::random_table(&shapes, &cuts, &rows, 3);
@@ -26,11 +26,14 @@ proptest! {
         let ctx = SessionContext::new();
         let registry = anonfusion::register_all(&ctx);
         common::register_random(&ctx, &registry, &ft);
+        let population = format!("k_map=4, population={}", 20 * ft.total());
         let (options, checks) = match model {
             1 => ("distinct_l=2", format!("k={k}, distinct_l=2")),
             2 => ("entropy_l=1.5", format!("k={k}, entropy_l=1.5")),
             3 => ("recursive_cl=3:2", format!("k={k}, recursive_cl=3:2")),
             4 => ("t=0.4", format!("k={k}, t=0.4")),
+            // A 5 % sample: λ = 0.2, and 3 records stand for 4 people (P(>= 3 | >= 1) = 0.0063).
+            5 => (population.as_str(), format!("k={k}, kmap=4:{}", 20 * ft.total())),
             _ => ("", format!("k={k}")),
         };
         let sql = format!("SELECT COUNT(*) FROM kanon_anonymize('t', 'r', {k}, 'suppression={suppression}, {options}')");

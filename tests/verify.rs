@@ -481,3 +481,56 @@ async fn adult_release_agrees_with_the_lattice() {
     let v = one(&ctx, &format!("verify_release('adult', 'adult_g', 'k={}')", min + 1)).await;
     assert!(!v.holds && v.violations >= 1, "{v:?}");
 }
+
+/// k-map against a declared population: t6 has classes of 3 and 4 of a sample of 7. With a
+/// population of 70, a class of 10 people shows Poisson(λ = 10 · 7/70 = 1) rows; given at
+/// least one, P(>= 4 rows) = 0.0300 and P(>= 5) = 0.0058, so at significance 0.05 the class
+/// of 3 fails and the class of 4 passes, and at 0.01 both fail. With 700 people (λ = 0.1)
+/// P(>= 3 rows | >= 1) = 0.0016 and both pass.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn k_map_fails_where_the_population_estimate_is_too_small() {
+    let ctx = paper_session().await;
+    release(&ctx, "t6", &T5_C1[..3], &T5_C2).await;
+    let v = one(&ctx, "verify_release('t1', 't6', 'kmap=10:70:0.05')").await;
+    assert!(!v.holds && v.violations == 1, "{v:?}");
+    assert!(v.check.starts_with("k-map(k=10,population=70"), "{v:?}");
+    assert!(v.detail.contains("sex=F") && v.detail.contains("has 3 rows"), "{v:?}");
+    let v = one(&ctx, "verify_release('t1', 't6', 'kmap=10:70')").await;
+    assert!(!v.holds && v.violations == 2, "{v:?}");
+    assert!(one(&ctx, "verify_release('t1', 't6', 'kmap=10:700')").await.holds);
+    // Plain Poisson at λ = 1: P(>= 4 rows) = 0.0190 <= 0.05 as well, P(>= 3) = 0.0803 is not.
+    let v = one(&ctx, "verify_release('t1', 't6', 'kmap=10:70:0.05:poisson')").await;
+    assert!(!v.holds && v.violations == 1, "{v:?}");
+    let e = err(&ctx, "SELECT * FROM verify_release('t1', 't6', 'kmap=10:5')").await;
+    assert!(e.contains("'kmap'") && e.contains("smaller than the release"), "{e}");
+}
+
+/// kanon_anonymize's k_map release passes the independent kmap check; its plain k = 1
+/// release of the same table does not, so the check can fail on the method's own output.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kanon_k_map_release_passes_the_kmap_check() {
+    let ctx = paper_session().await;
+    run(&ctx, "SELECT * FROM kanon_anonymize('t1', 'km', 1, 'k_map=10, population=70')").await;
+    let report = run(&ctx, "SELECT models FROM km_report").await;
+    let models = report[0].column(0).as_string::<i32>().value(0).to_string();
+    assert!(models.contains("k_map=10 (population=70, zt_poisson, significance=0.01, classes >= 5)"), "{models}");
+    let v = one(&ctx, "verify_release('t1', 'km', 'kmap=10:70')").await;
+    assert!(v.holds, "{v:?}");
+    run(&ctx, "SELECT * FROM kanon_anonymize('t1', 'plain', 1)").await;
+    let v = one(&ctx, "verify_release('t1', 'plain', 'kmap=10:70')").await;
+    assert!(!v.holds && v.violations > 0, "{v:?}");
+    for (options, expect) in [
+        ("k_map=10, population=5", "'population'"),
+        ("k_map=10, population=5", "smaller than the table"),
+        ("k_map=10, population=70, fraction=0.1", "not both"),
+        ("k_map=10", "population=N or fraction=f"),
+        ("population=70", "give k_map too"),
+        ("k_map=10, fraction=0", "'fraction'"),
+        ("k_map=10, population=70, significance=1", "'significance'"),
+        ("k_map=10, population=70, estimator=binomial", "'estimator'"),
+    ] {
+        let e = err(&ctx, &format!("SELECT * FROM kanon_anonymize('t1', 'o', 1, '{options}')")).await;
+        assert!(e.contains(expect), "{options}: {e}");
+    }
+    assert!(!ctx.table_exist("o").unwrap());
+}

@@ -8,7 +8,7 @@
 use super::{Histogram, Verdict};
 
 /// Report the first failing class (by its published labels) and the number of failing classes.
-fn outcome(h: &Histogram, failing: Vec<(usize, String)>, summary: String) -> Verdict {
+pub(super) fn outcome(h: &Histogram, failing: Vec<(usize, String)>, summary: String) -> Verdict {
     let suppressed = h.suppressed_note();
     match failing.first() {
         None => Verdict::holds(format!("{summary}{suppressed}")),

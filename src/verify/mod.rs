@@ -33,6 +33,7 @@ mod closeness;
 mod constraints;
 mod diversity;
 mod km;
+mod kmap;
 mod options;
 
 pub(crate) use classes::Layout;
@@ -175,6 +176,9 @@ async fn run_one(
             })?;
             let sensitive = sensitive.unwrap_or_default();
             catalog::verify_catalog(ctx, req.release, table, sensitive).await?
+        }
+        &Check::KMap { k, population, alpha, zero_truncated } => {
+            kmap::k_map(h()?, k, population, alpha, zero_truncated)?
         }
         &Check::KKm { k, m } => {
             let column = set_valued(meta, req.original)?;

@@ -1,24 +1,49 @@
 //! The `checks` options string of `verify_release`: `'k=5, distinct_l=3, entropy_l=2,
-//! recursive_cl=3:2, t=0.15, h=0.3, catalog, km=2:2'`. Every key is parsed strictly; an unknown
+//! recursive_cl=3:2, t=0.15, h=0.3, catalog, km=2:2, kmap=5:100000'`. Every key is parsed strictly; an unknown
 //! key or a bad value is an error naming the key, so a typo never silently skips a check.
 
 use crate::error::{AnonError, Result};
 
 const FUNCTION: &str = "verify_release";
-const KEYS: &str = "k=N, distinct_l=N, entropy_l=X, recursive_cl=C:L, t=X, h=X, catalog, km=K:M, constraints=TABLE";
+const KEYS: &str = "k=N, distinct_l=N, entropy_l=X, recursive_cl=C:L, t=X, h=X, catalog, km=K:M, kmap=K:N[:ALPHA[:poisson|zt_poisson]], constraints=TABLE";
 
 /// One requested check with its parameters.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Check {
-    KAnonymity { k: u64 },
-    DistinctL { l: u64 },
-    EntropyL { l: f64 },
-    RecursiveCL { c: f64, l: u64 },
-    TCloseness { t: f64 },
-    HCeiling { h: f64 },
+    KAnonymity {
+        k: u64,
+    },
+    DistinctL {
+        l: u64,
+    },
+    EntropyL {
+        l: f64,
+    },
+    RecursiveCL {
+        c: f64,
+        l: u64,
+    },
+    TCloseness {
+        t: f64,
+    },
+    HCeiling {
+        h: f64,
+    },
     Catalog,
-    KKm { k: u64, m: u64 },
-    Constraints { table: String },
+    KKm {
+        k: u64,
+        m: u64,
+    },
+    /// k-map against a population of `population` people at significance `alpha`.
+    KMap {
+        k: u64,
+        population: u64,
+        alpha: f64,
+        zero_truncated: bool,
+    },
+    Constraints {
+        table: String,
+    },
 }
 
 impl Check {
@@ -33,6 +58,10 @@ impl Check {
             Check::HCeiling { h } => format!("h-ceiling(h={h})"),
             Check::Catalog => "catalog-safety".to_string(),
             Check::KKm { k, m } => format!("(k,k^m)-anonymity(k={k},m={m})"),
+            Check::KMap { k, population, alpha, zero_truncated } => {
+                let est = if *zero_truncated { "zt_poisson" } else { "poisson" };
+                format!("k-map(k={k},population={population},significance={alpha},{est})")
+            }
             Check::Constraints { table } => format!("utility-constraints({table})"),
         }
     }
@@ -81,6 +110,7 @@ fn parse_one(key: &str, value: Option<&str>) -> Result<Check> {
             let (k, m) = pair(key, need()?)?;
             Check::KKm { k: positive_int(key, k)?, m: positive_int(key, m)? }
         }
+        "kmap" => kmap(key, need()?)?,
         "constraints" => {
             let table = need()?.trim();
             if table.is_empty() || !table.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
@@ -91,6 +121,27 @@ fn parse_one(key: &str, value: Option<&str>) -> Result<Check> {
         _ => return Err(err(key, "unknown check")),
     };
     Ok(check)
+}
+
+/// The significance level `kmap` checks at when none is given (the method's default).
+const KMAP_ALPHA: f64 = 0.01;
+
+/// `kmap=K:N[:ALPHA[:ESTIMATOR]]`, zero-truncated Poisson unless `poisson` is named.
+fn kmap(key: &str, v: &str) -> Result<Check> {
+    let parts: Vec<&str> = v.split(':').collect();
+    if !(2..=4).contains(&parts.len()) {
+        return Err(err(key, format!("'{v}' is not of the form K:N[:ALPHA[:poisson|zt_poisson]]")));
+    }
+    let alpha = match parts.get(2) {
+        Some(a) => number(key, a, 0.0, 1.0)?,
+        None => KMAP_ALPHA,
+    };
+    let zero_truncated = match parts.get(3).map(|s| s.trim()) {
+        None | Some("zt_poisson") => true,
+        Some("poisson") => false,
+        Some(other) => return Err(err(key, format!("'{other}' is not an estimator (poisson, zt_poisson)"))),
+    };
+    Ok(Check::KMap { k: positive_int(key, parts[0])?, population: positive_int(key, parts[1])?, alpha, zero_truncated })
 }
 
 /// Parse the options string into checks, in the order written. A key given twice is an error.
@@ -133,6 +184,16 @@ mod tests {
         assert!(parse_checks("k=0").unwrap_err().to_string().contains("'k'"));
         assert!(parse_checks("t=1.5").is_err());
         assert!(parse_checks("km=2").unwrap_err().to_string().contains("A:B"));
+        assert_eq!(
+            parse_checks("kmap=5:1000").unwrap(),
+            vec![Check::KMap { k: 5, population: 1000, alpha: 0.01, zero_truncated: true }]
+        );
+        assert_eq!(
+            parse_checks("kmap=5:1000:0.05:poisson").unwrap()[0],
+            Check::KMap { k: 5, population: 1000, alpha: 0.05, zero_truncated: false }
+        );
+        assert!(parse_checks("kmap=5").unwrap_err().to_string().contains("'kmap'"));
+        assert!(parse_checks("kmap=5:1000:0.05:binomial").unwrap_err().to_string().contains("binomial"));
         assert!(parse_checks("k=2, k=3").unwrap_err().to_string().contains("twice"));
         assert!(parse_checks(" , ").is_err());
     }

@@ -8,6 +8,7 @@
 //! one DataFusion plan over the source.
 
 mod judge;
+pub(crate) mod kmap;
 pub mod local;
 pub(crate) mod loss;
 pub(crate) mod models;
@@ -42,6 +43,27 @@ pub(crate) const OPTIONS: Options = Options {
         opt("entropy_l", Kind::Float { min: 1.0, max: f64::INFINITY }, "", "every class entropy l-diverse too"),
         opt("recursive_cl", Kind::Text("c:l"), "", "every class recursive (c,l)-diverse too (c > 0, l >= 1)"),
         opt("t", Kind::Float { min: 0.0, max: 1.0 }, "", "every class t-close too (EMD)").alias(&["t_closeness"]),
+        opt(
+            "k_map",
+            Kind::Int { min: 1, max: u64::MAX },
+            "",
+            "every class stands for at least this many people of the population",
+        )
+        .alias(&["kmap"]),
+        opt(
+            "population",
+            Kind::Int { min: 1, max: u64::MAX },
+            "",
+            "k_map: the size of the population the table was sampled from",
+        ),
+        opt("fraction", Kind::Float { min: 0.0, max: 1.0 }, "", "k_map: the sampling fraction, instead of population="),
+        opt("significance", Kind::Float { min: 0.0, max: 1.0 }, "0.01", "k_map: the estimator's significance level"),
+        opt(
+            "estimator",
+            Kind::Choice(&["zt_poisson", "poisson"]),
+            "zt_poisson",
+            "k_map: the population class-size estimator",
+        ),
         opt(
             "keep_insensitive",
             Kind::Flag,
@@ -98,6 +120,40 @@ fn recursive_cl(value: &str) -> Result<(f64, u64)> {
     Ok((c, l.trim().parse::<u64>().map_err(|_| bad())?))
 }
 
+/// `k_map=K` with `population=N` or `fraction=f`, and optionally `significance=` and
+/// `estimator=`; the population options without `k_map` are an error, not ignored.
+fn k_map(o: &crate::methods::options::Parsed, old: Option<kmap::KMap>) -> Result<Option<kmap::KMap>> {
+    let population = match (o.int("population"), o.float("fraction")) {
+        (Some(_), Some(_)) => {
+            return Err(AnonError::argument(F, "fraction", "give population= or fraction=, not both"));
+        }
+        (Some(n), None) => Some(kmap::Population::Size(n)),
+        (None, Some(f)) => Some(kmap::Population::Fraction(f)),
+        (None, None) => None,
+    };
+    let estimator = o.choice("estimator", kmap::Estimator::parse)?;
+    let significance = o.float("significance");
+    let Some(k) = o.int("k_map") else {
+        if old.is_none() && (population.is_some() || estimator.is_some() || significance.is_some()) {
+            return Err(AnonError::argument(
+                F,
+                "k_map",
+                "population=, fraction=, significance= and estimator= belong to k_map=K: give k_map too",
+            ));
+        }
+        return Ok(old);
+    };
+    let population =
+        population.ok_or_else(|| AnonError::argument(F, "population", "k_map needs population=N or fraction=f"))?;
+    Ok(Some(kmap::KMap {
+        k,
+        population,
+        significance: significance.unwrap_or(kmap::SIGNIFICANCE),
+        estimator: estimator.unwrap_or(kmap::Estimator::ZtPoisson),
+        threshold: None,
+    }))
+}
+
 /// A count option as a `usize` (a larger one is no limit anyway).
 fn saturating(n: u64) -> usize {
     usize::try_from(n).unwrap_or(usize::MAX)
@@ -142,6 +198,7 @@ impl KanonConfig {
             self.models.recursive_cl = Some(recursive_cl(value)?);
         }
         self.models.t = o.float("t").or(self.models.t);
+        self.models.k_map = k_map(&o, self.models.k_map.take())?;
         self.keep_insensitive = o.flag("keep_insensitive").unwrap_or(self.keep_insensitive);
         self.search.strategy = o.choice("search", Strategy::parse)?.unwrap_or(self.search.strategy);
         self.search.max_nodes = o.int("max_nodes").map_or(self.search.max_nodes, saturating);
@@ -157,6 +214,9 @@ impl KanonConfig {
 
     pub(crate) fn validate(&self, records: u64) -> Result<()> {
         self.models.validate("kanon_anonymize")?;
+        if let Some(m) = &self.models.k_map {
+            m.validate("kanon_anonymize", records)?;
+        }
         if !(0.0..=100.0).contains(&self.suppression_percent) {
             return Err(AnonError::argument(
                 "kanon_anonymize",
@@ -219,7 +279,8 @@ pub(crate) fn search_cancellable(
     progress: &dyn Progress,
 ) -> Result<Option<KanonResult>> {
     config.validate(ft.total())?;
-    let mut ev = Evaluator::new(ft, config.models.clone(), config.metric, config.budget(ft.total()))?;
+    let models = config.models.for_table(ft.total());
+    let mut ev = Evaluator::new(ft, models, config.metric, config.budget(ft.total()))?;
     let out = search::run_cancellable(&mut ev, &config.search, &|| progress.cancelled())?;
     let (heuristic, proven, lower, check_limit) = (out.heuristic, out.proven, out.lower_bound, out.check_limit);
     let Some(best) = out.best else {
@@ -285,6 +346,8 @@ pub(crate) async fn anonymize(source: &Source, config: &KanonConfig, progress: &
     let ft = cached_frequency_table_of(source, sensitive).await?;
     // The release carries every sensitive column, read by the models or not.
     check_sensitive_not_null(source, sensitive).await?;
+    // k-map's threshold depends on the table's size; resolved once so the report shows it.
+    let config = &KanonConfig { models: config.models.for_table(ft.total()), ..config.clone() };
     let aggregate_ms = PassTimes::since(start);
     if let Some(mode) = config.local.mode {
         let (res, df) = local::anonymize(source, config, (&ft, aggregate_ms), mode, progress).await?;

@@ -1,8 +1,9 @@
 //! Privacy models checked on one equivalence class: k-anonymity (Sweeney), distinct, entropy
 //! and recursive (c,l)-diversity (Machanavajjhala et al. 2007) and t-closeness (Li et al.
-//! 2007). A class fails when any model fails; failing classes are suppressed while the
+//! 2007), and k-map against a declared population ([`super::kmap`]). A class fails when any model fails; failing classes are suppressed while the
 //! suppression budget lasts.
 
+use super::kmap::KMap;
 use crate::error::{AnonError, Result};
 use crate::formulas::emd::{equal_emd_of, ordered_emd_of};
 use crate::formulas::entropy::entropy_nats;
@@ -16,11 +17,27 @@ pub struct Models {
     /// (c, l)
     pub recursive_cl: Option<(f64, u64)>,
     pub t: Option<f64>,
+    pub k_map: Option<KMap>,
 }
 
 impl Models {
     pub(crate) fn k_only(k: u64) -> Self {
-        Models { k, distinct_l: None, entropy_l: None, recursive_cl: None, t: None }
+        Models { k, distinct_l: None, entropy_l: None, recursive_cl: None, t: None, k_map: None }
+    }
+
+    /// The smallest class that passes: k, or k-map's threshold once resolved against the table
+    /// ([`Models::for_table`]). Both are class sizes, so the models stay monotone.
+    pub(crate) fn min_size(&self) -> u64 {
+        self.k.max(self.k_map.as_ref().and_then(|m| m.threshold).unwrap_or(0))
+    }
+
+    /// The models for a table of `records` records: k-map's threshold depends on its size.
+    pub(crate) fn for_table(&self, records: u64) -> Self {
+        let mut out = self.clone();
+        if let Some(m) = &mut out.k_map {
+            m.resolve(records);
+        }
+        out
     }
 
     /// Do the models look at the sensitive attribute?
@@ -36,6 +53,8 @@ impl Models {
         self.entropy_l.is_none() && self.recursive_cl.is_none() && self.t.is_none()
     }
 
+    /// The parameters alone; k-map's population is checked against the table
+    /// ([`super::kmap::KMap::validate`]).
     pub(crate) fn validate(&self, function: &str) -> Result<()> {
         let bad = |arg: &str, m: String| Err(AnonError::argument(function, arg, m));
         if self.k < 1 {
@@ -81,6 +100,9 @@ impl Models {
         }
         if let Some(t) = self.t {
             parts.push(format!("t={t}"));
+        }
+        if let Some(m) = &self.k_map {
+            parts.push(m.describe());
         }
         parts.join(", ")
     }
@@ -187,7 +209,7 @@ fn entropy(hist: &[u32], size: u64) -> f64 {
 /// subclasses' shares weighted by size add up to at least the class's: the monotonicity.
 /// 0 for a class that passes.
 pub(crate) fn failing_share(models: &Models, size: u64, hist: Option<&[u32]>, ctx: Option<&SensitiveContext>) -> f64 {
-    if size < models.k {
+    if size < models.min_size() {
         return 1.0;
     }
     let Some(hist) = hist else { return 0.0 };
@@ -215,7 +237,7 @@ pub(crate) fn failing_share(models: &Models, size: u64, hist: Option<&[u32]>, ct
 
 /// Does a class of `size` records with sensitive histogram `hist` satisfy every model?
 pub(crate) fn class_ok(models: &Models, size: u64, hist: Option<&[u32]>, ctx: Option<&SensitiveContext>) -> bool {
-    if size < models.k {
+    if size < models.min_size() {
         return false;
     }
     let Some(hist) = hist else { return true };

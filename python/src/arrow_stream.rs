@@ -14,6 +14,7 @@ use anonfusion::datafusion::arrow::util::pretty::pretty_format_batches_with_sche
 use anonfusion::datafusion::error::DataFusionError;
 use anonfusion::datafusion::execution::SendableRecordBatchStream;
 use anonfusion::error::describe;
+use anonfusion::eval::plot::escape;
 use futures::StreamExt;
 use pyo3::exceptions::PyImportError;
 use pyo3::prelude::*;
@@ -130,22 +131,6 @@ impl Relation {
         let _ = write!(html, "</tbody>\n</table>\n<p>{}</p>", self.count_line());
         Ok(html)
     }
-}
-
-/// Text as HTML character data or attribute value.
-fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 /// A statement's result computed batch by batch as it is read (`Session.stream`): one

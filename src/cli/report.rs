@@ -16,6 +16,7 @@
 //! for the custodian and the board, not for publication, and says so at its top.
 
 use anonfusion::eval::Summary;
+use anonfusion::eval::plot::escape as esc;
 use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
 use datafusion::prelude::SessionContext;
@@ -325,22 +326,6 @@ fn row_strings(batch: &RecordBatch) -> Result<Vec<Vec<String>>, String> {
 
 fn note(html: &str) -> String {
     format!("<p class=\"note\">{html}</p>")
-}
-
-/// HTML-escaped text.
-fn esc(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 /// A SQL string literal.

@@ -172,8 +172,8 @@ fn chart(c: &Chart) -> String {
                 bar = bar,
                 h = h,
                 color = COLORS[k % COLORS.len()],
-                key = esc(key),
-                name = esc(name),
+                key = escape(key),
+                name = escape(name),
                 v = v
             );
         }
@@ -202,7 +202,7 @@ fn mark_presence(s: &mut String, presence: Presence, x0: f64, slot: f64, key: &s
     let _ = writeln!(
         s,
         r#"<rect class="{name}" x="{x0:.1}" y="{TOP:.1}" width="{slot:.1}" height="{PLOT_H:.1}" fill="{shade}"><title>{}: {name}</title></rect>"#,
-        esc(key)
+        escape(key)
     );
     let (tx, ty) = (x0 + slot / 2.0 + 3.0, TOP + 4.0);
     text(s, tx, ty, "end", &format!(r#" font-size="9" transform="rotate(-90 {tx:.1} {ty:.1})""#), name);
@@ -214,7 +214,7 @@ fn line(s: &mut String, (x1, y1): (f64, f64), (x2, y2): (f64, f64), stroke: &str
 
 /// A text element; `extra` holds further attributes (with a leading space).
 fn text(s: &mut String, x: f64, y: f64, anchor: &str, extra: &str, content: &str) {
-    let _ = writeln!(s, r#"<text x="{x:.1}" y="{y:.1}" text-anchor="{anchor}"{extra}>{}</text>"#, esc(content));
+    let _ = writeln!(s, r#"<text x="{x:.1}" y="{y:.1}" text-anchor="{anchor}"{extra}>{}</text>"#, escape(content));
 }
 
 /// Width of one legend entry: the swatch, its name and a gap.
@@ -257,8 +257,21 @@ fn tick(v: f64) -> String {
     if v.fract() == 0.0 { format!("{v:.0}") } else { format!("{}", (v * 1e6).round() / 1e6) }
 }
 
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+/// Text as HTML or SVG character data or attribute value: the one escaper of the charts, the
+/// release report (`evaluate --report`) and the Python package's HTML tables.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -46,7 +46,8 @@ const OPTIONS: Options = Options {
             "each one's finest level with at most 100 nodes",
             "the quasi-identifiers' hierarchy levels, in declaration order",
         ),
-        opt("values", Kind::List, "", "the informative attribute's declared domain, when its column has no hierarchy"),
+        // The same declared domain as ipa_release's (one spec, one doc).
+        crate::methods::ipa::call::VALUES,
         opt(
             "edges",
             Kind::Text("a-b|c-d"),

@@ -57,7 +57,7 @@ const DELTA: OptionSpec = opt(
     "1e-9",
     "guarantee=approx: the delta of (epsilon, delta)-DP, in (0, 1)",
 );
-const VALUES: OptionSpec =
+pub(crate) const VALUES: OptionSpec =
     opt("values", Kind::List, "", "the informative attribute's declared domain, when its column has no hierarchy");
 pub(crate) const FLOOR: OptionSpec = opt(
     "floor",

@@ -8,7 +8,7 @@ use datafusion::catalog::TableProvider;
 use std::sync::Arc;
 
 pub use crate::methods::contract::{Column, batch};
-pub(crate) use crate::methods::contract::{NOT_FOR_PUBLICATION, Value, seeded};
+pub(crate) use crate::methods::contract::{Value, seeded};
 
 /// [`batch`] as an in-memory table.
 pub(crate) fn table<N: AsRef<str>>(columns: Vec<(N, Column)>) -> Result<Arc<dyn TableProvider>> {

@@ -1,7 +1,8 @@
 //! `dp_synthesize`'s method: differentially private microdata from a tree of noisy marginals
 //! (the MST recipe: McKenna, Miklau, Sheldon, "Winning the NIST Contest", 2021), as a pure
 //! function of encoded columns, their public domain sizes, ε and a seed. No session, no SQL:
-//! src/sql/synth_fn.rs reads and encodes the table, charges the ledger and builds the tables.
+//! [`call`] declares the options, the public domains and the charge, [`publish`] encodes a
+//! read source and builds the tables; src/sql/synth_fn.rs is the SQL spec.
 //!
 //! 1. [`budget`]: pure ε-DP, ε split over every one-way marginal, the tree's selection rounds
 //!    and its two-way marginals (docs/dp.md, "Synthetic records from a tree of marginals");
@@ -16,7 +17,9 @@
 //!    values allotted to the records of each value of its parent by its conditional.
 
 pub mod budget;
+pub(crate) mod call;
 pub mod model;
+pub(crate) mod publish;
 pub mod sample;
 mod select;
 

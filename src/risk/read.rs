@@ -1,49 +1,189 @@
-//! Counting the classes of a table or a release, as an attacker sees them: one class per
+//! Reading the classes of a table or a release, as an attacker sees them: one class per
 //! distinct combination of the published quasi-identifier values (a release's labels, a raw
-//! table's values), counted by DataFusion's GROUP BY. A release's suppressed records (every
-//! quasi-identifier label `*`) form no class: ARX leaves them out of every risk model, and so
-//! does this; they are counted apart.
+//! table's values). A release's suppressed records (every quasi-identifier label `*`) form no
+//! class: ARX leaves them out of every risk model, and so does this; they are counted apart.
+//!
+//! The quasi-identifier columns are read once and counted in this process, as the lattice
+//! search's frequency table is (`crate::encode`'s in-memory count): each column becomes dense
+//! integer codes (strings looked up as integers, on all cores, one column a job), and the
+//! classes are numbered one column at a time. A DataFusion `GROUP BY` over the raw values
+//! hashes and compares every record's strings and costs the whole report's time on the
+//! NPS-like table (docs/results/risk.md); the codes are also what SUDA searches.
 
 use super::Class;
+use crate::encode::Labels;
+use crate::encode::hash::{FastMap, fast_map};
 use crate::error::{AnonError, Result};
-use datafusion::arrow::array::{Array, AsArray, RecordBatch};
+use datafusion::arrow::array::{Array, ArrayRef, AsArray, RecordBatch};
+use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Int64Type};
 use datafusion::dataframe::DataFrame;
-use datafusion::functions_aggregate::expr_fn::count;
-use datafusion::logical_expr::{Expr, cast};
-use datafusion::prelude::{SessionContext, ident, lit};
+use datafusion::prelude::{SessionContext, ident};
 
 /// The label every quasi-identifier of a suppressed record shows.
 const SUPPRESSED: &str = "*";
 
-/// Class sizes of `df` over `keys`, and how many records were suppressed (all keys `*`; only
-/// looked for in a release).
-pub(crate) async fn class_sizes(df: DataFrame, keys: &[String], release: bool) -> Result<(Vec<u64>, u64)> {
-    let suppressed = if release {
-        keys.iter()
-            .map(|k| cast(ident(k), DataType::Utf8).eq(lit(SUPPRESSED)))
-            .reduce(Expr::and)
-            .map_or(lit(false), |e| e.is_true())
-    } else {
-        lit(false)
+/// The records of a table or a release on its quasi-identifiers, as dense integer codes.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Records {
+    /// `codes[j][i]`: record i's code in column j; equal values, equal codes.
+    pub(crate) codes: Vec<Vec<u32>>,
+    /// `missing[j][c]`: column j's code c says nothing of the person: a NULL, or in a release
+    /// a suppressed cell `*`. SUDA never builds a unique from one (sdcMicro's `missing`); a
+    /// class counts it as a value like any other (ARX does).
+    pub(crate) missing: Vec<Vec<bool>>,
+}
+
+impl Records {
+    pub(crate) fn len(&self) -> usize {
+        self.codes.first().map_or(0, Vec::len)
+    }
+
+    #[cfg(test)]
+    /// Records given by their codes (each column's codes `0..`; `missing` lists the codes that
+    /// say nothing): tests and benches build tables this way.
+    pub(crate) fn from_codes(codes: Vec<Vec<u32>>, missing: &[u32]) -> Records {
+        let missing = codes
+            .iter()
+            .map(|c| {
+                let width = c.iter().max().map_or(0, |&m| m as usize + 1);
+                (0..width as u32).map(|v| missing.contains(&v)).collect()
+            })
+            .collect();
+        Records { codes, missing }
+    }
+
+    /// Each record's class (its combination of codes) numbered densely from 0, and the number of
+    /// classes. The columns are folded in one at a time (the class so far times the next
+    /// column's width plus its code, renumbered), so no key outgrows 64 bits whatever the number
+    /// of columns.
+    pub(crate) fn class_ids(&self) -> (Vec<u32>, usize) {
+        let n = self.len();
+        let Some((first, rest)) = self.codes.split_first() else {
+            return (vec![0; n], usize::from(n > 0));
+        };
+        let (mut ids, mut classes) = (first.clone(), self.missing[0].len());
+        for (column, missing) in rest.iter().zip(&self.missing[1..]) {
+            let width = missing.len() as u64;
+            let mut numbers: FastMap<u64, u32> = fast_map(classes.min(n));
+            for (id, &c) in ids.iter_mut().zip(column) {
+                let next = numbers.len() as u32;
+                *id = *numbers.entry(u64::from(*id) * width + u64::from(c)).or_insert(next);
+            }
+            classes = numbers.len();
+        }
+        (ids, classes)
+    }
+
+    /// The sizes of the classes.
+    pub(crate) fn class_sizes(&self) -> Vec<u64> {
+        let (ids, classes) = self.class_ids();
+        let mut sizes = vec![0u64; classes];
+        for id in ids {
+            sizes[id as usize] += 1;
+        }
+        // A code of records filtered out (a release's `*`) numbers a class without records.
+        sizes.retain(|&s| s > 0);
+        sizes
+    }
+
+    /// The records `keep` says to keep, in order.
+    fn filter(self, keep: &[bool]) -> Records {
+        let codes = self
+            .codes
+            .into_iter()
+            .map(|c| c.into_iter().zip(keep).filter(|(_, k)| **k).map(|(c, _)| c).collect())
+            .collect();
+        Records { codes, missing: self.missing }
+    }
+}
+
+/// The records of `df` over `keys` and how many were suppressed (all keys `*`; only looked
+/// for in a release, and left out of the records).
+pub(crate) async fn records(df: DataFrame, keys: &[String], release: bool) -> Result<(Records, u64)> {
+    let batches = df.select(keys.iter().map(ident).collect::<Vec<_>>())?.collect().await?;
+    let columns: Vec<usize> = (0..keys.len()).collect();
+    let encoded = crate::parallel::map(&columns, |&j| encode(&batches, j, release));
+    let mut stars = Vec::new();
+    let (mut codes, mut missing) = (Vec::new(), Vec::new());
+    for column in encoded {
+        let column = column?;
+        stars.push(column.star);
+        codes.push(column.codes);
+        missing.push(column.missing);
+    }
+    let all = Records { codes, missing };
+    if !release || stars.iter().any(Option::is_none) {
+        return Ok((all, 0));
+    }
+    let keep: Vec<bool> =
+        (0..all.len()).map(|i| all.codes.iter().zip(&stars).any(|(c, star)| Some(c[i]) != *star)).collect();
+    let suppressed = keep.iter().filter(|k| !**k).count() as u64;
+    Ok((all.filter(&keep), suppressed))
+}
+
+/// One column's codes; the code of `*` when the column shows one and `release`.
+struct Encoded {
+    codes: Vec<u32>,
+    missing: Vec<bool>,
+    star: Option<u32>,
+}
+
+/// Column `j` of `batches` as dense codes in the order values are met: integers by value,
+/// everything else by its text (as the attacker reads the published table).
+fn encode(batches: &[RecordBatch], j: usize, release: bool) -> Result<Encoded> {
+    let arrays: Vec<&ArrayRef> = batches.iter().map(|b| b.column(j)).collect();
+    let mut out =
+        Encoded { codes: Vec::with_capacity(arrays.iter().map(|a| a.len()).sum()), missing: Vec::new(), star: None };
+    let mut null = None;
+    let mut null_code = |missing: &mut Vec<bool>| {
+        *null.get_or_insert_with(|| {
+            missing.push(true);
+            missing.len() as u32 - 1
+        })
     };
-    let mut group: Vec<Expr> = keys.iter().map(ident).collect();
-    group.push(suppressed.alias("__suppressed"));
-    let batches = df.aggregate(group, vec![count(lit(1)).alias("__n")])?.collect().await?;
-    let (mut sizes, mut hidden) = (Vec::new(), 0u64);
-    for b in &batches {
-        let n = counts(b, "__n");
-        let s = b.column_by_name("__suppressed").expect("aggregate output").as_boolean();
-        for (i, size) in n.into_iter().enumerate() {
-            let size = size.unwrap_or(0);
-            if s.is_valid(i) && s.value(i) {
-                hidden += size;
-            } else {
-                sizes.push(size);
+    if arrays.iter().all(|a| a.data_type().is_integer()) {
+        let mut numbers: FastMap<i64, u32> = fast_map(1024);
+        for a in arrays {
+            let v = cast(a, &DataType::Int64)?;
+            for x in v.as_primitive::<Int64Type>().iter() {
+                let code = match x {
+                    None => null_code(&mut out.missing),
+                    Some(x) => *numbers.entry(x).or_insert_with(|| {
+                        out.missing.push(false);
+                        out.missing.len() as u32 - 1
+                    }),
+                };
+                out.codes.push(code);
             }
         }
+        return Ok(out);
     }
-    Ok((sizes, hidden))
+    let texts: Vec<ArrayRef> = arrays
+        .iter()
+        .map(|a| if a.data_type() == &DataType::Utf8 { Ok((*a).clone()) } else { cast(a, &DataType::Utf8) })
+        .collect::<std::result::Result<_, _>>()?;
+    let mut labels = Labels::default();
+    for a in &texts {
+        for s in a.as_string::<i32>().iter() {
+            let code = match s {
+                None => null_code(&mut out.missing),
+                Some(s) => labels
+                    .code(s, |s| {
+                        let suppressed = release && s == SUPPRESSED;
+                        out.missing.push(suppressed);
+                        let code = out.missing.len() as u32 - 1;
+                        if suppressed {
+                            out.star = Some(code);
+                        }
+                        Some(code)
+                    })
+                    .expect("every label gets a code"),
+            };
+            out.codes.push(code);
+        }
+    }
+    Ok(out)
 }
 
 fn counts(b: &RecordBatch, column: &str) -> Vec<Option<u64>> {

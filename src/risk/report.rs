@@ -231,7 +231,7 @@ fn population_rows(h: &Histogram, options: &Options) -> Result<Vec<Row>> {
 /// table of records by DIS-SUDA score (`print.suda2`).
 pub(crate) fn suda_rows(records: &Records, max_size: Option<usize>, options: &Options) -> Vec<Row> {
     let m = records.codes.len();
-    let n = records.len() as f64;
+    let n = records.records() as f64;
     let (fraction, basis) = match options.population_size(n) {
         Some(size) => (n / size, "the declared population"),
         None => (DEFAULT_DIS_FRACTION, "sdcMicro's default, no population declared"),
@@ -247,6 +247,7 @@ pub(crate) fn suda_rows(records: &Records, max_size: Option<usize>, options: &Op
     )];
     out.extend(msu_rows(&s));
     let highest = |v: &[f64]| v.iter().copied().fold(0.0, f64::max);
+    // A row with a score stands for one record.
     let mean = |v: &[f64]| share(v.iter().sum());
     out.extend([
         row("suda_score_highest", highest(&s.scores), format!("MSU weights by size 1..{}: {weights}", s.max_size)),
@@ -263,7 +264,7 @@ pub(crate) fn suda_rows(records: &Records, max_size: Option<usize>, options: &Op
         row("dis_suda_score_highest", highest(&s.dis_scores), "DIS spread over the records by SUDA score"),
         row("dis_suda_score_mean", mean(&s.dis_scores), "mean over the records"),
     ]);
-    out.extend(dis_table(&s.dis_scores, share));
+    out.extend(dis_table(&s.dis_scores, &records.counts, share));
     out
 }
 
@@ -284,9 +285,11 @@ fn msu_rows(s: &Suda) -> Vec<Row> {
 
 /// sdcMicro's table of records by DIS-SUDA score: 0, then tenths up to 0.7, then above (its
 /// breaks are the tenths plus machine epsilon, so a score of exactly 0.1 is in (0, 0.1]).
-fn dis_table(scores: &[f64], share: impl Fn(f64) -> f64) -> Vec<Row> {
+fn dis_table(scores: &[f64], counts: &[u64], share: impl Fn(f64) -> f64) -> Vec<Row> {
     let bound = |i: usize| i as f64 / 10.0 + f64::EPSILON;
-    let count = |low: f64, high: f64| scores.iter().filter(|&&x| x > low && x <= high).count() as f64;
+    let count = |low: f64, high: f64| {
+        scores.iter().zip(counts).filter(|&(&x, _)| x > low && x <= high).map(|(_, &n)| n as f64).sum::<f64>()
+    };
     let mut out =
         vec![row("dis_suda_records_0", share(count(f64::NEG_INFINITY, bound(0))), "records with DIS-SUDA score 0")];
     for i in 1..=7 {

@@ -1,6 +1,6 @@
 //! SUDA, special uniques detection (Elliot, Manning, Mayes, Gurd & Bane, *SUDA: a program for
-//! detecting special uniques*, 2002; the search after Manning, Haglin & Keane's SUDA2, *Data
-//! Min. Knowl. Disc.* 16, 2008), with the scores of sdcMicro's `suda2` (original_scores=TRUE).
+//! detecting special uniques*; the search after Manning, Haglin & Keane's SUDA2, *Data Min.
+//! Knowl. Disc.* 16, 2008), with the scores of sdcMicro's `suda2` (original_scores=TRUE).
 //!
 //! A *minimal sample unique* (MSU) of a record is a non-empty set S of quasi-identifiers on
 //! which the record's values are shared by no other record, while on every proper subset of S
@@ -9,20 +9,21 @@
 //! DIS-SUDA score spreads Skinner & Elliot's estimate of the chance that a sample unique is a
 //! population unique over the records by their SUDA scores. Formulas: docs/risk.md.
 //!
-//! The search refines the partition of the records one quasi-identifier at a time, depth
-//! first over the sets in increasing column order (SUDA2's recursion): a record alone in its
-//! class is unique on every superset, so it leaves the partition, and only classes of two or
-//! more records are refined further. The sets on which a record first leaves hold all its
-//! MSUs; its MSUs are the minimal ones among them.
+//! The search refines the partition of the rows (a frequency table's: a row per class, with
+//! its records) one quasi-identifier at a time, depth first over the sets in increasing column
+//! order (SUDA2's recursion): a row alone in its class, standing for one record, is unique on
+//! every superset, so it leaves the partition, and only classes of two or more rows are
+//! refined further. The sets on which a record leaves hold all its MSUs; its MSUs are the
+//! minimal ones among them.
 
 use super::read::Records;
 
-/// SUDA's numbers for every record.
+/// SUDA's numbers for every row of the records (a row of identical records has none).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Suda {
     /// The largest MSU size searched.
     pub(crate) max_size: usize,
-    /// `msus[i * max_size + k - 1]`: record i's MSUs of size k.
+    /// `msus[i * max_size + k - 1]`: row i's MSUs of size k.
     pub(crate) msus: Vec<u32>,
     pub(crate) scores: Vec<f64>,
     pub(crate) dis_scores: Vec<f64>,
@@ -34,7 +35,7 @@ pub(crate) struct Suda {
 }
 
 impl Suda {
-    /// Record i's MSUs by size (index k − 1).
+    /// Row i's MSUs by size (index k − 1).
     pub(crate) fn msus_of(&self, i: usize) -> &[u32] {
         &self.msus[i * self.max_size..(i + 1) * self.max_size]
     }
@@ -73,8 +74,8 @@ pub(crate) fn weights(m: usize, max_size: usize) -> Vec<f64> {
     (1..=max_size).map(|k| (k..=max_size.min(m.saturating_sub(1))).map(|i| (m - i) as f64).product()).collect()
 }
 
-/// Each record's DIS-SUDA score (sdcMicro's `Suda2.h`): with Q = 1 + (8 − m)/20 and A the sum
-/// of score^−Q over the records with a score, 1 / (1 + (U/DIS − U) / (score^Q · A)); 0 without
+/// Each row's DIS-SUDA score (sdcMicro's `Suda2.h`): with Q = 1 + (8 − m)/20 and A the sum
+/// of score^−Q over the records with a score (each alone in its row), 1 / (1 + (U/DIS − U) / (score^Q · A)); 0 without
 /// a score.
 fn dis_scores(scores: &[f64], m: usize, uniques: f64, dis: f64) -> Vec<f64> {
     let q = 1.0 + (8.0 - m as f64) / 20.0;
@@ -148,7 +149,10 @@ impl Search<'_> {
             keyed.sort_unstable();
             for class in keyed.chunk_by(|a, b| a >> 32 == b >> 32) {
                 if let [only] = class {
-                    out.push((*only as u32, set));
+                    // A row of identical records is unique on no set.
+                    if self.records.counts[*only as u32 as usize] == 1 {
+                        out.push((*only as u32, set));
+                    }
                 } else {
                     next.records.extend(class.iter().map(|&k| k as u32));
                     next.ends.push(next.records.len() as u32);

@@ -43,6 +43,16 @@ async fn table(ctx: &SessionContext, name: &str, records: &[(u8, u8)]) {
     rows(ctx, &format!("SELECT * FROM declare_roles('{name}', 'a=qi, b=qi, c=insensitive')")).await;
 }
 
+/// A release `r` of such a table: its (a, b) labels as given, c = 'x'.
+async fn release(ctx: &SessionContext, labels: &[(&str, &str)]) {
+    let values: Vec<String> = labels.iter().map(|(a, b)| format!("('{a}', '{b}', 'x')")).collect();
+    let sql = format!(
+        "CREATE TABLE r AS SELECT column1 AS a, column2 AS b, column3 AS c FROM (VALUES {})",
+        values.join(", ")
+    );
+    rows(ctx, &sql).await;
+}
+
 fn ln_factorial(m: u64) -> f64 {
     (1..=m).map(|i| (i as f64).ln()).sum()
 }
@@ -263,12 +273,7 @@ async fn suda_reads_a_suppressed_cell_as_saying_nothing() {
     let ctx = new_session();
     table(&ctx, "t", &[(0, 0), (1, 1), (1, 2), (2, 2)]).await;
     // A release with one cell suppressed (a0, *) and one record suppressed (*, *).
-    rows(
-        &ctx,
-        "CREATE TABLE r AS SELECT column1 AS a, column2 AS b, column3 AS c \
-         FROM (VALUES ('a0', '*', 'x'), ('a1', 'b1', 'x'), ('a1', 'b2', 'x'), ('*', '*', 'x'))",
-    )
-    .await;
+    release(&ctx, &[("a0", "*"), ("a1", "b1"), ("a1", "b2"), ("*", "*")]).await;
     let got = report(&ctx, "risk_report('t', 'r', 'suda=true')").await;
     // Each of the three records is unique on one value: a0, b1, b2. The `*` of the first is no
     // value of it (sdcMicro's missing), so {b} is no MSU of it; the suppressed record is in no
@@ -285,12 +290,7 @@ async fn a_release_s_suppressed_records_form_no_class() {
     let ctx = new_session();
     table(&ctx, "t", &[(0, 0), (0, 0), (1, 1), (2, 2)]).await;
     // A release of t: two records suppressed (every quasi-identifier `*`), a class of two.
-    rows(
-        &ctx,
-        "CREATE TABLE r AS SELECT column1 AS a, column2 AS b, column3 AS c \
-         FROM (VALUES ('a0', '*', 'x'), ('a0', '*', 'x'), ('*', '*', 'x'), ('*', '*', 'x'))",
-    )
-    .await;
+    release(&ctx, &[("a0", "*"), ("a0", "*"), ("*", "*"), ("*", "*")]).await;
     let got = report(&ctx, "risk_report('t', 'r')").await;
     assert_eq!(got["records"], 2.0);
     assert_eq!(got["suppressed_records"], 2.0);

@@ -277,7 +277,7 @@ fn msu_rows(s: &Suda) -> Vec<Row> {
             row(
                 format!("suda_msus_size_{k}"),
                 total as f64,
-                format!("minimal sample uniques of {k} quasi-identifiers, in {records} records"),
+                format!("minimal sample uniques of size {k}, in {records} records"),
             )
         })
         .collect()

@@ -43,6 +43,16 @@ async fn table(ctx: &SessionContext, name: &str, records: &[(u8, u8)]) {
     rows(ctx, &format!("SELECT * FROM declare_roles('{name}', 'a=qi, b=qi, c=insensitive')")).await;
 }
 
+/// A release `r` of such a table: its (a, b) labels as given, c = 'x'.
+async fn release(ctx: &SessionContext, labels: &[(&str, &str)]) {
+    let values: Vec<String> = labels.iter().map(|(a, b)| format!("('{a}', '{b}', 'x')")).collect();
+    let sql = format!(
+        "CREATE TABLE r AS SELECT column1 AS a, column2 AS b, column3 AS c FROM (VALUES {})",
+        values.join(", ")
+    );
+    rows(ctx, &sql).await;
+}
+
 fn ln_factorial(m: u64) -> f64 {
     (1..=m).map(|i| (i as f64).ln()).sum()
 }
@@ -140,17 +150,147 @@ proptest! {
     }
 }
 
+/// A table `s` of four quasi-identifiers q0..q3 (`None` a NULL) and one other column.
+async fn wide_table(ctx: &SessionContext, records: &[[Option<u8>; 4]]) {
+    let cell = |v: &Option<u8>| v.map_or("NULL".to_string(), |v| format!("'v{v}'"));
+    let values: Vec<String> =
+        records.iter().map(|r| format!("({}, 'x')", r.iter().map(cell).collect::<Vec<_>>().join(", "))).collect();
+    rows(
+        ctx,
+        &format!(
+            "CREATE TABLE s AS SELECT column1 AS q0, column2 AS q1, column3 AS q2, column4 AS q3, column5 AS c \
+             FROM (VALUES {})",
+            values.join(", ")
+        ),
+    )
+    .await;
+    rows(ctx, "SELECT * FROM declare_roles('s', 'q0=qi, q1=qi, q2=qi, q3=qi, c=insensitive')").await;
+}
+
+/// SUDA by its definitions, record by record: a set S of quasi-identifiers (non-empty, at most
+/// `max_size`, no NULL of the record in it) is a minimal sample unique when no other record has
+/// the record's values on S and, on each S minus one column, some other record does.
+struct NaiveSuda {
+    /// msus[i][k - 1]: record i's MSUs of k quasi-identifiers.
+    msus: Vec<Vec<u32>>,
+    scores: Vec<f64>,
+    dis_scores: Vec<f64>,
+    dis: f64,
+}
+
+fn naive_suda(records: &[[Option<u8>; 4]], max_size: usize, fraction: f64) -> NaiveSuda {
+    let m = 4usize;
+    let shares = |i: usize, set: &[usize]| {
+        records.iter().enumerate().any(|(t, other)| t != i && set.iter().all(|&j| other[j] == records[i][j]))
+    };
+    let mut msus = vec![vec![0u32; max_size]; records.len()];
+    for (i, r) in records.iter().enumerate() {
+        for mask in 1u32..16 {
+            let set: Vec<usize> = (0..m).filter(|j| mask >> j & 1 == 1).collect();
+            if set.len() > max_size || set.iter().any(|&j| r[j].is_none()) || shares(i, &set) {
+                continue;
+            }
+            let minimal = set.len() == 1
+                || set.iter().all(|&drop| shares(i, &set.iter().copied().filter(|&j| j != drop).collect::<Vec<_>>()));
+            if minimal {
+                msus[i][set.len() - 1] += 1;
+            }
+        }
+    }
+    // Elliot et al.'s weight of an MSU of size k: (m − k)(m − k − 1)…(m − min(K, m − 1)).
+    let weight = |k: usize| (k..=max_size.min(m - 1)).map(|i| (m - i) as f64).product::<f64>();
+    let scores: Vec<f64> =
+        msus.iter().map(|c| c.iter().enumerate().map(|(k, &n)| n as f64 * weight(k + 1)).sum()).collect();
+    let mut classes: HashMap<[Option<u8>; 4], u64> = HashMap::new();
+    for r in records {
+        *classes.entry(*r).or_default() += 1;
+    }
+    let uniques = classes.values().filter(|&&s| s == 1).count() as f64;
+    let pairs = 2.0 * classes.values().filter(|&&s| s == 2).count() as f64;
+    let dis = if uniques > 0.0 { uniques * fraction / (uniques * fraction + pairs * (1.0 - fraction)) } else { 0.0 };
+    let q = 1.0 + (8.0 - m as f64) / 20.0;
+    let total: f64 = scores.iter().filter(|&&s| s > 0.0).map(|s| 1.0 / s.powf(q)).sum();
+    let dis_scores = scores
+        .iter()
+        .map(|&s| if s > 0.0 { 1.0 / (1.0 + (uniques / dis - uniques) / (s.powf(q) * total)) } else { 0.0 })
+        .collect();
+    NaiveSuda { msus, scores, dis_scores, dis }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    #[test]
+    fn suda_equals_its_definitions(
+        records in prop::collection::vec(prop::array::uniform4(prop::option::weighted(0.9, 0u8..3)), 1..40),
+        max_size in 1usize..=4,
+        factor in prop::sample::select(vec![0u64, 2, 50]),
+    ) {
+        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+        rt.block_on(async {
+            let ctx = new_session();
+            wide_table(&ctx, &records).await;
+            let n = records.len() as u64;
+            // No population declared: sdcMicro's default sampling fraction, 0.01.
+            let (population, fraction) = match factor {
+                0 => (String::new(), 0.01),
+                f => (format!(", population={}", n * f), 1.0 / f as f64),
+            };
+            let got = report(&ctx, &format!("risk_report('s', '', 'suda=true, suda_max_size={max_size}{population}')")).await;
+            let naive = naive_suda(&records, max_size, fraction);
+            let nf = n as f64;
+            for k in 1..=max_size {
+                let total: u32 = naive.msus.iter().map(|c| c[k - 1]).sum();
+                close(got[&format!("suda_msus_size_{k}")], total as f64, "MSUs of one size");
+            }
+            let beyond = format!("suda_msus_size_{}", max_size + 1);
+            prop_assert!(!got.contains_key(&beyond), "{beyond} is past suda_max_size");
+            let with = naive.scores.iter().filter(|&&s| s > 0.0).count() as f64;
+            close(got["suda_records_with_msus"], with / nf, "records with an MSU");
+            let highest = |v: &[f64]| v.iter().copied().fold(0.0, f64::max);
+            close(got["suda_score_highest"], highest(&naive.scores), "highest SUDA score");
+            close(got["suda_score_mean"], naive.scores.iter().sum::<f64>() / nf, "mean SUDA score");
+            close(got["dis"], naive.dis, "DIS");
+            close(got["dis_suda_score_highest"], highest(&naive.dis_scores), "highest DIS-SUDA score");
+            close(got["dis_suda_score_mean"], naive.dis_scores.iter().sum::<f64>() / nf, "mean DIS-SUDA score");
+            // sdcMicro's table: 0, then (0, 0.1], …, (0.6, 0.7], then above 0.7.
+            let in_range = |low: f64, high: f64| {
+                naive.dis_scores.iter().filter(|&&x| x > low && x <= high).count() as f64 / nf
+            };
+            close(got["dis_suda_records_0"], in_range(-1.0, 0.0), "DIS-SUDA 0");
+            for i in 1..=7 {
+                let (low, high) = ((i - 1) as f64 / 10.0, i as f64 / 10.0);
+                close(got[&format!("dis_suda_records_{low:.1}_{high:.1}")], in_range(low, high), "DIS-SUDA tenth");
+            }
+            close(got["dis_suda_records_above_0.7"], in_range(0.7, f64::INFINITY), "DIS-SUDA above 0.7");
+            Ok(())
+        })?;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn suda_reads_a_suppressed_cell_as_saying_nothing() {
+    let ctx = new_session();
+    table(&ctx, "t", &[(0, 0), (1, 1), (1, 2), (2, 2)]).await;
+    // A release with one cell suppressed (a0, *) and one record suppressed (*, *).
+    release(&ctx, &[("a0", "*"), ("a1", "b1"), ("a1", "b2"), ("*", "*")]).await;
+    let got = report(&ctx, "risk_report('t', 'r', 'suda=true')").await;
+    // Each of the three records is unique on one value: a0, b1, b2. The `*` of the first is no
+    // value of it (sdcMicro's missing), so {b} is no MSU of it; the suppressed record is in no
+    // class and has no MSU.
+    assert_eq!(got["suda_msus_size_1"], 3.0);
+    assert_eq!(got["suda_msus_size_2"], 0.0);
+    assert_eq!(got["suda_records_with_msus"], 1.0);
+    // Two quasi-identifiers: an MSU of one weighs (2 − 1)! = 1.
+    assert_eq!(got["suda_score_highest"], 1.0);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_release_s_suppressed_records_form_no_class() {
     let ctx = new_session();
     table(&ctx, "t", &[(0, 0), (0, 0), (1, 1), (2, 2)]).await;
     // A release of t: two records suppressed (every quasi-identifier `*`), a class of two.
-    rows(
-        &ctx,
-        "CREATE TABLE r AS SELECT column1 AS a, column2 AS b, column3 AS c \
-         FROM (VALUES ('a0', '*', 'x'), ('a0', '*', 'x'), ('*', '*', 'x'), ('*', '*', 'x'))",
-    )
-    .await;
+    release(&ctx, &[("a0", "*"), ("a0", "*"), ("*", "*"), ("*", "*")]).await;
     let got = report(&ctx, "risk_report('t', 'r')").await;
     assert_eq!(got["records"], 2.0);
     assert_eq!(got["suppressed_records"], 2.0);
@@ -174,6 +314,7 @@ async fn bad_input_is_refused_naming_the_argument() {
         ("risk_report('t', '', 'population=10, fraction=0.5')", "options", "not both"),
         ("risk_report('t', 'missing')", "release", "not found"),
         ("risk_report('nowhere')", "nowhere", "no attribute roles"),
+        ("risk_report('t', '', 'suda_max_size=2')", "suda_max_size", "needs suda=true"),
     ];
     for (call, argument, says) in cases {
         let e = err(&ctx, &format!("SELECT * FROM {call}")).await;

@@ -271,7 +271,7 @@ fn encode_into(
         for (key, s) in keys.iter_mut().zip(v.as_string::<i32>().iter()) {
             let code = match s {
                 None => null_leaf?,
-                Some(s) => labels.leaf(h, s)?,
+                Some(s) => labels.code(s, |s| h.leaf_of_label(s))?,
             };
             packing.put(key, j, code);
         }
@@ -279,16 +279,18 @@ fn encode_into(
     Some(())
 }
 
-/// Leaf codes of the labels met so far in a slice. A label of up to 15 bytes is looked up as
-/// one integer (its bytes and length), so most lookups hash and compare no string.
+/// Codes of the labels met so far (a hierarchy's leaf codes here, risk_report's dense codes in
+/// `crate::risk::read`). A label of up to 15 bytes is looked up as one integer (its bytes and
+/// length), so most lookups hash and compare no string.
 #[derive(Default)]
-struct Labels<'s> {
+pub(crate) struct Labels<'s> {
     short: FastMap<u128, u32>,
     long: FastMap<&'s str, u32>,
 }
 
 impl<'s> Labels<'s> {
-    fn leaf(&mut self, h: &Hierarchy, s: &'s str) -> Option<u32> {
+    /// The code of `s`, from `new_code` the first time it is met (`None`: no code, nothing kept).
+    pub(crate) fn code(&mut self, s: &'s str, new_code: impl FnOnce(&str) -> Option<u32>) -> Option<u32> {
         let b = s.as_bytes();
         if b.len() < 16 {
             let mut word = [0u8; 16];
@@ -298,14 +300,14 @@ impl<'s> Labels<'s> {
             if let Some(&c) = self.short.get(&key) {
                 return Some(c);
             }
-            let c = h.leaf_of_label(s)?;
+            let c = new_code(s)?;
             self.short.insert(key, c);
             return Some(c);
         }
         if let Some(&c) = self.long.get(s) {
             return Some(c);
         }
-        let c = h.leaf_of_label(s)?;
+        let c = new_code(s)?;
         self.long.insert(s, c);
         Some(c)
     }

@@ -24,6 +24,7 @@ pub mod source;
 mod walk;
 
 pub use cache::{Cached, NodeCache};
+pub(crate) use count::Labels;
 pub(crate) use frequencies::cached_frequency_table_of;
 pub use frequencies::{cached_frequency_table, content_version};
 pub use group::{Grouping, class_degrees, class_sizes_of, generalize_to, group, rollup};

@@ -4,7 +4,8 @@
 //! population uniqueness by the Pitman, Zayatz and SNB models with Dankar et al.'s rule
 //! choosing among them. Every number is a function of the class sizes alone (classes as an
 //! attacker sees them: the published quasi-identifier values), so this module takes sizes in
-//! and gives numbers out; `read` counts the classes of a table or a release. Formulas and
+//! and gives numbers out; `read` counts the classes of a table or a release. SUDA's special
+//! uniques (`suda`) are the one measure that needs the records themselves. Formulas and
 //! sources: docs/risk.md.
 
 mod population;
@@ -12,6 +13,7 @@ pub(crate) mod read;
 pub(crate) mod report;
 mod solver;
 mod special;
+pub(crate) mod suda;
 
 /// The class-size histogram: (size, number of classes of that size), ascending by size.
 #[derive(Debug, Clone, PartialEq)]

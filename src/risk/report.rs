@@ -1,6 +1,8 @@
 //! `risk_report`'s options and rows: the numbers of this module, one row per measure
 //! (`measure`, `value`, `detail`), in the order a reader asks them.
 
+use super::read::Records;
+use super::suda::{MAX_COLUMNS, Suda, suda};
 use super::{Class, Histogram, Uniqueness, sample_risks, sample_uniques, uniqueness};
 use crate::error::{AnonError, Result};
 use crate::methods::options::{Kind, Options as Declared, opt};
@@ -17,6 +19,8 @@ pub(crate) struct Options {
     pub(crate) population_table: Option<String>,
     /// An h-ceiling release's counterfeit catalog: measure the records it proves genuine.
     pub(crate) catalog: Option<String>,
+    /// SUDA's special uniques, with MSUs of up to this many quasi-identifiers (None: every one).
+    pub(crate) suda: Option<Option<usize>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -27,6 +31,10 @@ pub(crate) enum Population {
 
 /// ARX's default highest acceptable risk, 1/5: a record is at risk below class size 5.
 const DEFAULT_THRESHOLD: f64 = 0.2;
+
+/// sdcMicro's `suda2` default sampling fraction for DIS (`DisFraction`), taken when the
+/// custodian declares no population.
+const DEFAULT_DIS_FRACTION: f64 = 0.01;
 
 /// `risk_report`'s options, declared once: the parser, the usage line and `\df` come from here.
 pub(crate) const OPTIONS: Declared = Declared {
@@ -63,6 +71,18 @@ pub(crate) const OPTIONS: Declared = Declared {
             "",
             "an h-ceiling release's catalog: measure the records it proves genuine",
         ),
+        opt(
+            "suda",
+            Kind::Flag,
+            "false",
+            "SUDA's special uniques: minimal sample uniques by size, SUDA and DIS-SUDA scores (sdcMicro's suda2)",
+        ),
+        opt(
+            "suda_max_size",
+            Kind::Int { min: 1, max: MAX_COLUMNS as u64 },
+            "every quasi-identifier",
+            "the largest minimal sample unique SUDA looks for, in quasi-identifiers (with suda=true)",
+        ),
     ],
 };
 
@@ -93,20 +113,35 @@ impl Options {
             qis: o.text("qis").map(|v| v.split_whitespace().map(str::to_string).collect()),
             population_table: o.text("population_table").map(str::to_string),
             catalog: o.text("catalog").map(str::to_string),
+            suda: match (o.flag("suda").unwrap_or(false), o.int("suda_max_size")) {
+                (true, max) => Some(max.map(|k| k as usize)),
+                (false, None) => None,
+                (false, Some(_)) => {
+                    return Err(AnonError::argument(OPTIONS.function, "suda_max_size", "needs suda=true"));
+                }
+            },
         })
+    }
+
+    /// The population's size for a sample of `n` records, as declared (None: not declared).
+    fn population_size(&self, n: f64) -> Option<f64> {
+        match self.population? {
+            Population::Size(size) => Some(size),
+            Population::Fraction(f) => Some(n / f),
+        }
     }
 }
 
 /// One row of the report.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Row {
-    pub(crate) measure: &'static str,
+    pub(crate) measure: String,
     pub(crate) value: f64,
     pub(crate) detail: String,
 }
 
-fn row(measure: &'static str, value: f64, detail: impl Into<String>) -> Row {
-    Row { measure, value, detail: detail.into() }
+fn row(measure: impl Into<String>, value: f64, detail: impl Into<String>) -> Row {
+    Row { measure: measure.into(), value, detail: detail.into() }
 }
 
 /// The report over `classes` (of a table or a release; `suppressed` records left out of
@@ -159,13 +194,9 @@ fn suppressed_detail(options: &Options) -> String {
 
 fn population_rows(h: &Histogram, options: &Options) -> Result<Vec<Row>> {
     let n = h.records();
-    let size = match options.population {
-        None => {
-            let why = "declare population=N or fraction=f in the options";
-            return Ok(vec![row("population_uniques", f64::NAN, format!("not estimated: {why}"))]);
-        }
-        Some(Population::Size(size)) => size,
-        Some(Population::Fraction(f)) => n / f,
+    let Some(size) = options.population_size(n) else {
+        let why = "declare population=N or fraction=f in the options";
+        return Ok(vec![row("population_uniques", f64::NAN, format!("not estimated: {why}"))]);
     };
     if size < n {
         return Err(AnonError::argument(
@@ -193,6 +224,86 @@ fn population_rows(h: &Histogram, options: &Options) -> Result<Vec<Row>> {
             format!("{dankar:.3} population uniques by {} (Dankar et al. 2012's rule)", chosen.name()),
         ),
     ])
+}
+
+/// SUDA's rows over `records` (the report's records in classes): how many records have
+/// minimal sample uniques and of which sizes, the SUDA and DIS-SUDA scores, and sdcMicro's
+/// table of records by DIS-SUDA score (`print.suda2`).
+pub(crate) fn suda_rows(records: &Records, max_size: Option<usize>, options: &Options) -> Vec<Row> {
+    let m = records.codes.len();
+    let n = records.records() as f64;
+    let (fraction, basis) = match options.population_size(n) {
+        Some(size) => (n / size, "the declared population"),
+        None => (DEFAULT_DIS_FRACTION, "sdcMicro's default, no population declared"),
+    };
+    let s = suda(records, max_size.unwrap_or(m), fraction);
+    let share = |x: f64| if n > 0.0 { x / n } else { 0.0 };
+    let with_msu = s.scores.iter().filter(|&&x| x > 0.0).count() as f64;
+    let weights = super::suda::weights(m, s.max_size).iter().map(|w| w.to_string()).collect::<Vec<_>>().join(", ");
+    let mut out = vec![row(
+        "suda_records_with_msus",
+        share(with_msu),
+        format!("{with_msu} records unique on some set of at most {} quasi-identifiers", s.max_size),
+    )];
+    out.extend(msu_rows(&s));
+    let highest = |v: &[f64]| v.iter().copied().fold(0.0, f64::max);
+    // A row with a score stands for one record.
+    let mean = |v: &[f64]| share(v.iter().sum());
+    out.extend([
+        row("suda_score_highest", highest(&s.scores), format!("MSU weights by size 1..{}: {weights}", s.max_size)),
+        row("suda_score_mean", mean(&s.scores), "mean over the records (0 without an MSU)"),
+        row(
+            "dis",
+            s.dis,
+            format!(
+                "chance a sample unique is a population unique (Skinner & Elliot): {} uniques, {} records in pairs, \
+                 sampling fraction {fraction:.6} ({basis})",
+                s.uniques, s.pair_records
+            ),
+        ),
+        row("dis_suda_score_highest", highest(&s.dis_scores), "DIS spread over the records by SUDA score"),
+        row("dis_suda_score_mean", mean(&s.dis_scores), "mean over the records"),
+    ]);
+    out.extend(dis_table(&s.dis_scores, &records.counts, share));
+    out
+}
+
+/// One row per MSU size: how many MSUs, in how many records.
+fn msu_rows(s: &Suda) -> Vec<Row> {
+    (1..=s.max_size)
+        .map(|k| {
+            let counts = (0..s.scores.len()).map(|i| s.msus_of(i)[k - 1]);
+            let (total, records) = counts.fold((0u64, 0u64), |(t, r), c| (t + u64::from(c), r + u64::from(c > 0)));
+            row(
+                format!("suda_msus_size_{k}"),
+                total as f64,
+                format!("minimal sample uniques of size {k}, in {records} records"),
+            )
+        })
+        .collect()
+}
+
+/// sdcMicro's table of records by DIS-SUDA score: 0, then tenths up to 0.7, then above (its
+/// breaks are the tenths plus machine epsilon, so a score of exactly 0.1 is in (0, 0.1]).
+fn dis_table(scores: &[f64], counts: &[u64], share: impl Fn(f64) -> f64) -> Vec<Row> {
+    let bound = |i: usize| i as f64 / 10.0 + f64::EPSILON;
+    let count = |low: f64, high: f64| {
+        scores.iter().zip(counts).filter(|&(&x, _)| x > low && x <= high).map(|(_, &n)| n as f64).sum::<f64>()
+    };
+    let mut out =
+        vec![row("dis_suda_records_0", share(count(f64::NEG_INFINITY, bound(0))), "records with DIS-SUDA score 0")];
+    for i in 1..=7 {
+        let c = count(bound(i - 1), bound(i));
+        let range = format!("({:.1}, {:.1}]", (i - 1) as f64 / 10.0, i as f64 / 10.0);
+        out.push(row(
+            format!("dis_suda_records_{:.1}_{:.1}", (i - 1) as f64 / 10.0, i as f64 / 10.0),
+            share(c),
+            format!("{c} records with DIS-SUDA score in {range}"),
+        ));
+    }
+    let c = count(bound(7), f64::INFINITY);
+    out.push(row("dis_suda_records_above_0.7", share(c), format!("{c} records with DIS-SUDA score above 0.7")));
+    out
 }
 
 #[cfg(test)]
@@ -228,6 +339,7 @@ mod tests {
             qis: None,
             population_table: None,
             catalog: None,
+            suda: None,
         };
         let e = rows(&classes, 0, &o).expect_err("refused").to_string();
         assert!(e.contains("options") && e.contains("smaller than the sample"), "{e}");

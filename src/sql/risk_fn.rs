@@ -9,8 +9,9 @@ use super::glue::session_context;
 use super::report::{Column::*, table};
 use crate::error::{AnonError, Result};
 use crate::risk::Class;
-use crate::risk::read::{class_sizes, linked_classes};
-use crate::risk::report::{OPTIONS, Options, Row, rows};
+use crate::risk::read::{Records, linked_classes, records};
+use crate::risk::report::{OPTIONS, Options, Row, rows, suda_rows};
+use crate::risk::suda::MAX_COLUMNS;
 use crate::session::Registry;
 use crate::session::runtime::block_on;
 use datafusion::catalog::{TableFunctionArgs, TableProvider};
@@ -33,21 +34,49 @@ fn risk_report(registry: &Registry, args: TableFunctionArgs) -> datafusion::erro
     let options = Options::parse(&a.opt_str(2, "options")?.unwrap_or_default())?;
     let meta = registry.require(&original)?;
     let qis = quasi_identifiers(&original, &meta.quasi_identifiers(), options.qis.as_deref())?;
+    if options.suda.is_some() && qis.len() > MAX_COLUMNS {
+        return Err(AnonError::argument(
+            F,
+            "suda",
+            format!("SUDA takes at most {MAX_COLUMNS} quasi-identifiers (qis=)"),
+        )
+        .into());
+    }
     let ctx = session_context(&args)?;
-    let classes = block_on(classes(&ctx, &original, release.as_deref(), &qis, &options))?;
-    Ok(result(&rows(&classes.0, classes.1, &options)?)?)
+    let measured = block_on(measure(&ctx, &original, release.as_deref(), &qis, &options))?;
+    let mut out = rows(&measured.classes, measured.suppressed, &options)?;
+    if let (Some(max_size), Some(records)) = (options.suda, &measured.records) {
+        out.extend(suda_rows(records, max_size, &options));
+    }
+    Ok(result(&out)?)
+}
+
+/// What the report measures: the classes, the records left out of them, and the records
+/// themselves when SUDA needs them.
+struct Measured {
+    classes: Vec<Class>,
+    suppressed: u64,
+    records: Option<Records>,
+}
+
+impl Measured {
+    /// The classes of `records`, each its own population (no population table).
+    fn own(records: Records, suppressed: u64) -> Measured {
+        let classes = records.class_sizes().into_iter().map(|s| Class { sample: s, population: s }).collect();
+        Measured { classes, suppressed, records: Some(records) }
+    }
 }
 
 /// The classes to measure and the records left out of them: the table's, a release's, the
 /// records a catalog proves genuine, or the table's linked to a population table.
-async fn classes(
+async fn measure(
     ctx: &SessionContext,
     original: &str,
     release: Option<&str>,
     qis: &[String],
     options: &Options,
-) -> Result<(Vec<Class>, u64)> {
-    let own = |sizes: Vec<u64>| sizes.into_iter().map(|s| Class { sample: s, population: s }).collect();
+) -> Result<Measured> {
+    let table = move || async move { ctx.table(original).await.map_err(|_| AnonError::table(original, "not found")) };
     match (release, &options.catalog, &options.population_table) {
         (Some(_), _, Some(_)) => Err(AnonError::argument(
             F,
@@ -60,12 +89,17 @@ async fn classes(
                 format!("population_table '{p}' has no column '{q}', a quasi-identifier of '{original}'")
             })
             .await?;
-            Ok((linked_classes(ctx, original, p, qis).await?, 0))
+            let classes = linked_classes(ctx, original, p, qis).await?;
+            // SUDA looks at the sample's own records; the population table has no part in it.
+            let records = match options.suda {
+                Some(_) => Some(records(table().await?, qis, false).await?.0),
+                None => None,
+            };
+            Ok(Measured { classes, suppressed: 0, records })
         }
         (None, None, None) => {
-            let df = ctx.table(original).await.map_err(|_| AnonError::table(original, "not found"))?;
-            let (sizes, suppressed) = class_sizes(df, qis, false).await?;
-            Ok((own(sizes), suppressed))
+            let (records, suppressed) = records(table().await?, qis, false).await?;
+            Ok(Measured::own(records, suppressed))
         }
         (Some(r), catalog, None) => {
             check_release(ctx, original, r, qis).await?;
@@ -73,8 +107,8 @@ async fn classes(
                 None => ctx.table(r).await?,
                 Some(c) => ctx.sql(&format!("SELECT * FROM truthful_view({}, {})", literal(r), literal(c))).await?,
             };
-            let (sizes, suppressed) = class_sizes(df, qis, true).await?;
-            Ok((own(sizes), suppressed))
+            let (records, suppressed) = records(df, qis, true).await?;
+            Ok(Measured::own(records, suppressed))
         }
     }
 }

@@ -6,6 +6,7 @@ use super::suda::{MAX_COLUMNS, Suda, suda};
 use super::{Class, Histogram, Uniqueness, sample_risks, sample_uniques, uniqueness};
 use crate::error::{AnonError, Result};
 use crate::methods::options::{Kind, Options as Declared, opt};
+use crate::progress::Progress;
 
 /// What the custodian declares: the threshold above which a record's risk counts, the
 /// population the sample was drawn from, and the quasi-identifiers to consider.
@@ -229,14 +230,19 @@ fn population_rows(h: &Histogram, options: &Options) -> Result<Vec<Row>> {
 /// SUDA's rows over `records` (the report's records in classes): how many records have
 /// minimal sample uniques and of which sizes, the SUDA and DIS-SUDA scores, and sdcMicro's
 /// table of records by DIS-SUDA score (`print.suda2`).
-pub(crate) fn suda_rows(records: &Records, max_size: Option<usize>, options: &Options) -> Vec<Row> {
+pub(crate) fn suda_rows(
+    records: &Records,
+    max_size: Option<usize>,
+    options: &Options,
+    progress: &dyn Progress,
+) -> Result<Vec<Row>> {
     let m = records.codes.len();
     let n = records.records() as f64;
     let (fraction, basis) = match options.population_size(n) {
         Some(size) => (n / size, "the declared population"),
         None => (DEFAULT_DIS_FRACTION, "sdcMicro's default, no population declared"),
     };
-    let s = suda(records, max_size.unwrap_or(m), fraction);
+    let s = suda(records, max_size.unwrap_or(m), fraction, progress)?;
     let share = |x: f64| if n > 0.0 { x / n } else { 0.0 };
     let with_msu = s.scores.iter().filter(|&&x| x > 0.0).count() as f64;
     let weights = super::suda::weights(m, s.max_size).iter().map(|w| w.to_string()).collect::<Vec<_>>().join(", ");
@@ -265,7 +271,7 @@ pub(crate) fn suda_rows(records: &Records, max_size: Option<usize>, options: &Op
         row("dis_suda_score_mean", mean(&s.dis_scores), "mean over the records"),
     ]);
     out.extend(dis_table(&s.dis_scores, &records.counts, share));
-    out
+    Ok(out)
 }
 
 /// One row per MSU size: how many MSUs, in how many records.

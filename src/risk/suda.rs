@@ -17,6 +17,8 @@
 //! minimal ones among them.
 
 use super::read::Records;
+use crate::error::Result;
+use crate::progress::Progress;
 
 /// SUDA's numbers for every row of the records (a row of identical records has none).
 #[derive(Debug, Clone, PartialEq)]
@@ -46,13 +48,14 @@ pub(crate) const MAX_COLUMNS: usize = 32;
 
 /// SUDA over `records` with MSUs of up to `max_size` quasi-identifiers (at most
 /// [`MAX_COLUMNS`] columns) and sampling fraction `fraction` for DIS.
-pub(crate) fn suda(records: &Records, max_size: usize, fraction: f64) -> Suda {
+/// Ctrl-C (`progress`) stops the search between two refinements.
+pub(crate) fn suda(records: &Records, max_size: usize, fraction: f64, progress: &dyn Progress) -> Result<Suda> {
     let m = records.codes.len();
     assert!(m <= MAX_COLUMNS, "SUDA takes at most {MAX_COLUMNS} quasi-identifiers");
     let max_size = max_size.clamp(1, m.max(1));
     let n = records.len();
     let mut msus = vec![0u32; n * max_size];
-    for (record, set) in minimal_uniques(records, max_size) {
+    for (record, set) in minimal_uniques(records, max_size, progress)? {
         msus[record as usize * max_size + set.count_ones() as usize - 1] += 1;
     }
     let weights = weights(m, max_size);
@@ -65,7 +68,7 @@ pub(crate) fn suda(records: &Records, max_size: usize, fraction: f64) -> Suda {
     let dis =
         if uniques > 0.0 { uniques * fraction / (uniques * fraction + pair_records * (1.0 - fraction)) } else { 0.0 };
     let dis_scores = dis_scores(&scores, m, uniques, dis);
-    Suda { max_size, msus, scores, dis_scores, dis, uniques, pair_records }
+    Ok(Suda { max_size, msus, scores, dis_scores, dis, uniques, pair_records })
 }
 
 /// The weight of an MSU of size k (index k − 1) among m quasi-identifiers, MSUs searched up
@@ -85,8 +88,8 @@ fn dis_scores(scores: &[f64], m: usize, uniques: f64, dis: f64) -> Vec<f64> {
 }
 
 /// Every (record, MSU as a bit set of columns) of up to `max_size` columns.
-fn minimal_uniques(records: &Records, max_size: usize) -> Vec<(u32, u32)> {
-    let search = Search { records, max_size };
+fn minimal_uniques(records: &Records, max_size: usize, progress: &dyn Progress) -> Result<Vec<(u32, u32)>> {
+    let search = Search { records, max_size, progress };
     let root = Partition { records: (0..records.len() as u32).collect(), ends: vec![records.len() as u32] };
     let first: Vec<usize> = if records.len() == 0 { Vec::new() } else { (0..records.codes.len()).collect() };
     // One job per first column: the subtrees share nothing.
@@ -96,6 +99,7 @@ fn minimal_uniques(records: &Records, max_size: usize) -> Vec<(u32, u32)> {
         search.visit(&child, 1 << v, v + 1, 1, &mut out);
         out
     });
+    progress.check()?;
     let mut found: Vec<(u32, u32)> = found.into_iter().flatten().collect();
     found.sort_unstable();
     let mut msus = Vec::new();
@@ -104,7 +108,7 @@ fn minimal_uniques(records: &Records, max_size: usize) -> Vec<(u32, u32)> {
         // inside it.
         msus.extend(group.iter().filter(|&&(_, s)| !group.iter().any(|&(_, t)| t != s && t & s == t)));
     }
-    msus
+    Ok(msus)
 }
 
 /// Classes of two or more records: `records[ends[c-1]..ends[c]]` is class c.
@@ -116,12 +120,14 @@ struct Partition {
 struct Search<'a> {
     records: &'a Records,
     max_size: usize,
+    progress: &'a dyn Progress,
 }
 
 impl Search<'_> {
     /// Refine the classes of `part` (on the columns of `set`) by every later column in turn.
     fn visit(&self, part: &Partition, set: u32, from: usize, size: usize, out: &mut Vec<(u32, u32)>) {
-        if size == self.max_size || part.ends.is_empty() {
+        // A cancelled search unwinds without looking further; `minimal_uniques` reports it.
+        if size == self.max_size || part.ends.is_empty() || self.progress.cancelled() {
             return;
         }
         for v in from..self.records.codes.len() {
@@ -167,6 +173,27 @@ impl Search<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::AnonError;
+    use crate::progress::Silent;
+
+    /// A progress whose user has pressed Ctrl-C.
+    #[derive(Debug)]
+    struct Cancelled;
+
+    impl Progress for Cancelled {
+        fn begin(&self, _: &str, _: u64) {}
+        fn advance(&self, _: u64) {}
+        fn finish(&self) {}
+        fn cancelled(&self) -> bool {
+            true
+        }
+    }
+
+    #[test]
+    fn ctrl_c_stops_the_search() {
+        let r = table(&[&["a", "x", "1"], &["a", "y", "1"], &["b", "y", "2"]]);
+        assert!(matches!(suda(&r, 3, 0.01, &Cancelled), Err(AnonError::Cancelled)));
+    }
 
     /// Records from rows of labels (each column's labels numbered in order met).
     fn table(rows: &[&[&str]]) -> Records {
@@ -200,7 +227,7 @@ mod tests {
     fn the_scores_of_sdcmicros_three_column_example() {
         // sdcMicro's tests/testthat/test_suda2.R: a = (2, 1, 1), b = (0, 3, 0), c = (0, 6, 0).
         let r = Records::from_codes(vec![vec![0, 1, 1], vec![0, 1, 0], vec![0, 1, 0]], &[]);
-        let s = suda(&r, 3, 0.01);
+        let s = suda(&r, 3, 0.01, &Silent).unwrap();
         // Record 1: {a}; record 2: {b}, {c}; record 3: {a, b}, {a, c}.
         assert_eq!(s.scores, vec![2.0, 4.0, 2.0]);
         assert_eq!(s.msus_of(1), &[2, 0, 0]);
@@ -220,7 +247,7 @@ mod tests {
             &["20s", "female", "50k-", "middleschool"],
             &["60s", "male", "50k-", "university"],
         ];
-        let s = suda(&table(&rows), 4, 0.01);
+        let s = suda(&table(&rows), 4, 0.01, &Silent).unwrap();
         assert_eq!(s.scores, vec![0.0, 0.0, 0.0, 0.0, 4.0, 2.0, 6.0, 8.0]);
     }
 
@@ -239,7 +266,7 @@ mod tests {
             &["Urban", "Female", "Secondary incomplete", "Non-LF"],
             &["Urban", "Female", "Secondary incomplete", "Non-LF"],
         ];
-        let s = suda(&table(&rows), 4, 0.01);
+        let s = suda(&table(&rows), 4, 0.01, &Silent).unwrap();
         assert_eq!(s.scores, vec![0.0, 0.0, 6.0, 0.0, 12.0, 0.0, 6.0, 10.0, 0.0, 0.0]);
         // 4 sample uniques (records 3, 5, 7, 8), 2 pairs' records (4 and 6; 1 and 2, 9 and 10 too).
         let (u, p, f) = (4.0, 6.0, 0.01);
@@ -253,7 +280,7 @@ mod tests {
     fn a_value_that_says_nothing_is_in_no_msu() {
         // Column a's code 2 is missing: record 3 is unique there, yet {a} is no MSU of it.
         let r = Records::from_codes(vec![vec![0, 0, 2], vec![0, 1, 1]], &[2]);
-        let s = suda(&r, 2, 0.01);
+        let s = suda(&r, 2, 0.01, &Silent).unwrap();
         assert_eq!(s.msus_of(2), &[0, 0]);
         // Record 2's b = 1 is shared with record 3; on {a, b} record 3 has no value, so
         // record 2 is unique there... but {a} and {b} are shared: an MSU of size 2.
@@ -265,7 +292,7 @@ mod tests {
         let r = Records::from_codes(vec![vec![0, 0, 1], vec![0, 1, 0], vec![0, 0, 0]], &[]);
         // The first record, (0, 0, 0), shares each of its values with another record and is
         // unique on {a, b}.
-        assert_eq!(suda(&r, 1, 0.01).msus_of(0), &[0]);
-        assert_eq!(suda(&r, 2, 0.01).msus_of(0), &[0, 1]);
+        assert_eq!(suda(&r, 1, 0.01, &Silent).unwrap().msus_of(0), &[0]);
+        assert_eq!(suda(&r, 2, 0.01, &Silent).unwrap().msus_of(0), &[0, 1]);
     }
 }

@@ -13,7 +13,7 @@ use crate::risk::read::{Records, linked_classes, records};
 use crate::risk::report::{OPTIONS, Options, Row, rows, suda_rows};
 use crate::risk::suda::MAX_COLUMNS;
 use crate::session::Registry;
-use crate::session::runtime::block_on;
+use crate::session::runtime::block_on_cancellable;
 use datafusion::catalog::{TableFunctionArgs, TableProvider};
 use datafusion::prelude::SessionContext;
 use std::sync::Arc;
@@ -43,10 +43,13 @@ fn risk_report(registry: &Registry, args: TableFunctionArgs) -> datafusion::erro
         .into());
     }
     let ctx = session_context(&args)?;
-    let measured = block_on(measure(&ctx, &original, release.as_deref(), &qis, &options))?;
+    // Ctrl-C cancels the report (its GROUP BY, or SUDA's search), never the session.
+    let progress = registry.progress();
+    let measured =
+        block_on_cancellable(progress.as_ref(), measure(&ctx, &original, release.as_deref(), &qis, &options))?;
     let mut out = rows(&measured.classes, measured.suppressed, &options)?;
     if let (Some(max_size), Some(records)) = (options.suda, &measured.records) {
-        out.extend(suda_rows(records, max_size, &options));
+        out.extend(suda_rows(records, max_size, &options, progress.as_ref())?);
     }
     Ok(result(&out)?)
 }

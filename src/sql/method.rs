@@ -187,9 +187,9 @@ impl Call<'_> {
             (Rows::Plan(df), Some(_)) => super::output::publish(self.ctx, self.output, df).await,
             (Rows::Plan(df), None) => {
                 let schema = df.schema().inner().clone();
-                shuffled_table(schema, &df.collect().await?, self.seed)
+                shuffled_table(schema, df.collect().await?, self.seed)
             }
-            (Rows::Batches(schema, batches), _) => shuffled_table(schema, &batches, self.seed),
+            (Rows::Batches(schema, batches), _) => shuffled_table(schema, batches, self.seed),
             (Rows::Classes(cells), None) => {
                 // Built once, straight in the drawn order: no batches in the cells' order to
                 // shuffle afterwards (a second copy of every row).
@@ -411,7 +411,7 @@ const CANCELLED_AFTER_NOISE: &str = "cancelled after noise was drawn, nothing pu
 
 /// `batches` as an in-memory table, their rows in a uniformly random order drawn from the
 /// call's seed (or the OS), so no row's position links it to its source row.
-fn shuffled_table(schema: SchemaRef, batches: &[RecordBatch], seed: Option<u64>) -> Result<Arc<dyn TableProvider>> {
+fn shuffled_table(schema: SchemaRef, batches: Vec<RecordBatch>, seed: Option<u64>) -> Result<Arc<dyn TableProvider>> {
     let batch = crate::encode::shuffle_rows(&schema, batches, &mut shuffle_rng(seed)?)?;
     Ok(Arc::new(MemTable::try_new(schema, vec![vec![batch]])?))
 }

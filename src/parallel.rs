@@ -1,41 +1,33 @@
-//! Independent jobs on all cores, for the methods' CPU-bound inner loops (DataFusion's own
+//! Independent jobs on all cores, for the methods' CPU-bound passes (DataFusion's own
 //! parallelism covers the plans, not work inside a table function).
+//!
+//! Every job runs on one pool for the process, rayon's global pool, started once at the first
+//! call and kept: threads started per batch (what this module did before) each wait to be
+//! scheduled when the machine is loaded (issue 36), and nested calls (a pass inside a parallel
+//! search) would start threads of their own. The pool has one thread per core the process may
+//! run on (`available_parallelism`, which follows `taskset`; `RAYON_NUM_THREADS` overrides
+//! it), as DataFusion's default `target_partitions` does. Results never depend on the number of
+//! threads: every function returns its results in the order of its jobs, and callers merge
+//! them in that order.
 
 use crate::error::{AnonError, Result};
 use crate::progress::Progress;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use rayon::prelude::*;
 
-/// `f` applied to every job, on up to `available_parallelism` threads; results in the order of
-/// `jobs`. Jobs are handed out one at a time, so uneven costs still balance. With one core or
-/// one job it runs on the caller's thread.
+/// `f` applied to every job, on the process's pool; results in the order of `jobs`. Idle
+/// threads steal jobs from busy ones, so uneven costs still balance. With one thread or one job
+/// it runs on the caller's thread.
 pub(crate) fn map<T: Sync, R: Send>(jobs: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(jobs.len());
-    if threads <= 1 {
+    if jobs.len() <= 1 || threads() <= 1 {
         return jobs.iter().map(f).collect();
     }
-    let next = AtomicUsize::new(0);
-    let mut out: Vec<Option<R>> = (0..jobs.len()).map(|_| None).collect();
-    std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..threads)
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut done = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(job) = jobs.get(i) else { break done };
-                        done.push((i, f(job)));
-                    }
-                })
-            })
-            .collect();
-        for w in workers {
-            // A panic in `f` is a bug in the method; re-raise it on the caller's thread.
-            for (i, r) in w.join().unwrap_or_else(|e| std::panic::resume_unwind(e)) {
-                out[i] = Some(r);
-            }
-        }
-    });
-    out.into_iter().map(|r| r.expect("every job ran")).collect()
+    // A panic in `f` is a bug in the method; rayon re-raises it on the caller's thread.
+    jobs.par_iter().map(&f).collect()
+}
+
+/// The pool's threads.
+pub(crate) fn threads() -> usize {
+    rayon::current_num_threads()
 }
 
 /// [`map`], stopped when `progress` says the user cancelled (Ctrl-C): each job looks at the
@@ -65,6 +57,20 @@ mod tests {
         assert!(super::map(&[] as &[u8], |&x| x).is_empty());
     }
 
+    /// The same results, in the same order, on pools of 1, 2, 3 and 8 threads.
+    #[test]
+    fn results_do_not_depend_on_the_threads() {
+        let jobs: Vec<u64> = (0..500).collect();
+        let run = |threads| {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            pool.install(|| super::map(&jobs, |&j| (0..j % 11 * 100).fold(j, |a, x| a.rotate_left(3) ^ x)))
+        };
+        let one = run(1);
+        for threads in [2, 3, 8] {
+            assert_eq!(run(threads), one, "{threads} threads");
+        }
+    }
+
     /// Once the flag is up no further job starts, and the call says it was cancelled.
     #[test]
     fn a_cancelled_map_starts_no_more_jobs() {
@@ -89,8 +95,12 @@ mod tests {
             j
         });
         assert!(matches!(out, Err(crate::error::AnonError::Cancelled)));
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        assert!(started.load(Ordering::SeqCst) <= 11 + cores, "{} jobs started", started.load(Ordering::SeqCst));
+        // At most one job a thread was past the flag when it went up.
+        assert!(
+            started.load(Ordering::SeqCst) <= 11 + super::threads(),
+            "{} jobs started",
+            started.load(Ordering::SeqCst)
+        );
         assert_eq!(super::map_cancellable(&jobs, &Flag::default(), |&j| j * 2).unwrap()[999], 1998);
     }
 }

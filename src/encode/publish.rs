@@ -142,7 +142,8 @@ pub(crate) fn cell_rows(cells: impl IntoIterator<Item = (u32, u32, u64)>) -> (Ve
 }
 
 /// The release's batches: row i is class `row_class[i]` (an index into the class-level
-/// columns) with sensitive value `row_value[i]` (an index into `values`).
+/// columns) with sensitive value `row_value[i]` (an index into `values`). Batches are built
+/// on the process's pool, in the order of the rows.
 pub(crate) fn class_rows(
     schema: &SchemaRef,
     class_cols: &[ArrayRef],
@@ -150,14 +151,14 @@ pub(crate) fn class_rows(
     row_class: &[u32],
     row_value: &[u32],
 ) -> Result<Vec<RecordBatch>> {
-    let mut batches = Vec::new();
-    for (cs, vs) in row_class.chunks(BATCH_ROWS).zip(row_value.chunks(BATCH_ROWS)) {
+    let chunks: Vec<(&[u32], &[u32])> = row_class.chunks(BATCH_ROWS).zip(row_value.chunks(BATCH_ROWS)).collect();
+    let batches = crate::parallel::map(&chunks, |&(cs, vs)| -> Result<RecordBatch> {
         let (ci, vi) = (UInt32Array::from(cs.to_vec()), UInt32Array::from(vs.to_vec()));
         let mut cols: Vec<ArrayRef> = class_cols.iter().map(|c| take(c, &ci, None)).collect::<Result<_, _>>()?;
         cols.push(take(values, &vi, None)?);
-        batches.push(RecordBatch::try_new(schema.clone(), cols)?);
-    }
-    Ok(batches)
+        Ok(RecordBatch::try_new(schema.clone(), cols)?)
+    });
+    batches.into_iter().collect()
 }
 
 /// A declared source as a class-built release reads it (h-ceiling, entropy, IPA): what the

@@ -187,10 +187,16 @@ impl Call<'_> {
             (Rows::Plan(df), Some(_)) => super::output::publish(self.ctx, self.output, df).await,
             (Rows::Plan(df), None) => {
                 let schema = df.schema().inner().clone();
-                shuffled_table(schema, &df.collect().await?, self.seed)
+                shuffled_table(schema, df.collect().await?, self.seed)
             }
-            (Rows::Batches(schema, batches), _) => shuffled_table(schema, &batches, self.seed),
-            (Rows::Classes(cells), None) => shuffled_table(cells.schema.clone(), &cells.batches()?, self.seed),
+            (Rows::Batches(schema, batches), _) => shuffled_table(schema, batches, self.seed),
+            (Rows::Classes(cells), None) => {
+                // Built once, straight in the drawn order: no batches in the cells' order to
+                // shuffle afterwards (a second copy of every row).
+                let order = crate::encode::permutation(cells.rows(), &mut shuffle_rng(self.seed)?);
+                let batch = cells.batch_in(&order)?;
+                Ok(Arc::new(MemTable::try_new(cells.schema.clone(), vec![vec![batch]])?))
+            }
             (Rows::Classes(cells), Some(out)) => {
                 // Built by the session's executors from the release's cells, which the client
                 // writes beside the release (a plan message could not carry them at scale) and
@@ -405,11 +411,15 @@ const CANCELLED_AFTER_NOISE: &str = "cancelled after noise was drawn, nothing pu
 
 /// `batches` as an in-memory table, their rows in a uniformly random order drawn from the
 /// call's seed (or the OS), so no row's position links it to its source row.
-fn shuffled_table(schema: SchemaRef, batches: &[RecordBatch], seed: Option<u64>) -> Result<Arc<dyn TableProvider>> {
-    // A stream apart from the method's own draws from the same seed.
-    let mut rng = crate::dp::dp_rng(seed.map(|s| s ^ 0x7368_7566_666c_6521))?;
-    let batch = crate::encode::shuffle_rows(&schema, batches, &mut rng)?;
+fn shuffled_table(schema: SchemaRef, batches: Vec<RecordBatch>, seed: Option<u64>) -> Result<Arc<dyn TableProvider>> {
+    let batch = crate::encode::shuffle_rows(&schema, batches, &mut shuffle_rng(seed)?)?;
     Ok(Arc::new(MemTable::try_new(schema, vec![vec![batch]])?))
+}
+
+/// The RNG a release's row order is drawn from: the call's seed (or the OS), as a stream apart
+/// from the method's own draws from the same seed.
+fn shuffle_rng(seed: Option<u64>) -> Result<impl rand::Rng> {
+    crate::dp::dp_rng(seed.map(|s| s ^ 0x7368_7566_666c_6521))
 }
 
 /// The release's name and every side table name a call may register.

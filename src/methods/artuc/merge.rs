@@ -346,7 +346,7 @@ impl<'a> Merger<'a> {
         let mut order: Vec<(f64, usize, usize)> =
             self.alive().map(|(i, n)| (n.score.map_or(0.0, |s| s.ul), i, n.cluster.group)).collect();
         order.sort_by(|x, y| x.0.total_cmp(&y.0).then(x.1.cmp(&y.1)));
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let cores = crate::parallel::threads();
         for &(_, a, group) in &order {
             // (cached first, lower bound, own UL, id)
             let mut partners: Vec<(bool, f64, f64, usize)> = order

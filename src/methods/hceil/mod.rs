@@ -397,13 +397,24 @@ mod tests {
         let Some(Value::Int(counterfeits)) = release.cell("counterfeit_records") else { panic!("no count") };
         let Rows::Classes(cells) = &release.rows else { panic!("hceil builds its release from classes") };
         let mut classes: HashMap<u64, usize> = HashMap::new();
-        for b in cells.batches().unwrap() {
-            let ids = b.column_by_name("class_id").unwrap();
-            let ids = datafusion::arrow::compute::cast(ids, &datafusion::arrow::datatypes::DataType::UInt64).unwrap();
-            for id in ids.as_primitive::<UInt64Type>().iter().flatten() {
-                *classes.entry(id).or_default() += 1;
-            }
+        let order: Vec<u32> = (0..cells.rows() as u32).collect();
+        let b = cells.batch_in(&order).unwrap();
+        let ids = datafusion::arrow::compute::cast(
+            b.column_by_name("class_id").unwrap(),
+            &datafusion::arrow::datatypes::DataType::UInt64,
+        )
+        .unwrap();
+        for id in ids.as_primitive::<UInt64Type>().iter().flatten() {
+            *classes.entry(id).or_default() += 1;
         }
+        // Built in any order, the rows are those of the cells' order, permuted.
+        let reversed: Vec<u32> = order.iter().rev().copied().collect();
+        let expected = datafusion::arrow::compute::take_record_batch(
+            &b,
+            &datafusion::arrow::array::UInt32Array::from(reversed.clone()),
+        )
+        .unwrap();
+        assert_eq!(cells.batch_in(&reversed).unwrap(), expected);
         assert_eq!(classes.values().sum::<usize>() as i64, 7000 + counterfeits);
         assert!(classes.values().all(|&n| n >= 10), "a class under k: {classes:?}");
         assert!(matches!(release.side.iter().find(|(s, _)| *s == "catalog"), Some((_, Side::Rows(..)))));

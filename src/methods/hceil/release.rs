@@ -13,10 +13,10 @@
 
 use super::counterfeit::NodeCatalog;
 use crate::encode::Cached;
-use crate::encode::publish::{Source, cell_rows, class_rows, date_bounds, push_bounds, push_date_bounds, range_label};
+use crate::encode::publish::{Source, cell_rows, date_bounds, push_bounds, push_date_bounds, range_label};
 use crate::error::Result;
 use datafusion::arrow::array::{
-    Array, ArrayRef, Int64Array, Int64Builder, ListBuilder, RecordBatch, StringArray, UInt32Array,
+    Array, ArrayRef, Int64Array, Int64Builder, ListBuilder, RecordBatch, RecordBatchOptions, StringArray, UInt32Array,
 };
 use datafusion::arrow::compute::take;
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
@@ -46,7 +46,7 @@ pub(crate) fn class_ids(cached: &Cached, suppressed: &[bool]) -> Vec<i64> {
 
 /// The release's cells: (class, sensitive value, rows), genuine plus counterfeit, for every
 /// non-empty cell, in class-id order and value by value. A release is its cells expanded, in
-/// the client ([`ClassCells::batches`]) or by a plan ([`ClassCells::expand`]); the cells are as many
+/// the client ([`ClassCells::batch_in`]) or by a plan ([`ClassCells::expand`]); the cells are as many
 /// as the chosen node's (class, value) pairs, so they stay in the client whatever the rows.
 fn cells(cached: &Cached, width: usize, catalog: &NodeCatalog, ids: &[i64]) -> Vec<(u32, u32, u64)> {
     let mut by_id: Vec<usize> = (0..ids.len()).filter(|&c| ids[c] > 0).collect();
@@ -93,7 +93,7 @@ fn class_columns(src: &Source<'_>, cached: &Cached, ids: &[i64]) -> Result<(Vec<
 }
 
 /// A release before its rows exist: class-level columns, the sensitive values and the cells
-/// (class, value, rows). Expanded in the client ([`ClassCells::batches`]) it is the
+/// (class, value, rows). Expanded in the client ([`ClassCells::batch_in`]) it is the
 /// [`crate::release::Published`] table every method returns; expanded by a plan
 /// ([`ClassCells::expand`]) the client never holds the rows. Named for what it holds, since
 /// it is a builder of the release, not the release.
@@ -108,10 +108,28 @@ pub(crate) struct ClassCells {
 }
 
 impl ClassCells {
-    /// The rows, built in the client.
-    pub(crate) fn batches(&self) -> Result<Vec<RecordBatch>> {
+    /// How many rows the release has.
+    pub(crate) fn rows(&self) -> usize {
+        self.cells.iter().map(|c| c.2 as usize).sum()
+    }
+
+    /// The rows, built in the client, as one batch: row `i` is row `order[i]` of the cells laid
+    /// out class by class and value by value (`order` a permutation of the rows). Each column is gathered once from the class-level arrays, on
+    /// the process's pool, with no batches in the cells' order built first.
+    pub(crate) fn batch_in(&self, order: &[u32]) -> Result<RecordBatch> {
         let (row_class, row_value) = cell_rows(self.cells.iter().copied());
-        class_rows(&self.schema, &self.class_cols, &self.values, &row_class, &row_value)
+        let permuted = |rows: &[u32]| UInt32Array::from_iter_values(order.iter().map(|&i| rows[i as usize]));
+        let (classes, values) = (permuted(&row_class), permuted(&row_value));
+        drop((row_class, row_value));
+        let columns: Vec<(&ArrayRef, &UInt32Array)> =
+            self.class_cols.iter().map(|c| (c, &classes)).chain([(&self.values, &values)]).collect();
+        let columns = crate::parallel::map(&columns, |&(c, rows)| take(c, rows, None));
+        let options = RecordBatchOptions::new().with_row_count(Some(order.len()));
+        Ok(RecordBatch::try_new_with_options(
+            self.schema.clone(),
+            columns.into_iter().collect::<Result<_, _>>()?,
+            &options,
+        )?)
     }
 
     /// One row per cell: the release's columns and the cell's row count. As many rows as the

@@ -188,7 +188,7 @@ impl Head {
 /// Emptied head and tail buffers of finished GenDiag runs, for the next runs: they hold ~10^5
 /// sets a run at m = 3, and fresh ones for each of a call's thousands of runs cost more page
 /// faults (system time) than the stored tail saves. Shared, not per thread: a merge step runs
-/// its GenDiag runs on threads of their own (`parallel::map`), one or two runs a thread. At most
+/// its GenDiag runs on the process's pool (`parallel::map`), one or two runs a thread. At most
 /// one set per run that was in flight at once is kept (the cores' count).
 static SPARE: std::sync::Mutex<Vec<(Head, Tail)>> = std::sync::Mutex::new(Vec::new());
 

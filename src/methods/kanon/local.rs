@@ -20,7 +20,7 @@
 
 use super::judge::{Judge, Tally};
 use super::models::Models;
-use super::{KanonConfig, KanonResult, mondrian, search_cancellable};
+use super::{KanonConfig, KanonResult, iterative, mondrian, search_cancellable};
 use crate::encode::source::Source;
 use crate::encode::{FrequencyTable, RecodedRows, STAR, group, materialize_recoded};
 use crate::error::{AnonError, Result};
@@ -37,6 +37,7 @@ const F: &str = "kanon_anonymize";
 pub enum LocalMode {
     Suppression,
     Recoding,
+    Iterative,
 }
 
 impl LocalMode {
@@ -44,11 +45,12 @@ impl LocalMode {
         match s.trim().to_ascii_lowercase().as_str() {
             "suppression" => Ok(Some(LocalMode::Suppression)),
             "recoding" => Ok(Some(LocalMode::Recoding)),
+            "iterative" => Ok(Some(LocalMode::Iterative)),
             "none" => Ok(None),
             _ => Err(AnonError::argument(
                 F,
                 "local",
-                format!("unknown local method '{s}' (suppression, recoding, none)"),
+                format!("unknown local method '{s}' (suppression, recoding, iterative, none)"),
             )),
         }
     }
@@ -56,7 +58,12 @@ impl LocalMode {
         match self {
             LocalMode::Suppression => "suppression",
             LocalMode::Recoding => "recoding",
+            LocalMode::Iterative => "iterative",
         }
+    }
+    /// Does this mode recode classes to their own levels (no lattice search, no suppression)?
+    fn recodes(self) -> bool {
+        self != LocalMode::Suppression
     }
 }
 
@@ -272,11 +279,17 @@ pub(crate) async fn anonymize(
                 .ok_or_else(|| no_release(config))?;
             (recoding_result(ft, &rows), rows)
         }
+        LocalMode::Iterative => {
+            config.validate(ft.total())?;
+            let rows =
+                iterative::recode(ft, &config.models, &|| progress.cancelled())?.ok_or_else(|| no_release(config))?;
+            (recoding_result(ft, &rows), rows)
+        }
     };
     let (summary, classes, suppressed) = summarize(ft, &rows, mode);
     res.classes = classes;
     res.suppressed_records = suppressed;
-    if mode == LocalMode::Recoding {
+    if mode.recodes() {
         (res.loss, res.loss_lower_bound) = (summary.loss, summary.loss);
     }
     res.local = Some(summary);

@@ -307,3 +307,32 @@ fn publish(
     }
     released
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_lattice_is_every_node_in_lexicographic_order() {
+        assert_eq!(lattice(&[1, 2]), vec![vec![0, 0], vec![0, 1], vec![0, 2], vec![1, 0], vec![1, 1], vec![1, 2]]);
+    }
+
+    /// k = 2 on (a, b): (x,z) and (y,z) hold two records each and keep their values (the first
+    /// round is the bottom). Of the three single records left, [1, 0] would release (*,w) and
+    /// [0, 1] (x,*), but each would leave one record, which no later round could release: both
+    /// hold their class back, and the three form one class at the root.
+    #[test]
+    fn dense_classes_stay_exact_and_no_record_is_stranded() {
+        let ft = crate::methods::kanon::local::tests::table();
+        let rows = recode(&ft, &Models::k_only(2), &|| false).unwrap().unwrap();
+        let label = |a: usize, r: usize| ft.qis[a].hierarchy.label(0, ft.qis[a].codes[r]).to_string();
+        for r in 0..ft.len() {
+            let dense = label(1, r) == "z";
+            let want =
+                if dense { vec![(0, ft.qis[0].codes[r]), (0, ft.qis[1].codes[r])] } else { vec![(1, 0), (1, 0)] };
+            assert_eq!(rows.cells[r], want, "row ({}, {})", label(0, r), label(1, r));
+        }
+        assert!(rows.suppressed.iter().all(|&s| !s));
+        assert!(recode(&ft, &Models::k_only(8), &|| false).unwrap().is_none(), "7 records cannot hold k = 8");
+    }
+}

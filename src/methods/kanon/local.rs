@@ -336,7 +336,7 @@ fn no_release(config: &KanonConfig) -> AnonError {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
     #[test]
@@ -351,7 +351,7 @@ mod tests {
 
     /// Two attributes a (x, y) and b (v, w, z) under `*`; k = 2. The failing tuples (x,w),
     /// (x,v), (y,w): starring b joins the first two, starring a the first and the third.
-    fn table() -> FrequencyTable {
+    pub(in crate::methods::kanon) fn table() -> FrequencyTable {
         use crate::encode::QiColumn;
         use crate::hierarchy::{HierarchyKind, from_rows};
         use std::sync::Arc;

@@ -230,6 +230,8 @@ async fn bad_local_options_are_errors_naming_the_option() {
     assert!(e.contains("'local'") && e.contains("suppression=X%"), "{e}");
     let e = common::err(&ctx, &call("local=recoding, importance=age|postcode")).await;
     assert!(e.contains("'importance'") && e.contains("'postcode' is not a declared quasi-identifier"), "{e}");
+    let e = common::err(&ctx, &call("local=iterative, importance=age")).await;
+    assert!(e.contains("'importance'") && e.contains("not local=iterative"), "{e}");
     let e = common::err(&ctx, &call("local=cells")).await;
     // The declaration's error: the option and its values, never the value given.
     assert!(

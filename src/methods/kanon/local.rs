@@ -283,6 +283,14 @@ pub(crate) async fn anonymize(
         }
         LocalMode::Iterative => {
             config.validate(ft.total())?;
+            if !config.local.importance.is_empty() {
+                // Rounds choose nodes by their loss alone: an order would be silently ignored.
+                return Err(AnonError::argument(
+                    F,
+                    "importance",
+                    "importance= applies to local=suppression and local=recoding, not local=iterative",
+                ));
+            }
             let rows =
                 iterative::recode(ft, &config.models, &|| progress.cancelled())?.ok_or_else(|| no_release(config))?;
             (recoding_result(ft, &rows), rows)

@@ -59,10 +59,13 @@ impl Rest {
     }
 }
 
-/// The classes of one node over the records not yet released, kept up to date as rounds
-/// release records (a round changes only the classes of the records it releases, so a node is
-/// grouped once, not once a round).
+/// The classes of one node over the records not yet released, brought up to date with the
+/// rounds' releases when a round looks at the node (a round changes only the classes of the
+/// records it releases, so a node is grouped once, not once a round, and a node no round looks
+/// at again costs nothing more).
 struct NodeState {
+    /// How much of the log of released tuples the classes account for.
+    applied: usize,
     /// The tuples grouped (ascending ids; some may have been released since) and their class.
     members: Vec<u32>,
     class_of: Vec<u32>,
@@ -77,7 +80,15 @@ struct NodeState {
 }
 
 impl NodeState {
-    fn new(hs: &[Arc<Hierarchy>], judge: &Judge, tally: &[Tally], rest: &Rest, levels: &[u8]) -> Result<Self> {
+    /// Group `rest` at `levels`; `applied`: the length of the release log so far.
+    fn new(
+        hs: &[Arc<Hierarchy>],
+        judge: &Judge,
+        tally: &[Tally],
+        rest: &Rest,
+        levels: &[u8],
+        applied: usize,
+    ) -> Result<Self> {
         let (grouping, class_of) = generalize_to(hs, &rest.bottom, levels)?;
         let mut classes = vec![Tally::default(); grouping.len()];
         for (i, &t) in rest.tuples.iter().enumerate() {
@@ -90,6 +101,7 @@ impl NodeState {
             })
             .collect();
         let mut state = NodeState {
+            applied,
             members: rest.tuples.clone(),
             class_of,
             grouping,
@@ -120,15 +132,17 @@ impl NodeState {
         }
     }
 
-    /// Take the records of `released` (ascending tuple ids, all members) out of their classes.
-    fn release(&mut self, judge: &Judge, tally: &[Tally], released: &[u32]) {
-        for &t in released {
+    /// Take the records released since the state was last brought up to date (`log`: every
+    /// tuple released, in order; those after `applied` were members) out of their classes.
+    fn catch_up(&mut self, judge: &Judge, tally: &[Tally], log: &[u32]) {
+        for &t in &log[self.applied..] {
             let Ok(i) = self.members.binary_search(&t) else { continue };
             let c = self.class_of[i] as usize;
             self.count(judge, c, false);
             self.classes[c].sub(&tally[t as usize]);
             self.count(judge, c, true);
         }
+        self.applied = log.len();
     }
 
     /// Which classes this node would release now: the passing ones, less the smallest of them
@@ -241,6 +255,7 @@ pub(crate) fn recode(
     let degrees = leaf_degrees(&hs);
     let mut states: Vec<Option<NodeState>> = (0..nodes.len()).map(|_| None).collect();
     let mut cells = vec![Vec::new(); ft.len()];
+    let mut log: Vec<u32> = Vec::new();
     while !rest.tuples.is_empty() {
         if cancelled() {
             return Err(AnonError::Cancelled);
@@ -254,9 +269,10 @@ pub(crate) fn recode(
                 break;
             }
             if states[n].is_none() {
-                states[n] = Some(NodeState::new(&hs, &judge, &tuples.tally, &rest, &nodes[n])?);
+                states[n] = Some(NodeState::new(&hs, &judge, &tuples.tally, &rest, &nodes[n], log.len())?);
             }
-            let state = states[n].as_ref().expect("grouped above");
+            let state = states[n].as_mut().expect("grouped above");
+            state.catch_up(&judge, &tuples.tally, &log);
             if let Some(c) = state.choice(&judge, &rest.total)
                 && best.as_ref().is_none_or(|b| better((&c, n), (&b.0, b.1)))
             {
@@ -272,9 +288,7 @@ pub(crate) fn recode(
         };
         let released =
             publish(ft, &tuples, &judge, &rest, states[n].as_ref().expect("chosen"), &nodes[n], &choice, &mut cells);
-        for state in states.iter_mut().flatten() {
-            state.release(&judge, &tuples.tally, &released);
-        }
+        log.extend_from_slice(&released);
         let left = rest.tuples.iter().copied().filter(|t| released.binary_search(t).is_err()).collect();
         rest = Rest::new(ft, &tuples, left);
     }

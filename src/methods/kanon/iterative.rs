@@ -68,6 +68,8 @@ struct NodeState {
     applied: usize,
     /// The tuples grouped (ascending ids; some may have been released since) and their class.
     members: Vec<u32>,
+    /// Members not released yet.
+    live: usize,
     class_of: Vec<u32>,
     /// The classes' codes at the node.
     grouping: Grouping,
@@ -103,6 +105,7 @@ impl NodeState {
         let mut state = NodeState {
             applied,
             members: rest.tuples.clone(),
+            live: rest.tuples.len(),
             class_of,
             grouping,
             classes,
@@ -138,6 +141,7 @@ impl NodeState {
         for &t in &log[self.applied..] {
             let Ok(i) = self.members.binary_search(&t) else { continue };
             let c = self.class_of[i] as usize;
+            self.live -= 1;
             self.count(judge, c, false);
             self.classes[c].sub(&tally[t as usize]);
             self.count(judge, c, true);
@@ -268,11 +272,15 @@ pub(crate) fn recode(
             if best.as_ref().is_some_and(|(c, _)| b > c.ratio) {
                 break;
             }
-            if states[n].is_none() {
+            // Regrouped when most of its members are gone: `choice` may walk every class.
+            let stale = states[n].as_mut().is_none_or(|s| {
+                s.catch_up(&judge, &tuples.tally, &log);
+                s.live * 4 < s.members.len()
+            });
+            if stale {
                 states[n] = Some(NodeState::new(&hs, &judge, &tuples.tally, &rest, &nodes[n], log.len())?);
             }
-            let state = states[n].as_mut().expect("grouped above");
-            state.catch_up(&judge, &tuples.tally, &log);
+            let state = states[n].as_ref().expect("grouped above");
             if let Some(c) = state.choice(&judge, &rest.total)
                 && best.as_ref().is_none_or(|b| better((&c, n), (&b.0, b.1)))
             {

@@ -216,8 +216,11 @@ fn bench(c: &mut Criterion) {
     // The whole SQL call on a warm session: the frequency table comes from the session's
     // cache, so this is search (or local recoding, issue 34's goal: under 2 s), release plan
     // and materialization.
-    for (name, options) in [("sql_call_adult_x10_k5_warm", ""), ("local_recoding_adult_x10_k5_warm", "local=recoding")]
-    {
+    for (name, options) in [
+        ("sql_call_adult_x10_k5_warm", ""),
+        ("local_recoding_adult_x10_k5_warm", "local=recoding"),
+        ("local_iterative_adult_x10_k5_warm", "local=iterative"),
+    ] {
         let sql = format!("SELECT COUNT(*) FROM kanon_anonymize('adult_x10', 'x_k', 5, '{options}')");
         let call = || {
             // Dropping the output defeats the table function's memo; the aggregation stays cached.

@@ -1,4 +1,4 @@
-//! Local k-anonymity (`kanon_anonymize(..., 'local=suppression|recoding')`): every release is
+//! Local k-anonymity (`kanon_anonymize(..., 'local=suppression|recoding|iterative')`): every release is
 //! checked by `verify_release` and by an independent checker written here from the definition
 //! (a class is the set of records whose released quasi-identifier columns are identical; a record
 //! with every label `*` and NULL bounds is suppressed), which shares no code with the product.
@@ -59,7 +59,7 @@ proptest! {
         cuts in prop::collection::vec(any::<u8>(), 1..12),
         rows in prop::collection::vec((any::<u32>(), 1u64..4), 2..40),
         k in 1u64..5,
-        recoding in any::<bool>(),
+        method in 0usize..3,
         model in 0usize..3,
         reversed in any::<bool>(),
     ) {
@@ -73,7 +73,8 @@ proptest! {
         if reversed {
             order.reverse();
         }
-        let mode = if recoding { "local=recoding".to_string() } else { format!("local=suppression, suppression=30, importance={}", order.join("|")) };
+        let suppression = format!("local=suppression, suppression=30, importance={}", order.join("|"));
+        let mode = [suppression, "local=recoding".to_string(), "local=iterative".to_string()][method].clone();
         let model = [None, Some("distinct_l=2"), Some("t=0.4")][model];
         let options = model.map_or(mode.clone(), |m| format!("{mode}, {m}"));
         let sql = format!("SELECT COUNT(*) FROM kanon_anonymize('t', 'r', {k}, '{options}')");
@@ -146,23 +147,52 @@ async fn local_suppression_keeps_records_and_passes_verification() {
 /// least k, and less information lost than the best full-domain release.
 #[tokio::test]
 async fn local_recoding_mixes_levels_and_loses_less() {
-    let ctx = SessionContext::new();
-    anonfusion::register_all(&ctx);
-    adult(&ctx).await;
-    rows(&ctx, "SELECT COUNT(*) FROM kanon_anonymize('adult_5k', 'lr', 5, 'local=recoding')").await;
-    rows(&ctx, "SELECT COUNT(*) FROM kanon_anonymize('adult_5k', 'full', 5)").await;
-    let ok = text(&ctx, "SELECT CAST(holds AS VARCHAR) || detail FROM verify_release('adult_5k', 'lr', 'k=5')").await;
-    assert!(ok.starts_with("true"), "{ok}");
+    let ctx = adult_releases(&[("lr", "local=recoding"), ("full", "")]).await;
     // Age is published as exact years in some classes and as bands or `*` in others.
     let widths = common::int(&ctx, "SELECT COUNT(DISTINCT age_hi - age_lo) FROM lr").await;
     assert!(widths >= 2, "every class has the same age width");
-    let lm = |t: &str| format!("SELECT value FROM metric_value('adult_5k', '{t}', 'lm')");
-    let (local, full) = (float(&ctx, &lm("lr")).await, float(&ctx, &lm("full")).await);
-    assert!(local < full, "LM {local} (local) vs {full} (full-domain)");
-    assert!((report(&ctx, "lr", "local_loss").await - local).abs() < 1e-9, "the report's LM is the metric's");
-    let marginal = |t: &str| format!("SELECT value FROM metric_value('adult_5k', '{t}', 'two_way_marginal')");
-    let (local, full) = (float(&ctx, &marginal("lr")).await, float(&ctx, &marginal("full")).await);
-    assert!(local > full, "two-way-marginal score {local} (local) vs {full} (full-domain)");
+    loses_less(&ctx, "lr", "full").await;
+}
+
+/// A session with adult_5k released at k = 5 with each (output, options); the first release
+/// passes `verify_release`.
+async fn adult_releases(releases: &[(&str, &str)]) -> SessionContext {
+    let ctx = SessionContext::new();
+    anonfusion::register_all(&ctx);
+    adult(&ctx).await;
+    for (output, options) in releases {
+        rows(&ctx, &format!("SELECT COUNT(*) FROM kanon_anonymize('adult_5k', '{output}', 5, '{options}')")).await;
+    }
+    let verify =
+        format!("SELECT CAST(holds AS VARCHAR) || detail FROM verify_release('adult_5k', '{}', 'k=5')", releases[0].0);
+    let ok = text(&ctx, &verify).await;
+    assert!(ok.starts_with("true"), "{ok}");
+    ctx
+}
+
+/// Release `better` of adult_5k has a lower LM and a higher two-way-marginal score than
+/// `worse`, and its report's `local_loss` is the metric's LM.
+async fn loses_less(ctx: &SessionContext, better: &str, worse: &str) {
+    for (metric, lower) in [("lm", true), ("two_way_marginal", false)] {
+        let value = |t: &str| format!("SELECT value FROM metric_value('adult_5k', '{t}', '{metric}')");
+        let (b, w) = (float(ctx, &value(better)).await, float(ctx, &value(worse)).await);
+        assert!(if lower { b < w } else { b > w }, "{metric}: {b} ({better}) vs {w} ({worse})");
+        if lower {
+            assert!((report(ctx, better, "local_loss").await - b).abs() < 1e-9, "the report's LM is the metric's");
+        }
+    }
+}
+
+/// Iterative local recoding on Adult: every class at least k, exact values where classes of k
+/// exist at the bottom, and less lost than the top-down partitioning (`local=recoding`) by
+/// LM and the two-way-marginal score.
+#[tokio::test]
+async fn iterative_recoding_keeps_exact_values_and_loses_less_than_partitioning() {
+    let ctx = adult_releases(&[("it", "local=iterative"), ("lr", "local=recoding")]).await;
+    assert_eq!(common::int(&ctx, "SELECT COUNT(*) FROM it").await, 5000, "no record is suppressed");
+    // The first round is the bottom node: some records keep an exact age.
+    assert!(common::int(&ctx, "SELECT COUNT(*) FROM it WHERE age_lo = age_hi").await > 0);
+    loses_less(&ctx, "it", "lr").await;
 }
 
 /// The query harness spreads a `*` cell over its attribute's domain: grouped by a column with
@@ -200,8 +230,13 @@ async fn bad_local_options_are_errors_naming_the_option() {
     assert!(e.contains("'local'") && e.contains("suppression=X%"), "{e}");
     let e = common::err(&ctx, &call("local=recoding, importance=age|postcode")).await;
     assert!(e.contains("'importance'") && e.contains("'postcode' is not a declared quasi-identifier"), "{e}");
+    let e = common::err(&ctx, &call("local=iterative, importance=age")).await;
+    assert!(e.contains("'importance'") && e.contains("not local=iterative"), "{e}");
     let e = common::err(&ctx, &call("local=cells")).await;
     // The declaration's error: the option and its values, never the value given.
-    assert!(e.contains("'local'") && e.contains("none, suppression, recoding") && !e.contains("cells"), "{e}");
+    assert!(
+        e.contains("'local'") && e.contains("none, suppression, recoding, iterative") && !e.contains("cells"),
+        "{e}"
+    );
     assert!(ctx.table("x").await.is_err(), "a failed call registered its output");
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# kanon_anonymize's local recoding and local suppression beside ARX 3.9.2's local recoding
+# kanon_anonymize's local recodings (iterative and partitioning) and local suppression beside ARX 3.9.2's local recoding
 # (optimizeIterativeFast) on Adult, k = 5 and 10, the same hierarchies (data/adult/). Every
 # release, ARX's included, is measured by the same engine code: LM and the two-way-marginal
 # score (metric_value), W1 ARE (workload_error), records suppressed, cells at `*`, classes, and
@@ -48,8 +48,9 @@ for k in 5 10; do
   SQL="$SQL
 CREATE EXTERNAL TABLE arx_k${k}_csv (sex VARCHAR, age VARCHAR, race VARCHAR, marital_status VARCHAR, education VARCHAR, native_country VARCHAR, workclass VARCHAR, occupation VARCHAR, salary_class VARCHAR, age_lo BIGINT, age_hi BIGINT) STORED AS CSV LOCATION '$OUT/arx_k$k.csv' OPTIONS ('format.has_header' 'true');
 CREATE TABLE arx_k$k AS SELECT sex, age, age_lo, age_hi, race, marital_status, education, native_country, workclass, occupation FROM arx_k${k}_csv;
+SELECT COUNT(*) FROM kanon_anonymize('adult', 'it_k$k', $k, 'local=iterative');
 SELECT COUNT(*) FROM kanon_anonymize('adult', 'lr_k$k', $k, 'local=recoding');"
-  releases="arx_k$k lr_k$k"
+  releases="arx_k$k it_k$k lr_k$k"
   for s in $SUPPRESSION; do
     SQL="$SQL
 SELECT COUNT(*) FROM kanon_anonymize('adult', 'ls${s}_k$k', $k, 'local=suppression, suppression=$s%');"

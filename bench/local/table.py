@@ -4,7 +4,11 @@ import csv
 import sys
 
 out = sys.argv[1]
-NAMES = {"arx": "ARX 3.9.2 local recoding (optimizeIterativeFast)", "lr": "`local=recoding`"}
+NAMES = {
+    "arx": "ARX 3.9.2 local recoding (optimizeIterativeFast)",
+    "lr": "`local=recoding`",
+    "it": "`local=iterative`",
+}
 
 
 def name(release):

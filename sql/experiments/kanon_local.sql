@@ -6,7 +6,8 @@
 -- two-way-marginal score (0-1000), and the query error: on Adult the mean ARE of 100 W1 queries
 -- (seed 1), on NPS the ARE of Q1-Q4 (sql/q1.sql ... q4.sql) over the original's age groups.
 -- Full-domain releases at suppression limits 0-50 %, local suppression at 1-50 % (the limit
--- bounds the records that may lose cells), local recoding (no limit). verify_release checks
+-- bounds the records that may lose cells), local recoding (no limit): top-down partitioning
+-- (local=recoding) and rounds from the bottom (local=iterative). verify_release checks
 -- every local release.
 
 SELECT COUNT(*) AS records FROM load_dataset('adult');
@@ -24,6 +25,7 @@ SELECT COUNT(*) AS released FROM kanon_anonymize('adult', 'a5_ls10', 5, 'local=s
 SELECT COUNT(*) AS released FROM kanon_anonymize('adult', 'a5_ls20', 5, 'local=suppression, suppression=20');
 SELECT COUNT(*) AS released FROM kanon_anonymize('adult', 'a5_ls50', 5, 'local=suppression, suppression=50');
 SELECT COUNT(*) AS released FROM kanon_anonymize('adult', 'a5_lr', 5, 'local=recoding');
+SELECT COUNT(*) AS released FROM kanon_anonymize('adult', 'a5_it', 5, 'local=iterative');
 SELECT 'a5_ls1' AS release, check, holds, detail FROM verify_release('adult', 'a5_ls1', 'k=5')
 UNION ALL
 SELECT 'a5_ls2' AS release, check, holds, detail FROM verify_release('adult', 'a5_ls2', 'k=5')
@@ -37,6 +39,8 @@ UNION ALL
 SELECT 'a5_ls50' AS release, check, holds, detail FROM verify_release('adult', 'a5_ls50', 'k=5')
 UNION ALL
 SELECT 'a5_lr' AS release, check, holds, detail FROM verify_release('adult', 'a5_lr', 'k=5')
+UNION ALL
+SELECT 'a5_it' AS release, check, holds, detail FROM verify_release('adult', 'a5_it', 'k=5')
 ORDER BY release;
 SELECT 'a5_full0' AS release, r.node, r.suppressed_records, NULL AS suppressed_cells, NULL AS records_with_suppressed_cells, ROUND(l.value, 4) AS lm, ROUND(m.value, 1) AS two_way_marginal, ROUND(q0.are, 4) AS w1_are FROM a5_full0_report r CROSS JOIN metric_value('adult', 'a5_full0', 'lm') l CROSS JOIN metric_value('adult', 'a5_full0', 'two_way_marginal') m CROSS JOIN (SELECT are FROM workload_error('adult', 'a5_full0', 'W1', 100, 1) WHERE query_id IS NULL) q0
 UNION ALL
@@ -65,6 +69,8 @@ UNION ALL
 SELECT 'a5_ls50' AS release, r.node, r.suppressed_records, r.suppressed_cells, r.records_with_suppressed_cells, ROUND(l.value, 4) AS lm, ROUND(m.value, 1) AS two_way_marginal, ROUND(q0.are, 4) AS w1_are FROM a5_ls50_report r CROSS JOIN metric_value('adult', 'a5_ls50', 'lm') l CROSS JOIN metric_value('adult', 'a5_ls50', 'two_way_marginal') m CROSS JOIN (SELECT are FROM workload_error('adult', 'a5_ls50', 'W1', 100, 1) WHERE query_id IS NULL) q0
 UNION ALL
 SELECT 'a5_lr' AS release, r.node, r.suppressed_records, r.suppressed_cells, r.records_with_suppressed_cells, ROUND(l.value, 4) AS lm, ROUND(m.value, 1) AS two_way_marginal, ROUND(q0.are, 4) AS w1_are FROM a5_lr_report r CROSS JOIN metric_value('adult', 'a5_lr', 'lm') l CROSS JOIN metric_value('adult', 'a5_lr', 'two_way_marginal') m CROSS JOIN (SELECT are FROM workload_error('adult', 'a5_lr', 'W1', 100, 1) WHERE query_id IS NULL) q0
+UNION ALL
+SELECT 'a5_it' AS release, r.node, r.suppressed_records, r.suppressed_cells, r.records_with_suppressed_cells, ROUND(l.value, 4) AS lm, ROUND(m.value, 1) AS two_way_marginal, ROUND(q0.are, 4) AS w1_are FROM a5_it_report r CROSS JOIN metric_value('adult', 'a5_it', 'lm') l CROSS JOIN metric_value('adult', 'a5_it', 'two_way_marginal') m CROSS JOIN (SELECT are FROM workload_error('adult', 'a5_it', 'W1', 100, 1) WHERE query_id IS NULL) q0
 ORDER BY release;
 
 SELECT COUNT(*) AS released FROM kanon_anonymize('adult', 'a10_full0', 10);
@@ -81,6 +87,7 @@ SELECT COUNT(*) AS released FROM kanon_anonymize('adult', 'a10_ls10', 10, 'local
 SELECT COUNT(*) AS released FROM kanon_anonymize('adult', 'a10_ls20', 10, 'local=suppression, suppression=20');
 SELECT COUNT(*) AS released FROM kanon_anonymize('adult', 'a10_ls50', 10, 'local=suppression, suppression=50');
 SELECT COUNT(*) AS released FROM kanon_anonymize('adult', 'a10_lr', 10, 'local=recoding');
+SELECT COUNT(*) AS released FROM kanon_anonymize('adult', 'a10_it', 10, 'local=iterative');
 SELECT 'a10_ls1' AS release, check, holds, detail FROM verify_release('adult', 'a10_ls1', 'k=10')
 UNION ALL
 SELECT 'a10_ls2' AS release, check, holds, detail FROM verify_release('adult', 'a10_ls2', 'k=10')
@@ -94,6 +101,8 @@ UNION ALL
 SELECT 'a10_ls50' AS release, check, holds, detail FROM verify_release('adult', 'a10_ls50', 'k=10')
 UNION ALL
 SELECT 'a10_lr' AS release, check, holds, detail FROM verify_release('adult', 'a10_lr', 'k=10')
+UNION ALL
+SELECT 'a10_it' AS release, check, holds, detail FROM verify_release('adult', 'a10_it', 'k=10')
 ORDER BY release;
 SELECT 'a10_full0' AS release, r.node, r.suppressed_records, NULL AS suppressed_cells, NULL AS records_with_suppressed_cells, ROUND(l.value, 4) AS lm, ROUND(m.value, 1) AS two_way_marginal, ROUND(q0.are, 4) AS w1_are FROM a10_full0_report r CROSS JOIN metric_value('adult', 'a10_full0', 'lm') l CROSS JOIN metric_value('adult', 'a10_full0', 'two_way_marginal') m CROSS JOIN (SELECT are FROM workload_error('adult', 'a10_full0', 'W1', 100, 1) WHERE query_id IS NULL) q0
 UNION ALL
@@ -122,6 +131,8 @@ UNION ALL
 SELECT 'a10_ls50' AS release, r.node, r.suppressed_records, r.suppressed_cells, r.records_with_suppressed_cells, ROUND(l.value, 4) AS lm, ROUND(m.value, 1) AS two_way_marginal, ROUND(q0.are, 4) AS w1_are FROM a10_ls50_report r CROSS JOIN metric_value('adult', 'a10_ls50', 'lm') l CROSS JOIN metric_value('adult', 'a10_ls50', 'two_way_marginal') m CROSS JOIN (SELECT are FROM workload_error('adult', 'a10_ls50', 'W1', 100, 1) WHERE query_id IS NULL) q0
 UNION ALL
 SELECT 'a10_lr' AS release, r.node, r.suppressed_records, r.suppressed_cells, r.records_with_suppressed_cells, ROUND(l.value, 4) AS lm, ROUND(m.value, 1) AS two_way_marginal, ROUND(q0.are, 4) AS w1_are FROM a10_lr_report r CROSS JOIN metric_value('adult', 'a10_lr', 'lm') l CROSS JOIN metric_value('adult', 'a10_lr', 'two_way_marginal') m CROSS JOIN (SELECT are FROM workload_error('adult', 'a10_lr', 'W1', 100, 1) WHERE query_id IS NULL) q0
+UNION ALL
+SELECT 'a10_it' AS release, r.node, r.suppressed_records, r.suppressed_cells, r.records_with_suppressed_cells, ROUND(l.value, 4) AS lm, ROUND(m.value, 1) AS two_way_marginal, ROUND(q0.are, 4) AS w1_are FROM a10_it_report r CROSS JOIN metric_value('adult', 'a10_it', 'lm') l CROSS JOIN metric_value('adult', 'a10_it', 'two_way_marginal') m CROSS JOIN (SELECT are FROM workload_error('adult', 'a10_it', 'W1', 100, 1) WHERE query_id IS NULL) q0
 ORDER BY release;
 
 SELECT COUNT(*) AS records FROM load_dataset('nps');
@@ -139,6 +150,7 @@ SELECT COUNT(*) AS released FROM kanon_anonymize('nps', 'n10_ls10', 10, 'local=s
 SELECT COUNT(*) AS released FROM kanon_anonymize('nps', 'n10_ls20', 10, 'local=suppression, suppression=20');
 SELECT COUNT(*) AS released FROM kanon_anonymize('nps', 'n10_ls50', 10, 'local=suppression, suppression=50');
 SELECT COUNT(*) AS released FROM kanon_anonymize('nps', 'n10_lr', 10, 'local=recoding');
+SELECT COUNT(*) AS released FROM kanon_anonymize('nps', 'n10_it', 10, 'local=iterative');
 SELECT 'n10_ls1' AS release, check, holds, detail FROM verify_release('nps', 'n10_ls1', 'k=10')
 UNION ALL
 SELECT 'n10_ls2' AS release, check, holds, detail FROM verify_release('nps', 'n10_ls2', 'k=10')
@@ -152,6 +164,8 @@ UNION ALL
 SELECT 'n10_ls50' AS release, check, holds, detail FROM verify_release('nps', 'n10_ls50', 'k=10')
 UNION ALL
 SELECT 'n10_lr' AS release, check, holds, detail FROM verify_release('nps', 'n10_lr', 'k=10')
+UNION ALL
+SELECT 'n10_it' AS release, check, holds, detail FROM verify_release('nps', 'n10_it', 'k=10')
 ORDER BY release;
 SELECT 'n10_full0' AS release, r.node, r.suppressed_records, NULL AS suppressed_cells, NULL AS records_with_suppressed_cells, ROUND(l.value, 4) AS lm, ROUND(m.value, 1) AS two_way_marginal, ROUND(q0.are, 4) AS q1, ROUND(q1.are, 4) AS q2, ROUND(q2.are, 4) AS q3, ROUND(q3.are, 4) AS q4 FROM n10_full0_report r CROSS JOIN metric_value('nps', 'n10_full0', 'lm') l CROSS JOIN metric_value('nps', 'n10_full0', 'two_way_marginal') m CROSS JOIN (SELECT rel_error AS are FROM query_error('SELECT FLOOR(age/5)*5 AS age_group, COUNT(*) AS patients FROM nps WHERE sex = ''M'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR(age/5)*5', 'nps', 'n10_full0') WHERE group_key = 'SUMMARY') q0 CROSS JOIN (SELECT rel_error AS are FROM query_error('SELECT FLOOR(age/5)*5 AS age_group, COUNT(*) AS patients FROM nps WHERE sex = ''F'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR(age/5)*5', 'nps', 'n10_full0') WHERE group_key = 'SUMMARY') q1 CROSS JOIN (SELECT rel_error AS are FROM query_error('SELECT FLOOR(age/5)*5 AS age_group, AVG(length_of_stay) AS avg_stay FROM nps WHERE sex = ''M'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR(age/5)*5', 'nps', 'n10_full0') WHERE group_key = 'SUMMARY') q2 CROSS JOIN (SELECT rel_error AS are FROM query_error('SELECT FLOOR(age/5)*5 AS age_group, AVG(length_of_stay) AS avg_stay FROM nps WHERE sex = ''F'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR(age/5)*5', 'nps', 'n10_full0') WHERE group_key = 'SUMMARY') q3
 UNION ALL
@@ -180,4 +194,6 @@ UNION ALL
 SELECT 'n10_ls50' AS release, r.node, r.suppressed_records, r.suppressed_cells, r.records_with_suppressed_cells, ROUND(l.value, 4) AS lm, ROUND(m.value, 1) AS two_way_marginal, ROUND(q0.are, 4) AS q1, ROUND(q1.are, 4) AS q2, ROUND(q2.are, 4) AS q3, ROUND(q3.are, 4) AS q4 FROM n10_ls50_report r CROSS JOIN metric_value('nps', 'n10_ls50', 'lm') l CROSS JOIN metric_value('nps', 'n10_ls50', 'two_way_marginal') m CROSS JOIN (SELECT rel_error AS are FROM query_error('SELECT FLOOR(age/5)*5 AS age_group, COUNT(*) AS patients FROM nps WHERE sex = ''M'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR(age/5)*5', 'nps', 'n10_ls50') WHERE group_key = 'SUMMARY') q0 CROSS JOIN (SELECT rel_error AS are FROM query_error('SELECT FLOOR(age/5)*5 AS age_group, COUNT(*) AS patients FROM nps WHERE sex = ''F'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR(age/5)*5', 'nps', 'n10_ls50') WHERE group_key = 'SUMMARY') q1 CROSS JOIN (SELECT rel_error AS are FROM query_error('SELECT FLOOR(age/5)*5 AS age_group, AVG(length_of_stay) AS avg_stay FROM nps WHERE sex = ''M'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR(age/5)*5', 'nps', 'n10_ls50') WHERE group_key = 'SUMMARY') q2 CROSS JOIN (SELECT rel_error AS are FROM query_error('SELECT FLOOR(age/5)*5 AS age_group, AVG(length_of_stay) AS avg_stay FROM nps WHERE sex = ''F'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR(age/5)*5', 'nps', 'n10_ls50') WHERE group_key = 'SUMMARY') q3
 UNION ALL
 SELECT 'n10_lr' AS release, r.node, r.suppressed_records, r.suppressed_cells, r.records_with_suppressed_cells, ROUND(l.value, 4) AS lm, ROUND(m.value, 1) AS two_way_marginal, ROUND(q0.are, 4) AS q1, ROUND(q1.are, 4) AS q2, ROUND(q2.are, 4) AS q3, ROUND(q3.are, 4) AS q4 FROM n10_lr_report r CROSS JOIN metric_value('nps', 'n10_lr', 'lm') l CROSS JOIN metric_value('nps', 'n10_lr', 'two_way_marginal') m CROSS JOIN (SELECT rel_error AS are FROM query_error('SELECT FLOOR(age/5)*5 AS age_group, COUNT(*) AS patients FROM nps WHERE sex = ''M'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR(age/5)*5', 'nps', 'n10_lr') WHERE group_key = 'SUMMARY') q0 CROSS JOIN (SELECT rel_error AS are FROM query_error('SELECT FLOOR(age/5)*5 AS age_group, COUNT(*) AS patients FROM nps WHERE sex = ''F'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR(age/5)*5', 'nps', 'n10_lr') WHERE group_key = 'SUMMARY') q1 CROSS JOIN (SELECT rel_error AS are FROM query_error('SELECT FLOOR(age/5)*5 AS age_group, AVG(length_of_stay) AS avg_stay FROM nps WHERE sex = ''M'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR(age/5)*5', 'nps', 'n10_lr') WHERE group_key = 'SUMMARY') q2 CROSS JOIN (SELECT rel_error AS are FROM query_error('SELECT FLOOR(age/5)*5 AS age_group, AVG(length_of_stay) AS avg_stay FROM nps WHERE sex = ''F'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR(age/5)*5', 'nps', 'n10_lr') WHERE group_key = 'SUMMARY') q3
+UNION ALL
+SELECT 'n10_it' AS release, r.node, r.suppressed_records, r.suppressed_cells, r.records_with_suppressed_cells, ROUND(l.value, 4) AS lm, ROUND(m.value, 1) AS two_way_marginal, ROUND(q0.are, 4) AS q1, ROUND(q1.are, 4) AS q2, ROUND(q2.are, 4) AS q3, ROUND(q3.are, 4) AS q4 FROM n10_it_report r CROSS JOIN metric_value('nps', 'n10_it', 'lm') l CROSS JOIN metric_value('nps', 'n10_it', 'two_way_marginal') m CROSS JOIN (SELECT rel_error AS are FROM query_error('SELECT FLOOR(age/5)*5 AS age_group, COUNT(*) AS patients FROM nps WHERE sex = ''M'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR(age/5)*5', 'nps', 'n10_it') WHERE group_key = 'SUMMARY') q0 CROSS JOIN (SELECT rel_error AS are FROM query_error('SELECT FLOOR(age/5)*5 AS age_group, COUNT(*) AS patients FROM nps WHERE sex = ''F'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR(age/5)*5', 'nps', 'n10_it') WHERE group_key = 'SUMMARY') q1 CROSS JOIN (SELECT rel_error AS are FROM query_error('SELECT FLOOR(age/5)*5 AS age_group, AVG(length_of_stay) AS avg_stay FROM nps WHERE sex = ''M'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR(age/5)*5', 'nps', 'n10_it') WHERE group_key = 'SUMMARY') q2 CROSS JOIN (SELECT rel_error AS are FROM query_error('SELECT FLOOR(age/5)*5 AS age_group, AVG(length_of_stay) AS avg_stay FROM nps WHERE sex = ''F'' AND surgery = ''N'' AND disease = ''stroke'' GROUP BY FLOOR(age/5)*5', 'nps', 'n10_it') WHERE group_key = 'SUMMARY') q3
 ORDER BY release;

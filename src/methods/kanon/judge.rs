@@ -29,6 +29,13 @@ impl Tally {
             *h += o;
         }
     }
+    /// Take out `other`, a part of this group.
+    pub(crate) fn sub(&mut self, other: &Tally) {
+        self.size -= other.size;
+        for (h, o) in self.hist.iter_mut().zip(&other.hist) {
+            *h -= o;
+        }
+    }
 }
 
 impl<'a> Judge<'a> {

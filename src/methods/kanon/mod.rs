@@ -7,6 +7,7 @@
 //! The search runs on the frequency table (see [`search`]); the release is materialized by
 //! one DataFusion plan over the source.
 
+mod iterative;
 mod judge;
 pub(crate) mod kmap;
 pub mod local;
@@ -85,7 +86,7 @@ pub(crate) const OPTIONS: Options = Options {
         opt("max_checks", Kind::Int { min: 1, max: u64::MAX }, "", "the heuristic's budget in node checks"),
         opt(
             "local",
-            Kind::Choice(&["none", "suppression", "recoding"]),
+            Kind::Choice(&["none", "suppression", "recoding", "iterative"]),
             "none",
             "local k-anonymity: suppress single cells (within suppression=) or recode classes to their own levels",
         ),

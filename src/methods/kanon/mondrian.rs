@@ -27,14 +27,14 @@ struct Part {
 }
 
 /// The table's distinct quasi-identifier tuples: the frequency rows of each (they are adjacent,
-/// rows being sorted by their codes) and their tally.
-struct Tuples {
-    first_row: Vec<usize>,
-    tally: Vec<Tally>,
+/// rows being sorted by their codes) and their tally. Shared with [`super::iterative`].
+pub(super) struct Tuples {
+    pub(super) first_row: Vec<usize>,
+    pub(super) tally: Vec<Tally>,
 }
 
 impl Tuples {
-    fn new(ft: &FrequencyTable, judge: &Judge) -> Self {
+    pub(super) fn new(ft: &FrequencyTable, judge: &Judge) -> Self {
         let (mut first_row, mut tally): (Vec<usize>, Vec<Tally>) = (Vec::new(), Vec::new());
         for r in 0..ft.len() {
             if r == 0 || ft.qis.iter().any(|q| q.codes[r] != q.codes[r - 1]) {
@@ -44,6 +44,12 @@ impl Tuples {
             tally.last_mut().expect("a tuple is open").add(&judge.row(r));
         }
         Tuples { first_row, tally }
+    }
+
+    /// The frequency rows of tuple `t`.
+    pub(super) fn rows(&self, t: u32, ft: &FrequencyTable) -> std::ops::Range<usize> {
+        let first = self.first_row[t as usize];
+        first..self.first_row.get(t as usize + 1).copied().unwrap_or(ft.len())
     }
 }
 
@@ -136,9 +142,7 @@ pub(crate) fn recode(
         }
         let Some((a, s)) = best else {
             for &t in &part.tuples {
-                let first = tuples.first_row[t as usize];
-                let end = tuples.first_row.get(t as usize + 1).copied().unwrap_or(ft.len());
-                (first..end).for_each(|r| cells[r] = part.nodes.clone());
+                tuples.rows(t, ft).for_each(|r| cells[r] = part.nodes.clone());
             }
             continue;
         };

@@ -16,7 +16,9 @@
 //! no suppression the bound is monotone along the lattice (below), so lines 1–21 run on the
 //! shared [`BestFirst`] order from the bottom: only the nodes taken and their successors are
 //! grouped, not the whole pruned lattice, and the search stops where the cheapest bound left
-//! passes the best value, with the same node as the scan above.
+//! passes the best value, with the same node as the scan above. The frontier is grouped
+//! without histograms (a bound reads the classes only); a taken node gets its histograms and
+//! catalog only when its class sizes do not already reject it ([`rejected_by_sizes`]).
 //!
 //! Why monotone: a kept class of n records at cell probability P costs n − max(n, k)·P in the
 //! bound. Raising a level merges classes S into one of N = Σ n_i records whose cell covers

@@ -310,7 +310,7 @@ mod tests {
     use crate::encode::{QiColumn, SensitiveColumn};
     use rand::{RngExt, SeedableRng};
 
-    /// A random table: three categorical quasi-identifiers of 6, 4 and 3 leaves under two,
+    /// A random table: three categorical quasi-identifiers of 6, 4 and 3 leaves under three,
     /// one and two levels, and a sensitive attribute of 5 values.
     fn random_table(seed: u64) -> FrequencyTable {
         use crate::hierarchy::{HierarchyKind, from_rows};
@@ -326,7 +326,7 @@ mod tests {
                 .collect();
             Arc::new(from_rows(rows, name, HierarchyKind::Categorical).unwrap())
         };
-        let hs = [h("a", 6, &[2, 3]), h("b", 4, &[]), h("c", 3, &[2])];
+        let hs = [h("a", 6, &[2, 4]), h("b", 4, &[]), h("c", 3, &[2])];
         let rows = 60;
         let qis = hs
             .iter()

@@ -297,9 +297,8 @@ pub(crate) fn best_first(
     let mut stats = Stats { nodes_total: lattice.size(), ..Stats::default() };
     let hs = nodes.hierarchies().to_vec();
     // The frontier's bounds and degrees need the classes only: grouped without histograms
-    // (most of a grouping's cost), in a cache of their own. Taken nodes are grouped with
-    // histograms in `nodes`, from their own taken predecessors (a monotone bound takes a node
-    // after all of its specializations).
+    // (most of a grouping's cost), in a cache of their own. Only taken nodes that need a
+    // catalog are grouped with histograms, in `nodes`.
     let frontier_nodes = NodeCache::new(nodes.frequency_table(), false)?;
     let mut offered = Offered::default();
     let mut taken_now: HashMap<NodeId, Arc<Cached>> = HashMap::new();
@@ -309,15 +308,7 @@ pub(crate) fn best_first(
     progress.begin("h-ceiling: best-first search", lattice.size() as u64);
     loop {
         let frontier = order.frontier();
-        let grouped = crate::parallel::map(&frontier, |&node| {
-            let c = match lattice.predecessors(node).filter_map(|(_, q)| taken_now.get(&q)).min_by_key(|c| c.g.len()) {
-                Some(src) => Arc::new(frontier_nodes.group_from(src, node)?),
-                None => frontier_nodes.get(node)?,
-            };
-            Ok::<_, crate::error::AnonError>((candidate(&hs, p, node, &c), c))
-        });
-        for r in grouped {
-            let (c, grouping) = r?;
+        for (c, grouping) in group_frontier(&frontier_nodes, &frontier, &taken_now, &hs, p)? {
             if c.within(p) {
                 stats.candidates += 1;
                 order.offer(c.node, c.bound);
@@ -339,6 +330,26 @@ pub(crate) fn best_first(
     }
     progress.finish();
     Ok((best, stats))
+}
+
+/// The frontier's candidates with their groupings (without histograms) on all cores, each node
+/// rolled up from the taken predecessor with the fewest classes, or from the cache when the
+/// search kept none.
+fn group_frontier(
+    cache: &NodeCache,
+    frontier: &[NodeId],
+    taken: &HashMap<NodeId, Arc<Cached>>,
+    hs: &[Arc<Hierarchy>],
+    p: &Params,
+) -> Result<Vec<(Candidate, Arc<Cached>)>> {
+    let grouped = crate::parallel::map(frontier, |&node| {
+        let c = match cache.lattice.predecessors(node).filter_map(|(_, q)| taken.get(&q)).min_by_key(|c| c.g.len()) {
+            Some(src) => Arc::new(cache.group_from(src, node)?),
+            None => cache.get(node)?,
+        };
+        Ok((candidate(hs, p, node, &c), c))
+    });
+    grouped.into_iter().collect()
 }
 
 /// Bytes of frontier groupings [`best_first`] keeps (without histograms).

@@ -599,7 +599,7 @@ async fn adult_whole_lattice() {
 async fn lattice_scoring_keeps_the_nodes_within_the_cell_cap_in_id_order() {
     use anonfusion::encode::frequency_table;
     use anonfusion::methods::ipa::histogram::{CellNoise, cell_count};
-    use anonfusion::methods::ipa::select::{Utility, score_lattice};
+    use anonfusion::methods::ipa::select::{NcpTotals, Utility, score_lattice};
     let ctx = datafusion::prelude::SessionContext::new();
     let registry = anonfusion::register_all(&ctx);
     ctx.sql("SELECT * FROM load_dataset('adult')").await.unwrap().collect().await.unwrap();
@@ -610,6 +610,7 @@ async fn lattice_scoring_keeps_the_nodes_within_the_cell_cap_in_id_order() {
     let lattice = nodes.lattice.clone();
     let hs = nodes.hierarchies().to_vec();
     let width = nodes.width();
+    let ncp = NcpTotals::new(&ft);
     let cells = |n: usize| cell_count(&hs, &lattice.levels(n), width).unwrap();
     let mut all: Vec<u64> = (0..lattice.size()).map(cells).collect();
     all.sort_unstable();
@@ -618,7 +619,7 @@ async fn lattice_scoring_keeps_the_nodes_within_the_cell_cap_in_id_order() {
         let want: Vec<usize> = (0..lattice.size()).filter(|&n| cells(n) <= cap).collect();
         assert_eq!(got.iter().map(|c| c.node).collect::<Vec<_>>(), want, "cap {cap}");
         for c in &got {
-            let alone = u.score(&hs, &nodes.get(c.node).unwrap(), cells(c.node), width, c.node);
+            let alone = u.score(&ncp, &nodes.get(c.node).unwrap(), cells(c.node), width, c.node);
             assert_eq!(c.utility.to_bits(), alone.utility.to_bits(), "node {}", c.node);
         }
     }

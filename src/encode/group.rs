@@ -259,13 +259,15 @@ pub fn generalize_to(hs: &[Arc<Hierarchy>], from: &Grouping, levels: &[u8]) -> R
     }
     let jumps = jumps(hs, &from.levels, levels);
     let strides = strides(hs, levels)?;
-    let mut keys: Vec<Key> = vec![0; from.len()];
-    for ((jump, col), &s) in jumps.iter().zip(&from.codes).zip(&strides) {
-        for (k, &code) in keys.iter_mut().zip(col) {
-            *k += jump[code as usize] as Key * s;
-        }
-    }
-    let (map, first) = number_keys(key_space(hs, levels), &keys);
+    let space = key_space(hs, levels);
+    // Keys below 2^64 (nearly every node) are packed and hashed in 64 bits, which halves the
+    // work of the loop that dominates a lattice search; the numbering is the same either way.
+    let (map, first) = if space <= u64::MAX as Key {
+        let strides: Vec<u64> = strides.iter().map(|&s| s as u64).collect();
+        number_keys(space, &pack_keys(from.len(), &jumps, &from.codes, &strides))
+    } else {
+        number_keys(space, &pack_keys(from.len(), &jumps, &from.codes, &strides))
+    };
     let codes =
         jumps.iter().zip(&from.codes).map(|(j, col)| first.iter().map(|&c| j[col[c as usize] as usize]).collect());
     let mut sizes = vec![0u64; first.len()];
@@ -288,10 +290,51 @@ pub fn generalize_to(hs: &[Arc<Hierarchy>], from: &Grouping, levels: &[u8]) -> R
     Ok((g, map))
 }
 
+/// A packed class key: 64 bits when the node's key space allows, else 128.
+trait Packed: Copy + Eq + std::ops::AddAssign + std::ops::Mul<Output = Self> + From<u32> {
+    /// Marks an empty hash slot (keys are below the key space, so never this).
+    const EMPTY: Self;
+    /// The key folded to 64 bits for hashing.
+    fn fold(self) -> u64;
+    fn index(self) -> usize;
+}
+
+impl Packed for u64 {
+    const EMPTY: Self = u64::MAX;
+    fn fold(self) -> u64 {
+        self
+    }
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+impl Packed for u128 {
+    const EMPTY: Self = u128::MAX;
+    fn fold(self) -> u64 {
+        (self as u64) ^ ((self >> 64) as u64).rotate_left(29)
+    }
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// Each source class's key at the target node, attribute by attribute (column order keeps
+/// each pass a stream over one code column).
+fn pack_keys<K: Packed>(classes: usize, jumps: &[Vec<u32>], codes: &[Vec<u32>], strides: &[K]) -> Vec<K> {
+    let mut keys: Vec<K> = vec![K::from(0); classes];
+    for ((jump, col), &s) in jumps.iter().zip(codes).zip(strides) {
+        for (k, &code) in keys.iter_mut().zip(col) {
+            *k += K::from(jump[code as usize]) * s;
+        }
+    }
+    keys
+}
+
 /// Class numbers for packed keys in order of first appearance: each key's class, and each
 /// class's first key. Dense when the key space is small beside the input (an array beats
 /// hashing), else an open-addressing table of twice the input's size.
-fn number_keys(space: Key, keys: &[Key]) -> (Vec<u32>, Vec<u32>) {
+fn number_keys<K: Packed>(space: Key, keys: &[K]) -> (Vec<u32>, Vec<u32>) {
     let mut map = Vec::with_capacity(keys.len());
     let mut first = Vec::new();
     let mut number = |slot: &mut u32, i: usize| {
@@ -304,18 +347,18 @@ fn number_keys(space: Key, keys: &[Key]) -> (Vec<u32>, Vec<u32>) {
     if space <= (4 * keys.len() as Key).max(4096) {
         let mut index = vec![u32::MAX; space as usize];
         for (i, &k) in keys.iter().enumerate() {
-            number(&mut index[k as usize], i);
+            number(&mut index[k.index()], i);
         }
     } else {
-        // Linear probing; u128::MAX marks an empty slot (keys are below the key space, which
-        // `strides` keeps within 2^128).
+        // Linear probing; `K::EMPTY` marks an empty slot (keys are below the key space, which
+        // `strides` keeps within 2^128, and the 64-bit path within 2^64 − 1).
         let bits = (2 * keys.len()).next_power_of_two().trailing_zeros();
         let mask = (1usize << bits) - 1;
-        let (mut slot_keys, mut slots) = (vec![Key::MAX; mask + 1], vec![u32::MAX; mask + 1]);
+        let (mut slot_keys, mut slots) = (vec![K::EMPTY; mask + 1], vec![u32::MAX; mask + 1]);
         for (i, &k) in keys.iter().enumerate() {
-            let folded = (k as u64) ^ ((k >> 64) as u64).rotate_left(29);
+            let folded = k.fold();
             let mut at = (folded.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - bits)) as usize & mask;
-            while slot_keys[at] != k && slot_keys[at] != Key::MAX {
+            while slot_keys[at] != k && slot_keys[at] != K::EMPTY {
                 at = (at + 1) & mask;
             }
             slot_keys[at] = k;

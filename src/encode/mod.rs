@@ -92,6 +92,21 @@ impl FrequencyTable {
     pub fn len(&self) -> usize {
         self.counts.len()
     }
+
+    /// Records per leaf of each quasi-identifier: what every separable (per-attribute) loss
+    /// needs, so that it is computed per level instead of per class of every node.
+    pub(crate) fn leaf_marginals(&self) -> Vec<Vec<u64>> {
+        self.qis
+            .iter()
+            .map(|q| {
+                let mut m = vec![0u64; q.hierarchy.leaf_count()];
+                for (&leaf, &n) in q.codes.iter().zip(&self.counts) {
+                    m[leaf as usize] += n;
+                }
+                m
+            })
+            .collect()
+    }
     pub fn is_empty(&self) -> bool {
         self.counts.is_empty()
     }

@@ -16,7 +16,9 @@
 //! no suppression the bound is monotone along the lattice (below), so lines 1–21 run on the
 //! shared [`BestFirst`] order from the bottom: only the nodes taken and their successors are
 //! grouped, not the whole pruned lattice, and the search stops where the cheapest bound left
-//! passes the best value, with the same node as the scan above.
+//! passes the best value, with the same node as the scan above. The frontier is grouped
+//! without histograms (a bound reads the classes only); a taken node gets its histograms and
+//! catalog only when its class sizes do not already reject it ([`rejected_by_sizes`]).
 //!
 //! Why monotone: a kept class of n records at cell probability P costs n − max(n, k)·P in the
 //! bound. Raising a level merges classes S into one of N = Σ n_i records whose cell covers
@@ -32,10 +34,11 @@ use super::score::{self, Key, Objective};
 use crate::encode::{Cached, NodeCache, class_degrees};
 use crate::error::Result;
 use crate::hierarchy::Hierarchy;
-use crate::lattice::{Antichain, BestFirst, BottomUp, NodeId, Toward};
+use crate::lattice::{Antichain, BestFirst, BottomUp, Lattice, NodeId, Toward};
 use crate::progress::Progress;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 /// Relative tolerance when comparing RCE values.
@@ -64,6 +67,8 @@ pub struct Candidate {
     /// The greatest D(r); 0 without a ceiling, where it rules nothing out.
     pub max_degree: f64,
     pub bound: Key,
+    /// [`evaluate`] rejects the node whatever it draws ([`rejected_by_sizes`]).
+    pub rejected: bool,
 }
 
 /// A node with its counterfeits, catalog and costs.
@@ -137,7 +142,7 @@ fn candidate(hs: &[Arc<Hierarchy>], p: &Params, node: NodeId, c: &Cached) -> Can
     let max_degree = if p.ceiling >= 1.0 { 0.0 } else { class_degrees(hs, &c.g).into_iter().fold(0.0, f64::max) };
     let suppressed = score::suppressed(&c.g.sizes, p.k, p.suppression);
     let bound = score::bound(&c.g, &score::cell_probabilities(hs, &c.g), p.k, &suppressed, p.objective);
-    Candidate { node, max_degree, bound }
+    Candidate { node, max_degree, bound, rejected: rejected_by_sizes(&c.g.sizes, &suppressed, p) }
 }
 
 impl Candidate {
@@ -145,6 +150,18 @@ impl Candidate {
     fn within(&self, p: &Params) -> bool {
         self.max_degree <= p.ceiling + 1e-12
     }
+}
+
+/// Does [`evaluate`] reject a node with classes of these sizes before drawing anything: more
+/// counterfeits than allowed, or every record suppressed? Both read the class sizes only, so
+/// the search knows them from a grouping without histograms and skips the node's catalog.
+/// Without suppression the first is monotone too: merging classes never raises the deficit
+/// Σ (k − n)⁺ (the merged class needs at most what its parts needed), so a node over the cap
+/// has every specialization over it.
+fn rejected_by_sizes(sizes: &[u64], suppressed: &[bool], p: &Params) -> bool {
+    let deficit = score::deficit(sizes, p.k, suppressed);
+    let kept = sizes.iter().zip(suppressed).any(|(&n, &s)| !s && n > 0);
+    p.max_counterfeits.is_some_and(|m| deficit > m) || !kept
 }
 
 /// Lines 4–15 for one node: suppression, counterfeits, catalog, RCE. `None` when the node is
@@ -158,14 +175,10 @@ pub(crate) fn evaluate(
 ) -> Option<Scored> {
     let g = &cached.g;
     let suppressed = score::suppressed(&g.sizes, p.k, p.suppression);
-    let deficit = score::deficit(&g.sizes, p.k, &suppressed);
-    if p.max_counterfeits.is_some_and(|m| deficit > m) {
+    if rejected_by_sizes(&g.sizes, &suppressed, p) {
         return None;
     }
     let suppressed_records: u64 = g.sizes.iter().zip(&suppressed).filter(|(_, s)| **s).map(|(&n, _)| n).sum();
-    if suppressed_records == g.total() {
-        return None;
-    }
     let mut rng = StdRng::seed_from_u64(node_seed(p.seed, node));
     let catalog = if suppressed_records == 0 {
         counterfeit::build(&Classes { sizes: &g.sizes, hist: &cached.hist, width }, p.k, p.draw, &mut rng)?
@@ -225,19 +238,23 @@ fn batch_size() -> usize {
 }
 
 /// Lines 4–20 for a batch of nodes on all cores: each scored, the rejected counted, the best
-/// kept.
+/// kept. Nodes known to be rejected by their sizes (`true` beside them) are counted as
+/// [`evaluate`] would count them, without their histograms or catalog.
 fn score_batch(
     nodes: &mut NodeCache,
-    batch: &[NodeId],
+    batch: &[(NodeId, bool)],
     p: &Params,
     progress: &dyn Progress,
     best: &mut Option<Scored>,
     stats: &mut Stats,
 ) -> Result<()> {
     let (hs, width, lattice) = (nodes.hierarchies().to_vec(), nodes.width(), nodes.lattice.clone());
-    let scored = nodes.map_batch(batch, |node, c| Ok(evaluate(&hs, width, node, c, p)))?;
-    progress.tick(scored.len() as u64)?;
-    stats.evaluated += scored.len();
+    let open: Vec<NodeId> = batch.iter().filter(|(_, rejected)| !rejected).map(|&(n, _)| n).collect();
+    let known = (batch.len() - open.len()) as u64;
+    let scored = nodes.map_batch(&open, |node, c| Ok(evaluate(&hs, width, node, c, p)))?;
+    progress.tick(batch.len() as u64)?;
+    stats.evaluated += batch.len();
+    stats.rejected += known as usize;
     for s in scored {
         match s {
             None => stats.rejected += 1,
@@ -279,19 +296,33 @@ pub(crate) fn best_first(
     let lattice = nodes.lattice.clone();
     let mut stats = Stats { nodes_total: lattice.size(), ..Stats::default() };
     let hs = nodes.hierarchies().to_vec();
+    // The frontier's bounds and degrees need the classes only: grouped without histograms
+    // (most of a grouping's cost), in a cache of their own. Only taken nodes that need a
+    // catalog are grouped with histograms, in `nodes`.
+    let frontier_nodes = NodeCache::new(nodes.frequency_table(), false)?;
+    let mut offered = Offered::default();
+    let mut taken_now: HashMap<NodeId, Arc<Cached>> = HashMap::new();
     let mut order = BestFirst::new(&lattice);
+    let mut rejected = HashSet::new();
     let mut best: Option<Scored> = None;
     progress.begin("h-ceiling: best-first search", lattice.size() as u64);
     loop {
         let frontier = order.frontier();
-        for c in nodes.map_batch(&frontier, |node, c| Ok(candidate(&hs, p, node, c)))? {
+        for (c, grouping) in group_frontier(&frontier_nodes, &frontier, &taken_now, &hs, p)? {
             if c.within(p) {
                 stats.candidates += 1;
                 order.offer(c.node, c.bound);
+                offered.insert(&lattice, c.node, c.bound, grouping);
+                if c.rejected {
+                    rejected.insert(c.node);
+                }
             }
         }
         let open = |bound: Key| best.as_ref().is_none_or(|b| compare(bound, b.key).is_le());
-        let taken: Vec<NodeId> = order.take(batch_size(), open).into_iter().map(|(n, _)| n).collect();
+        let taken: Vec<(NodeId, bool)> =
+            order.take(batch_size(), open).into_iter().map(|(n, _)| (n, rejected.remove(&n))).collect();
+        // The taken nodes' groupings, for their successors (the next frontier) to roll up from.
+        taken_now = taken.iter().filter_map(|&(n, _)| offered.take(n).map(|c| (n, c))).collect();
         if taken.is_empty() {
             break;
         }
@@ -299,6 +330,64 @@ pub(crate) fn best_first(
     }
     progress.finish();
     Ok((best, stats))
+}
+
+/// The frontier's candidates with their groupings (without histograms) on all cores, each node
+/// rolled up from the taken predecessor with the fewest classes, or from the cache when the
+/// search kept none.
+fn group_frontier(
+    cache: &NodeCache,
+    frontier: &[NodeId],
+    taken: &HashMap<NodeId, Arc<Cached>>,
+    hs: &[Arc<Hierarchy>],
+    p: &Params,
+) -> Result<Vec<(Candidate, Arc<Cached>)>> {
+    let grouped = crate::parallel::map(frontier, |&node| {
+        let c = match cache.lattice.predecessors(node).filter_map(|(_, q)| taken.get(&q)).min_by_key(|c| c.g.len()) {
+            Some(src) => Arc::new(cache.group_from(src, node)?),
+            None => cache.get(node)?,
+        };
+        Ok((candidate(hs, p, node, &c), c))
+    });
+    grouped.into_iter().collect()
+}
+
+/// Bytes of frontier groupings [`best_first`] keeps (without histograms).
+const OFFERED_BYTES: usize = 64 << 20;
+
+/// Groupings of the nodes offered to the best-first order and not yet taken, the cheapest
+/// kept when they exceed [`OFFERED_BYTES`]: the order takes the cheapest next, and their
+/// successors are rolled up from them. A cache by recency would have dropped a node offered
+/// long before it is taken, and its successors would be grouped from far below.
+#[derive(Default)]
+struct Offered {
+    slots: HashMap<NodeId, (Key, usize, Arc<Cached>)>,
+    bytes: usize,
+}
+
+impl Offered {
+    fn insert(&mut self, lattice: &Lattice, node: NodeId, bound: Key, c: Arc<Cached>) {
+        self.bytes += c.bytes();
+        self.slots.insert(node, (bound, lattice.height(node), c));
+        while self.bytes > OFFERED_BYTES {
+            let costliest = self
+                .slots
+                .iter()
+                .max_by(|a, b| {
+                    let (x, y) = (a.1, b.1);
+                    (x.0.0.total_cmp(&y.0.0)).then(x.0.1.total_cmp(&y.0.1)).then(x.1.cmp(&y.1)).then(a.0.cmp(b.0))
+                })
+                .map(|(&n, _)| n);
+            let Some(n) = costliest else { return };
+            self.take(n);
+        }
+    }
+
+    fn take(&mut self, node: NodeId) -> Option<Arc<Cached>> {
+        let (_, _, c) = self.slots.remove(&node)?;
+        self.bytes -= c.bytes();
+        Some(c)
+    }
 }
 
 /// Lines 2–21: the candidate of least objective, or `None` when every candidate is rejected.
@@ -319,10 +408,10 @@ pub(crate) fn best(
     let mut best: Option<Scored> = None;
     progress.begin("h-ceiling: counterfeits and catalogs", cands.len() as u64);
     for chunk in cands.chunks(batch) {
-        let open: Vec<NodeId> = chunk
+        let open: Vec<(NodeId, bool)> = chunk
             .iter()
             .filter(|c| p.exhaustive || best.as_ref().is_none_or(|b| compare(c.bound, b.key).is_le()))
-            .map(|c| c.node)
+            .map(|c| (c.node, c.rejected))
             .collect();
         if open.is_empty() {
             break;

@@ -36,7 +36,7 @@
 
 use super::histogram::{CellNoise, cell_count};
 use crate::dp::{DiscreteLaplace, ExponentialMechanism};
-use crate::encode::{Cached, NodeCache};
+use crate::encode::{Cached, FrequencyTable, NodeCache};
 use crate::error::{AnonError, Result};
 use crate::hierarchy::Hierarchy;
 use crate::lattice::NodeId;
@@ -97,38 +97,39 @@ impl Utility {
         (1.0 + self.noise_weight * b + self.class_weight) * (1.0 + ROUNDING_MARGIN)
     }
 
-    /// Σ_r NCP_L(r) from the node's classes: per attribute, the integer Σ size × leaves
-    /// covered (a leaf covers 0, Eq. 5), divided by the attribute's leaves and their number.
-    pub(crate) fn ncp_total(hs: &[Arc<Hierarchy>], cached: &Cached) -> f64 {
+    /// Noise_L and Σ_x h_L(x) (module doc) in one pass over the node's cells, each cell's
+    /// expected error looked up once: the pass is most of a node's score, every node is
+    /// scored, and the two sums read the same cells.
+    ///
+    /// Noise_L is summed over the non-empty cells in class-major order and each h over its
+    /// class's cells, so each sum adds the same terms in the same order as summing it alone.
+    pub(crate) fn cell_totals(&self, cached: &Cached, width: usize, cells: u64) -> (f64, f64) {
         let g = &cached.g;
-        let q = hs.len().max(1) as f64;
-        hs.iter()
-            .enumerate()
-            .map(|(a, h)| {
-                let level = g.levels[a] as usize;
-                let covered: u128 = (0..g.len())
-                    .map(|c| {
-                        let leaves = h.leaves_under(level, g.codes[a][c]);
-                        if leaves <= 1 { 0 } else { u128::from(g.sizes[c]) * u128::from(leaves) }
-                    })
-                    .sum();
-                covered as f64 / h.leaf_count() as f64
-            })
-            .sum::<f64>()
-            / q
-    }
-
-    /// Noise_L (module doc) from the node's non-empty cells and its public cell count.
-    pub(crate) fn noise_total(&self, cached: &Cached, cells: u64) -> f64 {
-        let counts = cached.hist.iter().copied().filter(|&c| c > 0);
-        match self.mode {
-            CellNoise::Pure { .. } => {
-                let empty = self.cell_error(0);
-                let filled: f64 = counts.map(|c| self.cell_error(c) - empty).sum();
-                cells as f64 * empty + filled
+        let empty_error = self.cell_error(0);
+        let (mut filled, mut capped, mut units) = (0.0f64, 0u64, 0u64);
+        for c in 0..g.len() {
+            let hist = cached.class_hist(c, width);
+            let (mut n, mut error) = (0u64, 0.0f64);
+            for &x in hist {
+                let e = self.cell_error(x);
+                if x > 0 {
+                    filled += e - empty_error;
+                    capped += match self.mode {
+                        CellNoise::Threshold(tau) => u64::from(x).min(tau),
+                        CellNoise::Pure { .. } => 0,
+                    };
+                }
+                n += u64::from(x);
+                error += e;
             }
-            CellNoise::Threshold(tau) => counts.map(|c| u64::from(c).min(tau)).sum::<u64>() as f64,
+            let h = if n == 0 { 1.0 } else { (error / n as f64).clamp(0.0, 1.0) };
+            units += (h * CLASS_UNITS) as u64;
         }
+        let noise = match self.mode {
+            CellNoise::Pure { .. } => cells as f64 * empty_error + filled,
+            CellNoise::Threshold(_) => capped as f64,
+        };
+        (noise, self.class_total(units, g.len(), width, cells / width.max(1) as u64))
     }
 
     /// Expected error E of one cell of real count `c` (module doc): pure, f_T(c)
@@ -155,34 +156,23 @@ impl Utility {
         }
     }
 
-    /// Σ_x h_L(x) (module doc) over the node's classes and, under pure, its `combos − classes`
-    /// empty combinations (h = 1 each), exactly in units of 2^−32.
-    pub(crate) fn class_total(&self, cached: &Cached, width: usize, combos: u64) -> f64 {
-        let g = &cached.g;
-        let units: u64 = (0..g.len())
-            .map(|c| {
-                let hist = cached.class_hist(c, width);
-                let n: u64 = hist.iter().map(|&x| u64::from(x)).sum();
-                let error: f64 = hist.iter().map(|&x| self.cell_error(x)).sum();
-                let h = if n == 0 { 1.0 } else { (error / n as f64).clamp(0.0, 1.0) };
-                (h * CLASS_UNITS) as u64
-            })
-            .sum();
+    /// Σ_x h_L(x) (module doc) from the `units` of the node's `classes` and, under pure, its
+    /// `combos − classes` empty combinations (h = 1 each), exactly in units of 2^−32.
+    fn class_total(&self, units: u64, classes: usize, width: usize, combos: u64) -> f64 {
         let empty = match self.mode {
             CellNoise::Pure { floor } => {
                 let published = self.q.powf(floor.max(1) as f64) / (1.0 + self.q);
                 let h = 1.0 - (1.0 - published).powi(width.min(i32::MAX as usize) as i32);
-                combos.saturating_sub(g.len() as u64) * (h.clamp(0.0, 1.0) * CLASS_UNITS) as u64
+                combos.saturating_sub(classes as u64) * (h.clamp(0.0, 1.0) * CLASS_UNITS) as u64
             }
             CellNoise::Threshold(_) => 0,
         };
         (units + empty) as f64 / CLASS_UNITS
     }
 
-    pub fn score(&self, hs: &[Arc<Hierarchy>], cached: &Cached, cells: u64, width: usize, node: NodeId) -> Candidate {
-        let ncp_total = Self::ncp_total(hs, cached);
-        let noise_total = self.noise_total(cached, cells);
-        let class_total = self.class_total(cached, width, cells / width.max(1) as u64);
+    pub fn score(&self, ncp: &NcpTotals, cached: &Cached, cells: u64, width: usize, node: NodeId) -> Candidate {
+        let ncp_total = ncp.total(&cached.g.levels);
+        let (noise_total, class_total) = self.cell_totals(cached, width, cells);
         Candidate {
             node,
             levels: cached.g.levels.clone(),
@@ -192,6 +182,52 @@ impl Utility {
             class_total,
             utility: -(ncp_total + self.noise_weight * noise_total + self.class_weight * class_total),
         }
+    }
+}
+
+/// Σ_r NCP_L(r) (module doc) per attribute and level: NCP is separable by attribute, so a
+/// node's total is one tabulated entry per attribute instead of a sum over its classes.
+pub struct NcpTotals {
+    /// Per attribute and level: the integer Σ records × leaves covered (a leaf covers 0,
+    /// Eq. 5), the same integer as summed over any node's classes at that level.
+    covered: Vec<Vec<u128>>,
+    leaves: Vec<usize>,
+}
+
+impl NcpTotals {
+    pub fn new(ft: &FrequencyTable) -> Self {
+        let hs = ft.hierarchies();
+        let covered = hs
+            .iter()
+            .zip(ft.leaf_marginals())
+            .map(|(h, marginal)| (0..=h.height()).map(|level| Self::covered(h, level, &marginal)).collect())
+            .collect();
+        NcpTotals { covered, leaves: hs.iter().map(|h| h.leaf_count()).collect() }
+    }
+
+    fn covered(h: &Hierarchy, level: usize, marginal: &[u64]) -> u128 {
+        let up = h.up(level);
+        marginal
+            .iter()
+            .enumerate()
+            .map(|(leaf, &n)| {
+                let leaves = h.leaves_under(level, up[leaf]);
+                if leaves <= 1 { 0 } else { u128::from(n) * u128::from(leaves) }
+            })
+            .sum()
+    }
+
+    /// Σ_r NCP_L(r) of the node at `levels`: per attribute the integer divided by the
+    /// attribute's leaves, averaged over the attributes.
+    pub(crate) fn total(&self, levels: &[u8]) -> f64 {
+        let q = self.leaves.len().max(1) as f64;
+        self.covered
+            .iter()
+            .zip(&self.leaves)
+            .zip(levels)
+            .map(|((c, &n), &l)| c[l as usize] as f64 / n as f64)
+            .sum::<f64>()
+            / q
     }
 }
 
@@ -221,10 +257,10 @@ pub fn score_lattice(
     max_cells: u64,
     progress: &dyn Progress,
 ) -> Result<Vec<Candidate>> {
-    let hs: Vec<Arc<Hierarchy>> = nodes.hierarchies().to_vec();
+    let ncp = NcpTotals::new(nodes.frequency_table());
     let width = nodes.width();
     let scored = map_lattice(nodes, max_cells, progress, "IPA: scoring the lattice", |node, c, cells| {
-        utility.score(&hs, c, cells, width, node)
+        utility.score(&ncp, c, cells, width, node)
     })?;
     Ok(scored.into_iter().map(|(_, c)| c).collect())
 }
@@ -271,6 +307,106 @@ pub(crate) fn mechanism(candidates: &[Candidate], utility: &Utility, epsilon: f6
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::encode::{QiColumn, SensitiveColumn};
+    use rand::{RngExt, SeedableRng};
+
+    /// A random table: three categorical quasi-identifiers of 6, 4 and 3 leaves under three,
+    /// one and two levels, and a sensitive attribute of 5 values.
+    fn random_table(seed: u64) -> FrequencyTable {
+        use crate::hierarchy::{HierarchyKind, from_rows};
+        let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+        let h = |name: &str, leaves: usize, ups: &[usize]| {
+            let rows = (0..leaves)
+                .map(|i| {
+                    let mut row = vec![format!("{name}{i}")];
+                    row.extend(ups.iter().map(|&u| format!("{name}/{u}:{}", i / u)));
+                    row.push("*".into());
+                    (i + 1, row)
+                })
+                .collect();
+            Arc::new(from_rows(rows, name, HierarchyKind::Categorical).unwrap())
+        };
+        let hs = [h("a", 6, &[2, 4]), h("b", 4, &[]), h("c", 3, &[2])];
+        let rows = 60;
+        let qis = hs
+            .iter()
+            .map(|h| QiColumn {
+                name: h.attribute().into(),
+                hierarchy: h.clone(),
+                codes: (0..rows).map(|_| rng.random_range(0..h.leaf_count() as u32)).collect(),
+            })
+            .collect();
+        let values = (0..5).map(|v| format!("v{v}")).collect();
+        let sensitive =
+            SensitiveColumn { name: "s".into(), values, codes: (0..rows).map(|_| rng.random_range(0..5)).collect() };
+        FrequencyTable::from_parts(qis, Some(sensitive), (0..rows).map(|_| rng.random_range(1..4)).collect()).unwrap()
+    }
+
+    /// The score as the module doc defines it, summed class by class and cell by cell (the
+    /// oracle of [`Utility::score`], which tabulates NCP and reads each cell once).
+    fn by_definition(u: &Utility, hs: &[Arc<Hierarchy>], c: &Cached, width: usize, cells: u64) -> (f64, f64, f64) {
+        let g = &c.g;
+        let ncp = hs
+            .iter()
+            .enumerate()
+            .map(|(a, h)| {
+                let level = g.levels[a] as usize;
+                let covered: u128 = (0..g.len())
+                    .map(|k| {
+                        let leaves = h.leaves_under(level, g.codes[a][k]);
+                        if leaves <= 1 { 0 } else { u128::from(g.sizes[k]) * u128::from(leaves) }
+                    })
+                    .sum();
+                covered as f64 / h.leaf_count() as f64
+            })
+            .sum::<f64>()
+            / hs.len() as f64;
+        let counts = c.hist.iter().copied().filter(|&x| x > 0);
+        let noise = match u.mode {
+            CellNoise::Pure { .. } => {
+                let empty = u.cell_error(0);
+                cells as f64 * empty + counts.map(|x| u.cell_error(x) - empty).sum::<f64>()
+            }
+            CellNoise::Threshold(tau) => counts.map(|x| u64::from(x).min(tau)).sum::<u64>() as f64,
+        };
+        let units: u64 = (0..g.len())
+            .map(|k| {
+                let hist = c.class_hist(k, width);
+                let n: u64 = hist.iter().map(|&x| u64::from(x)).sum();
+                let error: f64 = hist.iter().map(|&x| u.cell_error(x)).sum();
+                let h = if n == 0 { 1.0 } else { (error / n as f64).clamp(0.0, 1.0) };
+                (h * CLASS_UNITS) as u64
+            })
+            .sum();
+        (ncp, noise, u.class_total(units, g.len(), width, cells / width as u64))
+    }
+
+    /// Every node of random tables, under pure and approximate noise: the tabulated NCP and
+    /// the one-pass cell sums are the definition's, bit for bit.
+    #[test]
+    fn scores_equal_the_definition_bit_for_bit() {
+        let noise = DiscreteLaplace::for_epsilon(0.7, 1).unwrap();
+        for seed in 0..4 {
+            let ft = random_table(seed);
+            let nodes = NodeCache::new(&ft, true).unwrap();
+            let (hs, width, ncp) = (nodes.hierarchies().to_vec(), nodes.width(), NcpTotals::new(&ft));
+            for mode in [CellNoise::Pure { floor: 1 }, CellNoise::Pure { floor: 3 }, CellNoise::Threshold(4)] {
+                let u = Utility::new(mode, &noise, 0.5, 2.0);
+                for node in 0..nodes.lattice.size() {
+                    let c = nodes.get(node).unwrap();
+                    let cells = cell_count(&hs, &c.g.levels, width).unwrap();
+                    let got = u.score(&ncp, &c, cells, width, node);
+                    let (n, e, k) = by_definition(&u, &hs, &c, width, cells);
+                    let bits = |x: f64| x.to_bits();
+                    assert_eq!(
+                        (bits(got.ncp_total), bits(got.noise_total), bits(got.class_total)),
+                        (bits(n), bits(e), bits(k)),
+                        "seed {seed}, node {node}, {mode:?}"
+                    );
+                }
+            }
+        }
+    }
 
     /// f_T(c) by direct summation of the discrete Laplace pmf over a wide window.
     fn by_sum(q: f64, t: u64, c: u64) -> f64 {

@@ -94,18 +94,7 @@ impl<'a> Evaluator<'a> {
         let hs = ft.hierarchies();
         let nodes = NodeCache::new(ft, models.need_sensitive())?;
         let lattice = nodes.lattice.clone();
-        let marginals: Vec<Vec<u64>> = ft
-            .qis
-            .iter()
-            .map(|q| {
-                let mut m = vec![0u64; q.hierarchy.leaf_count()];
-                for (r, &leaf) in q.codes.iter().enumerate() {
-                    m[leaf as usize] += ft.counts[r];
-                }
-                m
-            })
-            .collect();
-        let loss = LossTable::new(metric, &hs, &marginals, ft.total());
+        let loss = LossTable::new(metric, &hs, &ft.leaf_marginals(), ft.total());
         let sensitive = match (&ft.sensitive, models.need_sensitive()) {
             (Some(s), true) => {
                 let mut counts = vec![0u64; s.values.len()];

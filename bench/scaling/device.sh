@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Issue 36's scaling run on a lent many-core machine, in one call (docs/results/scaling.md,
+# "On 16 cores"). The release binaries are built on the two-core machine and travel compressed
+# in target/devbin (new.xz: this tree; base.xz: the tree before the long-lived pool), since the
+# lent machine has no toolchain to count on:
+#   CARGO_TARGET_DIR=... cargo build --release --bin anonfusion; strip; xz > target/devbin/new.xz
+#   bench/scaling/device.sh            # writes $OUT/device.md
+set -u
+D=target/devbin
+SMALL=${SMALL:-5000000}   # rows of the scaling runs (a smaller number tries the script)
+LARGE=${LARGE:-50000000}  # rows of the memory run
+OUT=${OUT:-/tmp}
+unpack() { # xz, or Python's lzma where xz is missing
+  if command -v xz > /dev/null; then xz -d -T0 -c "$1"; else python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), sys.stdout.buffer)' "$1"; fi
+}
+for b in new base; do
+  [ -x "$D/$b" ] || { unpack "$D/$b.xz" > "$D/$b" && chmod +x "$D/$b"; }
+done
+# kanon's and hceil's reports at $SMALL rows on cores $1: time_ms and its passes.
+reports() {
+  local home
+  home=$(mktemp -d)
+  HOME=$home ANONFUSION_LEDGER=$home/ledger taskset -c "$1" "$D/new" --format csv -c '\timing' \
+    -c "SELECT COUNT(*) FROM load_dataset('nps', $SMALL, 1)" \
+    -c "SELECT COUNT(*) FROM kanon_anonymize('nps', 'nps_k', 10)" -c "SELECT * FROM nps_k_report" \
+    -c "SELECT COUNT(*) FROM hceil_anonymize('nps', 'nps_h', 10, 0.2)" -c "SELECT * FROM nps_h_report"
+  rm -rf "$home"
+}
+{
+  echo "# $(nproc) cores, $(free -g | awk '/Mem/ {print $2}') GB memory; $(date -u)"
+  echo; echo "## this tree, $SMALL rows"
+  BIN=$D/new ROWS=$SMALL RUNS=2 timeout 200 bench/scaling/run.sh 0 0-1 0-3 0-7 0-15
+  echo; echo "## this tree, $LARGE rows, peak memory"
+  BIN=$D/new ROWS=$LARGE RUNS=1 RSS=1 timeout 220 bench/scaling/run.sh 0-15
+  for c in 0-1 0-15; do
+    echo; echo "## reports, $SMALL rows, cores $c"
+    export -f reports; D=$D SMALL=$SMALL timeout 45 bash -c "reports $c"
+  done
+  echo; echo "## the tree before (base), $SMALL rows"
+  BIN=$D/base ROWS=$SMALL RUNS=1 timeout 70 bench/scaling/run.sh 0 0-1 0-15
+} 2>&1 | tee "$OUT/device.md"

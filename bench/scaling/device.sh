@@ -26,16 +26,30 @@ reports() {
     -c "SELECT COUNT(*) FROM hceil_anonymize('nps', 'nps_h', 10, 0.2)" -c "SELECT * FROM nps_h_report"
   rm -rf "$home"
 }
+# Two cores on different physical cores: CPU 0 and the first CPU that is not its hardware-thread
+# sibling (on a machine whose CPUs 0 and 1 are one core's two threads, 0-1 is not two cores).
+other_core() {
+  local sib c
+  sib=$(cat /sys/devices/system/cpu/cpu0/topology/thread_siblings_list 2> /dev/null || echo 0)
+  for c in $(seq 1 $(($(nproc) - 1))); do
+    [[ ",$sib," == *",$c,"* || "$sib" == "0-$c" ]] || { echo "$c"; return; }
+  done
+  echo 1
+}
+TWO="0,$(other_core)"
 {
   echo "# $(nproc) cores, $(free -g | awk '/Mem/ {print $2}') GB memory; $(date -u)"
+  echo; echo "## topology (lscpu)"
+  lscpu | grep -E '^(Model name|Thread|Core|Socket|NUMA node\(s\)|CPU\(s\))' || true
+  echo "cpu0's thread siblings: $(cat /sys/devices/system/cpu/cpu0/topology/thread_siblings_list 2> /dev/null); two separate cores: $TWO"
   echo; echo "## this tree, $SMALL rows"
-  BIN=$D/new ROWS=$SMALL RUNS=2 timeout 200 bench/scaling/run.sh 0 0-1 0-3 0-7 0-15
+  BIN=$D/new ROWS=$SMALL RUNS=2 timeout 200 bench/scaling/run.sh 0 0-1 "$TWO" 0-3 0-7 0-15
   echo; echo "## this tree, $LARGE rows, peak memory"
   BIN=$D/new ROWS=$LARGE RUNS=1 RSS=1 timeout 220 bench/scaling/run.sh 0-15
-  for c in 0-1 0-15; do
+  for c in 0 "$TWO" 0-15; do
     echo; echo "## reports, $SMALL rows, cores $c"
     export -f reports; D=$D SMALL=$SMALL timeout 45 bash -c "reports $c"
   done
   echo; echo "## the tree before (base), $SMALL rows"
-  BIN=$D/base ROWS=$SMALL RUNS=1 timeout 70 bench/scaling/run.sh 0 0-1 0-15
+  BIN=$D/base ROWS=$SMALL RUNS=1 timeout 70 bench/scaling/run.sh 0 "$TWO" 0-15
 } 2>&1 | tee "$OUT/device.md"

@@ -21,7 +21,7 @@ use std::collections::{BinaryHeap, HashSet};
 
 /// A bound compared lexicographically (an objective's key, e.g. hceil's (RCE, 0) or
 /// (counterfeits, RCE)).
-pub(crate) type Bound = (f64, f64);
+pub(crate) use super::search::Key as Bound;
 
 #[derive(Debug, Clone, Copy)]
 struct Entry {

@@ -15,6 +15,7 @@
 pub(crate) mod antichain;
 pub(crate) mod best_first;
 pub(crate) mod order;
+pub(crate) mod search;
 
 pub(crate) use antichain::{Antichain, Toward};
 pub(crate) use best_first::BestFirst;

@@ -288,3 +288,5 @@ where
     }
 }
 
+#[cfg(test)]
+mod tests;

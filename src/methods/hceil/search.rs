@@ -1,20 +1,26 @@
 //! Algorithm 1: over the lattice nodes whose every record has D(r) ≤ h, insert counterfeits,
 //! group the catalog and keep the node of minimum RCE.
 //!
-//! Line 1 (the pruned lattice) is built bottom-up: generalizing never lowers a class's degree
-//! (categorical nodes only gain leaves, numeric classes only merge, so their min–max ranges only
-//! widen), so a node is a candidate only when all of its direct specializations are, and a node
-//! over h prunes every generalization without being grouped. Lines 3–20 then run in ascending
-//! order of a lower bound of the objective ([`super::score::bound`]), a batch of nodes at a time
-//! on all cores, until the bound passes the best value found: the same node as evaluating all of
-//! them (`exhaustive`), which the tests check.
+//! The traversal is the shared search driver's ([`crate::lattice::search`]); hceil supplies its
+//! evaluators (line 1's grouping with degrees and bound, [`Line1`] or [`Lazy`]; lines 4–20's
+//! counterfeits and catalog, [`Score`]), its criteria and bound ([`Rules`]: the ceiling, which
+//! fails upward; a scored node not rejected; the objective's bound and stop rule).
+//!
+//! Line 1 (the pruned lattice) is built bottom-up ([`driver::down_set`]): generalizing never
+//! lowers a class's degree (categorical nodes only gain leaves, numeric classes only merge, so
+//! their min–max ranges only widen), so a node is a candidate only when all of its direct
+//! specializations are, and a node over h prunes every generalization without being grouped.
+//! Lines 3–20 then run in ascending order of a lower bound of the objective
+//! ([`super::score::bound`]), a batch of nodes at a time on all cores, until the bound passes
+//! the best value found ([`driver::by_sorted_bound`]): the same node as evaluating all of them
+//! (`exhaustive`), which the tests check.
 //!
 //! With a suppression limit, each node's smallest classes below k leave the release first, as
 //! many as the limit allows ([`super::score::suppressed`]); the remaining ones are padded.
 //!
 //! Best-first ([`best_first`], the default where it is valid): with the paper's objective and
 //! no suppression the bound is monotone along the lattice (below), so lines 1–21 run on the
-//! shared [`BestFirst`] order from the bottom: only the nodes taken and their successors are
+//! driver's best-first traversal ([`driver::best_first`]): only the nodes taken and their successors are
 //! grouped, not the whole pruned lattice, and the search stops where the cheapest bound left
 //! passes the best value, with the same node as the scan above. The frontier is grouped
 //! without histograms (a bound reads the classes only); a taken node gets its histograms and

@@ -15,7 +15,6 @@ struct Toy {
     pass: Vec<bool>,
     lucky: Vec<bool>,
     over: Vec<bool>,
-    monotone: bool,
     checks: usize,
 }
 
@@ -47,7 +46,6 @@ impl Toy {
             lucky: (0..n).map(|_| monotone || rng.random_bool(0.6)).collect(),
             over: up_set(&lattice, &mut rng, 2),
             lattice,
-            monotone,
             checks: 0,
         }
     }

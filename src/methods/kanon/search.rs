@@ -34,7 +34,6 @@ use crate::lattice::search::{self as driver, Bound, Criterion, EPS, Key, Levels,
 use crate::lattice::{Lattice, NodeId};
 use std::sync::Arc;
 
-
 /// The outcome of checking one node.
 #[derive(Debug, Clone)]
 pub struct Evaluation {
@@ -336,7 +335,8 @@ pub(crate) fn run_cancellable(
     let heuristic = opts.heuristic(ev.lattice.size());
     let check_limit = opts.check_limit(ev.lattice.size(), ev.scorer.ft.len());
     let by_bound = ev.loss().metric != Metric::Dm;
-    let rules = Rules { by_bound, monotone: ev.monotone(), exact: by_bound && ev.budget() == 0, loss: ev.loss().clone() };
+    let rules =
+        Rules { by_bound, monotone: ev.monotone(), exact: by_bound && ev.budget() == 0, loss: ev.loss().clone() };
     let lattice = ev.lattice.clone();
     let found = Levels::new(&lattice, (&mut *ev, &rules, &rules), check_limit, cancelled).run(heuristic)?;
     let lower_bound = match (found.stopped_at, &found.best) {

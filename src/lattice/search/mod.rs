@@ -19,7 +19,8 @@
 //!   paths up from failing nodes, predictive tagging both ways, a heuristic start and a budget
 //!   of node checks, stopping where the bound passes the best (kanon);
 //! - [`best_first`]: a bound known after grouping that never falls upward: nodes taken
-//!   cheapest first, a taken node's successors grouped next, the rest never (hceil's default);
+//!   cheapest first, a node grouped only once its taken predecessor's bound makes it the
+//!   cheapest entry left, the rest never (hceil's default);
 //! - [`down_set`] then [`by_sorted_bound`]: a bound known after grouping that may fall
 //!   upward: every node of a criterion's down-set grouped bottom-up (hceil's line 1, the
 //!   up-sets of failing nodes skipped), then judged cheapest bound first until the bound passes
@@ -186,7 +187,11 @@ impl<J> Best<J> {
 /// that needs every node's score (an exponential mechanism's probabilities are normalized over
 /// all of them, so leaving one out would change every probability). `Err` from the evaluator
 /// only; an empty answer is the caller's to judge.
-pub(crate) fn every<E: Evaluator>(lattice: &Lattice, ev: &mut E, wanted: impl Fn(&[u8]) -> bool) -> Result<Vec<E::Judged>> {
+pub(crate) fn every<E: Evaluator>(
+    lattice: &Lattice,
+    ev: &mut E,
+    wanted: impl Fn(&[u8]) -> bool,
+) -> Result<Vec<E::Judged>> {
     let nodes: Vec<NodeId> = (0..lattice.size()).filter(|&n| wanted(&lattice.levels(n))).collect();
     ev.evaluate(&nodes)
 }
@@ -248,14 +253,15 @@ pub(crate) fn by_sorted_bound<S: Scorer, C: Criterion<S::Scored>>(
     Ok(best.into_inner())
 }
 
-/// Best-first on a bound known after grouping that never falls when a level is raised: the
-/// frontier (the bottom, then the successors of taken nodes) is grouped by
-/// [`Evaluator::evaluate`], its nodes failing upward dropped (their generalizations are never
-/// reached), the rest offered with their bound; the cheapest `batch` nodes are then taken and
-/// scored by [`Scorer::score`], until the cheapest bound left cannot beat the best. Every node
-/// whose bound is at most the optimum is reached through nodes whose bounds are too, so the
-/// result is the optimum of scoring every node of the down-set ([`down_set`] then
-/// [`by_sorted_bound`]).
+/// Best-first on a bound known after grouping that never falls when a level is raised: a
+/// node enters the order at its taken predecessor's bound and is grouped by
+/// [`Evaluator::evaluate`] only once it is the cheapest entry left (nodes failing upward are
+/// dropped there, and their generalizations never reached through them); the cheapest `batch`
+/// grouped nodes are then taken and scored by [`Scorer::score`], until the cheapest entry left
+/// cannot beat the best. Every node whose bound is at most the optimum is reached through
+/// nodes whose bounds are too, so the result is the optimum of scoring every node of the
+/// down-set ([`down_set`] then [`by_sorted_bound`]), and the batches taken are those of
+/// grouping every successor of every taken node first ([`BestFirst`]).
 pub(crate) fn best_first<E, CG, CS>(
     lattice: &Lattice,
     ev: &mut E,
@@ -271,18 +277,31 @@ where
     let mut order = BestFirst::new(lattice);
     let mut best = Best::new();
     loop {
-        for j in ev.evaluate(&order.frontier())? {
-            if grouped.tag(&j) != Some(Tag::FailsAbove) {
-                order.offer(E::node(&j), bound.of_judged(&j));
+        let key = best.key();
+        let open = |b: Key| key.is_none_or(|k| bound.open(b, k));
+        let mut taken = Vec::new();
+        while taken.len() < batch {
+            let todo = order.ungrouped(batch, open);
+            if todo.is_empty() {
+                let more = order.take(batch - taken.len(), open);
+                if more.is_empty() {
+                    break;
+                }
+                taken.extend(more);
+                continue;
+            }
+            for j in ev.evaluate(&todo)? {
+                if grouped.tag(&j) != Some(Tag::FailsAbove) {
+                    order.offer(E::node(&j), bound.of_judged(&j));
+                }
             }
         }
-        let key = best.key();
-        let taken: Vec<NodeId> =
-            order.take(batch, |b| key.is_none_or(|k| bound.open(b, k))).into_iter().map(|(n, _)| n).collect();
         if taken.is_empty() {
             return Ok(best.into_inner());
         }
-        for j in ev.score(&taken)? {
+        order.expand(&taken);
+        let nodes: Vec<NodeId> = taken.iter().map(|&(n, _)| n).collect();
+        for j in ev.score(&nodes)? {
             best.offer(lattice, scored, j);
         }
     }

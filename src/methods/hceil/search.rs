@@ -328,7 +328,7 @@ pub(crate) fn best_first(
     let frontier = NodeCache::new(nodes.frequency_table(), false)?;
     let stats = Stats { nodes_total: lattice.size(), ..Stats::default() };
     let score = Score { nodes, p, progress, rejected: HashSet::new(), stats };
-    let mut lazy = Lazy { frontier, hs, offered: Offered::default(), taken: HashMap::new(), score };
+    let mut lazy = Lazy { frontier, hs, offered: Offered::default(), score };
     progress.begin("h-ceiling: best-first search", lattice.size() as u64);
     let rules = Rules(p);
     let best = driver::best_first(&lattice, &mut lazy, (&rules, &rules), &rules, batch_size())?;
@@ -336,16 +336,14 @@ pub(crate) fn best_first(
     Ok((best.flatten(), lazy.score.stats))
 }
 
-/// [`best_first`]'s evaluator: the frontier grouped without histograms, each node rolled up
-/// from the taken predecessor with the fewest classes (or from the cache when the search kept
-/// none); the taken nodes scored by [`Score`].
+/// [`best_first`]'s evaluator: the nodes the order hands it grouped without histograms, each
+/// rolled up from the grouped predecessor with the fewest classes that is still kept (or from
+/// the cache's bottom when none is); the taken nodes scored by [`Score`].
 struct Lazy<'n, 'a, 'h> {
     frontier: NodeCache<'a>,
     hs: Vec<Arc<Hierarchy>>,
+    /// Groupings of grouped nodes, taken or not, for their successors to roll up from.
     offered: Offered,
-    /// The groupings of the nodes taken last, for their successors (the frontier) to roll up
-    /// from.
-    taken: HashMap<NodeId, Arc<Cached>>,
     score: Score<'n, 'a, 'h>,
 }
 
@@ -359,9 +357,9 @@ impl Evaluator for Lazy<'_, '_, '_> {
     /// Nodes within the ceiling are kept for the order: their groupings (for their
     /// successors) and whether their sizes reject them.
     fn evaluate(&mut self, batch: &[NodeId]) -> Result<Vec<Candidate>> {
-        let (cache, taken, hs, p) = (&self.frontier, &self.taken, &self.hs, self.score.p);
+        let (cache, kept, hs, p) = (&self.frontier, &self.offered, &self.hs, self.score.p);
         let grouped: Vec<Result<_>> = crate::parallel::map(batch, |&node| {
-            let c = match cache.lattice.predecessors(node).filter_map(|(_, q)| taken.get(&q)).min_by_key(|c| c.g.len()) {
+            let c = match cache.lattice.predecessors(node).filter_map(|(_, q)| kept.get(q)).min_by_key(|c| c.g.len()) {
                 Some(src) => Arc::new(cache.group_from(src, node)?),
                 None => cache.get(node)?,
             };
@@ -387,18 +385,18 @@ impl Scorer for Lazy<'_, '_, '_> {
     type Scored = Option<Scored>;
 
     fn score(&mut self, batch: &[NodeId]) -> Result<Vec<Option<Scored>>> {
-        self.taken = batch.iter().filter_map(|&n| self.offered.take(n).map(|c| (n, c))).collect();
         self.score.score(batch)
     }
 }
 
-/// Bytes of frontier groupings [`best_first`] keeps (without histograms).
+/// Bytes of groupings [`best_first`] keeps (without histograms).
 const OFFERED_BYTES: usize = 64 << 20;
 
-/// Groupings of the nodes offered to the best-first order and not yet taken, the cheapest
-/// kept when they exceed [`OFFERED_BYTES`]: the order takes the cheapest next, and their
-/// successors are rolled up from them. A cache by recency would have dropped a node offered
-/// long before it is taken, and its successors would be grouped from far below.
+/// Groupings of the nodes grouped for the best-first order, taken or not, the cheapest kept
+/// when they exceed [`OFFERED_BYTES`]: the order takes the cheapest next, and their
+/// successors, queued at their bound, are grouped from them. A cache by recency would have
+/// dropped a node grouped long before its successors are, and they would be grouped from far
+/// below.
 #[derive(Default)]
 struct Offered {
     slots: HashMap<NodeId, (Key, usize, Arc<Cached>)>,
@@ -421,6 +419,10 @@ impl Offered {
             let Some(n) = costliest else { return };
             self.take(n);
         }
+    }
+
+    fn get(&self, node: NodeId) -> Option<&Arc<Cached>> {
+        self.slots.get(&node).map(|(_, _, c)| c)
     }
 
     fn take(&mut self, node: NodeId) -> Option<Arc<Cached>> {

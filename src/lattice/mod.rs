@@ -14,7 +14,7 @@
 //! [`order::BottomUp`] by height in batches, [`antichain::Antichain`] holds what monotone
 //! criteria let a search infer (predictive tagging) in memory proportional to the frontier, not
 //! the lattice, and [`best_first::BestFirst`] orders by a bound known only once a node is
-//! grouped (hceil's), grouping only the nodes it passes and their successors.
+//! grouped (hceil's), grouping a node only once its predecessor's bound puts it at the top.
 
 pub(crate) mod antichain;
 pub(crate) mod best_first;

@@ -9,8 +9,9 @@
 //!   key) and what it proves about other nodes ([`Tag`]): the driver keeps those proofs in
 //!   [`Antichain`]s and never evaluates a node they decide;
 //! - a [`Bound`] gives a lower bound of a node's key, known from its levels before grouping
-//!   (kanon's loss bound, [`BoundOrder`]) or only after grouping (hceil's RCE bound,
-//!   [`BestFirst`] when it never falls upward), and the stop rule comparing a bound to the best.
+//!   (kanon's loss bound, [`BoundOrder`](super::BoundOrder)) or only after grouping (hceil's
+//!   RCE bound, [`BestFirst`] when it never falls upward), and the stop rule comparing a bound
+//!   to the best.
 //!
 //! The traversals, by what the bound allows:
 //! - [`every`]: no bound can prune (IPA: the exponential mechanism needs every node's score),

@@ -20,10 +20,11 @@
 //!
 //! Best-first ([`best_first`], the default where it is valid): with the paper's objective and
 //! no suppression the bound is monotone along the lattice (below), so lines 1–21 run on the
-//! driver's best-first traversal ([`driver::best_first`]): only the nodes taken and their successors are
-//! grouped, not the whole pruned lattice, and the search stops where the cheapest bound left
-//! passes the best value, with the same node as the scan above. The frontier is grouped
-//! without histograms (a bound reads the classes only); a taken node gets its histograms and
+//! driver's best-first traversal ([`driver::best_first`]): a taken node's successors are
+//! queued at its bound and grouped only when one is the cheapest entry left, not the whole
+//! pruned lattice, and the search stops where the cheapest entry left passes the best value,
+//! with the same node as the scan above. Those nodes are grouped without histograms (a bound
+//! reads the classes only); a taken node gets its histograms and
 //! catalog only when its class sizes do not already reject it ([`rejected_by_sizes`]).
 //!
 //! Why monotone: a kept class of n records at cell probability P costs n − max(n, k)·P in the

@@ -31,6 +31,7 @@ pub use group::{Grouping, class_degrees, class_sizes_of, generalize_to, group, r
 pub(crate) use materialize::{dropped_columns, materialize_node, materialize_suppressed, node_label};
 pub(crate) use recoded::{RecodedRows, STAR, materialize_recoded};
 pub(crate) use shuffle::{permutation, shuffle_rows};
+pub(crate) use walk::EveryNode;
 pub use walk::for_each_node;
 
 use crate::error::{AnonError, Result};

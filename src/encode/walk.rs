@@ -1,9 +1,11 @@
 //! Grouping every node of a lattice, each node rolled up from an already-grouped direct
 //! specialization: bottom-up by height ([`for_each_node`]), or depth-first on all cores with
-//! histograms ([`NodeCache::map_every`], the scan of methods that score every node).
+//! histograms ([`NodeCache::map_every`], the evaluator [`EveryNode`] of the search driver's
+//! traversal of every node, for methods that score every node).
 
 use super::{Cached, FrequencyTable, Grouping, NodeCache, group, rollup};
 use crate::error::Result;
+use crate::lattice::search::Evaluator;
 use crate::lattice::{Lattice, NodeId};
 use crate::progress::Progress;
 use std::collections::HashMap;
@@ -84,6 +86,31 @@ impl NodeCache<'_> {
         }
         out.sort_unstable_by_key(|(n, _)| *n);
         Ok(out)
+    }
+}
+
+/// The evaluator of [`crate::lattice::search::every`]: the nodes it is handed (a set closed
+/// upward) grouped by one depth-first walk ([`NodeCache::map_every`]) and passed to `f`, in id
+/// order. Progress ticks as subtrees finish; Ctrl-C stops the walk.
+pub(crate) struct EveryNode<'c, 'a, F> {
+    pub(crate) cache: &'c NodeCache<'a>,
+    pub(crate) progress: &'c dyn Progress,
+    pub(crate) f: F,
+}
+
+impl<T: Send, F: Fn(NodeId, &Cached) -> Result<T> + Sync> Evaluator for EveryNode<'_, '_, F> {
+    type Judged = (NodeId, T);
+
+    fn node(j: &(NodeId, T)) -> NodeId {
+        j.0
+    }
+
+    fn evaluate(&mut self, nodes: &[NodeId]) -> Result<Vec<(NodeId, T)>> {
+        let mut wanted = vec![false; self.cache.lattice.size()];
+        for &n in nodes {
+            wanted[n] = true;
+        }
+        self.cache.map_every(self.progress, |n| wanted[n], &self.f)
     }
 }
 

@@ -1,33 +1,36 @@
 //! Lattice nodes in ascending order of a bound known only once a node is grouped (hceil's
 //! RCE bound needs each class's size and cell), found lazily from the bottom up.
 //!
-//! [`super::BoundOrder`] orders by a bound computed from the levels alone. Here the caller
-//! groups the nodes this order hands it ([`BestFirst::frontier`]) and offers their bounds back
-//! ([`BestFirst::offer`]); it takes nodes cheapest first ([`BestFirst::take`]). A node's
-//! successors are handed out for grouping only once it has been taken, so the nodes grouped
-//! are the nodes taken and their successors, not the lattice.
+//! [`super::BoundOrder`] orders by a bound computed from the levels alone. Here a node enters
+//! the order ungrouped, with its taken predecessor's bound as a stand-in; the caller groups the
+//! ungrouped nodes the order hands it ([`BestFirst::ungrouped`]) and offers their bounds back
+//! ([`BestFirst::offer`]); it takes grouped nodes cheapest first ([`BestFirst::take`]) and then
+//! queues their successors ([`BestFirst::expand`]). A node is grouped only once it is the
+//! cheapest entry left, so the nodes grouped are those whose predecessor's bound could still
+//! beat the best, not every successor of every taken node.
 //!
 //! Valid only for a bound that does not decrease when a level is raised (a monotone bound):
-//! then every node whose bound is at most `b` is reached from the bottom through nodes whose
-//! bounds are at most `b`, so when the cheapest node left exceeds the best value found, no
-//! node not yet taken can beat it: the same optimum as ordering every node. A criterion that
-//! is monotone the other way (a ceiling that, once passed, stays passed upward) prunes too:
-//! a node the caller does not offer is never expanded, and everything above it passes the
-//! ceiling as well.
+//! then the stand-in is a lower bound of the node's own, every node whose bound is at most
+//! `b` is reached from the bottom through nodes whose bounds are at most `b`, and a grouped
+//! node at the top of the order is cheaper than every node left, grouped or not. So nodes are
+//! taken in the order of grouping every successor first (the same nodes, in the same
+//! batches), and when the cheapest entry left exceeds the best value found, no node not yet
+//! taken can beat it. A criterion that is monotone the other way (a ceiling that, once
+//! passed, stays passed upward) prunes too: a node the caller does not offer is never
+//! expanded, and everything above it passes the ceiling as well.
 
+use super::search::Key;
 use super::{Lattice, NodeId};
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, HashSet};
 
-/// A bound compared lexicographically (an objective's key, e.g. hceil's (RCE, 0) or
-/// (counterfeits, RCE)).
-pub(crate) type Bound = (f64, f64);
-
 #[derive(Debug, Clone, Copy)]
 struct Entry {
-    bound: Bound,
+    /// The node's bound once grouped, else its taken predecessor's (a lower bound of it).
+    bound: Key,
     height: usize,
     id: NodeId,
+    grouped: bool,
 }
 
 crate::sorted::eq_and_partial_ord_from_ord!(Entry);
@@ -45,50 +48,66 @@ impl Ord for Entry {
 pub(crate) struct BestFirst<'a> {
     lattice: &'a Lattice,
     heap: BinaryHeap<Entry>,
-    /// Nodes ever handed out for grouping: a node is reached from several below it.
+    /// Nodes ever queued: a node is reached from several below it.
     seen: HashSet<NodeId>,
-    /// Nodes to group next: the bottom, then the successors of taken nodes.
-    frontier: Vec<NodeId>,
 }
 
 impl<'a> BestFirst<'a> {
+    /// The bottom queued ungrouped, below every bound.
     pub(crate) fn new(lattice: &'a Lattice) -> Self {
         let bottom = lattice.bottom();
-        BestFirst { lattice, heap: BinaryHeap::new(), seen: HashSet::from([bottom]), frontier: vec![bottom] }
+        let entry = Entry { bound: (f64::NEG_INFINITY, f64::NEG_INFINITY), height: 0, id: bottom, grouped: false };
+        BestFirst { lattice, heap: BinaryHeap::from([entry]), seen: HashSet::from([bottom]) }
     }
 
-    /// The nodes the caller must group and [`offer`](BestFirst::offer) (or drop, when they
-    /// fail a criterion monotone upward) before taking more; ascending ids.
-    pub(crate) fn frontier(&mut self) -> Vec<NodeId> {
-        let mut out = std::mem::take(&mut self.frontier);
-        out.sort_unstable();
+    /// Up to `max` ungrouped nodes from the top of the order while `open(stand-in)` holds and
+    /// no grouped node is cheaper: the caller must group them and [`offer`](BestFirst::offer)
+    /// them (or drop them, when they fail a criterion monotone upward).
+    pub(crate) fn ungrouped(&mut self, max: usize, open: impl Fn(Key) -> bool) -> Vec<NodeId> {
+        let mut out = Vec::new();
+        while out.len() < max
+            && let Some(e) = self.heap.peek().copied()
+            && !e.grouped
+            && open(e.bound)
+        {
+            self.heap.pop();
+            out.push(e.id);
+        }
         out
     }
 
     /// A grouped node's bound.
-    pub(crate) fn offer(&mut self, id: NodeId, bound: Bound) {
-        self.heap.push(Entry { bound, height: self.lattice.height(id), id });
+    pub(crate) fn offer(&mut self, id: NodeId, bound: Key) {
+        self.heap.push(Entry { bound, height: self.lattice.height(id), id, grouped: true });
     }
 
-    /// Up to `max` cheapest nodes, in order, while `open(bound)` holds; their successors join
-    /// the frontier. Call only with an empty frontier, so that no node cheaper than those
-    /// taken is still ungrouped.
-    pub(crate) fn take(&mut self, max: usize, open: impl Fn(Bound) -> bool) -> Vec<(NodeId, Bound)> {
-        debug_assert!(self.frontier.is_empty(), "group the frontier first");
+    /// Up to `max` cheapest grouped nodes, in order, while `open(bound)` holds and the top of
+    /// the order is grouped; call [`ungrouped`](BestFirst::ungrouped) and take again until it
+    /// returns nothing.
+    pub(crate) fn take(&mut self, max: usize, open: impl Fn(Key) -> bool) -> Vec<(NodeId, Key)> {
         let mut out = Vec::new();
         while out.len() < max
             && let Some(e) = self.heap.peek().copied()
+            && e.grouped
             && open(e.bound)
         {
             self.heap.pop();
-            for (_, s) in self.lattice.successors(e.id) {
-                if self.seen.insert(s) {
-                    self.frontier.push(s);
-                }
-            }
             out.push((e.id, e.bound));
         }
         out
+    }
+
+    /// Queue the successors of taken nodes, ungrouped, each at the bound of the first taken
+    /// node it follows. Called once a batch is taken, so that a batch is the one grouping every
+    /// successor first would take.
+    pub(crate) fn expand(&mut self, taken: &[(NodeId, Key)]) {
+        for &(id, bound) in taken {
+            for (_, s) in self.lattice.successors(id) {
+                if self.seen.insert(s) {
+                    self.heap.push(Entry { bound, height: self.lattice.height(s), id: s, grouped: false });
+                }
+            }
+        }
     }
 }
 
@@ -112,15 +131,24 @@ mod tests {
             let mut order = BestFirst::new(&l);
             let mut got = Vec::new();
             loop {
-                for n in order.frontier() {
-                    if !dropped(n) {
+                let mut taken = Vec::new();
+                while taken.len() < max {
+                    let todo = order.ungrouped(max, |_| true);
+                    for &n in todo.iter().filter(|&&n| !dropped(n)) {
                         order.offer(n, bound(n));
                     }
+                    if todo.is_empty() {
+                        let more = order.take(max - taken.len(), |_| true);
+                        if more.is_empty() {
+                            break;
+                        }
+                        taken.extend(more);
+                    }
                 }
-                let taken = order.take(max, |_| true);
                 if taken.is_empty() {
                     return got;
                 }
+                order.expand(&taken);
                 got.extend(taken.into_iter().map(|(n, _)| n));
             }
         };

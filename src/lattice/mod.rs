@@ -6,15 +6,20 @@
 //! mixed-radix numbers of the level vectors, so a node and its neighbours are found by
 //! arithmetic, without storing edges.
 //!
-//! The search machinery every lattice method can share lives beside it: [`order::BoundOrder`]
-//! yields nodes cheapest bound first without sorting the lattice, and [`antichain::Antichain`]
-//! holds what monotone models let a search infer (predictive tagging) in memory proportional
-//! to the frontier, not the lattice. [`best_first::BestFirst`] orders by a bound known only
-//! once a node is grouped (hceil's), grouping only the nodes it passes and their successors.
+//! Every method that chooses a node (kanon, hceil, IPA) runs the one search driver,
+//! [`search`]: the method supplies an evaluator (group and judge nodes), a criterion (is a node
+//! accepted, what it proves above or below) and a bound (from the levels, or after grouping;
+//! the stop rule), and the driver owns the traversal. Its machinery lives beside it:
+//! [`order::BoundOrder`] yields nodes cheapest bound first without sorting the lattice,
+//! [`order::BottomUp`] by height in batches, [`antichain::Antichain`] holds what monotone
+//! criteria let a search infer (predictive tagging) in memory proportional to the frontier, not
+//! the lattice, and [`best_first::BestFirst`] orders by a bound known only once a node is
+//! grouped (hceil's), grouping a node only once its predecessor's bound puts it at the top.
 
 pub(crate) mod antichain;
 pub(crate) mod best_first;
 pub(crate) mod order;
+pub(crate) mod search;
 
 pub(crate) use antichain::{Antichain, Toward};
 pub(crate) use best_first::BestFirst;

@@ -1,23 +1,30 @@
 //! Algorithm 1: over the lattice nodes whose every record has D(r) ≤ h, insert counterfeits,
 //! group the catalog and keep the node of minimum RCE.
 //!
-//! Line 1 (the pruned lattice) is built bottom-up: generalizing never lowers a class's degree
-//! (categorical nodes only gain leaves, numeric classes only merge, so their min–max ranges only
-//! widen), so a node is a candidate only when all of its direct specializations are, and a node
-//! over h prunes every generalization without being grouped. Lines 3–20 then run in ascending
-//! order of a lower bound of the objective ([`super::score::bound`]), a batch of nodes at a time
-//! on all cores, until the bound passes the best value found: the same node as evaluating all of
-//! them (`exhaustive`), which the tests check.
+//! The traversal is the shared search driver's ([`crate::lattice::search`]); hceil supplies its
+//! evaluators (line 1's grouping with degrees and bound, [`Line1`] or [`Lazy`]; lines 4–20's
+//! counterfeits and catalog, [`Score`]), its criteria and bound ([`Rules`]: the ceiling, which
+//! fails upward; a scored node not rejected; the objective's bound and stop rule).
+//!
+//! Line 1 (the pruned lattice) is built bottom-up ([`driver::down_set`]): generalizing never
+//! lowers a class's degree (categorical nodes only gain leaves, numeric classes only merge, so
+//! their min–max ranges only widen), so a node is a candidate only when all of its direct
+//! specializations are, and a node over h prunes every generalization without being grouped.
+//! Lines 3–20 then run in ascending order of a lower bound of the objective
+//! ([`super::score::bound`]), a batch of nodes at a time on all cores, until the bound passes
+//! the best value found ([`driver::by_sorted_bound`]): the same node as evaluating all of them
+//! (`exhaustive`), which the tests check.
 //!
 //! With a suppression limit, each node's smallest classes below k leave the release first, as
 //! many as the limit allows ([`super::score::suppressed`]); the remaining ones are padded.
 //!
 //! Best-first ([`best_first`], the default where it is valid): with the paper's objective and
 //! no suppression the bound is monotone along the lattice (below), so lines 1–21 run on the
-//! shared [`BestFirst`] order from the bottom: only the nodes taken and their successors are
-//! grouped, not the whole pruned lattice, and the search stops where the cheapest bound left
-//! passes the best value, with the same node as the scan above. The frontier is grouped
-//! without histograms (a bound reads the classes only); a taken node gets its histograms and
+//! driver's best-first traversal ([`driver::best_first`]): a taken node's successors are
+//! queued at its bound and grouped only when one is the cheapest entry left, not the whole
+//! pruned lattice, and the search stops where the cheapest entry left passes the best value,
+//! with the same node as the scan above. Those nodes are grouped without histograms (a bound
+//! reads the classes only); a taken node gets its histograms and
 //! catalog only when its class sizes do not already reject it ([`rejected_by_sizes`]).
 //!
 //! Why monotone: a kept class of n records at cell probability P costs n − max(n, k)·P in the
@@ -34,15 +41,13 @@ use super::score::{self, Key, Objective};
 use crate::encode::{Cached, NodeCache, class_degrees};
 use crate::error::Result;
 use crate::hierarchy::Hierarchy;
-use crate::lattice::{Antichain, BestFirst, BottomUp, Lattice, NodeId, Toward};
+use crate::lattice::search::{self as driver, Bound, Criterion, Evaluator, Scorer, Tag, compare};
+use crate::lattice::{Lattice, NodeId};
 use crate::progress::Progress;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
-
-/// Relative tolerance when comparing RCE values.
-const EPS: f64 = 1e-9;
 
 /// What the search needs to know.
 #[derive(Debug, Clone)]
@@ -105,34 +110,74 @@ pub struct Stats {
     pub(crate) rejected: usize,
 }
 
-/// Line 1: every node within the ceiling, with its bound, bottom-up (by height, then id).
-/// A node over the ceiling rules out its generalizations without grouping them: a node is a
-/// candidate when it and every node below it are within the ceiling (the same down-set as
-/// requiring every direct specialization to be a candidate).
+/// Line 1: every node within the ceiling, with its bound, bottom-up (by height, then id),
+/// through the driver's [`driver::down_set`]: a node over the ceiling rules out its
+/// generalizations without grouping them, so a node is a candidate when it and every node
+/// below it are within the ceiling (the same down-set as requiring every direct
+/// specialization to be a candidate).
 pub fn candidates(nodes: &mut NodeCache, p: &Params, progress: &dyn Progress) -> Result<Vec<Candidate>> {
     let lattice = nodes.lattice.clone();
-    let mut over_ceiling = Antichain::new(Toward::Up, lattice.dims());
-    let mut scan = BottomUp::new(&lattice);
-    let mut out = Vec::new();
     let hs = nodes.hierarchies().to_vec();
     progress.begin("h-ceiling: grouping the lattice", lattice.size() as u64);
-    loop {
-        let batch = scan.next_batch(&over_ceiling, BottomUp::BATCH);
-        if batch.is_empty() {
-            break;
-        }
-        let found = nodes.map_batch(&batch, |node, c| Ok(candidate(&hs, p, node, c)))?;
-        progress.tick(found.len() as u64)?;
-        for c in found {
-            if c.within(p) {
-                out.push(c);
-            } else {
-                over_ceiling.insert(&lattice.levels(c.node));
-            }
-        }
-    }
+    let out = driver::down_set(&lattice, &mut Line1 { nodes, hs: &hs, p, progress }, &Rules(p))?;
     progress.finish();
     Ok(out)
+}
+
+/// Line 1's evaluator: a batch of nodes grouped (with histograms, for the scoring after) on
+/// all cores, each judged by its degrees and bound.
+struct Line1<'n, 'a, 'h> {
+    nodes: &'n mut NodeCache<'a>,
+    hs: &'h [Arc<Hierarchy>],
+    p: &'h Params,
+    progress: &'h dyn Progress,
+}
+
+impl Evaluator for Line1<'_, '_, '_> {
+    type Judged = Candidate;
+
+    fn node(c: &Candidate) -> NodeId {
+        c.node
+    }
+
+    fn evaluate(&mut self, batch: &[NodeId]) -> Result<Vec<Candidate>> {
+        let (hs, p) = (self.hs, self.p);
+        let found = self.nodes.map_batch(batch, |node, c| Ok(candidate(hs, p, node, c)))?;
+        self.progress.tick(found.len() as u64)?;
+        Ok(found)
+    }
+}
+
+/// hceil's criteria and bound for the driver: the ceiling (failing upward), acceptance of a
+/// scored node (not rejected), the objective's bound and the stop rule.
+struct Rules<'p>(&'p Params);
+
+impl Criterion<Candidate> for Rules<'_> {
+    fn accepted(&self, _: &Candidate) -> Option<(NodeId, driver::Key)> {
+        None
+    }
+
+    /// Over the ceiling: every generalization is over it too.
+    fn tag(&self, c: &Candidate) -> Option<Tag> {
+        (!c.within(self.0)).then_some(Tag::FailsAbove)
+    }
+}
+
+impl Criterion<Option<Scored>> for Rules<'_> {
+    fn accepted(&self, s: &Option<Scored>) -> Option<(NodeId, driver::Key)> {
+        s.as_ref().map(|s| (s.node, s.key))
+    }
+}
+
+impl Bound<Candidate> for Rules<'_> {
+    fn of_judged(&self, c: &Candidate) -> driver::Key {
+        c.bound
+    }
+
+    /// An exhaustive search scores every candidate.
+    fn open(&self, bound: driver::Key, best: driver::Key) -> bool {
+        self.0.exhaustive || compare(bound, best).is_le()
+    }
 }
 
 /// A grouped node's greatest degree and bound.
@@ -214,55 +259,38 @@ fn node_seed(seed: u64, node: NodeId) -> u64 {
     z ^ (z >> 31)
 }
 
-/// `a` against `b`, each part within a relative tolerance: Less, Equal or Greater.
-fn compare(a: Key, b: Key) -> std::cmp::Ordering {
-    for (x, y) in [(a.0, b.0), (a.1, b.1)] {
-        let tol = EPS * x.abs().max(y.abs()).max(1.0);
-        if (x - y).abs() > tol {
-            return x.total_cmp(&y);
-        }
-    }
-    std::cmp::Ordering::Equal
-}
-
-fn better(a: &Scored, b: &Scored, height: impl Fn(NodeId) -> usize) -> bool {
-    match compare(a.key, b.key) {
-        std::cmp::Ordering::Equal => (height(a.node), a.node) < (height(b.node), b.node),
-        o => o.is_lt(),
-    }
-}
-
 /// Nodes scored at once on all cores.
 fn batch_size() -> usize {
     4 * std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
-/// Lines 4–20 for a batch of nodes on all cores: each scored, the rejected counted, the best
-/// kept. Nodes known to be rejected by their sizes (`true` beside them) are counted as
-/// [`evaluate`] would count them, without their histograms or catalog.
-fn score_batch(
-    nodes: &mut NodeCache,
-    batch: &[(NodeId, bool)],
-    p: &Params,
-    progress: &dyn Progress,
-    best: &mut Option<Scored>,
-    stats: &mut Stats,
-) -> Result<()> {
-    let (hs, width, lattice) = (nodes.hierarchies().to_vec(), nodes.width(), nodes.lattice.clone());
-    let open: Vec<NodeId> = batch.iter().filter(|(_, rejected)| !rejected).map(|&(n, _)| n).collect();
-    let known = (batch.len() - open.len()) as u64;
-    let scored = nodes.map_batch(&open, |node, c| Ok(evaluate(&hs, width, node, c, p)))?;
-    progress.tick(batch.len() as u64)?;
-    stats.evaluated += batch.len();
-    stats.rejected += known as usize;
-    for s in scored {
-        match s {
-            None => stats.rejected += 1,
-            Some(s) if best.as_ref().is_none_or(|b| better(&s, b, |n| lattice.height(n))) => *best = Some(s),
-            Some(_) => {}
-        }
+/// Lines 4–20: the nodes the order takes, scored on all cores ([`evaluate`]), the rejected
+/// counted. Nodes known to be rejected by their sizes ([`rejected_by_sizes`], kept in
+/// `rejected` when they were grouped) are counted as [`evaluate`] would count them, without
+/// their histograms or catalog.
+struct Score<'n, 'a, 'h> {
+    nodes: &'n mut NodeCache<'a>,
+    p: &'h Params,
+    progress: &'h dyn Progress,
+    rejected: HashSet<NodeId>,
+    stats: Stats,
+}
+
+impl Scorer for Score<'_, '_, '_> {
+    type Scored = Option<Scored>;
+
+    fn score(&mut self, batch: &[NodeId]) -> Result<Vec<Option<Scored>>> {
+        let (hs, width, p) = (self.nodes.hierarchies().to_vec(), self.nodes.width(), self.p);
+        let known: Vec<bool> = batch.iter().map(|n| self.rejected.remove(n)).collect();
+        let open: Vec<NodeId> = batch.iter().zip(&known).filter(|(_, k)| !**k).map(|(&n, _)| n).collect();
+        let mut scored = self.nodes.map_batch(&open, |node, c| Ok(evaluate(&hs, width, node, c, p)))?.into_iter();
+        self.progress.tick(batch.len() as u64)?;
+        self.stats.evaluated += batch.len();
+        let out: Vec<Option<Scored>> =
+            known.iter().map(|&k| if k { None } else { scored.next().expect("one per open node") }).collect();
+        self.stats.rejected += out.iter().filter(|s| s.is_none()).count();
+        Ok(out)
     }
-    Ok(())
 }
 
 /// Is the bound monotone along the lattice, so that [`best_first`] finds the optimum? Only for
@@ -283,10 +311,10 @@ pub(crate) fn run(nodes: &mut NodeCache, p: &Params, progress: &dyn Progress) ->
     best(nodes, cands, p, progress)
 }
 
-/// Lines 1–21 on the shared [`BestFirst`] order: group the frontier (dropping nodes over the
-/// ceiling, whose generalizations are all over), score the cheapest nodes a batch at a time,
-/// until the cheapest bound left passes the best value. `stats.candidates` counts the grouped
-/// nodes within the ceiling: every one when nothing passes.
+/// Lines 1–21 on the driver's [`driver::best_first`]: group the frontier (dropping nodes
+/// over the ceiling, whose generalizations are all over), score the cheapest nodes a batch at
+/// a time, until the cheapest bound left passes the best value. `stats.candidates` counts the
+/// grouped nodes within the ceiling: every one when nothing passes.
 pub(crate) fn best_first(
     nodes: &mut NodeCache,
     p: &Params,
@@ -294,71 +322,82 @@ pub(crate) fn best_first(
 ) -> Result<(Option<Scored>, Stats)> {
     debug_assert!(bound_is_monotone(p));
     let lattice = nodes.lattice.clone();
-    let mut stats = Stats { nodes_total: lattice.size(), ..Stats::default() };
     let hs = nodes.hierarchies().to_vec();
     // The frontier's bounds and degrees need the classes only: grouped without histograms
     // (most of a grouping's cost), in a cache of their own. Only taken nodes that need a
     // catalog are grouped with histograms, in `nodes`.
-    let frontier_nodes = NodeCache::new(nodes.frequency_table(), false)?;
-    let mut offered = Offered::default();
-    let mut taken_now: HashMap<NodeId, Arc<Cached>> = HashMap::new();
-    let mut order = BestFirst::new(&lattice);
-    let mut rejected = HashSet::new();
-    let mut best: Option<Scored> = None;
+    let frontier = NodeCache::new(nodes.frequency_table(), false)?;
+    let stats = Stats { nodes_total: lattice.size(), ..Stats::default() };
+    let score = Score { nodes, p, progress, rejected: HashSet::new(), stats };
+    let mut lazy = Lazy { frontier, hs, offered: Offered::default(), score };
     progress.begin("h-ceiling: best-first search", lattice.size() as u64);
-    loop {
-        let frontier = order.frontier();
-        for (c, grouping) in group_frontier(&frontier_nodes, &frontier, &taken_now, &hs, p)? {
+    let rules = Rules(p);
+    let best = driver::best_first(&lattice, &mut lazy, (&rules, &rules), &rules, batch_size())?;
+    progress.finish();
+    Ok((best.flatten(), lazy.score.stats))
+}
+
+/// [`best_first`]'s evaluator: the nodes the order hands it grouped without histograms, each
+/// rolled up from the grouped predecessor with the fewest classes that is still kept (or from
+/// the cache's bottom when none is); the taken nodes scored by [`Score`].
+struct Lazy<'n, 'a, 'h> {
+    frontier: NodeCache<'a>,
+    hs: Vec<Arc<Hierarchy>>,
+    /// Groupings of grouped nodes, taken or not, for their successors to roll up from.
+    offered: Offered,
+    score: Score<'n, 'a, 'h>,
+}
+
+impl Evaluator for Lazy<'_, '_, '_> {
+    type Judged = Candidate;
+
+    fn node(c: &Candidate) -> NodeId {
+        c.node
+    }
+
+    /// Nodes within the ceiling are kept for the order: their groupings (for their
+    /// successors) and whether their sizes reject them.
+    fn evaluate(&mut self, batch: &[NodeId]) -> Result<Vec<Candidate>> {
+        let (cache, kept, hs, p) = (&self.frontier, &self.offered, &self.hs, self.score.p);
+        let grouped: Vec<Result<_>> = crate::parallel::map(batch, |&node| {
+            let c = match cache.lattice.predecessors(node).filter_map(|(_, q)| kept.get(q)).min_by_key(|c| c.g.len()) {
+                Some(src) => Arc::new(cache.group_from(src, node)?),
+                None => cache.get(node)?,
+            };
+            Ok((candidate(hs, p, node, &c), c))
+        });
+        let mut out = Vec::with_capacity(batch.len());
+        for g in grouped {
+            let (c, grouping) = g?;
             if c.within(p) {
-                stats.candidates += 1;
-                order.offer(c.node, c.bound);
-                offered.insert(&lattice, c.node, c.bound, grouping);
+                self.score.stats.candidates += 1;
+                self.offered.insert(&cache.lattice, c.node, c.bound, grouping);
                 if c.rejected {
-                    rejected.insert(c.node);
+                    self.score.rejected.insert(c.node);
                 }
             }
+            out.push(c);
         }
-        let open = |bound: Key| best.as_ref().is_none_or(|b| compare(bound, b.key).is_le());
-        let taken: Vec<(NodeId, bool)> =
-            order.take(batch_size(), open).into_iter().map(|(n, _)| (n, rejected.remove(&n))).collect();
-        // The taken nodes' groupings, for their successors (the next frontier) to roll up from.
-        taken_now = taken.iter().filter_map(|&(n, _)| offered.take(n).map(|c| (n, c))).collect();
-        if taken.is_empty() {
-            break;
-        }
-        score_batch(nodes, &taken, p, progress, &mut best, &mut stats)?;
+        Ok(out)
     }
-    progress.finish();
-    Ok((best, stats))
 }
 
-/// The frontier's candidates with their groupings (without histograms) on all cores, each node
-/// rolled up from the taken predecessor with the fewest classes, or from the cache when the
-/// search kept none.
-fn group_frontier(
-    cache: &NodeCache,
-    frontier: &[NodeId],
-    taken: &HashMap<NodeId, Arc<Cached>>,
-    hs: &[Arc<Hierarchy>],
-    p: &Params,
-) -> Result<Vec<(Candidate, Arc<Cached>)>> {
-    let grouped = crate::parallel::map(frontier, |&node| {
-        let c = match cache.lattice.predecessors(node).filter_map(|(_, q)| taken.get(&q)).min_by_key(|c| c.g.len()) {
-            Some(src) => Arc::new(cache.group_from(src, node)?),
-            None => cache.get(node)?,
-        };
-        Ok((candidate(hs, p, node, &c), c))
-    });
-    grouped.into_iter().collect()
+impl Scorer for Lazy<'_, '_, '_> {
+    type Scored = Option<Scored>;
+
+    fn score(&mut self, batch: &[NodeId]) -> Result<Vec<Option<Scored>>> {
+        self.score.score(batch)
+    }
 }
 
-/// Bytes of frontier groupings [`best_first`] keeps (without histograms).
+/// Bytes of groupings [`best_first`] keeps (without histograms).
 const OFFERED_BYTES: usize = 64 << 20;
 
-/// Groupings of the nodes offered to the best-first order and not yet taken, the cheapest
-/// kept when they exceed [`OFFERED_BYTES`]: the order takes the cheapest next, and their
-/// successors are rolled up from them. A cache by recency would have dropped a node offered
-/// long before it is taken, and its successors would be grouped from far below.
+/// Groupings of the nodes grouped for the best-first order, taken or not, the cheapest kept
+/// when they exceed [`OFFERED_BYTES`]: the order takes the cheapest next, and their
+/// successors, queued at their bound, are grouped from them. A cache by recency would have
+/// dropped a node grouped long before its successors are, and they would be grouped from far
+/// below.
 #[derive(Default)]
 struct Offered {
     slots: HashMap<NodeId, (Key, usize, Arc<Cached>)>,
@@ -383,6 +422,10 @@ impl Offered {
         }
     }
 
+    fn get(&self, node: NodeId) -> Option<&Arc<Cached>> {
+        self.slots.get(&node).map(|(_, _, c)| c)
+    }
+
     fn take(&mut self, node: NodeId) -> Option<Arc<Cached>> {
         let (_, _, c) = self.slots.remove(&node)?;
         self.bytes -= c.bytes();
@@ -390,34 +433,22 @@ impl Offered {
     }
 }
 
-/// Lines 2–21: the candidate of least objective, or `None` when every candidate is rejected.
+/// Lines 2–21: the candidate of least objective, or `None` when every candidate is rejected,
+/// through the driver's [`driver::by_sorted_bound`].
 pub(crate) fn best(
     nodes: &mut NodeCache,
-    mut cands: Vec<Candidate>,
+    cands: Vec<Candidate>,
     p: &Params,
     progress: &dyn Progress,
 ) -> Result<(Option<Scored>, Stats)> {
     let lattice = nodes.lattice.clone();
-    let mut stats = Stats { nodes_total: lattice.size(), candidates: cands.len(), ..Stats::default() };
-    cands.sort_by(|a, b| {
-        (a.bound.0.total_cmp(&b.bound.0).then(a.bound.1.total_cmp(&b.bound.1)))
-            .then(lattice.height(a.node).cmp(&lattice.height(b.node)))
-            .then(a.node.cmp(&b.node))
-    });
-    let batch = batch_size();
-    let mut best: Option<Scored> = None;
+    let stats = Stats { nodes_total: lattice.size(), candidates: cands.len(), ..Stats::default() };
+    let rejected = cands.iter().filter(|c| c.rejected).map(|c| c.node).collect();
+    let bounds = cands.iter().map(|c| (c.node, c.bound)).collect();
     progress.begin("h-ceiling: counterfeits and catalogs", cands.len() as u64);
-    for chunk in cands.chunks(batch) {
-        let open: Vec<(NodeId, bool)> = chunk
-            .iter()
-            .filter(|c| p.exhaustive || best.as_ref().is_none_or(|b| compare(c.bound, b.key).is_le()))
-            .map(|c| (c.node, c.rejected))
-            .collect();
-        if open.is_empty() {
-            break;
-        }
-        score_batch(nodes, &open, p, progress, &mut best, &mut stats)?;
-    }
+    let mut score = Score { nodes, p, progress, rejected, stats };
+    let rules = Rules(p);
+    let best = driver::by_sorted_bound(&lattice, bounds, &mut score, &rules, |b, k| rules.open(b, k), batch_size())?;
     progress.finish();
-    Ok((best, stats))
+    Ok((best.flatten(), score.stats))
 }

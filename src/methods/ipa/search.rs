@@ -1,13 +1,14 @@
 //! Algorithm 2: perturb every node of the lattice (Algorithm 1), score it by IL, and choose
 //! the released node with the exponential mechanism of Eq. 12 (utility u = 3 − IL, Δu = 3).
 //!
-//! Nodes are grouped depth-first on all cores, each rolled up from a direct specialization
-//! ([`NodeCache::map_every`]). Each node draws from its own stream of the call's key
+//! Every node is scored through the search driver's traversal of every node
+//! ([`driver::every`]), grouped depth-first on all cores, each rolled up from a direct
+//! specialization ([`EveryNode`]). Each node draws from its own stream of the call's key
 //! (`StreamKey::stream(node)`), so its perturbation, and with it the chosen node, do not depend
 //! on the order or the thread in which nodes are evaluated. Only the scores are kept: the
 //! chosen node's perturbation is drawn again from its stream for the release.
 //!
-//! No bound prunes this scan, unlike kanon's and hceil's searches on the shared lattice order:
+//! No bound prunes this traversal, unlike kanon's and hceil's on the same driver:
 //! the mechanism's probabilities are normalized over every node's utility, so each node must
 //! be scored for the draw to be the mechanism's (a node left out would change every
 //! probability, and with it the privacy guarantee).
@@ -15,10 +16,10 @@
 use super::perturb::{Noise, Perturbation, perturb};
 use super::score::{IL_SENSITIVITY, Loss, loss};
 use crate::dp::{ExponentialMechanism, StreamKey};
-use crate::encode::{Cached, NodeCache};
+use crate::encode::{Cached, EveryNode, NodeCache};
 use crate::error::Result;
 use crate::hierarchy::Hierarchy;
-use crate::lattice::NodeId;
+use crate::lattice::{NodeId, search as driver};
 use crate::progress::Progress;
 use rand::Rng;
 use std::sync::Arc;
@@ -62,21 +63,18 @@ pub(crate) fn score_all(
     progress.begin("IPA: perturbing and scoring the lattice", lattice.size() as u64);
     // Every node is scored; each draws from its own stream, so the walk's order and threads
     // change nothing.
-    let scored = nodes.map_every(
-        progress,
-        |_| true,
-        |node, c| {
-            let p = perturb_node(c, width, noise, key, node)?;
-            Ok(NodeScore {
-                node,
-                levels: c.g.levels.clone(),
-                loss: loss(&hs, &c.g, &p),
-                suppressed_records: p.suppressed_records,
-                withheld_records: p.withheld_records,
-                counterfeit_records: p.counterfeit_records,
-            })
-        },
-    )?;
+    let f = |node: NodeId, c: &Cached| {
+        let p = perturb_node(c, width, noise, key, node)?;
+        Ok(NodeScore {
+            node,
+            levels: c.g.levels.clone(),
+            loss: loss(&hs, &c.g, &p),
+            suppressed_records: p.suppressed_records,
+            withheld_records: p.withheld_records,
+            counterfeit_records: p.counterfeit_records,
+        })
+    };
+    let scored = driver::every(&lattice, &mut EveryNode { cache: nodes, progress, f }, |_| true)?;
     progress.finish();
     Ok(scored.into_iter().map(|(_, s)| s).collect())
 }

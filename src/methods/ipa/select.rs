@@ -36,10 +36,10 @@
 
 use super::histogram::{CellNoise, cell_count};
 use crate::dp::{DiscreteLaplace, ExponentialMechanism};
-use crate::encode::{Cached, FrequencyTable, NodeCache};
+use crate::encode::{Cached, EveryNode, FrequencyTable, NodeCache};
 use crate::error::{AnonError, Result};
 use crate::hierarchy::Hierarchy;
-use crate::lattice::NodeId;
+use crate::lattice::{NodeId, search as driver};
 use crate::progress::Progress;
 use std::sync::Arc;
 
@@ -266,8 +266,9 @@ pub fn score_lattice(
 }
 
 /// `f(node, classes, cells)` for every node of the lattice whose cell count (a public rule on
-/// the declared domain) is at most `max_cells`, in node-id order ([`NodeCache::map_every`]); an error naming `max_cells`
-/// when there is none.
+/// the declared domain) is at most `max_cells`, in node-id order: the search driver's
+/// traversal of every node ([`driver::every`]), grouped depth-first ([`EveryNode`]); an error
+/// naming `max_cells` when there is none.
 pub(crate) fn map_lattice<T: Send>(
     nodes: &mut NodeCache,
     max_cells: u64,
@@ -278,15 +279,12 @@ pub(crate) fn map_lattice<T: Send>(
     let lattice = nodes.lattice.clone();
     let hs: Vec<Arc<Hierarchy>> = nodes.hierarchies().to_vec();
     let width = nodes.width();
-    let allowed = |node: NodeId| cell_count(&hs, &lattice.levels(node), width).filter(|&n| n <= max_cells);
+    let allowed = |levels: &[u8]| cell_count(&hs, levels, width).filter(|&n| n <= max_cells);
     // Cells only shrink upward, so the nodes within `max_cells` are an up-set and nothing can
     // be ruled out from below: every node is grouped, only those within the cap are scored.
     progress.begin(task, lattice.size() as u64);
-    let out = nodes.map_every(
-        progress,
-        |n| allowed(n).is_some(),
-        |node, c| Ok(f(node, c, allowed(node).expect("wanted"))),
-    )?;
+    let f = |node: NodeId, c: &Cached| Ok(f(node, c, allowed(&c.g.levels).expect("wanted")));
+    let out = driver::every(&lattice, &mut EveryNode { cache: nodes, progress, f }, |lv| allowed(lv).is_some())?;
     progress.finish();
     if out.is_empty() {
         return Err(AnonError::argument(

@@ -71,14 +71,17 @@ def our_sql(x10_csv, warmups, runs):
             lines.append("\\timing")
             lines.append(f"SELECT COUNT(*) FROM kanon_anonymize('{table}', 'out', {k}, '{options}');")
             lines.append("\\timing")
-            lines.append("SELECT 'node,' || node || ',' || CAST(nodes_evaluated AS VARCHAR) AS node FROM out_report;")
+            lines.append("SELECT 'node,' || node || ',' || CAST(nodes_evaluated AS VARCHAR) || ',' || "
+                         "CAST(aggregate_ms AS VARCHAR) || ',' || CAST(search_ms AS VARCHAR) || ',' || "
+                         "CAST(materialize_ms AS VARCHAR) || ',' || CAST(time_ms AS VARCHAR) AS node FROM out_report;")
             lines.append("DROP TABLE out;")
             lines.append("DROP TABLE out_report;")
     return "\n".join(lines) + "\n"
 
 
 def parse_ours(path):
-    """(config, run) -> (cpu ms, wall ms, node, checked) from one session's output."""
+    """(config, run) -> (cpu ms, wall ms, node, checked, and the report's aggregate_ms, search_ms,
+    materialize_ms, time_ms) from one session's output."""
     out, current = {}, None
     with open(path, encoding="utf-8") as f:
         for line in f:
@@ -91,8 +94,8 @@ def parse_ours(path):
                 out[current] = [float(cpu), float(wall)]
             elif line.startswith("node,") and current:
                 _, rest = line.split(",", 1)
-                node, checked = rest.rsplit(",", 1)
-                out[current] += [node.strip('"'), int(checked)]
+                node, checked, *passes = rest.rsplit(",", 5)
+                out[current] += [node.strip('"'), int(checked)] + [float(p) for p in passes]
                 current = None
     return out
 
@@ -107,20 +110,22 @@ def table(out_dir):
         for (name, run), v in parse_ours(path).items():
             if run >= 0:
                 ours.setdefault(name, []).append(tuple(v))
-    print("| configuration | ARX thread CPU ms | our statement CPU ms | our wall ms | CPU ours / ARX | ARX node (checked) | our node (checked) |")
-    print("|---|---|---|---|---|---|---|")
+    print("| configuration | ARX thread CPU ms | our statement CPU ms | our wall ms | CPU ours / ARX | "
+          "report: aggregate / search / materialize / time ms | ARX node (checked) | our node (checked) |")
+    print("|---|---|---|---|---|---|---|---|")
     for name, _table, _k, _options, description in CONFIGS:
         a, o = arx.get(name, []), ours.get(name, [])
         if not a or not o:
-            print(f"| {description} | missing | | | | | |")
+            print(f"| {description} | missing | | | | | | |")
             continue
         a_cpu = statistics.median(x[0] for x in a)
         o_cpu = statistics.median(x[0] for x in o)
         o_wall = statistics.median(x[1] for x in o)
+        passes = " / ".join(f"{statistics.median(x[i] for x in o):.1f}" for i in range(4, 8))
         a_nodes = {(x[2], x[3]) for x in a}
         o_nodes = {(x[2], x[3]) for x in o}
         same = {n for n, _ in a_nodes} == {n for n, _ in o_nodes}
-        print(f"| {description} | {a_cpu:.1f} | {o_cpu:.1f} | {o_wall:.1f} | {o_cpu / a_cpu:.2f} | "
+        print(f"| {description} | {a_cpu:.1f} | {o_cpu:.1f} | {o_wall:.1f} | {o_cpu / a_cpu:.2f} | {passes} | "
               f"{fmt_nodes(a_nodes)} | {fmt_nodes(o_nodes)}{'' if same else ' **differs**'} |")
     print(f"\nMedians over {len(next(iter(arx.values()), []))} ARX and {len(next(iter(ours.values()), []))} "
           "of our timed runs per configuration.")

@@ -108,7 +108,8 @@ fn timing_prints_elapsed_and_cpu_time() {
     let stdout = text(&out.stdout);
     let line = stdout.lines().find(|l| l.starts_with("Time: ")).unwrap_or_else(|| panic!("{stdout}"));
     // "Time: 1.234 ms, CPU 0.987 ms": both parse as milliseconds.
-    let (wall, cpu) = line.strip_prefix("Time: ").and_then(|l| l.split_once(" ms, CPU ")).unwrap_or_else(|| panic!("{line}"));
+    let (wall, cpu) =
+        line.strip_prefix("Time: ").and_then(|l| l.split_once(" ms, CPU ")).unwrap_or_else(|| panic!("{line}"));
     let cpu = cpu.strip_suffix(" ms").unwrap_or_else(|| panic!("{line}"));
     assert!(wall.parse::<f64>().unwrap() >= 0.0 && cpu.parse::<f64>().unwrap() >= 0.0, "{line}");
 }

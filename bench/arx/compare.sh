@@ -26,15 +26,7 @@ mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 
 # 1. ARX 3.9.2, built by bench/risk/compare.sh, and our driver.
-ARX=${ARX_BUILD:-target/risk-compare/arx}
-if [ ! -f "$ARX/classes/org/deidentifier/arx/ARXAnonymizer.class" ]; then
-  echo "no ARX 3.9.2 build in $ARX: run ARX_REPO=/path/to/arx bench/risk/compare.sh first, or set ARX_BUILD" >&2
-  exit 1
-fi
-ARX=$(cd "$ARX" && pwd)
-mkdir -p "$OUT/driver"
-CP="$ARX/classes:$OUT/driver:$(find "$ARX/lib" -name '*.jar' | tr '\n' ':')"
-javac -d "$OUT/driver" -cp "$CP" bench/arx/ArxKanon.java
+source bench/arx/driver.sh bench/arx/ArxKanon.java
 
 # 2. One Adult x10 for both sides; our session's statements.
 python3 bench/arx/adult_x10.py data/adult/adult.csv "$OUT/adult_x10.csv"

@@ -103,11 +103,15 @@ fn output_formats() {
 }
 
 #[test]
-fn timing_prints_elapsed_time() {
+fn timing_prints_elapsed_and_cpu_time() {
     let out = run(&[], "\\timing\nSELECT 1;\n");
     let stdout = text(&out.stdout);
     let line = stdout.lines().find(|l| l.starts_with("Time: ")).unwrap_or_else(|| panic!("{stdout}"));
-    assert!(line.ends_with(" ms"), "{line}");
+    // "Time: 1.234 ms, CPU 0.987 ms": both parse as milliseconds.
+    let (wall, cpu) =
+        line.strip_prefix("Time: ").and_then(|l| l.split_once(" ms, CPU ")).unwrap_or_else(|| panic!("{line}"));
+    let cpu = cpu.strip_suffix(" ms").unwrap_or_else(|| panic!("{line}"));
+    assert!(wall.parse::<f64>().unwrap() >= 0.0 && cpu.parse::<f64>().unwrap() >= 0.0, "{line}");
 }
 
 #[test]

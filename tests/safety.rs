@@ -180,6 +180,12 @@ async fn a_null_sensitive_value_is_refused_by_every_method() {
         assert!(e.contains("'d'") && e.contains("NULL"), "{sql}: {e}");
         assert!(!ctx.table_exist("o").unwrap(), "{sql}");
     }
+    // The same through a view: counted by a query, not from the in-memory table's arrays.
+    rows(&ctx, "CREATE VIEW pv AS SELECT * FROM p").await;
+    rows(&ctx, "SELECT * FROM declare_roles('pv', 'age=qi, d=sensitive')").await;
+    rows(&ctx, "SELECT * FROM interval_hierarchy('pv', 'age', '5,10,*', 0, 99)").await;
+    let e = err(&ctx, "SELECT * FROM kanon_anonymize('pv', 'o', 2)").await;
+    assert!(e.contains("'d'") && e.contains("NULLs in 1 record"), "{e}");
     rows(&ctx, "CREATE TABLE q AS SELECT * FROM p WHERE d IS NOT NULL").await;
     rows(&ctx, "SELECT * FROM declare_roles('q', 'age=qi, d=sensitive')").await;
     rows(&ctx, "SELECT * FROM interval_hierarchy('q', 'age', '5,10,*', 0, 99)").await;

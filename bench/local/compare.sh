@@ -21,15 +21,7 @@ mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 
 # 1. ARX 3.9.2, built by bench/risk/compare.sh.
-ARX=${ARX_BUILD:-target/risk-compare/arx}
-if [ ! -f "$ARX/classes/org/deidentifier/arx/ARXResult.class" ]; then
-  echo "no ARX 3.9.2 build in $ARX: run ARX_REPO=/path/to/arx bench/risk/compare.sh first, or set ARX_BUILD" >&2
-  exit 1
-fi
-ARX=$(cd "$ARX" && pwd)
-mkdir -p "$OUT/driver"
-CP="$ARX/classes:$OUT/driver:$(find "$ARX/lib" -name '*.jar' | tr '\n' ':')"
-javac -d "$OUT/driver" -cp "$CP" bench/local/ArxLocal.java
+source bench/arx/driver.sh bench/local/ArxLocal.java
 
 # 2. ARX's releases, and its own figures for them.
 for k in 5 10; do

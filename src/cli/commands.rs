@@ -19,7 +19,7 @@ pub(crate) const COMMANDS: &[(&str, &str)] = &[
     ("\\x", "toggle expanded display: one line per column, one block per row"),
     ("\\i FILE", "run the statements and commands of FILE"),
     ("\\o [FILE]", "send results to FILE; \\o alone sends them back to the screen"),
-    ("\\timing", "toggle printing the time each statement takes"),
+    ("\\timing", "toggle printing the wall and CPU time each statement takes"),
     ("\\?", "this help"),
 ];
 

@@ -107,6 +107,7 @@ impl Runner {
 
     async fn dispatch(&mut self, piece: &Piece, out: &mut dyn Write) -> Result<Action, String> {
         let started = Instant::now();
+        let cpu_started = process_cpu_ms();
         let action = match piece {
             Piece::Command { text, .. } => commands::run(self, text, out).await?,
             Piece::Sql { text, .. } => {
@@ -123,7 +124,8 @@ impl Runner {
         // A toggle reports its own new state; timing it would be noise.
         if self.timing && matches!(piece, Piece::Sql { .. }) {
             let ms = started.elapsed().as_secs_f64() * 1000.0;
-            writeln!(out, "Time: {ms:.3} ms").map_err(|e| e.to_string())?;
+            let cpu = process_cpu_ms() - cpu_started;
+            writeln!(out, "Time: {ms:.3} ms, CPU {cpu:.3} ms").map_err(|e| e.to_string())?;
         }
         out.flush().map_err(|e| e.to_string())?;
         Ok(action)
@@ -230,6 +232,14 @@ impl Runner {
 /// The message of a DataFusion error ([`anonfusion::error::describe`]).
 fn describe(e: DataFusionError) -> String {
     anonfusion::error::describe(&e)
+}
+
+/// CPU time of the whole process so far (user and system, every thread), in milliseconds:
+/// `\timing` prints a statement's share beside its wall time, so work spread over the cores
+/// shows as what it costs the machine, not only what the user waits.
+fn process_cpu_ms() -> f64 {
+    use nix::time::{ClockId, clock_gettime};
+    clock_gettime(ClockId::CLOCK_PROCESS_CPUTIME_ID).map_or(0.0, |t| t.tv_sec() as f64 * 1e3 + t.tv_nsec() as f64 / 1e6)
 }
 
 fn truncate(s: &str, max: usize) -> String {

@@ -363,7 +363,7 @@ pub(crate) async fn check_sensitive_not_null(source: &Source, except: Option<&st
         if Some(name) == except {
             continue;
         }
-        let nulls = source.frame()?.filter(ident(name).is_null())?.count().await?;
+        let nulls = null_count(source, name).await?;
         if nulls > 0 {
             return Err(AnonError::column(
                 source.name(),
@@ -373,6 +373,24 @@ pub(crate) async fn check_sensitive_not_null(source: &Source, except: Option<&st
         }
     }
     Ok(())
+}
+
+/// NULLs in column `name` of the source. An in-memory table's arrays know theirs, so no query is
+/// planned and run (a millisecond of every statement on a 30,000-row table); any other source
+/// is counted by one.
+async fn null_count(source: &Source, name: &str) -> Result<usize> {
+    if let Some(mem) = source.provider().downcast_ref::<datafusion::datasource::MemTable>() {
+        let mut nulls = 0;
+        for part in &mem.batches {
+            for batch in part.read().await.iter() {
+                let column =
+                    batch.column_by_name(name).ok_or_else(|| AnonError::column(source.name(), name, "not found"))?;
+                nulls += column.logical_null_count();
+            }
+        }
+        return Ok(nulls);
+    }
+    Ok(source.frame()?.filter(ident(name).is_null())?.count().await?)
 }
 
 fn encode_sensitive(table: &str, name: &str, parts: &[ArrayRef]) -> Result<SensitiveColumn> {

@@ -48,9 +48,12 @@ where
     let done = AtomicBool::new(false);
     let waker: Mutex<Option<Waker>> = Mutex::new(None);
     std::thread::scope(|s| {
-        s.spawn(|| {
+        // Parked rather than asleep: the scope waits for this thread, so once the future is
+        // done it is unparked at once instead of finishing its nap (up to CANCEL_POLL of idle
+        // wall time per call, twice in every method statement).
+        let poller = s.spawn(|| {
             while !done.load(Ordering::SeqCst) {
-                std::thread::sleep(CANCEL_POLL);
+                std::thread::park_timeout(CANCEL_POLL);
                 if let Some(w) = waker.lock().expect("waker lock").as_ref() {
                     w.wake_by_ref();
                 }
@@ -71,6 +74,7 @@ where
             .await
         });
         done.store(true, Ordering::SeqCst);
+        poller.thread().unpark();
         out
     })
 }

@@ -11,6 +11,7 @@
 //! `class_id` tells them apart. Within a cluster rows are sorted by their codes, so a row's
 //! position says nothing about the source order.
 
+use crate::release::labels::{label_array, label_field};
 use super::data::RtTable;
 use super::run::ArtucResult;
 use crate::encode::node_label;
@@ -71,8 +72,8 @@ pub fn release(table: &RtTable, result: &ArtucResult) -> Result<Published> {
                 Cell::Suppressed => "*".to_string(),
             })
             .collect();
-        fields.push(Field::new(&q.name, DataType::Utf8, false));
-        cols.push(Arc::new(StringArray::from(labels)));
+        fields.push(label_field(&q.name));
+        cols.push(label_array(labels.iter().map(String::as_str)));
         if h.is_numeric() {
             let bound = |lower: bool| -> Vec<f64> {
                 cells

@@ -150,9 +150,11 @@ pub(crate) fn materialize_suppressed(
         let dates = date_bounds(ty, h, level as usize);
         let lookup = LevelLookup::new(h, level as usize, i, dates)?;
         stars.push(lookup.star);
-        df = df.join_on(source.read_batch(lookup.batch)?, JoinType::Left, [
-            leaf_key(h, name).eq(col(format!("__k{i}")))
-        ])?;
+        df = df.join_on(
+            source.read_batch(lookup.batch)?,
+            JoinType::Left,
+            [leaf_key(h, name).eq(col(format!("__k{i}")))],
+        )?;
     }
     if !suppressed.is_empty() {
         df = df.join_on(source.read_batch(suppressed_batch(&stars, suppressed)?)?, JoinType::Left, {

@@ -11,15 +11,15 @@
 //! `class_id` tells them apart. Within a cluster rows are sorted by their codes, so a row's
 //! position says nothing about the source order.
 
-use crate::release::labels::{label_array, label_field};
 use super::data::RtTable;
 use super::run::ArtucResult;
 use crate::encode::node_label;
 use crate::encode::publish::{date_bounds_by_level, push_date_bounds, range_label};
 use crate::error::{AnonError, Result};
+use crate::release::labels::{label_array, label_field};
 use crate::release::{Cell, Published};
 use datafusion::arrow::array::{
-    Array, ArrayRef, Float64Array, Int64Array, ListArray, ListBuilder, RecordBatch, StringArray, StringViewBuilder,
+    Array, ArrayRef, Float64Array, Int64Array, ListArray, ListBuilder, RecordBatch, StringViewBuilder,
 };
 use datafusion::arrow::buffer::Buffer;
 use datafusion::arrow::compute::cast;

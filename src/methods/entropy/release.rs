@@ -5,13 +5,13 @@
 //! (ARCHITECTURE.md); a date one, its label with `_lo`/`_hi`, the node's first and last dates. Rows are built block by block from the frequency table, so, as with the
 //! h-ceiling release, columns that are neither quasi-identifying nor sensitive are left out.
 
-use crate::release::labels::{label_array, label_field};
 use super::block::Block;
 use crate::encode::node_label;
 use crate::encode::publish::{Source, cell_rows, class_rows, date_bounds_by_level, push_bounds, push_date_bounds};
 use crate::error::Result;
 use crate::release::Published;
-use datafusion::arrow::array::{ArrayRef, Int64Array, StringArray};
+use crate::release::labels::{label_array, label_field};
+use datafusion::arrow::array::{ArrayRef, Int64Array};
 use datafusion::arrow::datatypes::{DataType, Field};
 use std::sync::Arc;
 

@@ -9,6 +9,7 @@
 //! with Table 8: one Diabetes record of class 1 and one of class 2 are suppressed, one of the
 //! two removed, leaving `* * * * Diabetes`.
 
+use crate::release::labels::{label_array, label_type};
 use crate::error::{AnonError, Result};
 use crate::release::CatalogRow;
 use datafusion::arrow::array::{
@@ -90,12 +91,15 @@ pub(crate) fn truthful(
     let (suppress, remove) = marks(&ids, &values, catalog, names)?;
     let mask = BooleanArray::from(suppress);
     let star = Scalar::new(StringArray::from(vec!["*"]));
+    let star_label = Scalar::new(label_array(["*"]));
     let mut cols: Vec<ArrayRef> = Vec::with_capacity(all.num_columns());
     for (f, c) in schema.fields().iter().zip(all.columns()) {
         cols.push(if f.name() == sensitive {
             c.clone()
         } else if *f.data_type() == DataType::Utf8 {
             zip(&mask, &star, c)?
+        } else if *f.data_type() == label_type() {
+            zip(&mask, &star_label, c)?
         } else if c.null_count() == c.len() {
             new_null_array(f.data_type(), c.len())
         } else {

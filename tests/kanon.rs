@@ -284,9 +284,10 @@ async fn sql_release_is_k_anonymous_and_reports_its_node() {
     // Labels are dictionary-encoded, each stored once for the whole release (the suppressed
     // '*' included): no more labels stored than the source has values, plus '*' (a level
     // has at most as many nodes as leaves), however many batches the plan made.
-    assert_eq!(common::texts(&ctx, "SELECT arrow_typeof(age) FROM adult_k5 LIMIT 1").await, [
-        "Dictionary(Int32, Utf8)"
-    ]);
+    assert_eq!(
+        common::texts(&ctx, "SELECT arrow_typeof(age) FROM adult_k5 LIMIT 1").await,
+        ["Dictionary(Int32, Utf8)"]
+    );
     for q in ["age", "race", "native_country"] {
         let leaves = int(&ctx, &format!("SELECT COUNT(DISTINCT {q}) FROM adult")).await as usize;
         for b in rows(&ctx, &format!("SELECT {q} FROM adult_k5")).await {

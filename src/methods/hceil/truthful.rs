@@ -9,9 +9,9 @@
 //! with Table 8: one Diabetes record of class 1 and one of class 2 are suppressed, one of the
 //! two removed, leaving `* * * * Diabetes`.
 
-use crate::release::labels::{label_array, label_type};
 use crate::error::{AnonError, Result};
 use crate::release::CatalogRow;
+use crate::release::labels::{label_array, label_type};
 use datafusion::arrow::array::{
     Array, ArrayRef, AsArray, BooleanArray, RecordBatch, Scalar, StringArray, new_null_array,
 };

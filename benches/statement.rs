@@ -1,7 +1,7 @@
 //! Whole SQL statements on NPS-like rows (issue 36, points 1 and 4): `kanon_anonymize`'s
 //! statement beside its own report's passes (the goal: the statement within 1.5x aggregate +
 //! search, materialize <= aggregate), and the Arrow bytes per row of the source and of each
-//! release (kanon, hceil, IPA), summed with `get_array_memory_size`.
+//! release (kanon, hceil, IPA), every buffer counted once.
 //!
 //! Rows: `ANONFUSION_BENCH_ROWS` (default 100,000, so CI's test-mode run stays short; the
 //! numbers in docs/results/scaling.md are at 5,000,000 in the release build).
@@ -9,10 +9,11 @@
 //! Run: `ANONFUSION_BENCH_ROWS=5000000 cargo bench --bench statement`
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use datafusion::arrow::array::{Array, AsArray, RecordBatch};
+use datafusion::arrow::array::{Array, ArrayData, AsArray, RecordBatch};
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Float64Type};
 use datafusion::prelude::SessionContext;
+use std::collections::HashSet;
 use std::time::Duration;
 
 fn bench(c: &mut Criterion) {
@@ -29,6 +30,7 @@ fn bench(c: &mut Criterion) {
     for (_, sql) in statements {
         run(&rt, &ctx, sql);
     }
+    eprintln!("kanon's first call (its frequency table aggregated): {}", report(&rt, &ctx).describe());
     eprintln!("Arrow bytes per source row ({rows} rows):");
     for table in ["nps", "nps_k", "nps_h", "nps_ipa"] {
         let (bytes, n) = footprint(&rt, &ctx, table);
@@ -47,41 +49,76 @@ fn bench(c: &mut Criterion) {
     passes(&rt, &ctx, statements[0].1);
 }
 
-/// The median of five calls' report passes, beside the goal's ratios.
+/// A kanon report's passes, ms.
+struct Passes {
+    time: f64,
+    aggregate: f64,
+    search: f64,
+    materialize: f64,
+}
+
+impl Passes {
+    fn describe(&self) -> String {
+        format!(
+            "time_ms {:.0}, aggregate_ms {:.0}, search_ms {:.0}, materialize_ms {:.0}; \
+             time / (aggregate + search) {:.2}, materialize / aggregate {:.2}",
+            self.time,
+            self.aggregate,
+            self.search,
+            self.materialize,
+            self.time / (self.aggregate + self.search),
+            self.materialize / self.aggregate
+        )
+    }
+}
+
+/// The passes of the last `kanon_anonymize` call's report (`nps_k_report`).
+fn report(rt: &tokio::runtime::Runtime, ctx: &SessionContext) -> Passes {
+    let b = collect(rt, ctx, "SELECT time_ms, aggregate_ms, search_ms, materialize_ms FROM nps_k_report");
+    let v = |i: usize| cast(b[0].column(i), &DataType::Float64).unwrap().as_primitive::<Float64Type>().value(0);
+    Passes { time: v(0), aggregate: v(1), search: v(2), materialize: v(3) }
+}
+
+/// The median of five later calls' passes (the frequency table is reused from the first).
 fn passes(rt: &tokio::runtime::Runtime, ctx: &SessionContext, sql: &str) {
-    let names = ["time_ms", "aggregate_ms", "search_ms", "materialize_ms"];
-    let mut seen: Vec<Vec<f64>> = vec![Vec::new(); names.len()];
+    let mut seen = Vec::new();
     for _ in 0..5 {
         ctx.deregister_table("nps_k").unwrap();
         run(rt, ctx, sql);
-        let report = collect(rt, ctx, &format!("SELECT {} FROM nps_k_report", names.join(", ")));
-        for (i, s) in seen.iter_mut().enumerate() {
-            let v = cast(report[0].column(i), &DataType::Float64).unwrap();
-            s.push(v.as_primitive::<Float64Type>().value(0));
-        }
+        seen.push(report(rt, ctx));
     }
-    let median = |v: &mut Vec<f64>| {
+    let median = |f: fn(&Passes) -> f64| {
+        let mut v: Vec<f64> = seen.iter().map(f).collect();
         v.sort_by(f64::total_cmp);
         v[v.len() / 2]
     };
-    let m: Vec<f64> = seen.iter_mut().map(median).collect();
-    eprintln!(
-        "kanon report, median of 5: time_ms {:.0}, aggregate_ms {:.0}, search_ms {:.0}, materialize_ms {:.0}; \
-         time / (aggregate + search) {:.2}, materialize / aggregate {:.2}",
-        m[0],
-        m[1],
-        m[2],
-        m[3],
-        m[0] / (m[1] + m[2]),
-        m[3] / m[1]
-    );
+    let m = Passes {
+        time: median(|p| p.time),
+        aggregate: median(|p| p.aggregate),
+        search: median(|p| p.search),
+        materialize: median(|p| p.materialize),
+    };
+    eprintln!("kanon's later calls (frequency table reused), median of 5: {}", m.describe());
 }
 
-/// Arrow memory of a registered table's batches, and its rows. A release is one batch, so
-/// its label values are counted once.
+/// Arrow memory of a registered table, and its rows: every buffer counted once by its
+/// allocation (a scan hands out slices of one batch, and a release's label values are shared).
 fn footprint(rt: &tokio::runtime::Runtime, ctx: &SessionContext, table: &str) -> (usize, usize) {
+    fn add(d: &ArrayData, seen: &mut HashSet<usize>, bytes: &mut usize) {
+        for buf in d.buffers().iter().chain(d.nulls().map(|n| n.buffer())) {
+            if seen.insert(buf.data_ptr().as_ptr() as usize) {
+                *bytes += buf.capacity();
+            }
+        }
+        for child in d.child_data() {
+            add(child, seen, bytes);
+        }
+    }
     let batches = collect(rt, ctx, &format!("SELECT * FROM {table}"));
-    let bytes = batches.iter().flat_map(|b| b.columns().iter().map(|c| c.get_array_memory_size())).sum();
+    let (mut seen, mut bytes) = (HashSet::new(), 0);
+    for c in batches.iter().flat_map(|b| b.columns()) {
+        add(&c.to_data(), &mut seen, &mut bytes);
+    }
     (bytes, batches.iter().map(RecordBatch::num_rows).sum())
 }
 

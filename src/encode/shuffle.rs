@@ -7,6 +7,7 @@
 //! DataFusion plan order their rows by `random()` in the plan instead ([`super::materialize`]).
 
 use crate::error::Result;
+use crate::release::labels::{label_type, relabelled};
 use datafusion::arrow::array::{
     Array, ArrayRef, AsArray, DictionaryArray, RecordBatch, RecordBatchOptions, UInt32Array,
 };
@@ -96,7 +97,13 @@ fn gather(parts: &[ArrayRef], rows: &Rows) -> Result<ArrayRef> {
         let keys = interleave(&keys, places)?.as_primitive::<Int32Type>().clone();
         return Ok(Arc::new(DictionaryArray::<Int32Type>::try_new(keys, values)?));
     }
-    Ok(interleave(&parts.iter().map(|p| p.as_ref()).collect::<Vec<_>>(), places)?)
+    let gathered = interleave(&parts.iter().map(|p| p.as_ref()).collect::<Vec<_>>(), places)?;
+    match gathered.data_type() {
+        // Parts with dictionaries of their own: arrow concatenates their values, which may then
+        // name a label twice.
+        t if *t == label_type() => Ok(relabelled(&gathered)?),
+        _ => Ok(gathered),
+    }
 }
 
 /// The values array every part shares, when the parts are `Dictionary(Int32, _)` columns

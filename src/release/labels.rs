@@ -8,7 +8,9 @@
 //! compares, groups and prints a dictionary column as its values, so a query reads the same.
 
 use datafusion::arrow::array::{ArrayRef, DictionaryArray, Int32Array, StringArray};
+use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Field, Int32Type};
+use datafusion::arrow::error::ArrowError;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -38,11 +40,18 @@ pub(crate) fn label_array<'a>(labels: impl IntoIterator<Item = &'a str>) -> Arra
     Arc::new(dict)
 }
 
+/// `labels` (text or dictionary) as a [`label_type`] column holding each distinct label once.
+/// For arrays whose dictionaries were concatenated rather than shared (pandas, for one, refuses
+/// a dictionary that names a category twice).
+pub(crate) fn relabelled(labels: &ArrayRef) -> Result<ArrayRef, ArrowError> {
+    cast(&cast(labels, &DataType::Utf8)?, &label_type())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use datafusion::arrow::array::{Array, AsArray};
-    use datafusion::arrow::compute::cast;
+    use datafusion::arrow::compute::concat;
 
     #[test]
     fn each_label_stored_once_and_read_back_as_text() {
@@ -53,5 +62,14 @@ mod tests {
         let text = cast(&a, &DataType::Utf8).unwrap();
         let text: Vec<_> = text.as_string::<i32>().iter().map(Option::unwrap).collect();
         assert_eq!(text, ["30-39", "*", "30-39", "40-49", "*"]);
+    }
+
+    #[test]
+    fn concatenated_dictionaries_relabelled_name_each_label_once() {
+        let (a, b) = (label_array(["*", "30-39"]), label_array(["40-49", "*"]));
+        let both = concat(&[a.as_ref(), b.as_ref()]).unwrap();
+        let once = relabelled(&both).unwrap();
+        assert_eq!(once.as_dictionary::<Int32Type>().values().len(), 3);
+        assert_eq!(cast(&once, &DataType::Utf8).unwrap().to_data(), cast(&both, &DataType::Utf8).unwrap().to_data());
     }
 }

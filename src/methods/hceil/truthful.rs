@@ -11,7 +11,7 @@
 
 use crate::error::{AnonError, Result};
 use crate::release::CatalogRow;
-use crate::release::labels::{label_array, label_type};
+use crate::release::labels::{label_type, relabelled};
 use datafusion::arrow::array::{
     Array, ArrayRef, AsArray, BooleanArray, RecordBatch, Scalar, StringArray, new_null_array,
 };
@@ -91,7 +91,6 @@ pub(crate) fn truthful(
     let (suppress, remove) = marks(&ids, &values, catalog, names)?;
     let mask = BooleanArray::from(suppress);
     let star = Scalar::new(StringArray::from(vec!["*"]));
-    let star_label = Scalar::new(label_array(["*"]));
     let mut cols: Vec<ArrayRef> = Vec::with_capacity(all.num_columns());
     for (f, c) in schema.fields().iter().zip(all.columns()) {
         cols.push(if f.name() == sensitive {
@@ -99,7 +98,7 @@ pub(crate) fn truthful(
         } else if *f.data_type() == DataType::Utf8 {
             zip(&mask, &star, c)?
         } else if *f.data_type() == label_type() {
-            zip(&mask, &star_label, c)?
+            relabelled(&zip(&mask, &star, &cast(c, &DataType::Utf8)?)?)?
         } else if c.null_count() == c.len() {
             new_null_array(f.data_type(), c.len())
         } else {

@@ -11,6 +11,7 @@ use anonfusion::encode::{cached_frequency_table, frequency_table};
 use anonfusion::methods::kanon::search::{Evaluator, SearchOptions, Strategy, exhaustive, optimal};
 use anonfusion::methods::kanon::{KanonConfig, Metric, search};
 use datafusion::arrow::array::AsArray;
+use datafusion::arrow::datatypes::Int32Type;
 use datafusion::prelude::SessionContext;
 use proptest::prelude::*;
 use std::sync::Arc;
@@ -280,6 +281,20 @@ async fn sql_release_is_k_anonymous_and_reports_its_node() {
     let suppressed = int(&ctx, "SELECT COUNT(*) FROM adult_k5 WHERE age = '*' AND age_lo IS NULL").await;
     assert_eq!(suppressed, int(&ctx, "SELECT suppressed_records FROM adult_k5_report").await);
     assert!(suppressed as f64 <= 0.02 * 30_162.0);
+    // Labels are dictionary-encoded, each stored once for the whole release (the suppressed
+    // '*' included): no more labels stored than the source has values, plus '*' (a level
+    // has at most as many nodes as leaves), however many batches the plan made.
+    assert_eq!(
+        common::texts(&ctx, "SELECT arrow_typeof(age) FROM adult_k5 LIMIT 1").await,
+        ["Dictionary(Int32, Utf8)"]
+    );
+    for q in ["age", "race", "native_country"] {
+        let leaves = int(&ctx, &format!("SELECT COUNT(DISTINCT {q}) FROM adult")).await as usize;
+        for b in rows(&ctx, &format!("SELECT {q} FROM adult_k5")).await {
+            let stored = b.column(0).as_dictionary::<Int32Type>().values().len();
+            assert!(stored <= leaves + 1, "{q}: {stored} labels stored for {leaves} source values");
+        }
+    }
     let b = rows(&ctx, "SELECT node, metric, metric_value FROM adult_k5_report").await;
     let node = b[0].column(0).as_string::<i32>().value(0).to_string();
     assert!(node.starts_with('[') && node.matches(',').count() == 6, "{node}");

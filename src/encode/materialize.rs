@@ -6,7 +6,8 @@
 //! streams, runs in parallel, and can run on a distributed DataFusion engine unchanged.
 //!
 //! Release schema (ARCHITECTURE.md): identifiers are dropped; a numeric quasi-identifier `age`
-//! becomes `age` (Utf8 label such as `35-39` or `*`), `age_lo` and `age_hi` (inclusive bounds
+//! becomes `age` (a label such as `35-39` or `*`, as `Dictionary(Int32, Utf8)`:
+//! [`crate::release::labels`]), `age_lo` and `age_hi` (inclusive bounds
 //! in the column's original type); a categorical one keeps its name and holds the node label,
 //! and a date one also its node's first and last dates in `_lo`/`_hi`;
 //! sensitive and set-valued columns are kept as they are; insensitive columns (every column
@@ -21,7 +22,10 @@ use super::source::Source;
 use crate::error::{AnonError, Result};
 use crate::hierarchy::{Hierarchy, NULL_LEAF};
 use crate::meta::{Role, TableMeta};
-use datafusion::arrow::array::{ArrayRef, Float64Array, RecordBatch, StringArray};
+use crate::release::SUPPRESSED;
+use crate::release::labels::{label_array, label_field};
+use datafusion::arrow::array::{ArrayRef, Float64Array, RecordBatch, StringArray, UInt32Array};
+use datafusion::arrow::compute::take;
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use datafusion::common::JoinType;
 use datafusion::logical_expr::{Expr, cast};
@@ -41,25 +45,29 @@ pub(crate) fn node_label(h: &Hierarchy, level: usize, code: u32) -> String {
 /// The lookup of one quasi-identifier at one level.
 pub(crate) struct LevelLookup {
     batch: RecordBatch,
+    /// The suppressed label `*` as a one-entry label array sharing the lookup's label values,
+    /// so that choosing between a label and `*` per row moves keys, not text.
+    star: ArrayRef,
 }
 
 impl LevelLookup {
-    /// Key column `__k{i}` (Utf8 or Float64), label `__l{i}`, bounds `__lo{i}`, `__hi{i}`
-    /// (Float64 for a numeric hierarchy; `YYYY-MM-DD` text for a date column, `dates` the
-    /// level's [`date_bounds`]).
+    /// Key column `__k{i}` (Utf8 or Float64), label `__l{i}` (a [`label_type`] column whose
+    /// values are the level's labels and `*`), bounds `__lo{i}`, `__hi{i}` (Float64 for a
+    /// numeric hierarchy; `YYYY-MM-DD` text for a date column, `dates` the level's
+    /// [`date_bounds`]).
     pub(crate) fn new(h: &Hierarchy, level: usize, i: usize, dates: Option<DateBounds>) -> Result<Self> {
         let up = h.up(level);
         let labels: Vec<String> = up.iter().map(|&n| node_label(h, level, n)).collect();
+        let with_star = label_array(labels.iter().map(String::as_str).chain([SUPPRESSED]));
+        let (labels, star) = (with_star.slice(0, up.len()), with_star.slice(up.len(), 1));
         let key: ArrayRef = if h.is_numeric() {
             Arc::new(Float64Array::from(h.leaf_values().to_vec()))
         } else {
             Arc::new(StringArray::from(h.level(0).labels.clone()))
         };
-        let mut fields = vec![
-            Field::new(format!("__k{i}"), key.data_type().clone(), false),
-            Field::new(format!("__l{i}"), DataType::Utf8, false),
-        ];
-        let mut cols = vec![key, Arc::new(StringArray::from(labels)) as ArrayRef];
+        let mut fields =
+            vec![Field::new(format!("__k{i}"), key.data_type().clone(), false), label_field(&format!("__l{i}"))];
+        let mut cols = vec![key, labels];
         if h.is_numeric() {
             let (lo, hi): (Vec<f64>, Vec<f64>) =
                 up.iter().map(|&n| h.bounds(level, n).expect("numeric node bounds")).unzip();
@@ -76,7 +84,7 @@ impl LevelLookup {
             }
         }
         let batch = RecordBatch::try_new(Arc::new(Schema::new(fields)), cols)?;
-        Ok(LevelLookup { batch })
+        Ok(LevelLookup { batch, star })
     }
 }
 
@@ -128,6 +136,7 @@ pub(crate) fn materialize_suppressed(
     }
     let source_fields: Vec<(String, DataType)> =
         df.schema().fields().iter().map(|f| (f.name().clone(), f.data_type().clone())).collect();
+    let mut stars = Vec::with_capacity(qis.len());
     for (i, (name, &level)) in qis.iter().zip(levels).enumerate() {
         let h = meta.hierarchy(table, name)?;
         if level as usize > h.height() {
@@ -139,11 +148,16 @@ pub(crate) fn materialize_suppressed(
         }
         let ty = &source_fields.iter().find(|(n, _)| n == name).map(|(_, t)| t.clone()).unwrap_or(DataType::Utf8);
         let dates = date_bounds(ty, h, level as usize);
-        let lookup = source.read_batch(LevelLookup::new(h, level as usize, i, dates)?.batch)?;
-        df = df.join_on(lookup, JoinType::Left, [leaf_key(h, name).eq(col(format!("__k{i}")))])?;
+        let lookup = LevelLookup::new(h, level as usize, i, dates)?;
+        stars.push(lookup.star);
+        df = df.join_on(
+            source.read_batch(lookup.batch)?,
+            JoinType::Left,
+            [leaf_key(h, name).eq(col(format!("__k{i}")))],
+        )?;
     }
     if !suppressed.is_empty() {
-        df = df.join_on(source.read_batch(suppressed_batch(qis.len(), suppressed)?)?, JoinType::Left, {
+        df = df.join_on(source.read_batch(suppressed_batch(&stars, suppressed)?)?, JoinType::Left, {
             (0..qis.len()).map(|i| col(format!("__l{i}")).eq(col(format!("__s{i}")))).collect::<Vec<_>>()
         })?;
     }
@@ -154,7 +168,8 @@ pub(crate) fn materialize_suppressed(
             when(col("__supp").is_null(), e).otherwise(suppressed_value).expect("a CASE with an ELSE")
         }
     };
-    select_release(df, table, meta, &source_fields, keep_insensitive, kept)
+    let star = |i: usize| col(format!("__x{i}"));
+    select_release(df, table, meta, &source_fields, keep_insensitive, star, kept)
 }
 
 /// A quasi-identifier's join key against its hierarchy's leaves: the value as a number, or as
@@ -171,14 +186,15 @@ pub(super) fn leaf_key(h: &Hierarchy, name: &str) -> Expr {
 
 /// The release's columns, in the source's order, from a plan joined with the lookups: quasi-
 /// identifier `i` from `__l{i}` (and `__lo{i}`, `__hi{i}` as the source column's type), each
-/// passed through `kept(value, value of a suppressed record)`; the other released columns as
-/// they are.
+/// passed through `kept(value, value of a suppressed record)`, `star(i)` being the label of
+/// a suppressed record; the other released columns as they are.
 pub(super) fn select_release(
     df: DataFrame,
     table: &str,
     meta: &TableMeta,
     source_fields: &[(String, DataType)],
     keep_insensitive: bool,
+    star: impl Fn(usize) -> Expr,
     kept: impl Fn(Expr, Expr) -> Expr,
 ) -> Result<DataFrame> {
     let qis = meta.quasi_identifiers();
@@ -187,7 +203,7 @@ pub(super) fn select_release(
         match meta.role(name) {
             Some(Role::QuasiIdentifier) => {
                 let i = qis.iter().position(|q| q == name).expect("declared quasi-identifier");
-                out.push(kept(col(format!("__l{i}")), lit("*")).alias(name));
+                out.push(kept(col(format!("__l{i}")), star(i)).alias(name));
                 let h = meta.hierarchy(table, name)?;
                 if h.is_numeric() || date_bounds(ty, h, 0).is_some() {
                     let null = lit(datafusion::common::ScalarValue::try_from(ty)?);
@@ -202,13 +218,21 @@ pub(super) fn select_release(
     Ok(df.select(out)?)
 }
 
-/// The suppressed classes' labels as a join side: `__s0..`, and the marker `__supp`.
-fn suppressed_batch(n: usize, classes: &[Vec<String>]) -> Result<RecordBatch> {
+/// The suppressed classes' labels as a join side: `__s0..`, the marker `__supp`, and each
+/// quasi-identifier's `*` as `__x0..` (from `stars`, the lookups' own, so a suppressed record's
+/// label shares its column's label values).
+fn suppressed_batch(stars: &[ArrayRef], classes: &[Vec<String>]) -> Result<RecordBatch> {
+    let n = stars.len();
     let mut fields: Vec<Field> = (0..n).map(|i| Field::new(format!("__s{i}"), DataType::Utf8, false)).collect();
     fields.push(Field::new("__supp", DataType::Boolean, false));
+    fields.extend((0..n).map(|i| label_field(&format!("__x{i}"))));
     let mut cols: Vec<ArrayRef> = (0..n)
         .map(|i| Arc::new(StringArray::from(classes.iter().map(|c| c[i].as_str()).collect::<Vec<_>>())) as ArrayRef)
         .collect();
     cols.push(Arc::new(datafusion::arrow::array::BooleanArray::from(vec![true; classes.len()])));
+    let every_class = UInt32Array::from(vec![0u32; classes.len()]);
+    for star in stars {
+        cols.push(take(star, &every_class, None)?);
+    }
     Ok(RecordBatch::try_new(Arc::new(Schema::new(fields)), cols)?)
 }

@@ -16,10 +16,11 @@ use super::publish::date_bounds_by_level;
 use crate::error::{AnonError, Result};
 use crate::hierarchy::Hierarchy;
 use crate::release::SUPPRESSED;
+use crate::release::labels::{label_array, label_field};
 use datafusion::arrow::array::{ArrayRef, Float64Array, RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use datafusion::common::JoinType;
-use datafusion::prelude::{DataFrame, col};
+use datafusion::prelude::{DataFrame, col, lit};
 use std::sync::Arc;
 
 /// The level written for a suppressed cell: the root, labelled `*`.
@@ -46,7 +47,7 @@ fn bounds_node(h: &Hierarchy, (level, code): (u8, u32)) -> (usize, u32) {
 }
 
 /// The lookup side of the join: one row per distinct quasi-identifier tuple, with its leaf keys
-/// `__k{i}`, labels `__l{i}` and bounds `__lo{i}`, `__hi{i}`.
+/// `__k{i}`, labels `__l{i}` (label columns: [`crate::release::labels`]) and bounds `__lo{i}`, `__hi{i}`.
 fn lookup_batch(ft: &FrequencyTable, rows: &RecodedRows, date_types: &[Option<DataType>]) -> Result<RecordBatch> {
     let distinct: Vec<usize> =
         (0..ft.len()).filter(|&r| r == 0 || ft.qis.iter().any(|q| q.codes[r] != q.codes[r - 1])).collect();
@@ -62,12 +63,12 @@ fn lookup_batch(ft: &FrequencyTable, rows: &RecodedRows, date_types: &[Option<Da
         fields.push(Field::new(format!("__k{i}"), key.data_type().clone(), false));
         cols.push(key);
         let cell = |r: usize| rows.cells[r][i];
-        let labels: StringArray = distinct
+        let labels: Vec<String> = distinct
             .iter()
-            .map(|&r| Some(if rows.suppressed[r] { SUPPRESSED.to_string() } else { cell_label(h, cell(r)) }))
+            .map(|&r| if rows.suppressed[r] { SUPPRESSED.to_string() } else { cell_label(h, cell(r)) })
             .collect();
-        fields.push(Field::new(format!("__l{i}"), DataType::Utf8, false));
-        cols.push(Arc::new(labels));
+        fields.push(label_field(&format!("__l{i}")));
+        cols.push(label_array(labels.iter().map(String::as_str)));
         if h.is_numeric() {
             let bound = |r: usize, upper: bool| {
                 (!rows.suppressed[r]).then(|| {
@@ -120,5 +121,5 @@ pub(crate) async fn materialize_recoded(
         keys.push(leaf_key(meta.hierarchy(table, name)?, name).eq(col(format!("__k{i}"))));
     }
     let df = df.join_on(lookup, JoinType::Left, keys)?;
-    select_release(df, table, meta, &source_fields, keep_insensitive, |e, _| e)
+    select_release(df, table, meta, &source_fields, keep_insensitive, |_| lit(SUPPRESSED), |e, _| e)
 }

@@ -7,34 +7,38 @@
 //! DataFusion plan order their rows by `random()` in the plan instead ([`super::materialize`]).
 
 use crate::error::Result;
-use datafusion::arrow::array::{ArrayRef, RecordBatch, RecordBatchOptions, UInt32Array};
-use datafusion::arrow::compute::{concat, take};
-use datafusion::arrow::datatypes::SchemaRef;
+use crate::release::labels::{label_type, relabelled};
+use datafusion::arrow::array::{
+    Array, ArrayRef, AsArray, DictionaryArray, RecordBatch, RecordBatchOptions, UInt32Array,
+};
+use datafusion::arrow::compute::{interleave, take};
+use datafusion::arrow::datatypes::{Int32Type, SchemaRef};
 use rand::Rng;
 use rand::seq::SliceRandom;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// `batches` as one batch holding a uniformly random permutation of their rows. One batch, so
 /// that reading it back (DataFusion may spread a table's batches over partitions and merge
 /// them in whatever order they finish) shows the same order for the same seed.
 ///
 /// The permutation is drawn on the caller's thread (the same draws whatever the threads); the
-/// columns are permuted on the process's pool, each on its own (a column is one job: joined,
-/// then gathered in the drawn order). Each column's parts are dropped once it is permuted, so
-/// the rows are held about once, plus the columns in flight, rather than three times (the
-/// batches, them joined, and the permutation).
+/// columns are permuted on the process's pool, each on its own: every row is copied once,
+/// straight from its batch to its drawn place (no concatenation first), and a label column
+/// whose batches share their label values ([`crate::release::labels`]) moves its keys only.
+/// Each column's parts are dropped once it is permuted, so the rows are held about once, plus
+/// the columns in flight.
 pub(crate) fn shuffle_rows(schema: &SchemaRef, batches: Vec<RecordBatch>, rng: &mut impl Rng) -> Result<RecordBatch> {
     let rows: usize = batches.iter().map(RecordBatch::num_rows).sum();
     if rows == 0 {
         return Ok(RecordBatch::new_empty(schema.clone()));
     }
-    let order = UInt32Array::from(permutation(rows, rng));
+    let order = permutation(rows, rng);
     let columns: Vec<Mutex<Vec<ArrayRef>>> =
         (0..schema.fields().len()).map(|c| Mutex::new(batches.iter().map(|b| b.column(c).clone()).collect())).collect();
+    let rows_at = Rows::of(&batches, order);
     drop(batches);
     let permuted = crate::parallel::map(&columns, |parts| {
-        let whole = join(std::mem::take(&mut *parts.lock().unwrap_or_else(|e| e.into_inner())))?;
-        Ok(take(&whole, &order, None)?)
+        gather(&std::mem::take(&mut *parts.lock().unwrap_or_else(|e| e.into_inner())), &rows_at)
     });
     let options = RecordBatchOptions::new().with_row_count(Some(rows));
     Ok(RecordBatch::try_new_with_options(schema.clone(), permuted.into_iter().collect::<Result<_>>()?, &options)?)
@@ -48,12 +52,67 @@ pub(crate) fn permutation(rows: usize, rng: &mut impl Rng) -> Vec<u32> {
     order
 }
 
-/// One column's parts as one array (no copy when there is one part).
-fn join(parts: Vec<ArrayRef>) -> Result<ArrayRef> {
-    match parts.as_slice() {
-        [one] => Ok(one.clone()),
-        _ => Ok(concat(&parts.iter().map(|p| p.as_ref()).collect::<Vec<_>>())?),
+/// Where each output row comes from: one batch's row numbers, or (batch, row) pairs.
+enum Rows {
+    One(UInt32Array),
+    Many(Vec<(usize, usize)>),
+}
+
+impl Rows {
+    /// `order` (row numbers over the batches laid end to end) as places in `batches`.
+    fn of(batches: &[RecordBatch], order: Vec<u32>) -> Rows {
+        if batches.len() == 1 {
+            return Rows::One(UInt32Array::from(order));
+        }
+        let starts: Vec<usize> = batches
+            .iter()
+            .scan(0, |at, b| {
+                let start = *at;
+                *at += b.num_rows();
+                Some(start)
+            })
+            .collect();
+        Rows::Many(
+            order
+                .into_iter()
+                .map(|i| {
+                    // The last batch starting at or before row i (an empty batch is skipped).
+                    let b = starts.partition_point(|&s| s <= i as usize) - 1;
+                    (b, i as usize - starts[b])
+                })
+                .collect(),
+        )
     }
+}
+
+/// One column's parts gathered into the drawn order, each value copied once; a dictionary
+/// column whose parts share one values array keeps it and gathers keys.
+fn gather(parts: &[ArrayRef], rows: &Rows) -> Result<ArrayRef> {
+    let Rows::Many(places) = rows else {
+        let Rows::One(order) = rows else { unreachable!() };
+        return Ok(take(&parts[0], order, None)?);
+    };
+    if let Some(values) = shared_values(parts) {
+        let keys: Vec<&dyn Array> = parts.iter().map(|p| p.as_dictionary::<Int32Type>().keys() as &dyn Array).collect();
+        let keys = interleave(&keys, places)?.as_primitive::<Int32Type>().clone();
+        return Ok(Arc::new(DictionaryArray::<Int32Type>::try_new(keys, values)?));
+    }
+    let gathered = interleave(&parts.iter().map(|p| p.as_ref()).collect::<Vec<_>>(), places)?;
+    match gathered.data_type() {
+        // Parts with dictionaries of their own: arrow concatenates their values, which may then
+        // name a label twice.
+        t if *t == label_type() => Ok(relabelled(&gathered)?),
+        _ => Ok(gathered),
+    }
+}
+
+/// The values array every part shares, when the parts are `Dictionary(Int32, _)` columns
+/// over one values array (a release's labels: [`crate::release::labels`]).
+fn shared_values(parts: &[ArrayRef]) -> Option<ArrayRef> {
+    let dicts: Vec<_> = parts.iter().map(|p| p.as_dictionary_opt::<Int32Type>()).collect::<Option<_>>()?;
+    let first = dicts.first()?.values();
+    let data = first.to_data();
+    dicts.iter().all(|d| d.values().to_data().ptr_eq(&data)).then(|| first.clone())
 }
 
 #[cfg(test)]
@@ -62,7 +121,6 @@ mod tests {
     use datafusion::arrow::array::{Array, Int64Array};
     use datafusion::arrow::datatypes::{DataType, Field, Schema};
     use rand::SeedableRng;
-    use std::sync::Arc;
 
     #[test]
     fn a_permutation_of_every_row_reproducible_from_a_seed() {
@@ -106,5 +164,28 @@ mod tests {
         let all = concat_batches(&schema, &batches).unwrap();
         assert_eq!(got, take_record_batch(&all, &UInt32Array::from(order)).unwrap());
         assert_eq!(shuffle_rows(&schema, Vec::new(), &mut rand::rngs::StdRng::seed_from_u64(3)).unwrap().num_rows(), 0);
+    }
+
+    /// Label columns whose batches share one values array come out sharing it: keys move,
+    /// label text does not, and the labels read the same as a plain take of them.
+    #[test]
+    fn shared_label_values_stay_shared() {
+        use crate::release::labels::{label_array, label_field};
+        use datafusion::arrow::compute::{cast, concat};
+        let schema = Arc::new(Schema::new(vec![label_field("age")]));
+        let all = label_array((0..30_000).map(|i| ["0-9", "10-19", "*"][i % 3]));
+        let batches: Vec<RecordBatch> = [(0, 10_000), (10_000, 0), (10_000, 20_000)]
+            .iter()
+            .map(|&(at, n)| RecordBatch::try_new(schema.clone(), vec![all.slice(at, n)]).unwrap())
+            .collect();
+        let got = shuffle_rows(&schema, batches.clone(), &mut rand::rngs::StdRng::seed_from_u64(5)).unwrap();
+        let values = |a: &ArrayRef| a.as_dictionary::<Int32Type>().values().clone();
+        assert!(values(got.column(0)).to_data().ptr_eq(&values(&all).to_data()));
+        let mut order: Vec<u32> = (0..30_000).collect();
+        order.shuffle(&mut rand::rngs::StdRng::seed_from_u64(5));
+        let parts: Vec<&dyn Array> = batches.iter().map(|b| b.column(0).as_ref()).collect();
+        let expected = take(&concat(&parts).unwrap(), &UInt32Array::from(order), None).unwrap();
+        let text = |a: &ArrayRef| cast(a, &DataType::Utf8).unwrap();
+        assert_eq!(text(got.column(0)).to_data(), text(&expected).to_data());
     }
 }

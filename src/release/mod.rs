@@ -11,6 +11,8 @@
 //!   leaves it covers, with its edge-case rules (dots, unknown codes) documented there.
 //! - [`catalog`]: the one counterfeit-catalog reader and the one Fig. 4 real-record weighting.
 //! - [`columns`]: reading a release's Arrow columns with errors that name them.
+//! - [`labels`]: the type of a release's generalized label columns (`Dictionary(Int32, Utf8)`)
+//!   and the one builder of them.
 //!
 //! Readers build on it: `metrics` decodes a release into cells (src/metrics/decode.rs), `eval`
 //! into distributions (src/eval/dist.rs). `src/verify` does not: it reads releases and catalogs
@@ -22,6 +24,7 @@ pub(crate) mod catalog;
 mod cell;
 pub(crate) mod columns;
 pub(crate) mod cover;
+pub(crate) mod labels;
 
 pub use catalog::{CatalogRow, ClassValueCounts, decode_catalog};
 pub(crate) use cell::Cell;

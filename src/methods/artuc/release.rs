@@ -16,9 +16,10 @@ use super::run::ArtucResult;
 use crate::encode::node_label;
 use crate::encode::publish::{date_bounds_by_level, push_date_bounds, range_label};
 use crate::error::{AnonError, Result};
+use crate::release::labels::{label_array, label_field};
 use crate::release::{Cell, Published};
 use datafusion::arrow::array::{
-    Array, ArrayRef, Float64Array, Int64Array, ListArray, ListBuilder, RecordBatch, StringArray, StringViewBuilder,
+    Array, ArrayRef, Float64Array, Int64Array, ListArray, ListBuilder, RecordBatch, StringViewBuilder,
 };
 use datafusion::arrow::buffer::Buffer;
 use datafusion::arrow::compute::cast;
@@ -71,8 +72,8 @@ pub fn release(table: &RtTable, result: &ArtucResult) -> Result<Published> {
                 Cell::Suppressed => "*".to_string(),
             })
             .collect();
-        fields.push(Field::new(&q.name, DataType::Utf8, false));
-        cols.push(Arc::new(StringArray::from(labels)));
+        fields.push(label_field(&q.name));
+        cols.push(label_array(labels.iter().map(String::as_str)));
         if h.is_numeric() {
             let bound = |lower: bool| -> Vec<f64> {
                 cells

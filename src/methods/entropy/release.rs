@@ -10,7 +10,8 @@ use crate::encode::node_label;
 use crate::encode::publish::{Source, cell_rows, class_rows, date_bounds_by_level, push_bounds, push_date_bounds};
 use crate::error::Result;
 use crate::release::Published;
-use datafusion::arrow::array::{ArrayRef, Int64Array, StringArray};
+use crate::release::labels::{label_array, label_field};
+use datafusion::arrow::array::{ArrayRef, Int64Array};
 use datafusion::arrow::datatypes::{DataType, Field};
 use std::sync::Arc;
 
@@ -21,8 +22,8 @@ fn block_columns(src: &Source<'_>, blocks: &[Block]) -> Result<(Vec<Field>, Vec<
     for (f, a) in src.qis()? {
         let h = &src.ft.qis[a].hierarchy;
         let labels: Vec<String> = blocks.iter().map(|b| node_label(h, b.label[a].0 as usize, b.label[a].1)).collect();
-        fields.push(Field::new(f.name(), DataType::Utf8, false));
-        cols.push(Arc::new(StringArray::from(labels)));
+        fields.push(label_field(f.name()));
+        cols.push(label_array(labels.iter().map(String::as_str)));
         if h.is_numeric() {
             let (lo, hi): (Vec<f64>, Vec<f64>) = blocks
                 .iter()

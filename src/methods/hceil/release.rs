@@ -15,6 +15,7 @@ use super::counterfeit::NodeCatalog;
 use crate::encode::Cached;
 use crate::encode::publish::{Source, cell_rows, date_bounds, push_bounds, push_date_bounds, range_label};
 use crate::error::Result;
+use crate::release::labels::{label_array, label_field};
 use datafusion::arrow::array::{
     Array, ArrayRef, Int64Array, Int64Builder, ListBuilder, RecordBatch, RecordBatchOptions, StringArray, UInt32Array,
 };
@@ -75,14 +76,13 @@ fn class_columns(src: &Source<'_>, cached: &Cached, ids: &[i64]) -> Result<(Vec<
             let (lo, hi): (Vec<f64>, Vec<f64>) =
                 g.ranges[a].iter().map(|&(l, u)| (v[l as usize], v[u as usize])).unzip();
             let labels: Vec<String> = lo.iter().zip(&hi).map(|(&l, &u)| range_label(l, u)).collect();
-            fields.push(Field::new(f.name(), DataType::Utf8, false));
-            cols.push(Arc::new(StringArray::from(labels)));
+            fields.push(label_field(f.name()));
+            cols.push(label_array(labels.iter().map(String::as_str)));
             push_bounds(f, lo, hi, &mut fields, &mut cols)?;
         } else {
             let level = g.levels[a] as usize;
-            let labels: Vec<&str> = g.codes[a].iter().map(|&c| h.label(level, c)).collect();
-            fields.push(Field::new(f.name(), DataType::Utf8, false));
-            cols.push(Arc::new(StringArray::from(labels)));
+            fields.push(label_field(f.name()));
+            cols.push(label_array(g.codes[a].iter().map(|&c| h.label(level, c))));
             if let Some(nodes) = date_bounds(f.data_type(), h, level) {
                 let b: Vec<_> = g.codes[a].iter().map(|&c| nodes[c as usize].clone()).collect();
                 push_date_bounds(f, &b, &mut fields, &mut cols)?;

@@ -11,6 +11,7 @@
 
 use crate::error::{AnonError, Result};
 use crate::release::CatalogRow;
+use crate::release::labels::{label_type, relabelled};
 use datafusion::arrow::array::{
     Array, ArrayRef, AsArray, BooleanArray, RecordBatch, Scalar, StringArray, new_null_array,
 };
@@ -96,6 +97,8 @@ pub(crate) fn truthful(
             c.clone()
         } else if *f.data_type() == DataType::Utf8 {
             zip(&mask, &star, c)?
+        } else if *f.data_type() == label_type() {
+            relabelled(&zip(&mask, &star, &cast(c, &DataType::Utf8)?)?)?
         } else if c.null_count() == c.len() {
             new_null_array(f.data_type(), c.len())
         } else {

@@ -19,7 +19,8 @@ use super::perturb::Perturbation;
 use crate::encode::publish::{cell_rows, class_rows, date_bounds_by_level, push_date_bounds, release_schema};
 use crate::encode::{Cached, FrequencyTable, node_label};
 use crate::error::{AnonError, Result};
-use datafusion::arrow::array::{ArrayRef, Float64Array, StringArray};
+use crate::release::labels::{label_array, label_field};
+use datafusion::arrow::array::{ArrayRef, Float64Array};
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::arrow::record_batch::RecordBatch;
@@ -44,8 +45,8 @@ fn class_columns(ft: &FrequencyTable, source: &Schema, classes: &[ClassKey]) -> 
                 c.as_ref().map_or(SUPPRESSED.to_string(), |(levels, codes)| node_label(h, levels[a] as usize, codes[a]))
             })
             .collect();
-        fields.push(Field::new(&q.name, DataType::Utf8, false));
-        cols.push(Arc::new(StringArray::from(labels)));
+        fields.push(label_field(&q.name));
+        cols.push(label_array(labels.iter().map(String::as_str)));
         if h.is_numeric() {
             let ty = source.field_with_name(&q.name).map_or(DataType::Float64, |f| f.data_type().clone());
             let bounds: Vec<Option<(f64, f64)>> =

@@ -69,6 +69,18 @@ fn marks(
     Ok((suppress, remove))
 }
 
+/// `batch` with each column in `schema`'s type: a Ballista cluster returns a release's
+/// dictionary label columns as plain `Utf8`, while the release's schema keeps the dictionary.
+fn conformed(schema: &SchemaRef, batch: &RecordBatch) -> Result<RecordBatch> {
+    let cols = schema
+        .fields()
+        .iter()
+        .zip(batch.columns())
+        .map(|(f, c)| if c.data_type() == f.data_type() { Ok(c.clone()) } else { cast(c, f.data_type()) })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(RecordBatch::try_new(schema.clone(), cols)?)
+}
+
 /// The truthful table of a release (`class_id`, quasi-identifier columns, `sensitive`) and its
 /// catalog. `names` = (release, catalog) for error messages.
 pub(crate) fn truthful(
@@ -78,7 +90,8 @@ pub(crate) fn truthful(
     sensitive: &str,
     names: (&str, &str),
 ) -> Result<RecordBatch> {
-    let all = concat_batches(&schema, batches)?;
+    let batches = batches.iter().map(|b| conformed(&schema, b)).collect::<Result<Vec<_>>>()?;
+    let all = concat_batches(&schema, &batches)?;
     let col = |name: &str| {
         all.column_by_name(name).cloned().ok_or_else(|| {
             AnonError::column(names.0, name, "is missing: a truthful view needs class ids and the sensitive value")

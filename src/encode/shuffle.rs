@@ -88,9 +88,9 @@ impl Rows {
 /// One column's parts gathered into the drawn order, each value copied once; a dictionary
 /// column whose parts share one values array keeps it and gathers keys.
 fn gather(parts: &[ArrayRef], rows: &Rows) -> Result<ArrayRef> {
-    let Rows::Many(places) = rows else {
-        let Rows::One(order) = rows else { unreachable!() };
-        return Ok(take(&parts[0], order, None)?);
+    let places = match rows {
+        Rows::One(order) => return Ok(take(&parts[0], order, None)?),
+        Rows::Many(places) => places,
     };
     if let Some(values) = shared_values(parts) {
         let keys: Vec<&dyn Array> = parts.iter().map(|p| p.as_dictionary::<Int32Type>().keys() as &dyn Array).collect();

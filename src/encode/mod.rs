@@ -28,7 +28,7 @@ pub(crate) use count::Labels;
 pub(crate) use frequencies::cached_frequency_table_of;
 pub use frequencies::{cached_frequency_table, content_version};
 pub use group::{Grouping, class_degrees, class_sizes_of, generalize_to, group, rollup};
-pub(crate) use materialize::{dropped_columns, materialize_node, materialize_suppressed, node_label};
+pub(crate) use materialize::{dropped_columns, materialize_node, materialize_suppressed, node_label, released};
 pub(crate) use recoded::{RecodedRows, STAR, materialize_recoded};
 pub(crate) use shuffle::{permutation, shuffle_rows};
 pub(crate) use walk::EveryNode;
@@ -126,6 +126,30 @@ impl FrequencyTable {
     /// names the table in the error.
     pub(crate) fn declared_sensitive(&self, table: &str) -> Result<&SensitiveColumn> {
         self.sensitive.as_ref().ok_or_else(|| AnonError::table(table, "no sensitive attribute declared"))
+    }
+
+    /// The table over the quasi-identifiers alone: the rows of each quasi-identifier tuple
+    /// (adjacent, since rows sort by the quasi-identifiers first) merged into one. The same
+    /// table as one counted without the sensitive column, so a call that needs the sensitive
+    /// values only for its release counts once.
+    pub(crate) fn without_sensitive(&self) -> FrequencyTable {
+        if self.sensitive.is_none() {
+            return self.clone();
+        }
+        let same = |a: usize, b: usize| self.qis.iter().all(|q| q.codes[a] == q.codes[b]);
+        let starts: Vec<usize> = (0..self.len()).filter(|&r| r == 0 || !same(r - 1, r)).collect();
+        let qis = self
+            .qis
+            .iter()
+            .map(|q| QiColumn {
+                name: q.name.clone(),
+                hierarchy: q.hierarchy.clone(),
+                codes: starts.iter().map(|&r| q.codes[r]).collect(),
+            })
+            .collect();
+        let ends = starts.iter().skip(1).copied().chain([self.len()]);
+        let counts = starts.iter().zip(ends).map(|(&a, b)| self.counts[a..b].iter().sum()).collect();
+        FrequencyTable { qis, sensitive: None, counts }
     }
 
     /// Rows in the order of their code tuples: by packed keys when the codes fit in 128 bits

@@ -72,6 +72,13 @@ impl Source {
         self.provider.downcast_ref::<MemTable>().is_some()
     }
 
+    /// Whether the source's plans run on a cluster: a Ballista session, whose configuration
+    /// carries Ballista's options (prefix `ballista`), told apart without the `ballista`
+    /// feature.
+    pub(crate) fn distributed(&self) -> bool {
+        self.state.config_options().extensions.iter().any(|(prefix, _)| prefix == "ballista")
+    }
+
     /// The session state's id (caches keep their entries apart per session).
     pub(crate) fn session_id(&self) -> String {
         self.state.session_id().to_string()

@@ -8,7 +8,8 @@
 //! multiset, under the same schema: a label (`*` when suppressed) per quasi-identifier, the
 //! node's bounds (NULL when suppressed), the sensitive column as it is. So it is used only
 //! where the frequency table holds every published column and the rows are in this process
-//! ([`counted_columns`]); a cluster's table keeps the plan, which runs where the rows are.
+//! ([`counted_columns`]); other sources and a cluster's sessions keep the plan, which runs
+//! where the rows are.
 
 use crate::encode::publish::{ClassCells, date_bounds, push_date_bounds, sensitive_values};
 use crate::encode::source::Source;
@@ -27,10 +28,11 @@ use std::sync::Arc;
 /// What a release built from the frequency table needs counted beside the quasi-identifiers:
 /// `Some(None)` when it publishes the quasi-identifiers only, `Some(Some(name))` when also the
 /// one sensitive column `name`. `None` when the release must be planned over the source: its
-/// rows are not in this process (a file, a cluster's table), or it publishes a column a
+/// rows are not in this process (a file, a view), the session runs its plans on a cluster
+/// (Ballista: the release stays a plan its executors run), or it publishes a column a
 /// frequency table does not hold (set-valued, a kept insensitive one, a second sensitive one).
 pub(super) fn counted_columns(source: &Source, keep_insensitive: bool) -> Option<Option<String>> {
-    if !source.holds_rows() {
+    if !source.holds_rows() || source.distributed() {
         return None;
     }
     let meta = source.meta();
@@ -135,6 +137,7 @@ mod tests {
     use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
     use datafusion::catalog::view::ViewTable;
     use datafusion::execution::SessionStateBuilder;
+    use datafusion::prelude::SessionConfig;
     use proptest::prelude::*;
     use std::sync::Arc;
 
@@ -233,6 +236,23 @@ mod tests {
         assert!(matches!(release.rows, Rows::Plan(_)), "salary_class is not counted");
         let release = anonymize(&planned(&adult(7)), &KanonConfig::new(5), &Silent).await.unwrap();
         assert!(matches!(release.rows, Rows::Plan(_)), "a view's rows are read by the plan");
+        let adult = adult(7);
+        let config = SessionConfig::new().with_option_extension(Ballista::default());
+        let state = SessionStateBuilder::new().with_config(config).with_default_features().build();
+        let on_cluster = Source::new("adult", adult.provider().clone(), state, adult.meta().clone());
+        let release = anonymize(&on_cluster, &KanonConfig::new(5), &Silent).await.unwrap();
+        assert!(matches!(release.rows, Rows::Plan(_)), "a cluster's executors run the plan");
+    }
+
+    datafusion::common::extensions_options! {
+        /// Options under Ballista's prefix, as a Ballista session's configuration carries.
+        struct Ballista {
+            pub job_name: String, default = String::new()
+        }
+    }
+
+    impl datafusion::config::ConfigExtension for Ballista {
+        const PREFIX: &'static str = "ballista";
     }
 
     /// A hierarchy from leaf-to-root label rows.

@@ -50,13 +50,15 @@ pub(super) fn counted_columns(source: &Source, keep_insensitive: bool) -> Option
 }
 
 /// The release of node `levels` with the classes labelled `suppressed` suppressed, from `ft`
-/// (counted over the quasi-identifiers and the release's sensitive column, if it has one). A
-/// class is suppressed when its labels are a suppressed class's, the plan's own rule.
+/// (counted over the quasi-identifiers and the release's sensitive column, if it has one);
+/// `dropped`: the source columns it leaves out. A class is suppressed when its labels are a
+/// suppressed class's, the plan's own rule.
 pub(super) fn release(
     source: &Source,
     ft: &FrequencyTable,
     levels: &[u8],
     suppressed: &[Vec<String>],
+    dropped: Vec<String>,
 ) -> Result<ClassCells> {
     let schema = source.schema();
     let (g, row_class) = group(ft, levels)?;
@@ -79,7 +81,7 @@ pub(super) fn release(
     }
     let value = |r: usize| ft.sensitive.as_ref().map_or(0, |s| s.codes[r]);
     let cells = (0..ft.len()).map(|r| (row_class[r], value(r), ft.counts[r])).collect();
-    Ok(ClassCells::new(Arc::new(Schema::new(fields)), cols, values, cells, Vec::new()))
+    Ok(ClassCells::new(Arc::new(Schema::new(fields)), cols, values, cells, dropped))
 }
 
 /// One quasi-identifier's classes at the chosen node: their node codes at `level`.

@@ -372,7 +372,8 @@ pub(crate) async fn anonymize(source: &Source, config: &KanonConfig, progress: &
     let config = &KanonConfig { models: config.models.for_table(ft.total()), ..config.clone() };
     let aggregate_ms = PassTimes::since(start);
     let columns: Vec<String> = source.schema().fields().iter().map(|f| f.name().clone()).collect();
-    let dropped = crate::release::dropped_list(&dropped_columns(meta, &columns, config.keep_insensitive));
+    let dropped_names = dropped_columns(meta, &columns, config.keep_insensitive);
+    let dropped = crate::release::dropped_list(&dropped_names);
     if let Some(mode) = config.local.mode {
         let (res, df) = local::anonymize(source, config, (&ft, aggregate_ms), mode, progress).await?;
         return Ok(Release::timed(Rows::Plan(df), report(&res, config, dropped), Some(res.passes)));
@@ -392,7 +393,7 @@ pub(crate) async fn anonymize(source: &Source, config: &KanonConfig, progress: &
     res.passes = PassTimes { aggregate_ms, search_ms: PassTimes::since(start), materialize_ms: 0.0 };
     let start = Instant::now();
     let rows = match release_ft {
-        Some(ft) => Rows::Classes(cells::release(source, &ft, &res.levels, &res.suppressed_classes)?),
+        Some(ft) => Rows::Classes(cells::release(source, &ft, &res.levels, &res.suppressed_classes, dropped_names)?),
         None => {
             Rows::Plan(materialize_suppressed(source, &res.levels, &res.suppressed_classes, config.keep_insensitive)?)
         }

@@ -16,6 +16,7 @@ use anonfusion::methods::ipa::{Guarantee, IpaConfig, release, score, search};
 use anonfusion::progress::Silent;
 use common::{assert_fits, random_table};
 use datafusion::arrow::array::{Array, AsArray};
+use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use rand::{SeedableRng, rngs::StdRng};
 use std::collections::BTreeMap;
@@ -105,7 +106,8 @@ fn release_rows(ft: &FrequencyTable, cached: &Cached, p: &Perturbation) -> Vec<S
     assert_eq!(names, ["age", "age_lo", "age_hi", "gender", "zipcode", "zipcode_lo", "zipcode_hi", "disease"]);
     let mut out = Vec::new();
     for b in &batches {
-        let s = |i: usize| b.column(i).as_string::<i32>().clone();
+        // Label columns are dictionaries (release::labels); read every column as text.
+        let s = |i: usize| cast(b.column(i), &DataType::Utf8).unwrap().as_string::<i32>().clone();
         let (age, gender, zip, disease) = (s(0), s(3), s(4), s(7));
         let lo = b.column(1).as_primitive::<datafusion::arrow::datatypes::Int64Type>();
         for r in 0..b.num_rows() {

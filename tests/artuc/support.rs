@@ -8,6 +8,7 @@ use anonfusion::{Registry, Role, TableMeta};
 use datafusion::arrow::array::{
     Array, ArrayRef, AsArray, Int64Array, ListBuilder, RecordBatch, StringArray, StringBuilder,
 };
+use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Field, Float64Type, Int64Type, Schema};
 use datafusion::prelude::SessionContext;
 use std::collections::{BTreeMap, BTreeSet};
@@ -146,8 +147,9 @@ pub fn published(table: &RtTable, result: &ArtucResult) -> Vec<(i64, Vec<String>
     let rel = release::release(table, result).unwrap();
     let b = &rel.batches[0];
     let class = b.column(0).as_primitive::<Int64Type>();
-    let labels: Vec<_> =
-        table.demographics.iter().map(|q| b.column_by_name(&q.name).unwrap().as_string::<i32>().clone()).collect();
+    // Label columns are dictionaries (release::labels); read them as text.
+    let text = |name: &str| cast(b.column_by_name(name).unwrap(), &DataType::Utf8).unwrap().as_string::<i32>().clone();
+    let labels: Vec<_> = table.demographics.iter().map(|q| text(&q.name)).collect();
     let codes = b.column_by_name("codes").unwrap().as_list::<i32>();
     let mut out: Vec<_> = (0..b.num_rows())
         .map(|r| {

@@ -4,7 +4,8 @@
 //! distinct (quasi-identifiers [, sensitive value]) tuple with its record count. Quasi-identifier
 //! values become leaf codes of their hierarchies, so every method searches, scores and clusters
 //! on a table that is orders of magnitude smaller than the data and never touches strings.
-//! The release is materialized by a second DataFusion plan ([`materialize`]).
+//! The release is built from the frequency table's classes where it holds every published column
+//! ([`publish::ClassCells`]), else materialized by a second DataFusion plan ([`materialize`]).
 //!
 //! NULL rule (the same for every method): a NULL in a quasi-identifier maps to the hierarchy
 //! leaf labelled `NULL` when the hierarchy has one, and is an error naming the column

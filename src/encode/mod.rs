@@ -445,3 +445,22 @@ pub(crate) use crate::hierarchy::format_number;
 pub(crate) fn check_coverage(table: &str, name: &str, h: &Hierarchy, parts: &[ArrayRef]) -> Result<()> {
     encode_column(table, name, h, parts).map(|_| ())
 }
+
+#[cfg(test)]
+mod tests {
+    /// A table counted with the sensitive column, read without it, is the table counted without
+    /// it: the same tuples in the same order with the same counts.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_table_without_its_sensitive_column_is_the_one_counted_without() {
+        let source = crate::methods::contract::testing::nps();
+        let with = super::frequency_table_of(&source, Some("disease")).await.unwrap();
+        let without = super::frequency_table_of(&source, None).await.unwrap();
+        let read = with.without_sensitive();
+        assert!(read.sensitive.is_none());
+        assert!(with.len() > without.len(), "disease splits some tuples");
+        assert_eq!(read.counts, without.counts);
+        for (a, b) in read.qis.iter().zip(&without.qis) {
+            assert_eq!((&a.name, &a.codes), (&b.name, &b.codes));
+        }
+    }
+}

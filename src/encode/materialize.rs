@@ -1,5 +1,7 @@
 //! The second raw-data pass: a DataFusion plan that maps every source row through a chosen
-//! full-domain generalization.
+//! full-domain generalization. `kanon_anonymize` plans it where its frequency table cannot
+//! build the same release from classes (`methods::kanon::cells`): a source outside this
+//! process, a Ballista session, a published column the table did not count, `local=`.
 //!
 //! Each quasi-identifier is joined with a small lookup table (leaf → label, lower bound, upper
 //! bound at the chosen level), so the plan is a chain of hash joins with tiny build sides: it

@@ -4,7 +4,8 @@
 //! distinct (quasi-identifiers [, sensitive value]) tuple with its record count. Quasi-identifier
 //! values become leaf codes of their hierarchies, so every method searches, scores and clusters
 //! on a table that is orders of magnitude smaller than the data and never touches strings.
-//! The release is materialized by a second DataFusion plan ([`materialize`]).
+//! The release is built from the frequency table's classes where it holds every published column
+//! ([`publish::ClassCells`]), else materialized by a second DataFusion plan ([`materialize`]).
 //!
 //! NULL rule (the same for every method): a NULL in a quasi-identifier maps to the hierarchy
 //! leaf labelled `NULL` when the hierarchy has one, and is an error naming the column
@@ -28,7 +29,7 @@ pub(crate) use count::Labels;
 pub(crate) use frequencies::cached_frequency_table_of;
 pub use frequencies::{cached_frequency_table, content_version};
 pub use group::{Grouping, class_degrees, class_sizes_of, generalize_to, group, rollup};
-pub(crate) use materialize::{dropped_columns, materialize_node, materialize_suppressed, node_label};
+pub(crate) use materialize::{dropped_columns, materialize_node, materialize_suppressed, node_label, released};
 pub(crate) use recoded::{RecodedRows, STAR, materialize_recoded};
 pub(crate) use shuffle::{permutation, shuffle_rows};
 pub(crate) use walk::EveryNode;
@@ -126,6 +127,30 @@ impl FrequencyTable {
     /// names the table in the error.
     pub(crate) fn declared_sensitive(&self, table: &str) -> Result<&SensitiveColumn> {
         self.sensitive.as_ref().ok_or_else(|| AnonError::table(table, "no sensitive attribute declared"))
+    }
+
+    /// The table over the quasi-identifiers alone: the rows of each quasi-identifier tuple
+    /// (adjacent, since rows sort by the quasi-identifiers first) merged into one. The same
+    /// table as one counted without the sensitive column, so a call that needs the sensitive
+    /// values only for its release counts once.
+    pub(crate) fn without_sensitive(&self) -> FrequencyTable {
+        if self.sensitive.is_none() {
+            return self.clone();
+        }
+        let same = |a: usize, b: usize| self.qis.iter().all(|q| q.codes[a] == q.codes[b]);
+        let starts: Vec<usize> = (0..self.len()).filter(|&r| r == 0 || !same(r - 1, r)).collect();
+        let qis = self
+            .qis
+            .iter()
+            .map(|q| QiColumn {
+                name: q.name.clone(),
+                hierarchy: q.hierarchy.clone(),
+                codes: starts.iter().map(|&r| q.codes[r]).collect(),
+            })
+            .collect();
+        let ends = starts.iter().skip(1).copied().chain([self.len()]);
+        let counts = starts.iter().zip(ends).map(|(&a, b)| self.counts[a..b].iter().sum()).collect();
+        FrequencyTable { qis, sensitive: None, counts }
     }
 
     /// Rows in the order of their code tuples: by packed keys when the codes fit in 128 bits
@@ -419,4 +444,23 @@ pub(crate) use crate::hierarchy::format_number;
 /// NULL rule: the error names the column and how many values are missing.
 pub(crate) fn check_coverage(table: &str, name: &str, h: &Hierarchy, parts: &[ArrayRef]) -> Result<()> {
     encode_column(table, name, h, parts).map(|_| ())
+}
+
+#[cfg(test)]
+mod tests {
+    /// A table counted with the sensitive column, read without it, is the table counted without
+    /// it: the same tuples in the same order with the same counts.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_table_without_its_sensitive_column_is_the_one_counted_without() {
+        let source = crate::methods::contract::testing::nps();
+        let with = super::frequency_table_of(&source, Some("disease")).await.unwrap();
+        let without = super::frequency_table_of(&source, None).await.unwrap();
+        let read = with.without_sensitive();
+        assert!(read.sensitive.is_none());
+        assert!(with.len() > without.len(), "disease splits some tuples");
+        assert_eq!(read.counts, without.counts);
+        for (a, b) in read.qis.iter().zip(&without.qis) {
+            assert_eq!((&a.name, &a.codes), (&b.name, &b.codes));
+        }
+    }
 }

@@ -8,9 +8,14 @@ use crate::encode::{FrequencyTable, SensitiveColumn};
 use crate::error::{AnonError, Result};
 use crate::hierarchy::Hierarchy;
 use crate::meta::{Role, TableMeta};
-use datafusion::arrow::array::{ArrayRef, Float64Array, RecordBatch, StringArray, UInt32Array};
+use datafusion::arrow::array::{
+    ArrayRef, Float64Array, Int64Array, RecordBatch, RecordBatchOptions, StringArray, UInt32Array,
+};
 use datafusion::arrow::compute::{cast, take};
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use datafusion::functions_nested::expr_fn::range;
+use datafusion::logical_expr::Expr;
+use datafusion::prelude::{DataFrame, col, ident, lit};
 use std::sync::Arc;
 
 /// Rows per record batch of a release.
@@ -160,6 +165,106 @@ pub(crate) fn class_rows(
     });
     batches.into_iter().collect()
 }
+
+/// A release before its rows exist: class-level columns, the values of the one column that
+/// varies within a class (the sensitive one, when the release has it) and the cells (class,
+/// value, rows). Expanded in the client ([`ClassCells::batch_in`]) it is the
+/// [`crate::release::Published`] table every method returns; expanded by a plan
+/// ([`ClassCells::expand`]) the client never holds the rows. Named for what it holds, since
+/// it is a builder of the release, not the release. h-ceiling builds one from its classes and
+/// counterfeits; `kanon_anonymize` from its frequency table generalized to the chosen node.
+pub(crate) struct ClassCells {
+    pub(crate) schema: SchemaRef,
+    class_cols: Vec<ArrayRef>,
+    /// The value column's place among the schema's columns and its distinct values (a cell's
+    /// value indexes them); `None` when the release has no such column (every cell's value 0).
+    values: Option<(usize, ArrayRef)>,
+    cells: Vec<(u32, u32, u64)>,
+    /// Source columns the release leaves out (neither identifier, quasi-identifier nor
+    /// sensitive).
+    pub(crate) dropped: Vec<String>,
+}
+
+impl ClassCells {
+    /// `schema`'s columns are `class_cols` (one entry per class each) with the value column
+    /// inserted at its place; `cells` are (class, value, rows), laid out in the order a
+    /// release's rows are numbered before they are permuted.
+    pub(crate) fn new(
+        schema: SchemaRef,
+        class_cols: Vec<ArrayRef>,
+        values: Option<(usize, ArrayRef)>,
+        cells: Vec<(u32, u32, u64)>,
+        dropped: Vec<String>,
+    ) -> Self {
+        debug_assert_eq!(schema.fields().len(), class_cols.len() + usize::from(values.is_some()));
+        ClassCells { schema, class_cols, values, cells, dropped }
+    }
+
+    /// How many rows the release has.
+    pub(crate) fn rows(&self) -> usize {
+        self.cells.iter().map(|c| c.2 as usize).sum()
+    }
+
+    /// Each schema column's source array and the indices that gather it: `classes` for a
+    /// class-level column, `values` for the value column.
+    fn gathers<'a>(
+        &'a self,
+        classes: &'a UInt32Array,
+        values: &'a UInt32Array,
+    ) -> Vec<(&'a ArrayRef, &'a UInt32Array)> {
+        let mut out: Vec<(&ArrayRef, &UInt32Array)> = self.class_cols.iter().map(|c| (c, classes)).collect();
+        if let Some((at, v)) = &self.values {
+            out.insert(*at, (v, values));
+        }
+        out
+    }
+
+    /// The rows, built in the client, as one batch: row `i` is row `order[i]` of the cells laid
+    /// out in their order (`order` a permutation of the rows). Each column is gathered once
+    /// from the class-level arrays, on the process's pool, with no batches in the cells' order
+    /// built first.
+    pub(crate) fn batch_in(&self, order: &[u32]) -> Result<RecordBatch> {
+        let (row_class, row_value) = cell_rows(self.cells.iter().copied());
+        let permuted = |rows: &[u32]| UInt32Array::from_iter_values(order.iter().map(|&i| rows[i as usize]));
+        let (classes, values) = (permuted(&row_class), permuted(&row_value));
+        drop((row_class, row_value));
+        let columns = self.gathers(&classes, &values);
+        let columns = crate::parallel::map(&columns, |&(c, rows)| take(c, rows, None));
+        let options = RecordBatchOptions::new().with_row_count(Some(order.len()));
+        Ok(RecordBatch::try_new_with_options(
+            self.schema.clone(),
+            columns.into_iter().collect::<Result<_, _>>()?,
+            &options,
+        )?)
+    }
+
+    /// One row per cell: the release's columns and the cell's row count. As many rows as the
+    /// chosen node has (class, value) pairs, however many records the release holds.
+    pub(crate) fn cells(&self) -> Result<RecordBatch> {
+        let classes = UInt32Array::from_iter_values(self.cells.iter().map(|c| c.0));
+        let values = UInt32Array::from_iter_values(self.cells.iter().map(|c| c.1));
+        let mut fields: Vec<Field> = self.schema.fields().iter().map(|f| f.as_ref().clone()).collect();
+        let mut cols: Vec<ArrayRef> =
+            self.gathers(&classes, &values).into_iter().map(|(c, i)| take(c, i, None)).collect::<Result<_, _>>()?;
+        fields.push(Field::new(N, DataType::Int64, false));
+        cols.push(Arc::new(Int64Array::from_iter_values(self.cells.iter().map(|c| c.2 as i64))));
+        Ok(RecordBatch::try_new(Arc::new(Schema::new(fields)), cols)?)
+    }
+
+    /// The rows as a plan over `cells` (a table of [`ClassCells::cells`]), each cell expanded to
+    /// its rows by `unnest(range(n))`, so that a cluster's executors build them and the client
+    /// never holds them. Rows come cell by cell, as in the client, so their order says nothing
+    /// about source records.
+    pub(crate) fn expand(&self, cells: DataFrame) -> Result<DataFrame> {
+        let out: Vec<Expr> = self.schema.fields().iter().map(|f| ident(f.name())).collect();
+        Ok(cells.with_column(I, range(lit(0i64), col(N), lit(1i64)))?.unnest_columns(&[I])?.select(out)?)
+    }
+}
+
+/// The cells' row count and the unnested index: names no source column can take (a release's
+/// columns are source columns, their `_lo`/`_hi` bounds and `class_id`).
+const N: &str = "__anonfusion_rows";
+const I: &str = "__anonfusion_row";
 
 /// A declared source as a class-built release reads it (h-ceiling, entropy, IPA): what the
 /// methods aggregate, and what their releases take column types and dropped columns from.

@@ -65,6 +65,20 @@ impl Source {
         &self.provider
     }
 
+    /// Whether the rows are held in this process (an in-memory table): a method may then
+    /// build from what it counted here, where any other source (files, a cluster's tables)
+    /// keeps its passes in plans that run where the rows are.
+    pub(crate) fn holds_rows(&self) -> bool {
+        self.provider.downcast_ref::<MemTable>().is_some()
+    }
+
+    /// Whether the source's plans run on a cluster: a Ballista session, whose configuration
+    /// carries Ballista's options (prefix `ballista`), told apart without the `ballista`
+    /// feature.
+    pub(crate) fn distributed(&self) -> bool {
+        self.state.config_options().extensions.iter().any(|(prefix, _)| prefix == "ballista")
+    }
+
     /// The session state's id (caches keep their entries apart per session).
     pub(crate) fn session_id(&self) -> String {
         self.state.session_id().to_string()

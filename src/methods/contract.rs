@@ -10,7 +10,7 @@
 //! publishing only the metadata the engine defines, registering and memoizing.
 
 use super::PassTimes;
-use super::hceil::release::ClassCells;
+use crate::encode::publish::ClassCells;
 use crate::error::Result;
 use datafusion::arrow::array::{ArrayRef, BooleanArray, Float64Array, Int64Array, RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};

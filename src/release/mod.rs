@@ -2,8 +2,9 @@
 //!
 //! - [`Published`]: the released table of one call (schema, batches, the source columns left
 //!   out), the one type every method returns for its release (entropy, ArtUC, IPA and the DP
-//!   histogram; h-ceiling returns it from [`crate::methods::hceil::release::ClassCells`], its
-//!   release before the rows exist, plus its catalog). Side tables (reports, catalogs,
+//!   histogram; h-ceiling and `kanon_anonymize` return it from
+//!   [`crate::encode::publish::ClassCells`], its release before the rows exist, h-ceiling
+//!   plus its catalog). Side tables (reports, catalogs,
 //!   diagnostics) are the glue's to build from a method's result.
 //! - [`Cell`]: one quasi-identifier value of a released record (node, range, suppressed), as
 //!   the readers decode it and as ArtUC's clusters carry it.

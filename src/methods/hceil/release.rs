@@ -13,17 +13,11 @@
 
 use super::counterfeit::NodeCatalog;
 use crate::encode::Cached;
-use crate::encode::publish::{Source, cell_rows, date_bounds, push_bounds, push_date_bounds, range_label};
+use crate::encode::publish::{ClassCells, Source, date_bounds, push_bounds, push_date_bounds, range_label};
 use crate::error::Result;
 use crate::release::labels::{label_array, label_field};
-use datafusion::arrow::array::{
-    Array, ArrayRef, Int64Array, Int64Builder, ListBuilder, RecordBatch, RecordBatchOptions, StringArray, UInt32Array,
-};
-use datafusion::arrow::compute::take;
-use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
-use datafusion::functions_nested::expr_fn::range;
-use datafusion::logical_expr::Expr;
-use datafusion::prelude::{DataFrame, col, ident, lit};
+use datafusion::arrow::array::{Array, ArrayRef, Int64Array, Int64Builder, ListBuilder, RecordBatch, StringArray};
+use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -92,75 +86,6 @@ fn class_columns(src: &Source<'_>, cached: &Cached, ids: &[i64]) -> Result<(Vec<
     Ok((fields, cols))
 }
 
-/// A release before its rows exist: class-level columns, the sensitive values and the cells
-/// (class, value, rows). Expanded in the client ([`ClassCells::batch_in`]) it is the
-/// [`crate::release::Published`] table every method returns; expanded by a plan
-/// ([`ClassCells::expand`]) the client never holds the rows. Named for what it holds, since
-/// it is a builder of the release, not the release.
-pub(crate) struct ClassCells {
-    pub(crate) schema: SchemaRef,
-    class_cols: Vec<ArrayRef>,
-    values: ArrayRef,
-    cells: Vec<(u32, u32, u64)>,
-    /// Source columns the release leaves out (neither identifier, quasi-identifier nor
-    /// sensitive).
-    pub(crate) dropped: Vec<String>,
-}
-
-impl ClassCells {
-    /// How many rows the release has.
-    pub(crate) fn rows(&self) -> usize {
-        self.cells.iter().map(|c| c.2 as usize).sum()
-    }
-
-    /// The rows, built in the client, as one batch: row `i` is row `order[i]` of the cells laid
-    /// out class by class and value by value (`order` a permutation of the rows). Each column is gathered once from the class-level arrays, on
-    /// the process's pool, with no batches in the cells' order built first.
-    pub(crate) fn batch_in(&self, order: &[u32]) -> Result<RecordBatch> {
-        let (row_class, row_value) = cell_rows(self.cells.iter().copied());
-        let permuted = |rows: &[u32]| UInt32Array::from_iter_values(order.iter().map(|&i| rows[i as usize]));
-        let (classes, values) = (permuted(&row_class), permuted(&row_value));
-        drop((row_class, row_value));
-        let columns: Vec<(&ArrayRef, &UInt32Array)> =
-            self.class_cols.iter().map(|c| (c, &classes)).chain([(&self.values, &values)]).collect();
-        let columns = crate::parallel::map(&columns, |&(c, rows)| take(c, rows, None));
-        let options = RecordBatchOptions::new().with_row_count(Some(order.len()));
-        Ok(RecordBatch::try_new_with_options(
-            self.schema.clone(),
-            columns.into_iter().collect::<Result<_, _>>()?,
-            &options,
-        )?)
-    }
-
-    /// One row per cell: the release's columns and the cell's row count. As many rows as the
-    /// chosen node has (class, value) pairs, however many records the release holds.
-    pub(crate) fn cells(&self) -> Result<RecordBatch> {
-        let classes = UInt32Array::from_iter_values(self.cells.iter().map(|c| c.0));
-        let values = UInt32Array::from_iter_values(self.cells.iter().map(|c| c.1));
-        let mut fields: Vec<Field> = self.schema.fields().iter().map(|f| f.as_ref().clone()).collect();
-        let mut cols: Vec<ArrayRef> =
-            self.class_cols.iter().map(|c| take(c, &classes, None)).collect::<Result<_, _>>()?;
-        cols.push(take(&self.values, &values, None)?);
-        fields.push(Field::new(N, DataType::Int64, false));
-        cols.push(Arc::new(Int64Array::from_iter_values(self.cells.iter().map(|c| c.2 as i64))));
-        Ok(RecordBatch::try_new(Arc::new(Schema::new(fields)), cols)?)
-    }
-
-    /// The rows as a plan over `cells` (a table of [`ClassCells::cells`]), each cell expanded to
-    /// its rows by `unnest(range(n))`, so that a cluster's executors build them and the client
-    /// never holds them. Rows come cell by cell, as in the client, so their order says nothing
-    /// about source records.
-    pub(crate) fn expand(&self, cells: DataFrame) -> Result<DataFrame> {
-        let out: Vec<Expr> = self.schema.fields().iter().map(|f| ident(f.name())).collect();
-        Ok(cells.with_column(I, range(lit(0i64), col(N), lit(1i64)))?.unnest_columns(&[I])?.select(out)?)
-    }
-}
-
-/// The cells' row count and the unnested index: names no source column can take, since the
-/// release's columns are the source's quasi-identifiers, `class_id` and the sensitive one.
-const N: &str = "__anonfusion_rows";
-const I: &str = "__anonfusion_row";
-
 /// The release of the chosen node: its schema, class-level columns and cells.
 pub(crate) fn release(
     src: &Source<'_>,
@@ -173,7 +98,8 @@ pub(crate) fn release(
     let (schema, values) = src.release_schema(fields)?;
     let cells = cells(cached, src.sensitive_column()?.values.len(), catalog, &ids);
     let dropped = src.dropped_columns();
-    Ok(ClassCells { schema, class_cols, values, cells, dropped })
+    let values = Some((schema.fields().len() - 1, values));
+    Ok(ClassCells::new(schema, class_cols, values, cells, dropped))
 }
 
 /// The catalog table: `class_ids` List<Int64>, `sensitive_value` Utf8, `count` Int64.

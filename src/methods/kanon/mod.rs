@@ -4,9 +4,11 @@
 //! privacy models k-anonymity, distinct / entropy / recursive-(c,l)-diversity and t-closeness,
 //! combinable.
 //!
-//! The search runs on the frequency table (see [`search`]); the release is materialized by
-//! one DataFusion plan over the source.
+//! The search runs on the frequency table (see [`search`]); the release is built from the
+//! frequency table as class cells ([`cells`]) when it holds every published column and the
+//! rows are in this process, else materialized by one DataFusion plan over the source.
 
+mod cells;
 mod iterative;
 mod judge;
 pub(crate) mod kmap;
@@ -31,6 +33,7 @@ use crate::methods::contract::{Release, Rows, Value};
 use crate::methods::options::{Kind, Options, opt};
 use crate::progress::{Progress, Silent};
 use search::{Evaluation, Evaluator, SearchOptions, Strategy};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// `kanon_anonymize`'s options.
@@ -337,23 +340,42 @@ fn result(ev: &mut Evaluator, ft: &FrequencyTable, e: Evaluation) -> Result<Kano
     })
 }
 
-/// Anonymize a declared source: aggregate it into its frequency table, search, and plan the
-/// release over the source (the adapter runs the plan, timed as `materialize_ms`).
+/// Anonymize a declared source: aggregate it into its frequency table, search, and prepare the
+/// release: as class cells from the frequency table when it holds every published column and
+/// the rows are in this process ([`cells`]), else as a plan over the source (the adapter runs
+/// the plan or expands the cells, timed as `materialize_ms`).
 pub(crate) async fn anonymize(source: &Source, config: &KanonConfig, progress: &dyn Progress) -> Result<Release> {
     let meta = source.meta();
     let sensitive = if config.models.need_sensitive() { Some(meta.sensitive(source.name())?) } else { None };
+    let counted =
+        if config.local.mode.is_none() { cells::counted_columns(source, config.keep_insensitive) } else { None };
     let start = Instant::now();
-    // Aggregated once per session and source: repeated calls (another k, model) reuse it.
-    let ft = cached_frequency_table_of(source, sensitive).await?;
-    // The release carries every sensitive column, read by the models or not.
-    check_sensitive_not_null(source, sensitive).await?;
+    let (ft, release_ft) = match &counted {
+        // The release's sensitive column is counted with the quasi-identifiers (once per
+        // session and source, like any frequency table); the search reads it without.
+        Some(Some(column)) => {
+            check_sensitive_not_null(source, None).await?;
+            let with = cached_frequency_table_of(source, Some(column)).await?;
+            let ft = if sensitive.is_some() { with.clone() } else { Arc::new(with.without_sensitive()) };
+            (ft, Some(with))
+        }
+        _ => {
+            // Aggregated once per session and source: repeated calls (another k, model) reuse it.
+            let ft = cached_frequency_table_of(source, sensitive).await?;
+            // The release carries every sensitive column, read by the models or not.
+            check_sensitive_not_null(source, sensitive).await?;
+            let release_ft = counted.is_some().then(|| ft.clone());
+            (ft, release_ft)
+        }
+    };
     // k-map's threshold depends on the table's size; resolved once so the report shows it.
     let config = &KanonConfig { models: config.models.for_table(ft.total()), ..config.clone() };
     let aggregate_ms = PassTimes::since(start);
+    let columns: Vec<String> = source.schema().fields().iter().map(|f| f.name().clone()).collect();
+    let dropped_names = dropped_columns(meta, &columns, config.keep_insensitive);
+    let dropped = crate::release::dropped_list(&dropped_names);
     if let Some(mode) = config.local.mode {
         let (res, df) = local::anonymize(source, config, (&ft, aggregate_ms), mode, progress).await?;
-        let columns: Vec<String> = source.schema().fields().iter().map(|f| f.name().clone()).collect();
-        let dropped = crate::release::dropped_list(&dropped_columns(meta, &columns, config.keep_insensitive));
         return Ok(Release::timed(Rows::Plan(df), report(&res, config, dropped), Some(res.passes)));
     }
     let start = Instant::now();
@@ -369,10 +391,16 @@ pub(crate) async fn anonymize(source: &Source, config: &KanonConfig, progress: &
         )
     })?;
     res.passes = PassTimes { aggregate_ms, search_ms: PassTimes::since(start), materialize_ms: 0.0 };
-    let df = materialize_suppressed(source, &res.levels, &res.suppressed_classes, config.keep_insensitive)?;
-    let columns: Vec<String> = source.schema().fields().iter().map(|f| f.name().clone()).collect();
-    let dropped = crate::release::dropped_list(&dropped_columns(meta, &columns, config.keep_insensitive));
-    Ok(Release::timed(Rows::Plan(df), report(&res, config, dropped), Some(res.passes)))
+    let start = Instant::now();
+    let rows = match release_ft {
+        Some(ft) => Rows::Classes(cells::release(source, &ft, &res.levels, &res.suppressed_classes, dropped_names)?),
+        None => {
+            Rows::Plan(materialize_suppressed(source, &res.levels, &res.suppressed_classes, config.keep_insensitive)?)
+        }
+    };
+    // The adapter adds the time it takes to build the rows.
+    res.passes.materialize_ms = PassTimes::since(start);
+    Ok(Release::timed(rows, report(&res, config, dropped), Some(res.passes)))
 }
 
 /// The report's cells.
@@ -421,7 +449,7 @@ mod tests {
     use datafusion::arrow::datatypes::DataType;
     use std::collections::HashMap;
 
-    /// The method reads a source built from batches, with no session: its release plan yields
+    /// The method reads a source built from batches, with no session: its release yields
     /// every source row, in classes of at least k on the declared quasi-identifiers, and its
     /// report names the node.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -430,8 +458,8 @@ mod tests {
         let release = anonymize(&source, &KanonConfig::new(5), &Silent).await.unwrap();
         let Some(Value::Text(node)) = release.cell("node") else { panic!("no node in the report") };
         assert!(node.starts_with('['), "{node}");
-        let Rows::Plan(df) = release.rows else { panic!("kanon plans its release over the source") };
-        let batches = df.collect().await.unwrap();
+        let Rows::Classes(cells) = release.rows else { panic!("an in-memory source's release is built from cells") };
+        let batches = [cells.batch_in(&(0..cells.rows() as u32).collect::<Vec<_>>()).unwrap()];
         let mut classes: HashMap<Vec<String>, usize> = HashMap::new();
         for b in &batches {
             let qis: Vec<_> = source

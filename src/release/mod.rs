@@ -45,11 +45,6 @@ pub struct Published {
 }
 
 impl Published {
-    /// Rows of the release.
-    pub(crate) fn rows(&self) -> i64 {
-        self.batches.iter().map(|b| b.num_rows() as i64).sum()
-    }
-
     /// The dropped source columns as a report's `dropped_columns` (None when none).
     pub(crate) fn dropped_columns(&self) -> Option<String> {
         dropped_list(&self.dropped)

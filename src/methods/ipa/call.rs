@@ -12,12 +12,13 @@ use super::domain::{check_declared, informative_domain, public_table};
 use super::guarantee::Guarantee;
 use super::size::{self, DEFAULT_MAX_ROWS};
 use super::sound::{DpConfig, DpRelease};
-use super::{IpaConfig, IpaResult, Published, SPLIT, T, release};
+use super::{IpaConfig, IpaResult, SPLIT, T, release};
 use crate::encode::contribution::Contribution;
 use crate::encode::publish::Source;
 use crate::encode::source;
 use crate::error::{AnonError, Result};
 use crate::meta::TableMeta;
+use crate::methods::contract::Rows;
 use crate::methods::options::{self, DIAGNOSTICS, Kind, OptionSpec, Options, Parsed, SEED, opt};
 use crate::progress::Progress;
 
@@ -527,7 +528,7 @@ pub(crate) async fn ipa_release(
     call: &CallOptions,
     progress: &dyn Progress,
     before_noise: BeforeNoise<'_>,
-) -> Result<(Outcome, Published)> {
+) -> Result<(Outcome, Released)> {
     let guarantee = call.guarantee();
     match &call.mode {
         Mode::Paper(config) => {
@@ -535,7 +536,8 @@ pub(crate) async fn ipa_release(
             let (res, p) = super::anonymize(source, config, progress).await?;
             let (schema, batches) =
                 release::labelled(p.schema, p.batches, guarantee, call.statement(), res.spent.total())?;
-            Ok((Outcome::Paper(res), Published { schema, batches, dropped: p.dropped }))
+            let records = batches.iter().map(|b| b.num_rows() as i64).sum();
+            Ok((Outcome::Paper(res), Released { rows: Rows::Batches(schema, batches), records, dropped: p.dropped }))
         }
         Mode::Sound(config) => {
             let src = public_source(source, "ipa_release", call).await?;
@@ -562,7 +564,7 @@ pub(crate) async fn histogram_release(
     epsilon: f64,
     call: &CallOptions,
     hooks: Hooks<'_>,
-) -> Result<(HistogramRelease, Published)> {
+) -> Result<(HistogramRelease, Released)> {
     let Hooks { before_noise, progress } = hooks;
     let src = public_source(source, "dp_histogram", call).await?;
     let heights = src.ft.heights();
@@ -586,12 +588,29 @@ pub(crate) async fn histogram_release(
     Ok((res, published))
 }
 
-/// A sound release's rows, labelled with the call's guarantee and ε, and the source's columns it drops.
-fn publish(src: &Source<'_>, released: &impl release::Cells, call: &CallOptions, epsilon: f64) -> Result<Published> {
-    let (schema, batches) = release::cells_release(&src.ft, &src.schema, released)?;
+/// A call's release before its rows are built, and what its report says of it.
+pub(crate) struct Released {
+    pub(crate) rows: Rows,
+    pub(crate) records: i64,
+    /// Source columns the release leaves out (neither identifier, dimension nor informative).
+    pub(crate) dropped: Vec<String>,
+}
+
+impl Released {
+    /// The dropped source columns as a report's `dropped_columns` (None when none).
+    pub(crate) fn dropped_columns(&self) -> Option<String> {
+        crate::release::dropped_list(&self.dropped)
+    }
+}
+
+/// A sound release's class cells, labelled with the call's guarantee and ε, and the source's
+/// columns it drops.
+fn publish(src: &Source<'_>, released: &impl release::Cells, call: &CallOptions, epsilon: f64) -> Result<Released> {
+    let cells = release::cells_release(&src.ft, &src.schema, released, src.dropped_columns())?;
     let epsilon = epsilon * call.rows_per_unit() as f64;
-    let (schema, batches) = release::labelled(schema, batches, call.guarantee(), call.statement(), epsilon)?;
-    Ok(Published { schema, batches, dropped: src.dropped_columns() })
+    let cells = release::labelled_cells(cells, call.guarantee(), call.statement(), epsilon);
+    let (records, dropped) = (cells.rows() as i64, cells.dropped.clone());
+    Ok(Released { rows: Rows::Classes(cells), records, dropped })
 }
 
 /// The source, its frequency table over the declared domains.

@@ -15,7 +15,7 @@ use crate::encode::source::Source;
 use crate::error::Result;
 use crate::lattice::format_levels;
 use crate::methods::PassTimes;
-use crate::methods::contract::{Column, NOT_FOR_PUBLICATION, Release, Rows, Side, Value, Value::*, batch};
+use crate::methods::contract::{Column, NOT_FOR_PUBLICATION, Release, Side, Value, Value::*, batch};
 use std::time::Instant;
 
 /// `ipa_release` on a read source.
@@ -41,10 +41,10 @@ pub(crate) async fn ipa_release(source: &Source, call: &CallOptions, hooks: Hook
     let mut cells = vec![("guarantee", Text(call.statement()))];
     cells.extend(per_unit(call, report));
     cells.extend([
-        ("released_records", Int(published.rows())),
+        ("released_records", Int(published.records)),
         ("dropped_columns", OptText(published.dropped_columns())),
     ]);
-    let release = Release::untimed(Rows::Batches(published.schema, published.batches), cells);
+    let release = Release::untimed(published.rows, cells);
     if !call.diagnostics {
         return Ok(release);
     }
@@ -78,8 +78,8 @@ pub(crate) async fn histogram_release(
             ("released_cells", Int(res.histogram.cells.len() as i64)),
         ],
     ));
-    cells.push(("released_records", Int(published.rows())));
-    let release = Release::untimed(Rows::Batches(published.schema, published.batches), cells);
+    cells.push(("released_records", Int(published.records)));
+    let release = Release::untimed(published.rows, cells);
     if !call.diagnostics {
         return Ok(release);
     }
@@ -208,13 +208,14 @@ fn nodes_table(d: NodeDiagnostics) -> Result<Side> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::methods::contract::Rows;
     use crate::progress::Silent;
     use std::sync::atomic::{AtomicBool, Ordering};
 
     /// The rows a release holds, and that its report's `released_records` counts them.
     fn released_rows(release: &Release) -> i64 {
-        let Rows::Batches(_, batches) = &release.rows else { panic!("an IPA release is built in the client") };
-        let rows = batches.iter().map(|b| b.num_rows() as i64).sum();
+        let Rows::Classes(cells) = &release.rows else { panic!("a sound IPA release is class cells") };
+        let rows = cells.rows() as i64;
         assert!(matches!(release.cell("released_records"), Some(Int(n)) if *n == rows));
         rows
     }

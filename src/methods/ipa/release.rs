@@ -16,7 +16,9 @@ use super::adaptive::AdaptiveRelease;
 use super::guarantee::{Guarantee, METADATA_KEY};
 use super::histogram::DpHistogram;
 use super::perturb::Perturbation;
-use crate::encode::publish::{cell_rows, class_rows, date_bounds_by_level, push_date_bounds, release_schema};
+use crate::encode::publish::{
+    ClassCells, cell_rows, class_rows, date_bounds_by_level, push_date_bounds, release_schema,
+};
 use crate::encode::{Cached, FrequencyTable, node_label};
 use crate::error::{AnonError, Result};
 use crate::release::labels::{label_array, label_field};
@@ -126,14 +128,25 @@ impl Cells for AdaptiveRelease {
     }
 }
 
-/// The published rows of released cells: one row per record of every cell.
+/// The release of released cells as class cells: the adapter builds its rows once, straight
+/// in their drawn order, instead of batches in the cells' order shuffled afterwards (a second
+/// copy of every row, whose freed batches the allocator then keeps). The cells are laid out
+/// as [`cell_rows`] lays them out, so the rows and their order are those of the batches.
 pub(crate) fn cells_release(
     ft: &FrequencyTable,
     source: &Schema,
     released: &impl Cells,
-) -> Result<(SchemaRef, Vec<RecordBatch>)> {
-    let (row_class, row_value) = cell_rows(released.cells());
-    build(ft, source, &released.classes(), &row_class, &row_value)
+    dropped: Vec<String>,
+) -> Result<ClassCells> {
+    let inf = informative(ft)?;
+    let (fields, class_cols) = class_columns(ft, source, &released.classes())?;
+    let at = fields.len();
+    let (schema, values) = release_schema("release", inf, source, fields)?;
+    Ok(ClassCells::new(schema, class_cols, Some((at, values)), released.cells().collect(), dropped))
+}
+
+fn informative(ft: &FrequencyTable) -> Result<&crate::encode::SensitiveColumn> {
+    ft.sensitive.as_ref().ok_or_else(|| AnonError::table("release", "no informative attribute"))
 }
 
 fn build(
@@ -143,7 +156,7 @@ fn build(
     row_class: &[u32],
     row_value: &[u32],
 ) -> Result<(SchemaRef, Vec<RecordBatch>)> {
-    let inf = ft.sensitive.as_ref().ok_or_else(|| AnonError::table("release", "no informative attribute"))?;
+    let inf = informative(ft)?;
     let (fields, class_cols) = class_columns(ft, source, classes)?;
     let (schema, values) = release_schema("release", inf, source, fields)?;
     let batches = class_rows(&schema, &class_cols, &values, row_class, row_value)?;
@@ -161,17 +174,32 @@ pub(crate) fn labelled(
     statement: String,
     epsilon: f64,
 ) -> Result<(SchemaRef, Vec<RecordBatch>)> {
-    let metadata: HashMap<String, String> = [
-        (METADATA_KEY.to_string(), statement),
-        ("anonfusion.epsilon".to_string(), epsilon.to_string()),
-        ("anonfusion.delta".to_string(), guarantee.delta().to_string()),
-    ]
-    .into();
-    let schema = Arc::new(schema.as_ref().clone().with_metadata(metadata));
+    let schema = with_guarantee(&schema, guarantee, statement, epsilon);
     let batches = batches
         .into_iter()
         .map(|b| b.with_schema(schema.clone()))
         .collect::<std::result::Result<Vec<_>, _>>()
         .map_err(|e| AnonError::table("release", e.to_string()))?;
     Ok((schema, batches))
+}
+
+/// [`labelled`] for a release of class cells.
+pub(crate) fn labelled_cells(
+    mut cells: ClassCells,
+    guarantee: Guarantee,
+    statement: String,
+    epsilon: f64,
+) -> ClassCells {
+    cells.schema = with_guarantee(&cells.schema, guarantee, statement, epsilon);
+    cells
+}
+
+fn with_guarantee(schema: &SchemaRef, guarantee: Guarantee, statement: String, epsilon: f64) -> SchemaRef {
+    let metadata: HashMap<String, String> = [
+        (METADATA_KEY.to_string(), statement),
+        ("anonfusion.epsilon".to_string(), epsilon.to_string()),
+        ("anonfusion.delta".to_string(), guarantee.delta().to_string()),
+    ]
+    .into();
+    Arc::new(schema.as_ref().clone().with_metadata(metadata))
 }

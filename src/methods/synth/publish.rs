@@ -17,7 +17,7 @@ use crate::methods::PassTimes;
 use crate::methods::contract::{NOT_FOR_PUBLICATION, Release, Rows, Side, Value::*};
 use crate::methods::ipa::Guarantee;
 use crate::methods::ipa::call::BeforeNoise;
-use crate::methods::ipa::release::{Cells, cells_release, labelled};
+use crate::methods::ipa::release::{Cells, cells_release, labelled_cells};
 use crate::progress::Progress;
 use std::collections::HashMap;
 use std::time::Instant;
@@ -41,8 +41,8 @@ pub(crate) async fn synth_release(
     let res = super::synthesize(&data, &config, progress)?;
     let original = ft.total();
     let cells = SynthCells::new(&res, &d.levels);
-    let (schema, batches) = cells_release(&ft, &src.schema, &cells)?;
-    let (schema, batches) = labelled(schema, batches, Guarantee::Pure, o.statement(), res.budget.total())?;
+    let cells = cells_release(&ft, &src.schema, &cells, src.dropped_columns())?;
+    let cells = labelled_cells(cells, Guarantee::Pure, o.statement(), res.budget.total());
     let names: Vec<&str> = d.qis.iter().copied().chain([meta.sensitive(table)?]).collect();
     let tree: Vec<String> = res.tree.iter().map(|&(a, b)| format!("{}-{}", names[a], names[b])).collect();
     let [one, sel, two, three] = res.budget.totals();
@@ -64,7 +64,7 @@ pub(crate) async fn synth_release(
         ("released_records", Int(res.records as i64)),
         ("dropped_columns", OptText(crate::release::dropped_list(&src.dropped_columns()))),
     ];
-    let release = Release::untimed(Rows::Batches(schema, batches), report);
+    let release = Release::untimed(Rows::Classes(cells), report);
     if !o.diagnostics {
         return Ok(release);
     }

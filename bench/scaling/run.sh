@@ -60,7 +60,7 @@ run_once() {
     cat "$WORK/out.txt" "$WORK/time.txt" >&2
     exit 1
   fi
-  sed -n 's/^Time: \([0-9.]*\) ms$/\1/p' "$WORK/out.txt" > "$WORK/$cores.$round.ms"
+  sed -n 's/^Time: \([0-9.]*\) ms\(, CPU .*\)\{0,1\}$/\1/p' "$WORK/out.txt" > "$WORK/$cores.$round.ms"
   sed -n 's/^[[:space:]]*Maximum resident set size (kbytes): \([0-9]*\)$/\1/p' "$WORK/time.txt" > "$WORK/$cores.$round.kb"
   if [ "$(wc -l < "$WORK/$cores.$round.ms")" -ne "${#STATEMENTS[@]}" ]; then
     echo "expected ${#STATEMENTS[@]} timings on cores $cores, got:" >&2

@@ -121,9 +121,6 @@ impl Runner {
                 Action::Flow(Flow::Continue)
             }
         };
-        if std::env::var_os("ANONFUSION_TRIM").is_some() {
-            return_free_memory();
-        }
         // A toggle reports its own new state; timing it would be noise.
         if self.timing && matches!(piece, Piece::Sql { .. }) {
             let ms = started.elapsed().as_secs_f64() * 1000.0;
@@ -243,11 +240,6 @@ fn describe(e: DataFusionError) -> String {
 fn process_cpu_ms() -> f64 {
     use nix::time::{ClockId, clock_gettime};
     clock_gettime(ClockId::CLOCK_PROCESS_CPUTIME_ID).map_or(0.0, |t| t.tv_sec() as f64 * 1e3 + t.tv_nsec() as f64 / 1e6)
-}
-
-fn return_free_memory() {
-    // SAFETY: malloc_trim takes no pointer and only walks the allocator's own free lists.
-    unsafe { nix::libc::malloc_trim(0) };
 }
 
 fn truncate(s: &str, max: usize) -> String {

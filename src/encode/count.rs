@@ -19,7 +19,7 @@
 use super::hash::FastMap;
 use super::{FrequencyTable, QiColumn, SensitiveColumn};
 use crate::hierarchy::Hierarchy;
-use datafusion::arrow::array::{Array, ArrayRef, AsArray, RecordBatch};
+use datafusion::arrow::array::{Array, ArrayRef, AsArray, RecordBatch, StringArray};
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Float64Type, Int64Type};
 use datafusion::catalog::TableProvider;
@@ -91,27 +91,25 @@ pub(super) fn count_in_memory(
     let slices = slices(mem)?;
 
     // The sensitive column's distinct values, sorted: a code indexes them (as the plan's
-    // encoding does).
+    // encoding does). Each slice codes its values in the order met (one hash lookup a row),
+    // then the few distinct values are sorted once and each slice's codes mapped onto theirs.
     let s_arrays: Vec<ArrayRef> = match s_col {
         Some(c) => slices.iter().map(|b| utf8(b.column(c))).collect::<Option<_>>()?,
         None => Vec::new(),
     };
-    let values: Vec<&str> = s_arrays
-        .iter()
-        .map(|a| {
-            if a.null_count() > 0 {
-                None
-            } else {
-                Some(a.as_string::<i32>().iter().flatten().collect::<BTreeSet<&str>>())
-            }
-        })
-        .collect::<Option<Vec<_>>>()?
-        .into_iter()
-        .flatten()
-        .collect::<BTreeSet<&str>>()
-        .into_iter()
-        .collect();
+    let s_strings: Vec<&StringArray> = s_arrays.iter().map(|a| a.as_string::<i32>()).collect();
+    let local: Vec<(Vec<u32>, Vec<&str>)> =
+        crate::parallel::map(&s_strings, |a| met_codes(a)).into_iter().collect::<Option<_>>()?;
+    let values: Vec<&str> =
+        local.iter().flat_map(|(_, met)| met.iter().copied()).collect::<BTreeSet<&str>>().into_iter().collect();
     let s_index: FastMap<&str, u32> = values.iter().enumerate().map(|(i, v)| (*v, i as u32)).collect();
+    let s_codes: Vec<Vec<u32>> = local
+        .iter()
+        .map(|(codes, met)| {
+            let global: Vec<u32> = met.iter().map(|v| s_index[v]).collect();
+            codes.iter().map(|&c| global[c as usize]).collect()
+        })
+        .collect();
 
     let mut widths: Vec<usize> = qis.iter().map(|(_, h)| h.leaf_count()).collect();
     if s_col.is_some() {
@@ -126,10 +124,9 @@ pub(super) fn count_in_memory(
         for (j, (&c, (_, h))) in qi_cols.iter().zip(qis).enumerate() {
             encode_into(&mut keys, &packing, j, h, integer_leaves[j].as_ref(), b.column(c))?;
         }
-        if !s_arrays.is_empty() {
-            let j = qis.len();
-            for (key, v) in keys.iter_mut().zip(s_arrays[i].as_string::<i32>().iter()) {
-                packing.put(key, j, s_index[v?]);
+        if let Some(codes) = s_codes.get(i) {
+            for (key, &c) in keys.iter_mut().zip(codes) {
+                packing.put(key, qis.len(), c);
             }
         }
         keys.sort_unstable();
@@ -229,6 +226,25 @@ fn slices(mem: &MemTable) -> Option<Vec<RecordBatch>> {
         }
     }
     Some(out)
+}
+
+/// The code of each value of `a` in the order its distinct values are first met, and those
+/// values; `None` when it holds a NULL (which only the plan's error reports).
+fn met_codes(a: &StringArray) -> Option<(Vec<u32>, Vec<&str>)> {
+    if a.null_count() > 0 {
+        return None;
+    }
+    let (mut labels, mut met) = (Labels::default(), Vec::new());
+    let codes = (0..a.len())
+        .map(|r| {
+            let v = a.value(r);
+            labels.code(v, |_| {
+                met.push(v);
+                Some(met.len() as u32 - 1)
+            })
+        })
+        .collect::<Option<Vec<u32>>>()?;
+    Some((codes, met))
 }
 
 /// A column as `Utf8` (a no-op when it is one).

@@ -5,7 +5,7 @@ mod common;
 
 use anonfusion::datasets::adult;
 use anonfusion::encode::{
-    FrequencyTable, QiColumn, class_degrees, class_sizes_of, for_each_node, frequency_table, group,
+    FrequencyTable, NodeCache, QiColumn, class_degrees, class_sizes_of, for_each_node, frequency_table, group,
 };
 use anonfusion::hierarchy::{HierarchyBuilder, HierarchyKind, widths_hierarchy};
 use anonfusion::lattice::Lattice;
@@ -49,6 +49,17 @@ fn rollups_match_scratch(ft: &FrequencyTable) -> usize {
         Ok(())
     })
     .unwrap();
+    // The node cache's groupings (classes keyed alike at every node, a raised attribute's
+    // code replaced in the source's keys): from the bottom (`get`) and from a direct
+    // specialization (the depth-first walk) alike, the same as from scratch.
+    let cache = NodeCache::new(ft, false).unwrap();
+    let walked = cache.map_every(&anonfusion::progress::Silent, |_| true, |_, c| Ok(c.g.clone())).unwrap();
+    assert_eq!(walked.len(), lattice.size());
+    for (id, g) in walked {
+        let (scratch, _) = group(ft, &lattice.levels(id)).unwrap();
+        assert_eq!(g, scratch, "walked to node {:?}", g.levels);
+        assert_eq!(cache.get(id).unwrap().g, scratch, "grouped from the bottom: node {:?}", g.levels);
+    }
     seen
 }
 

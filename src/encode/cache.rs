@@ -8,7 +8,7 @@
 //! page faults of memory used once). When full, the least recently used grouping goes; the
 //! bottom always stays, so every node can still be grouped.
 
-use super::{FrequencyTable, Grouping, class_sizes_of, generalize_to, group};
+use super::{FrequencyTable, Grouping, LatticeKeys, class_sizes_of, generalize_to, group};
 use crate::error::Result;
 use crate::hierarchy::Hierarchy;
 use crate::lattice::{Lattice, NodeId};
@@ -27,13 +27,16 @@ pub struct Cached {
     /// without them. A generalization's histograms are sums of these, so they roll up with the
     /// classes.
     pub(crate) hist: Vec<u32>,
+    /// The classes' keys ([`LatticeKeys`]), from which a generalization's keys follow in one
+    /// pass per raised attribute; empty where the lattice's keys do not fit in 64 bits.
+    pub(crate) keys: Vec<u64>,
 }
 
 impl Cached {
     /// Approximate heap bytes: codes, sizes and ranges per class, and the histograms.
     pub(crate) fn bytes(&self) -> usize {
         let per_class = self.g.codes.len() * 4 + 8 + self.g.ranges.iter().filter(|r| !r.is_empty()).count() * 8;
-        self.g.len() * per_class + self.hist.len() * 4
+        self.g.len() * per_class + self.hist.len() * 4 + self.keys.len() * 8
     }
 
     /// The sensitive histogram of class `c` (`width` values).
@@ -46,6 +49,8 @@ pub struct NodeCache<'a> {
     ft: &'a FrequencyTable,
     hs: Vec<Arc<Hierarchy>>,
     pub lattice: Lattice,
+    /// How classes are keyed when a node is grouped from a cached one.
+    keys: Option<LatticeKeys>,
     /// Histogram width: the number of sensitive values, 0 without histograms.
     width: usize,
     cache: HashMap<NodeId, Slot>,
@@ -70,11 +75,14 @@ impl<'a> NodeCache<'a> {
             (Some(s), true) => s.values.len(),
             _ => 0,
         };
-        let mut nc = NodeCache { ft, hs, lattice, width, cache: HashMap::new(), bytes: 0, clock: AtomicU64::new(0) };
+        let keys = LatticeKeys::new(&hs);
+        let mut nc =
+            NodeCache { ft, hs, lattice, keys, width, cache: HashMap::new(), bytes: 0, clock: AtomicU64::new(0) };
         let bottom = nc.lattice.bottom();
         let (g, row_class) = group(ft, &nc.lattice.levels(bottom))?;
         let hist = nc.bottom_histograms(&g, &row_class);
-        let c = Arc::new(Cached { g, hist });
+        let keys = nc.keys.as_ref().map_or_else(Vec::new, |k| k.of(&g));
+        let c = Arc::new(Cached { g, hist, keys });
         nc.bytes = c.bytes();
         nc.cache.insert(bottom, Slot { c, used: AtomicU64::new(0) });
         Ok(nc)
@@ -150,7 +158,14 @@ impl<'a> NodeCache<'a> {
 
     /// Group a node (with its histograms) from an already grouped specialization `src`.
     pub(crate) fn group_from(&self, src: &Cached, node: NodeId) -> Result<Cached> {
-        let (g, map) = generalize_to(&self.hs, &src.g, &self.lattice.levels(node))?;
+        let levels = self.lattice.levels(node);
+        let (g, map, keys) = match &self.keys {
+            Some(k) if src.keys.len() == src.g.len() => k.generalize(&self.hs, &src.g, &src.keys, &levels)?,
+            _ => {
+                let (g, map) = generalize_to(&self.hs, &src.g, &levels)?;
+                (g, map, Vec::new())
+            }
+        };
         let width = self.width;
         let mut hist = vec![0u32; if src.hist.is_empty() { 0 } else { g.len() * width }];
         if !hist.is_empty() {
@@ -160,7 +175,7 @@ impl<'a> NodeCache<'a> {
                 }
             }
         }
-        Ok(Cached { g, hist })
+        Ok(Cached { g, hist, keys })
     }
 
     fn touch<'s>(&self, s: &'s Slot) -> &'s Arc<Cached> {

@@ -250,13 +250,7 @@ pub fn rollup(hs: &[Arc<Hierarchy>], from: &Grouping, attr: usize) -> Result<(Gr
 /// attribute, one lookup per source class, then the classes' columns gathered from their
 /// first source class and their sizes and ranges scattered into them.
 pub fn generalize_to(hs: &[Arc<Hierarchy>], from: &Grouping, levels: &[u8]) -> Result<(Grouping, Vec<u32>)> {
-    check_levels(hs, levels)?;
-    if let Some(a) = (0..hs.len()).find(|&a| levels[a] < from.levels[a]) {
-        return Err(AnonError::hierarchy(
-            hs[a].attribute(),
-            format!("level {} is below the grouped node's level {}", levels[a], from.levels[a]),
-        ));
-    }
+    check_generalizes(hs, from, levels)?;
     let jumps = jumps(hs, &from.levels, levels);
     let strides = strides(hs, levels)?;
     let space = key_space(hs, levels);
@@ -268,8 +262,33 @@ pub fn generalize_to(hs: &[Arc<Hierarchy>], from: &Grouping, levels: &[u8]) -> R
     } else {
         number_keys(space, &pack_keys(from.len(), &jumps, &from.codes, &strides))
     };
-    let codes =
-        jumps.iter().zip(&from.codes).map(|(j, col)| first.iter().map(|&c| j[col[c as usize] as usize]).collect());
+    Ok((gather(from, levels, &jumps, &map, &first), map))
+}
+
+/// `levels` must be a generalization of `from`'s node.
+fn check_generalizes(hs: &[Arc<Hierarchy>], from: &Grouping, levels: &[u8]) -> Result<()> {
+    check_levels(hs, levels)?;
+    if let Some(a) = (0..hs.len()).find(|&a| levels[a] < from.levels[a]) {
+        return Err(AnonError::hierarchy(
+            hs[a].attribute(),
+            format!("level {} is below the grouped node's level {}", levels[a], from.levels[a]),
+        ));
+    }
+    Ok(())
+}
+
+/// The grouping at `levels` once `from`'s classes are numbered (`map`: each source class's
+/// class, `first`: each class's first source class): the classes' codes gathered from their
+/// first source class, their sizes and ranges scattered into them.
+fn gather(from: &Grouping, levels: &[u8], jumps: &[Vec<u32>], map: &[u32], first: &[u32]) -> Grouping {
+    // An attribute at the source's level keeps its codes (its jump is the identity).
+    let codes = jumps.iter().zip(&from.codes).enumerate().map(|(a, (j, col))| {
+        if levels[a] == from.levels[a] {
+            first.iter().map(|&c| col[c as usize]).collect()
+        } else {
+            first.iter().map(|&c| j[col[c as usize] as usize]).collect()
+        }
+    });
     let mut sizes = vec![0u64; first.len()];
     for (&to, &n) in map.iter().zip(&from.sizes) {
         sizes[to as usize] += n;
@@ -286,8 +305,77 @@ pub fn generalize_to(hs: &[Arc<Hierarchy>], from: &Grouping, levels: &[u8]) -> R
         }
         out
     });
-    let g = Grouping { levels: levels.to_vec(), codes: codes.collect(), sizes, ranges: ranges.collect() };
-    Ok((g, map))
+    Grouping { levels: levels.to_vec(), codes: codes.collect(), sizes, ranges: ranges.collect() }
+}
+
+/// Class keys packed with the same strides at every node of a lattice (each attribute's
+/// stride from the widest level of the attributes before it), so that a generalization's keys
+/// follow from a specialization's by one pass per raised attribute (the raised attribute's
+/// code replaced in place) instead of one pass per attribute ([`generalize_to`] packs at the
+/// node's own strides, which change with every level below). Only where every key fits in 64
+/// bits ([`LatticeKeys::new`]).
+#[derive(Debug, Clone)]
+pub(crate) struct LatticeKeys {
+    strides: Vec<u64>,
+    /// Every key is below it.
+    space: Key,
+}
+
+impl LatticeKeys {
+    /// `None` when the keys would not fit in 64 bits (then [`generalize_to`] packs each node).
+    pub(crate) fn new(hs: &[Arc<Hierarchy>]) -> Option<Self> {
+        let mut strides = Vec::with_capacity(hs.len());
+        let mut acc: u64 = 1;
+        for h in hs {
+            strides.push(acc);
+            let widest = (0..=h.height()).map(|l| h.width(l)).max().unwrap_or(1) as u64;
+            acc = acc.checked_mul(widest.max(1))?;
+        }
+        Some(LatticeKeys { strides, space: Key::from(acc) })
+    }
+
+    /// The key of every class of `g`.
+    pub(crate) fn of(&self, g: &Grouping) -> Vec<u64> {
+        let mut keys = vec![0u64; g.len()];
+        for (col, &s) in g.codes.iter().zip(&self.strides) {
+            for (k, &code) in keys.iter_mut().zip(col) {
+                *k += u64::from(code) * s;
+            }
+        }
+        keys
+    }
+
+    /// [`generalize_to`] from `from` whose class keys are `keys` ([`LatticeKeys::of`]): the
+    /// same grouping and map (classes are numbered by first appearance, whatever the keys
+    /// that tell them apart), and the result's keys.
+    pub(crate) fn generalize(
+        &self,
+        hs: &[Arc<Hierarchy>],
+        from: &Grouping,
+        keys: &[u64],
+        levels: &[u8],
+    ) -> Result<(Grouping, Vec<u32>, Vec<u64>)> {
+        check_generalizes(hs, from, levels)?;
+        let jumps = jumps(hs, &from.levels, levels);
+        // Code c becomes jump[c]: the key moves by (jump[c] − c) strides, a difference that
+        // may be negative, so in wrapping arithmetic (the result is a key, below 2^64).
+        let step = |k: u64, code: u32, jump: &[u32], s: u64| {
+            k.wrapping_add(u64::from(jump[code as usize]).wrapping_sub(u64::from(code)).wrapping_mul(s))
+        };
+        let mut raised = (0..hs.len()).filter(|&a| from.levels[a] != levels[a]);
+        let mut moved: Vec<u64> = match raised.next() {
+            Some(a) => keys.iter().zip(&from.codes[a]).map(|(&k, &c)| step(k, c, &jumps[a], self.strides[a])).collect(),
+            None => keys.to_vec(),
+        };
+        for a in raised {
+            for (k, &c) in moved.iter_mut().zip(&from.codes[a]) {
+                *k = step(*k, c, &jumps[a], self.strides[a]);
+            }
+        }
+        let (map, first) = number_keys(self.space, &moved);
+        let keys = first.iter().map(|&c| moved[c as usize]).collect();
+        Ok((gather(from, levels, &jumps, &map, &first), map, keys))
+    }
 }
 
 /// A packed class key: 64 bits when the node's key space allows, else 128.
@@ -354,15 +442,17 @@ fn number_keys<K: Packed>(space: Key, keys: &[K]) -> (Vec<u32>, Vec<u32>) {
         // `strides` keeps within 2^128, and the 64-bit path within 2^64 − 1).
         let bits = (2 * keys.len()).next_power_of_two().trailing_zeros();
         let mask = (1usize << bits) - 1;
-        let (mut slot_keys, mut slots) = (vec![K::EMPTY; mask + 1], vec![u32::MAX; mask + 1]);
+        // A slot's key and class side by side: one cache line per probe, which is most of
+        // the cost once the table outgrows the caches.
+        let mut slots = vec![(K::EMPTY, u32::MAX); mask + 1];
         for (i, &k) in keys.iter().enumerate() {
             let folded = k.fold();
             let mut at = (folded.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - bits)) as usize & mask;
-            while slot_keys[at] != k && slot_keys[at] != K::EMPTY {
+            while slots[at].0 != k && slots[at].0 != K::EMPTY {
                 at = (at + 1) & mask;
             }
-            slot_keys[at] = k;
-            number(&mut slots[at], i);
+            slots[at].0 = k;
+            number(&mut slots[at].1, i);
         }
     }
     (map, first)

@@ -28,6 +28,7 @@ pub use cache::{Cached, NodeCache};
 pub(crate) use count::Labels;
 pub(crate) use frequencies::cached_frequency_table_of;
 pub use frequencies::{cached_frequency_table, content_version};
+pub(crate) use group::LatticeKeys;
 pub use group::{Grouping, class_degrees, class_sizes_of, generalize_to, group, rollup};
 pub(crate) use materialize::{dropped_columns, materialize_node, materialize_suppressed, node_label, released};
 pub(crate) use recoded::{RecodedRows, STAR, materialize_recoded};

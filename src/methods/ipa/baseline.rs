@@ -76,7 +76,7 @@ pub(crate) fn dp_histogram_cancellable(
     for (r, &c) in row_class.iter().enumerate() {
         hist[c as usize * width + inf.codes[r] as usize] += ft.counts[r] as u32;
     }
-    let cached = Cached { g, hist };
+    let cached = Cached { g, hist, keys: Vec::new() };
     let hs = ft.hierarchies();
     progress.check()?;
     let histogram = noisy_histogram(&hs, &cached, width, &noise, mode, MAX_CELLS, &mut dp_rng(seed)?, progress)

@@ -132,7 +132,7 @@ mod tests {
 
     fn cached(hist: Vec<u32>, classes: usize) -> Cached {
         let g = Grouping { levels: Vec::new(), codes: Vec::new(), sizes: vec![0; classes], ranges: Vec::new() };
-        Cached { g, hist }
+        Cached { g, hist, keys: Vec::new() }
     }
 
     #[test]

@@ -62,7 +62,7 @@ pub(crate) async fn synth_release(
         ("tree", Text(tree.join(", "))),
         ("three_way", Text(triples.join(", "))),
         ("released_records", Int(res.records as i64)),
-        ("dropped_columns", OptText(crate::release::dropped_list(&src.dropped_columns()))),
+        ("dropped_columns", OptText(crate::release::dropped_list(&cells.dropped))),
     ];
     let release = Release::untimed(Rows::Classes(cells), report);
     if !o.diagnostics {

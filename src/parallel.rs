@@ -25,6 +25,15 @@ pub(crate) fn map<T: Sync, R: Send>(jobs: &[T], f: impl Fn(&T) -> R + Sync) -> V
     jobs.par_iter().map(&f).collect()
 }
 
+/// `values[i]` for every `i` of `at`, in order, gathered on the pool in ranges of rows (a
+/// release's columns from its class-level arrays, in the drawn row order).
+pub(crate) fn gather<T: Copy + Send + Sync>(values: &[T], at: &[u32]) -> Vec<T> {
+    if threads() <= 1 {
+        return at.iter().map(|&i| values[i as usize]).collect();
+    }
+    at.par_iter().with_min_len(1 << 14).map(|&i| values[i as usize]).collect()
+}
+
 /// The pool's threads.
 pub(crate) fn threads() -> usize {
     rayon::current_num_threads()

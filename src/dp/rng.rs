@@ -40,6 +40,13 @@ impl StreamKey {
         Ok(StreamKey(key))
     }
 
+    /// A key drawn from `rng` (a call's generator: OS entropy unless the call is seeded).
+    pub(crate) fn from_rng(rng: &mut impl Rng) -> Self {
+        let mut key = [0u8; 32];
+        rng.fill_bytes(&mut key);
+        StreamKey(key)
+    }
+
     /// The generator of stream `id`.
     pub fn stream(&self, id: u64) -> StdRng {
         let mut key = self.0;

@@ -103,13 +103,8 @@ pub(super) fn count_in_memory(
     let values: Vec<&str> =
         local.iter().flat_map(|(_, met)| met.iter().copied()).collect::<BTreeSet<&str>>().into_iter().collect();
     let s_index: FastMap<&str, u32> = values.iter().enumerate().map(|(i, v)| (*v, i as u32)).collect();
-    let s_codes: Vec<Vec<u32>> = local
-        .iter()
-        .map(|(codes, met)| {
-            let global: Vec<u32> = met.iter().map(|v| s_index[v]).collect();
-            codes.iter().map(|&c| global[c as usize]).collect()
-        })
-        .collect();
+    // Per slice: its code of a value met -> the value's code (applied in the slice's job).
+    let s_global: Vec<Vec<u32>> = local.iter().map(|(_, met)| met.iter().map(|v| s_index[v]).collect()).collect();
 
     let mut widths: Vec<usize> = qis.iter().map(|(_, h)| h.leaf_count()).collect();
     if s_col.is_some() {
@@ -124,9 +119,9 @@ pub(super) fn count_in_memory(
         for (j, (&c, (_, h))) in qi_cols.iter().zip(qis).enumerate() {
             encode_into(&mut keys, &packing, j, h, integer_leaves[j].as_ref(), b.column(c))?;
         }
-        if let Some(codes) = s_codes.get(i) {
+        if let (Some((codes, _)), Some(global)) = (local.get(i), s_global.get(i)) {
             for (key, &c) in keys.iter_mut().zip(codes) {
-                packing.put(key, qis.len(), c);
+                packing.put(key, qis.len(), global[c as usize]);
             }
         }
         keys.sort_unstable();
@@ -134,16 +129,22 @@ pub(super) fn count_in_memory(
     });
     let rows = merge_runs(runs.into_iter().collect::<Option<Vec<_>>>()?);
 
-    let column = |j: usize| rows.iter().map(|&(k, _)| packing.field(k, j)).collect::<Vec<u32>>();
+    let fields: Vec<usize> = (0..widths.len()).collect();
+    let mut columns =
+        crate::parallel::map(&fields, |&j| rows.iter().map(|&(k, _)| packing.field(k, j)).collect::<Vec<u32>>())
+            .into_iter();
     let ft_qis = qis
         .iter()
-        .enumerate()
-        .map(|(j, (name, h))| QiColumn { name: name.to_string(), hierarchy: h.clone(), codes: column(j) })
+        .map(|(name, h)| QiColumn {
+            name: name.to_string(),
+            hierarchy: h.clone(),
+            codes: columns.next().unwrap_or_default(),
+        })
         .collect();
     let sens = sensitive.map(|name| SensitiveColumn {
         name: name.to_string(),
         values: values.iter().map(|v| v.to_string()).collect(),
-        codes: column(qis.len()),
+        codes: columns.next().unwrap_or_default(),
     });
     let counts = rows.iter().map(|&(_, n)| n).collect();
     Some(FrequencyTable { qis: ft_qis, sensitive: sens, counts })
@@ -161,16 +162,76 @@ fn run_lengths(keys: &[u128]) -> Vec<(u128, u64)> {
     out
 }
 
-/// Sorted runs merged into one, counts of equal keys added: pairs of runs at a time on all
-/// cores. Sorting each slice and merging beats one hash table when most tuples are distinct
-/// (10^6 records of 12–15 attributes), and gives the sorted order the table needs.
-fn merge_runs(mut runs: Vec<Vec<(u128, u64)>>) -> Vec<(u128, u64)> {
-    while runs.len() > 1 {
-        let pairs: Vec<usize> = (0..runs.len().div_ceil(2)).collect();
-        runs = crate::parallel::map(&pairs, |&p| match runs.get(2 * p + 1) {
-            Some(b) => merge_two(&runs[2 * p], b),
-            None => runs[2 * p].clone(),
+/// Sorted runs merged into one, counts of equal keys added. Sorting each slice and merging
+/// beats one hash table when most tuples are distinct (10^6 records of 12–15 attributes), and
+/// gives the sorted order the table needs. The key space is cut into ranges at keys sampled
+/// from the runs, and each range's pieces of every run are merged by one job on the pool, so
+/// the last merges are not one serial pass over all the table's tuples (a merge tree's top
+/// levels have one or two jobs); the result is the same sorted list however it is cut.
+fn merge_runs(runs: Vec<Vec<(u128, u64)>>) -> Vec<(u128, u64)> {
+    let total: usize = runs.iter().map(Vec::len).sum();
+    let splitters = splitters(&runs, (4 * crate::parallel::threads()).min(total / MERGE_ROWS));
+    let ranges: Vec<usize> = (0..=splitters.len()).collect();
+    let merged = crate::parallel::map(&ranges, |&r| {
+        let (lo, hi) = (r.checked_sub(1).map(|i| splitters[i]), splitters.get(r).copied());
+        let pieces = runs.iter().map(|run| {
+            let from = lo.map_or(0, |lo| run.partition_point(|e| e.0 < lo));
+            let to = hi.map_or(run.len(), |hi| run.partition_point(|e| e.0 < hi));
+            &run[from..to]
         });
+        merge_pairwise(pieces.filter(|p| !p.is_empty()).collect())
+    });
+    let mut out = Vec::with_capacity(merged.iter().map(Vec::len).sum());
+    for m in merged {
+        out.extend_from_slice(&m);
+    }
+    out
+}
+
+/// Tuples below which [`merge_runs`] cuts no more ranges (a job's fixed cost against its work).
+const MERGE_ROWS: usize = 1 << 14;
+
+/// Up to `parts − 1` increasing keys cutting the runs' keys into ranges of about equal size:
+/// every run's keys sampled at even spacing (more samples from longer runs), sorted, then
+/// taken at even spacing.
+fn splitters(runs: &[Vec<(u128, u64)>], parts: usize) -> Vec<u128> {
+    if parts < 2 {
+        return Vec::new();
+    }
+    let total: usize = runs.iter().map(Vec::len).sum();
+    let per = (16 * parts).max(1);
+    let mut sample: Vec<u128> = runs
+        .iter()
+        .flat_map(|run| {
+            let n = (run.len() * per).div_ceil(total.max(1));
+            (0..n).map(move |i| run[i * run.len() / n].0)
+        })
+        .collect();
+    sample.sort_unstable();
+    let mut cuts: Vec<u128> = (1..parts).filter_map(|i| sample.get(i * sample.len() / parts).copied()).collect();
+    cuts.dedup();
+    cuts
+}
+
+/// Sorted runs merged two at a time (serially: one job of [`merge_runs`]).
+fn merge_pairwise(pieces: Vec<&[(u128, u64)]>) -> Vec<(u128, u64)> {
+    let mut runs: Vec<Vec<(u128, u64)>> = pieces
+        .chunks(2)
+        .map(|p| match p {
+            [a, b] => merge_two(a, b),
+            _ => p[0].to_vec(),
+        })
+        .collect();
+    while runs.len() > 1 {
+        let mut next = Vec::with_capacity(runs.len().div_ceil(2));
+        let mut it = runs.into_iter();
+        while let Some(a) = it.next() {
+            next.push(match it.next() {
+                Some(b) => merge_two(&a, &b),
+                None => a,
+            });
+        }
+        runs = next;
     }
     runs.pop().unwrap_or_default()
 }
@@ -332,6 +393,36 @@ impl<'s> Labels<'s> {
 #[cfg(test)]
 mod tests {
     use super::Packing;
+
+    /// Runs merged in key ranges on the pool give the one sorted list with equal keys' counts
+    /// added, for small and large inputs (one range, many), on pools of 1 and 3 threads.
+    #[test]
+    fn runs_merged_in_ranges_are_one_sorted_list() {
+        use rand::{RngExt, SeedableRng};
+        let mut rng = rand::rngs::StdRng::seed_from_u64(4);
+        for (runs, len, space) in [(1usize, 10usize, 50u128), (7, 300, 1_000), (40, 5_000, 150_000), (3, 0, 5)] {
+            let input: Vec<Vec<(u128, u64)>> = (0..runs)
+                .map(|_| {
+                    let mut keys: Vec<u128> = (0..len).map(|_| rng.random_range(0..space)).collect();
+                    keys.sort_unstable();
+                    super::run_lengths(&keys)
+                })
+                .collect();
+            let mut expected = std::collections::BTreeMap::new();
+            for &(k, n) in input.iter().flatten() {
+                *expected.entry(k).or_insert(0u64) += n;
+            }
+            let expected: Vec<(u128, u64)> = expected.into_iter().collect();
+            for threads in [1, 3] {
+                let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+                assert_eq!(
+                    pool.install(|| super::merge_runs(input.clone())),
+                    expected,
+                    "{runs} runs, {threads} threads"
+                );
+            }
+        }
+    }
 
     #[test]
     fn packed_keys_order_as_the_tuples_and_unpack_to_them() {

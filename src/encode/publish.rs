@@ -221,15 +221,16 @@ impl ClassCells {
 
     /// The rows, built in the client, as one batch: row `i` is row `order[i]` of the cells laid
     /// out in their order (`order` a permutation of the rows). Each column is gathered once
-    /// from the class-level arrays, on the process's pool, with no batches in the cells' order
+    /// from the class-level arrays, on the process's pool (columns side by side, each in
+    /// ranges of rows: [`super::shuffle::gather_rows`]), with no batches in the cells' order
     /// built first.
     pub(crate) fn batch_in(&self, order: &[u32]) -> Result<RecordBatch> {
         let (row_class, row_value) = cell_rows(self.cells.iter().copied());
-        let permuted = |rows: &[u32]| UInt32Array::from_iter_values(order.iter().map(|&i| rows[i as usize]));
+        let permuted = |rows: &[u32]| UInt32Array::from(crate::parallel::gather(rows, order));
         let (classes, values) = (permuted(&row_class), permuted(&row_value));
         drop((row_class, row_value));
         let columns = self.gathers(&classes, &values);
-        let columns = crate::parallel::map(&columns, |&(c, rows)| take(c, rows, None));
+        let columns = crate::parallel::map(&columns, |&(c, rows)| super::shuffle::gather_rows(c, rows.values()));
         let options = RecordBatchOptions::new().with_row_count(Some(order.len()));
         Ok(RecordBatch::try_new_with_options(
             self.schema.clone(),

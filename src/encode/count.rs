@@ -179,7 +179,7 @@ fn merge_runs(runs: Vec<Vec<(u128, u64)>>) -> Vec<(u128, u64)> {
             let to = hi.map_or(run.len(), |hi| run.partition_point(|e| e.0 < hi));
             &run[from..to]
         });
-        merge_pairwise(pieces.filter(|p| !p.is_empty()).collect())
+        merge_pieces(pieces.filter(|p| !p.is_empty()).collect())
     });
     let mut out = Vec::with_capacity(merged.iter().map(Vec::len).sum());
     for m in merged {
@@ -213,31 +213,25 @@ fn splitters(runs: &[Vec<(u128, u64)>], parts: usize) -> Vec<u128> {
     cuts
 }
 
-/// Sorted runs merged two at a time (serially: one job of [`merge_runs`]).
-fn merge_pairwise(pieces: Vec<&[(u128, u64)]>) -> Vec<(u128, u64)> {
-    let mut runs: Vec<Vec<(u128, u64)>> = pieces
-        .chunks(2)
-        .map(|p| match p {
-            [a, b] => merge_two(a, b),
-            _ => p[0].to_vec(),
-        })
-        .collect();
-    while runs.len() > 1 {
-        let mut next = Vec::with_capacity(runs.len().div_ceil(2));
-        let mut it = runs.into_iter();
-        while let Some(a) = it.next() {
-            next.push(match it.next() {
-                Some(b) => merge_two(&a, &b),
-                None => a,
-            });
-        }
-        runs = next;
+/// Sorted runs merged into one (serially: one job of [`merge_runs`]): laid end to end in one
+/// buffer and sorted by a stable sort, which finds the runs already sorted and merges them
+/// (Rust's driftsort), then equal keys' counts added in place. One buffer and the sort's
+/// scratch, where merging two runs at a time wrote every tuple once per level into memory
+/// freshly allocated (and faulted in by the kernel) at each of ~9 levels.
+fn merge_pieces(pieces: Vec<&[(u128, u64)]>) -> Vec<(u128, u64)> {
+    if let [one] = pieces[..] {
+        return one.to_vec();
     }
-    runs.pop().unwrap_or_default()
-}
-
-fn merge_two(a: &[(u128, u64)], b: &[(u128, u64)]) -> Vec<(u128, u64)> {
-    crate::sorted::merge_by_key(a, b, |e| e.0, |x, y| (x.0, x.1 + y.1))
+    let mut all = pieces.concat();
+    all.sort_by_key(|e| e.0);
+    all.dedup_by(|next, kept| {
+        let same = next.0 == kept.0;
+        if same {
+            kept.1 += next.1;
+        }
+        same
+    });
+    all
 }
 
 /// A numeric hierarchy whose leaves are integers in a range of at most [`IntegerLeaves::SPAN`]

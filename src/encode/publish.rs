@@ -230,7 +230,7 @@ impl ClassCells {
         let (classes, values) = (permuted(&row_class), permuted(&row_value));
         drop((row_class, row_value));
         let columns = self.gathers(&classes, &values);
-        let columns = crate::parallel::map(&columns, |&(c, rows)| super::shuffle::gather_rows(c, rows.values()));
+        let columns = crate::parallel::map(&columns, |&(c, rows)| super::shuffle::gather_rows(c, rows));
         let options = RecordBatchOptions::new().with_row_count(Some(order.len()));
         Ok(RecordBatch::try_new_with_options(
             self.schema.clone(),

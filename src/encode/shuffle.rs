@@ -111,22 +111,24 @@ fn permutation_in(rows: usize, buckets: usize, rng: &mut impl Rng) -> Vec<u32> {
 
 /// `array`'s values at `rows`, in that order: [`take`], with large gathers spread over the
 /// pool. A primitive column or a dictionary's keys (without nulls) are gathered straight into
-/// one buffer; other columns in ranges of rows, then concatenated (a copy at memory speed).
-pub(crate) fn gather_rows(array: &ArrayRef, rows: &[u32]) -> Result<ArrayRef> {
-    if rows.len() < 2 * GATHER_ROWS || crate::parallel::threads() <= 1 {
-        return Ok(take(array, &UInt32Array::from(rows.to_vec()), None)?);
+/// one buffer; other columns in ranges of rows (zero-copy slices of `rows`), then
+/// concatenated (a copy at memory speed).
+pub(crate) fn gather_rows(array: &ArrayRef, rows: &UInt32Array) -> Result<ArrayRef> {
+    if rows.len() < 2 * GATHER_ROWS || crate::parallel::threads() <= 1 || rows.null_count() > 0 {
+        return Ok(take(array, rows, None)?);
     }
     if array.null_count() == 0 {
         if let Some(v) = array.as_primitive_opt::<Int64Type>() {
-            return Ok(Arc::new(Int64Array::from(crate::parallel::gather(v.values(), rows))));
+            return Ok(Arc::new(Int64Array::from(crate::parallel::gather(v.values(), rows.values()))));
         }
         if let Some(d) = array.as_dictionary_opt::<Int32Type>().filter(|d| d.keys().null_count() == 0) {
-            let keys = Int32Array::from(crate::parallel::gather(d.keys().values(), rows));
+            let keys = Int32Array::from(crate::parallel::gather(d.keys().values(), rows.values()));
             return Ok(Arc::new(DictionaryArray::<Int32Type>::try_new(keys, d.values().clone())?));
         }
     }
-    let ranges: Vec<&[u32]> = rows.chunks(GATHER_ROWS).collect();
-    let parts = crate::parallel::map(&ranges, |r| take(array, &UInt32Array::from(r.to_vec()), None));
+    let ranges: Vec<(usize, usize)> =
+        (0..rows.len()).step_by(GATHER_ROWS).map(|at| (at, GATHER_ROWS.min(rows.len() - at))).collect();
+    let parts = crate::parallel::map(&ranges, |&(at, n)| take(array, &rows.slice(at, n), None));
     let parts = parts.into_iter().collect::<Result<Vec<ArrayRef>, _>>()?;
     Ok(concat(&parts.iter().map(|p| p.as_ref()).collect::<Vec<_>>())?)
 }
@@ -136,7 +138,7 @@ const GATHER_ROWS: usize = 1 << 18;
 
 /// Where each output row comes from: one batch's row numbers, or (batch, row) pairs.
 enum Rows {
-    One(Vec<u32>),
+    One(UInt32Array),
     Many(Vec<(usize, usize)>),
 }
 
@@ -144,7 +146,7 @@ impl Rows {
     /// `order` (row numbers over the batches laid end to end) as places in `batches`.
     fn of(batches: &[RecordBatch], order: Vec<u32>) -> Rows {
         if batches.len() == 1 {
-            return Rows::One(order);
+            return Rows::One(UInt32Array::from(order));
         }
         let starts: Vec<usize> = batches
             .iter()
@@ -321,7 +323,7 @@ mod tests {
         use crate::release::labels::label_array;
         use datafusion::arrow::array::StringArray;
         let n = 2 * GATHER_ROWS + 1_001;
-        let rows: Vec<u32> = (0..n as u32).map(|i| (i.wrapping_mul(2_654_435_761)) % 3_000).collect();
+        let rows = UInt32Array::from_iter_values((0..n as u32).map(|i| i.wrapping_mul(2_654_435_761) % 3_000));
         let arrays: Vec<ArrayRef> = vec![
             Arc::new(Int64Array::from_iter_values(0..3_000)),
             Arc::new(Int64Array::from_iter((0..3_000).map(|i| (i % 7 != 0).then_some(i)))),
@@ -331,7 +333,7 @@ mod tests {
         let pool = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
         for a in &arrays {
             let got = pool.install(|| gather_rows(a, &rows)).unwrap();
-            assert_eq!(got.to_data(), take(a, &UInt32Array::from(rows.clone()), None).unwrap().to_data());
+            assert_eq!(got.to_data(), take(a, &rows, None).unwrap().to_data());
         }
         let labels = pool.install(|| gather_rows(&arrays[2], &rows)).unwrap();
         let values = |a: &ArrayRef| a.as_dictionary::<Int32Type>().values().to_data();

@@ -101,10 +101,11 @@ fn bench(c: &mut Criterion) {
         let start = Instant::now();
         let r = hceil::search(&ft, &config, &Silent).unwrap();
         println!(
-            "\nhceil_9qi: {} tuples, {} nodes, RCE {:.6} in {:.0} ms",
+            "\nhceil_9qi: {} tuples, {} nodes, RCE {:.6} (grouped, evaluated, rejected: {:?}) in {:.0} ms",
             ft.len(),
             lattice_size(&ft),
             r.rce(),
+            r.nodes_touched(),
             start.elapsed().as_secs_f64() * 1e3
         );
         g.bench_function("hceil_9qi", |b| b.iter(|| hceil::search(&ft, &config, &Silent).unwrap().rce()));

@@ -263,12 +263,19 @@ pub(crate) fn by_sorted_bound<S: Scorer, C: Criterion<S::Scored>>(
 /// nodes whose bounds are too, so the result is the optimum of scoring every node of the
 /// down-set ([`down_set`] then [`by_sorted_bound`]), and the batches taken are those of
 /// grouping every successor of every taken node first ([`BestFirst`]).
+///
+/// `batch` is (nodes taken and scored at once, most nodes grouped at once). Grouping more at
+/// once keeps the cores busy when each grouping is short; it can only group a node earlier
+/// than needed (one whose stand-in bound a better node, grouped in the same call, would have
+/// kept below the top of the order), never change which nodes are taken, or in which batches:
+/// a node is taken only while no ungrouped entry is cheaper, and an entry's stand-in is a lower
+/// bound of its own.
 pub(crate) fn best_first<E, CG, CS>(
     lattice: &Lattice,
     ev: &mut E,
     (grouped, scored): (&CG, &CS),
     bound: &impl Bound<E::Judged>,
-    batch: usize,
+    (batch, group): (usize, usize),
 ) -> Result<Option<E::Scored>>
 where
     E: Evaluator + Scorer,
@@ -282,7 +289,7 @@ where
         let open = |b: Key| key.is_none_or(|k| bound.open(b, k));
         let mut taken = Vec::new();
         while taken.len() < batch {
-            let todo = order.ungrouped(batch, open);
+            let todo = order.ungrouped(group.max(1), open);
             if todo.is_empty() {
                 let more = order.take(batch - taken.len(), open);
                 if more.is_empty() {

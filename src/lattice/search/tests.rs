@@ -16,6 +16,8 @@ struct Toy {
     lucky: Vec<bool>,
     over: Vec<bool>,
     checks: usize,
+    /// The batches [`Scorer::score`] was handed, in order.
+    scored: Vec<Vec<NodeId>>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -47,6 +49,7 @@ impl Toy {
             over: up_set(&lattice, &mut rng, 2),
             lattice,
             checks: 0,
+            scored: Vec::new(),
         }
     }
 
@@ -91,6 +94,7 @@ impl Scorer for Toy {
     type Scored = Judged;
 
     fn score(&mut self, nodes: &[NodeId]) -> Result<Vec<Judged>> {
+        self.scored.push(nodes.to_vec());
         self.evaluate(nodes)
     }
 }
@@ -176,8 +180,13 @@ fn grouped_bound_traversals_find_the_optimum_of_judging_every_node() {
         let want = toy.brute_force();
         let (lattice, twin) = (toy.lattice.clone(), Toy::new(seed, false));
         let bounds = Bounds(&twin);
-        let lazy = best_first(&lattice, &mut toy, (&Grouped, &Grouped), &bounds, 3).unwrap();
+        let lazy = best_first(&lattice, &mut toy, (&Grouped, &Grouped), &bounds, (3, 3)).unwrap();
         assert_eq!(lazy.map(|j| j.node), want, "best-first, seed {seed}");
+        // Grouping more nodes at once than are taken: the same optimum, from the same batches.
+        let batches = std::mem::take(&mut toy.scored);
+        let wide = best_first(&lattice, &mut toy, (&Grouped, &Grouped), &bounds, (3, 17)).unwrap();
+        assert_eq!(wide.map(|j| j.node), want, "best-first, 17 grouped at once, seed {seed}");
+        assert_eq!(toy.scored, batches, "the same batches taken, seed {seed}");
         let down = down_set(&lattice, &mut toy, &Grouped).unwrap();
         assert!(down.iter().all(|j| !j.over), "the ceiling's down-set only");
         let expect: Vec<NodeId> = lattice.by_height().concat().into_iter().filter(|&n| !toy.over[n]).collect();

@@ -238,6 +238,12 @@ impl HceilResult {
         format_levels(&self.levels)
     }
 
+    /// What the search touched, as the report counts it: nodes grouped within the ceiling,
+    /// evaluated and rejected (for benchmarks, which print it beside their times).
+    pub fn nodes_touched(&self) -> (usize, usize, usize) {
+        (self.stats.candidates, self.stats.evaluated, self.stats.rejected)
+    }
+
     /// A mean loss over the published records, with every suppressed record counted as a
     /// record losing 1 (as `kanon_anonymize` and `anon_metrics` count a suppressed record).
     pub(crate) fn counting_suppressed(&self, lm: f64) -> f64 {

@@ -101,19 +101,23 @@ impl Utility {
     /// expected error looked up once: the pass is most of a node's score, every node is
     /// scored, and the two sums read the same cells.
     ///
-    /// Noise_L is summed over the non-empty cells in class-major order and each h over its
-    /// class's cells, so each sum adds the same terms in the same order as summing it alone.
+    /// Noise_L's non-empty cells are summed per class, in the class's order, and the classes'
+    /// sums added in class order; each h over its class's cells. Every sum is then a chain of
+    /// one class's cells (independent of the next class's, so the processor overlaps them)
+    /// plus one addition per class, where one sum over every non-empty cell of the node was a
+    /// single chain of dependent additions (3.5 % less CPU on the 9-QI bench; summing two
+    /// classes side by side in one loop was slower).
     pub(crate) fn cell_totals(&self, cached: &Cached, width: usize, cells: u64) -> (f64, f64) {
         let g = &cached.g;
         let empty_error = self.cell_error(0);
         let (mut filled, mut capped, mut units) = (0.0f64, 0u64, 0u64);
         for c in 0..g.len() {
             let hist = cached.class_hist(c, width);
-            let (mut n, mut error) = (0u64, 0.0f64);
+            let (mut n, mut error, mut class_filled) = (0u64, 0.0f64, 0.0f64);
             for &x in hist {
                 let e = self.cell_error(x);
                 if x > 0 {
-                    filled += e - empty_error;
+                    class_filled += e - empty_error;
                     capped += match self.mode {
                         CellNoise::Threshold(tau) => u64::from(x).min(tau),
                         CellNoise::Pure { .. } => 0,
@@ -122,6 +126,7 @@ impl Utility {
                 n += u64::from(x);
                 error += e;
             }
+            filled += class_filled;
             let h = if n == 0 { 1.0 } else { (error / n as f64).clamp(0.0, 1.0) };
             units += (h * CLASS_UNITS) as u64;
         }
@@ -362,8 +367,12 @@ mod tests {
         let counts = c.hist.iter().copied().filter(|&x| x > 0);
         let noise = match u.mode {
             CellNoise::Pure { .. } => {
+                // Each class's non-empty cells summed, then the classes' sums in class order.
                 let empty = u.cell_error(0);
-                cells as f64 * empty + counts.map(|x| u.cell_error(x) - empty).sum::<f64>()
+                let class_sum = |k: usize| {
+                    c.class_hist(k, width).iter().filter(|&&x| x > 0).map(|&x| u.cell_error(x) - empty).sum::<f64>()
+                };
+                cells as f64 * empty + (0..g.len()).map(class_sum).sum::<f64>()
             }
             CellNoise::Threshold(tau) => counts.map(|x| u64::from(x).min(tau)).sum::<u64>() as f64,
         };

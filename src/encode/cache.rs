@@ -45,6 +45,22 @@ impl Cached {
     }
 }
 
+/// Of the groupings `kept` holds (`kept` looks one up, `every` lists them all), the one to
+/// group `node` from: its direct predecessor with the fewest classes (almost always the
+/// cheapest), else its specialization with the fewest, ties to the smaller id; `None` when no
+/// specialization is held. Shared by [`NodeCache`] and h-ceiling's best-first order, which
+/// keeps its own groupings.
+pub(crate) fn cheapest_source<'c, I: Iterator<Item = (NodeId, &'c Cached)>>(
+    lattice: &Lattice,
+    node: NodeId,
+    kept: impl Fn(NodeId) -> Option<&'c Cached>,
+    every: impl FnOnce() -> I,
+) -> Option<NodeId> {
+    let fewest = |(id, c): &(NodeId, &Cached)| (c.g.len(), *id);
+    let direct = lattice.predecessors(node).filter_map(|(_, p)| kept(p).map(|c| (p, c))).min_by_key(fewest);
+    direct.or_else(|| every().filter(|(id, _)| lattice.generalizes(node, *id)).min_by_key(fewest)).map(|(id, _)| id)
+}
+
 pub struct NodeCache<'a> {
     ft: &'a FrequencyTable,
     hs: Vec<Arc<Hierarchy>>,
@@ -109,21 +125,10 @@ impl<'a> NodeCache<'a> {
 
     /// The cheapest cached specialization of an uncached node, to group it from.
     fn source(&self, node: NodeId) -> Arc<Cached> {
-        // A cached direct predecessor is almost always the cheapest source; scanning the
-        // whole cache for the best specialization is the fallback.
-        self.lattice
-            .predecessors(node)
-            .filter_map(|(_, p)| self.cache.get(&p).map(|s| (p, s)))
-            .min_by_key(|(id, s)| (s.c.g.len(), *id))
-            .or_else(|| {
-                self.cache
-                    .iter()
-                    .filter(|(id, _)| self.lattice.generalizes(node, **id))
-                    .min_by_key(|(id, s)| (s.c.g.len(), **id))
-                    .map(|(id, s)| (*id, s))
-            })
-            .map(|(_, s)| self.touch(s).clone())
-            .expect("the bottom node is always cached")
+        let kept = |p: NodeId| self.cache.get(&p).map(|s| &*s.c);
+        let every = || self.cache.iter().map(|(&id, s)| (id, &*s.c));
+        let id = cheapest_source(&self.lattice, node, kept, every).expect("the bottom node is always cached");
+        self.touch(&self.cache[&id]).clone()
     }
 
     /// Sizes of the classes of an uncached node that `sample` classes of its source, spread

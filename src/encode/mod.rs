@@ -24,6 +24,7 @@ mod shuffle;
 pub mod source;
 mod walk;
 
+pub(crate) use cache::cheapest_source;
 pub use cache::{Cached, NodeCache};
 pub(crate) use count::Labels;
 pub(crate) use frequencies::cached_frequency_table_of;

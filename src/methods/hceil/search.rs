@@ -38,7 +38,7 @@
 
 use super::counterfeit::{self, Classes, NodeCatalog, ValueDraw};
 use super::score::{self, Key, Objective};
-use crate::encode::{Cached, NodeCache, class_degrees};
+use crate::encode::{Cached, NodeCache, cheapest_source, class_degrees};
 use crate::error::Result;
 use crate::hierarchy::Hierarchy;
 use crate::lattice::search::{self as driver, Bound, Criterion, Evaluator, Scorer, Tag, compare};
@@ -427,18 +427,14 @@ impl Offered {
         }
     }
 
-    /// The kept grouping to group `node` from: its direct predecessor with the fewest classes,
-    /// else its kept specialization with the fewest (rolled up over several attributes at
-    /// once), else none (the bottom). Not only direct predecessors: on Adult's 9-attribute
-    /// bench 24,897 of 25,544 groupings found none kept and rolled up 21,093 bottom classes;
-    /// from the nearest kept specialization they start from 7,446 classes on average
-    /// (docs/hceil.md).
+    /// The kept grouping to group `node` from ([`cheapest_source`]), `None` for the bottom.
+    /// Not only direct predecessors: on Adult's 9-attribute bench 24,897 of 25,544 groupings
+    /// found none kept and rolled up 21,093 bottom classes; from the nearest kept
+    /// specialization they start from 7,446 classes on average (docs/hceil.md).
     fn source(&self, lattice: &Lattice, node: NodeId) -> Option<&Arc<Cached>> {
-        let direct = lattice.predecessors(node).filter_map(|(_, q)| self.get(q));
-        direct.min_by_key(|c| c.g.len()).or_else(|| {
-            let below = self.slots.iter().filter(|(q, _)| lattice.generalizes(node, **q));
-            below.map(|(_, (_, _, c))| c).min_by_key(|c| c.g.len())
-        })
+        let kept = |q: NodeId| self.get(q).map(|c| &**c);
+        let every = || self.slots.iter().map(|(&q, (_, _, c))| (q, &**c));
+        cheapest_source(lattice, node, kept, every).and_then(|q| self.get(q))
     }
 
     fn get(&self, node: NodeId) -> Option<&Arc<Cached>> {

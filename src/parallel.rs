@@ -25,6 +25,74 @@ pub(crate) fn map<T: Sync, R: Send>(jobs: &[T], f: impl Fn(&T) -> R + Sync) -> V
     jobs.par_iter().map(&f).collect()
 }
 
+/// `f` applied to every job, each job consumed (jobs that own disjoint `&mut` parts of one
+/// buffer, so the parts are written side by side); on the caller's thread with one thread or
+/// one job.
+pub(crate) fn run<T: Send>(jobs: Vec<T>, f: impl Fn(T) + Sync + Send) {
+    if jobs.len() <= 1 || threads() <= 1 {
+        return jobs.into_iter().for_each(f);
+    }
+    jobs.into_par_iter().for_each(f);
+}
+
+/// `v` sorted by `cmp`, stably, on the pool (rayon's merge sort): the same order as
+/// `slice::sort_by` gives, whatever the threads.
+pub(crate) fn sort_by<T: Send>(v: &mut [T], cmp: impl Fn(&T, &T) -> std::cmp::Ordering + Sync) {
+    if threads() <= 1 {
+        return v.sort_by(cmp);
+    }
+    v.par_sort_by(cmp);
+}
+
+/// Each run `(value, n)` written `n` times, in order: a release's rows from its cells, each
+/// frequency row's class from the classes' runs. Written on the pool, each job a range of runs
+/// of about [`FILL_ROWS`] values into its own part of the output.
+pub(crate) fn repeat<T: Copy + Default + Send + Sync>(runs: &[(T, usize)]) -> Vec<T> {
+    let mut out = vec![T::default(); runs.iter().map(|r| r.1).sum()];
+    let mut jobs = Vec::new();
+    let (mut rest, mut from) = (&mut out[..], 0);
+    while from < runs.len() {
+        let (mut to, mut n) = (from, 0);
+        while to < runs.len() && (n < FILL_ROWS || to == from) {
+            n += runs[to].1;
+            to += 1;
+        }
+        let (part, next) = std::mem::take(&mut rest).split_at_mut(n);
+        jobs.push((&runs[from..to], part));
+        (rest, from) = (next, to);
+    }
+    run(jobs, |(runs, part)| {
+        let mut at = 0;
+        for &(v, n) in runs {
+            part[at..at + n].fill(v);
+            at += n;
+        }
+    });
+    out
+}
+
+/// Values a job of [`repeat`] writes (a job's fixed cost against its work).
+const FILL_ROWS: usize = 1 << 16;
+
+/// The sums of `values` over the runs that start at `starts` (ascending, the first 0; the last
+/// run ends at the end of `values`), on the pool in ranges of runs.
+pub(crate) fn run_sums(values: &[u64], starts: &[u32]) -> Vec<u64> {
+    let ends = |i: usize| starts.get(i + 1).map_or(values.len(), |&e| e as usize);
+    let ranges: Vec<(usize, usize)> =
+        (0..starts.len()).step_by(FILL_ROWS).map(|a| (a, (a + FILL_ROWS).min(starts.len()))).collect();
+    map(&ranges, |&(a, b)| (a..b).map(|i| values[starts[i] as usize..ends(i)].iter().sum()).collect::<Vec<u64>>())
+        .concat()
+}
+
+/// `a` and `b` side by side on the pool (on the caller's thread one after the other with one
+/// thread); their results.
+pub(crate) fn join<A: Send, B: Send>(a: impl FnOnce() -> A + Send, b: impl FnOnce() -> B + Send) -> (A, B) {
+    if threads() <= 1 {
+        return (a(), b());
+    }
+    rayon::join(a, b)
+}
+
 /// `values[i]` for every `i` of `at`, in order, gathered on the pool in ranges of rows (a
 /// release's columns from its class-level arrays, in the drawn row order).
 pub(crate) fn gather<T: Copy + Send + Sync>(values: &[T], at: &[u32]) -> Vec<T> {
@@ -78,6 +146,31 @@ mod tests {
         for threads in [2, 3, 8] {
             assert_eq!(run(threads), one, "{threads} threads");
         }
+    }
+
+    /// Runs repeated and runs summed on pools of 1 and 3 threads: what the serial loops give.
+    #[test]
+    fn runs_repeated_and_summed_on_the_pool() {
+        let runs: Vec<(u32, usize)> = (0..5_000u32).map(|i| (i, (i as usize * 7919) % 97)).collect();
+        let expected: Vec<u32> = runs.iter().flat_map(|&(v, n)| std::iter::repeat_n(v, n)).collect();
+        let values: Vec<u64> = (0..expected.len() as u64).map(|i| i % 13).collect();
+        let mut starts: Vec<u32> = vec![0];
+        for &(_, n) in &runs[..runs.len() - 1] {
+            starts.push(starts.last().unwrap() + n as u32);
+        }
+        starts.dedup();
+        let sums: Vec<u64> = starts
+            .iter()
+            .enumerate()
+            .map(|(i, &a)| values[a as usize..starts.get(i + 1).map_or(values.len(), |&e| e as usize)].iter().sum())
+            .collect();
+        for threads in [1, 3] {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            assert_eq!(pool.install(|| super::repeat(&runs)), expected, "{threads} threads");
+            assert_eq!(pool.install(|| super::run_sums(&values, &starts)), sums, "{threads} threads");
+        }
+        assert!(super::repeat::<u32>(&[]).is_empty());
+        assert!(super::run_sums(&[], &[]).is_empty());
     }
 
     /// Once the flag is up no further job starts, and the call says it was cancelled.

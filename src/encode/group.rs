@@ -196,29 +196,19 @@ pub fn group(ft: &FrequencyTable, levels: &[u8]) -> Result<(Grouping, Vec<u32>)>
 /// sorted by their codes: no hashing, which matters when nearly every one of 10^6 tuples is
 /// unique (12–15 quasi-identifiers). Same classes in the same order as hashing would give.
 fn group_bottom(ft: &FrequencyTable, hs: &[Arc<Hierarchy>], levels: &[u8]) -> (Grouping, Vec<u32>) {
-    let mut out = Grouping {
-        levels: levels.to_vec(),
-        codes: vec![Vec::new(); hs.len()],
-        sizes: Vec::new(),
-        ranges: vec![Vec::new(); hs.len()],
-    };
-    let mut row_class = Vec::with_capacity(ft.len());
-    for r in 0..ft.len() {
-        let same = r > 0 && ft.qis.iter().all(|q| q.codes[r] == q.codes[r - 1]);
-        if same {
-            *out.sizes.last_mut().expect("a class is open") += ft.counts[r];
-        } else {
-            for (a, q) in ft.qis.iter().enumerate() {
-                out.codes[a].push(q.codes[r]);
-                if hs[a].is_numeric() {
-                    out.ranges[a].push((q.codes[r], q.codes[r]));
-                }
-            }
-            out.sizes.push(ft.counts[r]);
-        }
-        row_class.push(out.sizes.len() as u32 - 1);
-    }
-    (out, row_class)
+    let starts = ft.qi_runs();
+    let codes = crate::parallel::map(&ft.qis, |q| starts.iter().map(|&r| q.codes[r as usize]).collect::<Vec<u32>>());
+    let ranges = codes
+        .iter()
+        .zip(hs)
+        .map(|(c, h)| if h.is_numeric() { c.iter().map(|&c| (c, c)).collect() } else { Vec::new() })
+        .collect();
+    let sizes = crate::parallel::run_sums(&ft.counts, &starts);
+    let ends = starts.iter().skip(1).map(|&e| e as usize).chain([ft.len()]);
+    let runs: Vec<(u32, usize)> =
+        starts.iter().zip(ends).enumerate().map(|(c, (&a, b))| (c as u32, b - a as usize)).collect();
+    let row_class = crate::parallel::repeat(&runs);
+    (Grouping { levels: levels.to_vec(), codes, sizes, ranges }, row_class)
 }
 
 /// Group the node one level above `from` in attribute `attr`, from `from`'s classes. Also
@@ -494,16 +484,29 @@ pub fn class_sizes_of(hs: &[Arc<Hierarchy>], from: &Grouping, levels: &[u8], mem
     let mut order: Vec<usize> = (0..hs.len()).collect();
     let share = |a: usize| allowed[a].iter().filter(|&&x| x).count() as f64 / allowed[a].len() as f64;
     order.sort_by(|&a, &b| share(a).total_cmp(&share(b)));
-    let mut sizes = vec![0u64; index.len()];
-    for c in 0..from.len() {
-        if order.iter().all(|&a| allowed[a][jumps[a][from.codes[a][c] as usize] as usize])
-            && let Some(&i) = index.get(&key(c))
-        {
-            sizes[i] += from.sizes[c];
+    // One pass over `from`'s classes, in ranges on the pool, each range's sizes then added.
+    let ranges: Vec<(usize, usize)> =
+        (0..from.len()).step_by(SIZES_CLASSES).map(|a| (a, (a + SIZES_CLASSES).min(from.len()))).collect();
+    let parts = crate::parallel::map(&ranges, |&(a, b)| {
+        let mut sizes = vec![0u64; index.len()];
+        for c in a..b {
+            if order.iter().all(|&a| allowed[a][jumps[a][from.codes[a][c] as usize] as usize])
+                && let Some(&i) = index.get(&key(c))
+            {
+                sizes[i] += from.sizes[c];
+            }
         }
+        sizes
+    });
+    let mut sizes = vec![0u64; index.len()];
+    for part in parts {
+        sizes.iter_mut().zip(part).for_each(|(s, n)| *s += n);
     }
     Ok(sizes)
 }
+
+/// Classes a job of [`class_sizes_of`] scans.
+const SIZES_CLASSES: usize = 1 << 16;
 
 fn check_levels(hs: &[Arc<Hierarchy>], levels: &[u8]) -> Result<()> {
     if levels.len() != hs.len() {

@@ -2,7 +2,7 @@
 //! spread, and never attacker-chosen in a way that matters here (a slow hash would only cost
 //! the data owner time), so one multiply is enough.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 
 #[derive(Default, Clone, Copy)]
@@ -44,6 +44,7 @@ impl Hasher for MulHasher {
 }
 
 pub(crate) type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<MulHasher>>;
+pub(crate) type FastSet<K> = HashSet<K, BuildHasherDefault<MulHasher>>;
 
 pub(crate) fn fast_map<K, V>(capacity: usize) -> FastMap<K, V> {
     HashMap::with_capacity_and_hasher(capacity, Default::default())

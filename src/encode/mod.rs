@@ -139,20 +139,27 @@ impl FrequencyTable {
         if self.sensitive.is_none() {
             return self.clone();
         }
-        let same = |a: usize, b: usize| self.qis.iter().all(|q| q.codes[a] == q.codes[b]);
-        let starts: Vec<usize> = (0..self.len()).filter(|&r| r == 0 || !same(r - 1, r)).collect();
+        let starts = self.qi_runs();
+        let codes =
+            crate::parallel::map(&self.qis, |q| starts.iter().map(|&r| q.codes[r as usize]).collect::<Vec<u32>>());
         let qis = self
             .qis
             .iter()
-            .map(|q| QiColumn {
-                name: q.name.clone(),
-                hierarchy: q.hierarchy.clone(),
-                codes: starts.iter().map(|&r| q.codes[r]).collect(),
-            })
+            .zip(codes)
+            .map(|(q, codes)| QiColumn { name: q.name.clone(), hierarchy: q.hierarchy.clone(), codes })
             .collect();
-        let ends = starts.iter().skip(1).copied().chain([self.len()]);
-        let counts = starts.iter().zip(ends).map(|(&a, b)| self.counts[a..b].iter().sum()).collect();
+        let counts = crate::parallel::run_sums(&self.counts, &starts);
         FrequencyTable { qis, sensitive: None, counts }
+    }
+
+    /// The first row of each run of rows with equal quasi-identifier codes (the rows are sorted
+    /// by their codes, so a run is one class of the bottom node), found on the pool in ranges.
+    pub(crate) fn qi_runs(&self) -> Vec<u32> {
+        let n = self.len();
+        let opens = |r: usize| r == 0 || self.qis.iter().any(|q| q.codes[r] != q.codes[r - 1]);
+        let ranges: Vec<(usize, usize)> = (0..n).step_by(RUN_ROWS).map(|a| (a, (a + RUN_ROWS).min(n))).collect();
+        crate::parallel::map(&ranges, |&(a, b)| (a..b).filter(|&r| opens(r)).map(|r| r as u32).collect::<Vec<u32>>())
+            .concat()
     }
 
     /// Rows in the order of their code tuples: by packed keys when the codes fit in 128 bits
@@ -380,6 +387,9 @@ fn text_at(arr: &ArrayRef, r: usize) -> String {
 }
 
 /// Why a NULL sensitive value is refused (the NULL rule), in every method's error.
+/// Rows a job of [`FrequencyTable::qi_runs`] scans.
+const RUN_ROWS: usize = 1 << 16;
+
 const SENSITIVE_NULLS: &str = "the sensitive attribute needs a value in every record";
 
 /// The NULL rule for declared sensitive columns a method does not encode (`except` is the one

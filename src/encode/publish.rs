@@ -137,13 +137,11 @@ pub(crate) fn release_schema(
 
 /// The class and the sensitive value of every row, for [`class_rows`], from cells
 /// `(class, value, rows)` laid out in the order given: a cell's rows are adjacent and alike.
+/// The rows are written on the pool ([`crate::parallel::repeat`]).
 pub(crate) fn cell_rows(cells: impl IntoIterator<Item = (u32, u32, u64)>) -> (Vec<u32>, Vec<u32>) {
-    let (mut row_class, mut row_value) = (Vec::new(), Vec::new());
-    for (class, value, n) in cells {
-        row_class.extend(std::iter::repeat_n(class, n as usize));
-        row_value.extend(std::iter::repeat_n(value, n as usize));
-    }
-    (row_class, row_value)
+    let cells: Vec<(u32, u32, u64)> = cells.into_iter().collect();
+    let runs = |of: fn(&(u32, u32, u64)) -> u32| cells.iter().map(|c| (of(c), c.2 as usize)).collect::<Vec<_>>();
+    (crate::parallel::repeat(&runs(|c| c.0)), crate::parallel::repeat(&runs(|c| c.1)))
 }
 
 /// The release's batches: row i is class `row_class[i]` (an index into the class-level

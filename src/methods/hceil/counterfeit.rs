@@ -78,6 +78,14 @@ impl NodeCatalog {
         self.counterfeits.binary_search_by(|x| (x.0, x.1).cmp(&(class, value))).map_or(0, |i| self.counterfeits[i].2)
     }
 
+    /// The counterfeits of `class`, as (class, value, count) sorted by value: one search a
+    /// class, where a search per (class, value) cell cost a core about 0.2 s at 5 M rows.
+    pub(crate) fn counterfeits_in(&self, class: u32) -> &[(u32, u32, u32)] {
+        let from = self.counterfeits.partition_point(|x| x.0 < class);
+        let to = from + self.counterfeits[from..].partition_point(|x| x.0 == class);
+        &self.counterfeits[from..to]
+    }
+
     /// The catalog of a subset of a node's classes, renumbered to the node's: class `c` of the
     /// subset is the node's `ids[c]`. `ids` ascending, so every order is kept.
     pub(crate) fn renumber(mut self, ids: &[u32]) -> Self {

@@ -31,7 +31,7 @@ pub(crate) const SENSITIVE_COLUMN_KEY: &str = "anonfusion.sensitive_column";
 pub(crate) fn class_ids(cached: &Cached, suppressed: &[bool]) -> Vec<i64> {
     let g = &cached.g;
     let mut order: Vec<usize> = (0..g.len()).filter(|&c| !suppressed[c]).collect();
-    order.sort_by(|&a, &b| g.codes.iter().map(|c| c[a]).cmp(g.codes.iter().map(|c| c[b])));
+    crate::parallel::sort_by(&mut order, |&a, &b| g.codes.iter().map(|c| c[a]).cmp(g.codes.iter().map(|c| c[b])));
     let mut ids = vec![0i64; g.len()];
     for (rank, &c) in order.iter().enumerate() {
         ids[c] = rank as i64 + 1;
@@ -44,19 +44,31 @@ pub(crate) fn class_ids(cached: &Cached, suppressed: &[bool]) -> Vec<i64> {
 /// the client ([`ClassCells::batch_in`]) or by a plan ([`ClassCells::expand`]); the cells are as many
 /// as the chosen node's (class, value) pairs, so they stay in the client whatever the rows.
 fn cells(cached: &Cached, width: usize, catalog: &NodeCatalog, ids: &[i64]) -> Vec<(u32, u32, u64)> {
-    let mut by_id: Vec<usize> = (0..ids.len()).filter(|&c| ids[c] > 0).collect();
-    by_id.sort_by_key(|&c| ids[c]);
-    let mut out = Vec::new();
-    for c in by_id {
-        for (s, &n) in cached.class_hist(c, width).iter().enumerate() {
-            let n = n + catalog.counterfeits_of(c as u32, s as u32);
-            if n > 0 {
-                out.push((c as u32, s as u32, u64::from(n)));
+    // Ids number the published classes 1, 2, ... ([`class_ids`]): the order is their inverse.
+    let mut by_id = vec![0usize; ids.iter().filter(|&&id| id > 0).count()];
+    for (c, &id) in ids.iter().enumerate().filter(|(_, id)| **id > 0) {
+        by_id[id as usize - 1] = c;
+    }
+    // Ranges of classes on the pool, laid end to end in id order.
+    let ranges: Vec<&[usize]> = by_id.chunks(CELL_CLASSES).collect();
+    let parts = crate::parallel::map(&ranges, |classes| {
+        let mut out = Vec::new();
+        for &c in *classes {
+            let mut fake = catalog.counterfeits_in(c as u32).iter().peekable();
+            for (s, &n) in cached.class_hist(c, width).iter().enumerate() {
+                let n = n + fake.next_if(|f| f.1 == s as u32).map_or(0, |f| f.2);
+                if n > 0 {
+                    out.push((c as u32, s as u32, u64::from(n)));
+                }
             }
         }
-    }
-    out
+        out
+    });
+    parts.concat()
 }
+
+/// Classes a job of [`cells`] reads.
+const CELL_CLASSES: usize = 1 << 12;
 
 /// One release column per class (class-level arrays), with its field.
 fn class_columns(src: &Source<'_>, cached: &Cached, ids: &[i64]) -> Result<(Vec<Field>, Vec<ArrayRef>)> {
@@ -118,7 +130,7 @@ pub(crate) fn catalog_batch(
             (group, values[e.value as usize].as_str(), e.count as i64)
         })
         .collect();
-    rows.sort();
+    crate::parallel::sort_by(&mut rows, Ord::cmp);
     let mut lists = ListBuilder::new(Int64Builder::new());
     for (group, _, _) in &rows {
         lists.values().append_slice(group);

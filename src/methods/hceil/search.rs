@@ -224,25 +224,32 @@ pub(crate) fn evaluate(
         return None;
     }
     let suppressed_records: u64 = g.sizes.iter().zip(&suppressed).filter(|(_, s)| **s).map(|(&n, _)| n).sum();
-    let mut rng = StdRng::seed_from_u64(node_seed(p.seed, node));
-    let catalog = if suppressed_records == 0 {
-        counterfeit::build(&Classes { sizes: &g.sizes, hist: &cached.hist, width }, p.k, p.draw, &mut rng)?
-    } else {
-        // The catalog sees only the kept classes: a suppressed record conceals nothing.
-        let kept: Vec<u32> = (0..g.len() as u32).filter(|&c| !suppressed[c as usize]).collect();
-        let sizes: Vec<u64> = kept.iter().map(|&c| g.sizes[c as usize]).collect();
-        let hist: Vec<u32> = kept.iter().flat_map(|&c| cached.class_hist(c as usize, width).iter().copied()).collect();
-        counterfeit::build(&Classes { sizes: &sizes, hist: &hist, width }, p.k, p.draw, &mut rng)?.renumber(&kept)
+    let catalog = || {
+        let mut rng = StdRng::seed_from_u64(node_seed(p.seed, node));
+        if suppressed_records == 0 {
+            counterfeit::build(&Classes { sizes: &g.sizes, hist: &cached.hist, width }, p.k, p.draw, &mut rng)
+        } else {
+            // The catalog sees only the kept classes: a suppressed record conceals nothing.
+            let kept: Vec<u32> = (0..g.len() as u32).filter(|&c| !suppressed[c as usize]).collect();
+            let sizes: Vec<u64> = kept.iter().map(|&c| g.sizes[c as usize]).collect();
+            let hist: Vec<u32> =
+                kept.iter().flat_map(|&c| cached.class_hist(c as usize, width).iter().copied()).collect();
+            counterfeit::build(&Classes { sizes: &sizes, hist: &hist, width }, p.k, p.draw, &mut rng)
+                .map(|c| c.renumber(&kept))
+        }
     };
-    let probabilities = score::cell_probabilities(hs, g);
-    let degrees = class_degrees(hs, g);
+    // The catalog's draws are one serial stream; the node's measures need only its classes, so
+    // they are computed beside it (the largest node's catalog is most of a search's wait).
+    let measures = || (score::cell_probabilities(hs, g), class_degrees(hs, g), score::interval_degrees(hs, g));
+    let (catalog, (probabilities, degrees, interval_degrees)) = crate::parallel::join(catalog, measures);
+    let catalog = catalog?;
     let mut published = score::published_sizes(g, &catalog);
     for (n, _) in published.iter_mut().zip(&suppressed).filter(|(_, s)| **s) {
         *n = 0;
     }
     let rce = score::rce(&published, &cached.hist, width, &probabilities, &catalog);
     let lm = score::lm(&degrees, &published);
-    let lm_intervals = score::lm(&score::interval_degrees(hs, g), &published);
+    let lm_intervals = score::lm(&interval_degrees, &published);
     let max_degree = degrees.iter().zip(&published).filter(|(_, n)| **n > 0).map(|(&d, _)| d).fold(0.0, f64::max);
     let key = p.objective.key(rce, catalog.total, suppressed_records);
     let classes = published.iter().filter(|&&n| n > 0).count();

@@ -37,12 +37,12 @@ use super::radix::Radix;
 use super::score::codes_ncp;
 use crate::dp::{DiscreteLaplace, StreamKey};
 use crate::encode::FrequencyTable;
+use crate::encode::hash::{FastMap, FastSet};
 use crate::error::{AnonError, Result};
 use crate::hierarchy::Hierarchy;
 use crate::lattice::format_levels;
 use crate::progress::Progress;
 use rand::Rng;
-use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 const F: &str = "ipa_release";
@@ -486,29 +486,29 @@ impl Plan {
     }
 }
 
-/// Every frequency row's node index at every depth, and each depth's record totals.
+/// Every frequency row's node index at every depth, and each depth's record totals. The maps
+/// are only looked up (never iterated), so their hasher cannot move a draw; the depths are
+/// counted side by side on the pool.
 struct Counts {
     /// `index[k][i]`: row i's node at depth k.
     index: Vec<Vec<u128>>,
-    totals: Vec<HashMap<u128, u64>>,
+    totals: Vec<FastMap<u128, u64>>,
 }
 
 impl Counts {
     fn new(ft: &FrequencyTable, plan: &Plan, progress: &dyn Progress) -> Result<Self> {
         let hs = ft.hierarchies();
-        let mut index = Vec::with_capacity(plan.depths.len());
-        let mut totals = Vec::with_capacity(plan.depths.len());
-        for d in &plan.depths {
-            progress.check()?;
+        progress.check()?;
+        let depths = crate::parallel::map(&plan.depths, |d| {
             let up: Vec<&[u32]> = hs.iter().zip(&d.levels).map(|(h, &l)| h.up(l as usize)).collect();
             let idx: Vec<u128> = (0..ft.len()).map(|i| d.index(|a| up[a][ft.qis[a].codes[i] as usize])).collect();
-            let mut t: HashMap<u128, u64> = HashMap::new();
+            let mut t: FastMap<u128, u64> = FastMap::default();
             for (&x, &n) in idx.iter().zip(&ft.counts) {
                 *t.entry(x).or_default() += n;
             }
-            index.push(idx);
-            totals.push(t);
-        }
+            (idx, t)
+        });
+        let (index, totals) = depths.into_iter().unzip();
         Ok(Counts { index, totals })
     }
 }
@@ -535,10 +535,10 @@ fn choose_partition<R: Rng + ?Sized>(
     noise: &[DiscreteLaplace],
     rng: &mut R,
     progress: &dyn Progress,
-) -> Result<(Vec<Chosen>, Vec<HashSet<u128>>)> {
+) -> Result<(Vec<Chosen>, Vec<FastSet<u128>>)> {
     let mut frontier: Vec<(u128, u128)> = (0..plan.roots).map(|i| (i, i)).collect();
     let mut classes = Vec::new();
-    let mut kept = vec![frontier.iter().map(|&(_, v)| v).collect::<HashSet<u128>>()];
+    let mut kept = vec![frontier.iter().map(|&(_, v)| v).collect::<FastSet<u128>>()];
     for (k, (a, kids)) in plan.steps.iter().enumerate() {
         let (parent, child) = (&plan.depths[k], &plan.depths[k + 1]);
         let theta = config.theta(k);
@@ -574,8 +574,8 @@ fn choose_partition<R: Rng + ?Sized>(
 fn class_histograms(
     ft: &FrequencyTable,
     counts: &Counts,
-    kept: &[HashSet<u128>],
-    ids: &HashMap<(usize, u128), usize>,
+    kept: &[FastSet<u128>],
+    ids: &FastMap<(usize, u128), usize>,
     width: usize,
 ) -> Result<Vec<u32>> {
     let s = ft.sensitive.as_ref().ok_or_else(|| AnonError::argument(F, "source", "needs an informative attribute"))?;
@@ -638,7 +638,7 @@ pub(crate) fn release_cancellable(
     progress.check()?;
     let (chosen, kept) =
         choose_partition(&plan, &counts, config, &step_noise, &mut key.stream(PARTITION_STREAM), progress)?;
-    let ids: HashMap<(usize, u128), usize> = chosen.iter().enumerate().map(|(i, c)| ((c.depth, c.node), i)).collect();
+    let ids: FastMap<(usize, u128), usize> = chosen.iter().enumerate().map(|(i, c)| ((c.depth, c.node), i)).collect();
     progress.check_after_noise()?;
     let hist = class_histograms(ft, &counts, &kept, &ids, width)?;
     progress.check_after_noise()?;

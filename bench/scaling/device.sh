@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Issue 36's scaling run on a lent many-core machine, in one call (docs/results/scaling.md,
 # "On 16 cores"). The release binaries are built on the two-core machine and travel compressed
-# in target/devbin (new.xz: this tree; base.xz: the tree before the long-lived pool), since the
-# lent machine has no toolchain to count on:
+# in target/devbin (new.xz: this tree; base.xz, optional: a tree before it; lw.xz, optional:
+# this tree's `lattice_wide` bench binary), since the lent machine has no toolchain to count on
+# (the carried files are limited to 64 MiB, about two of them):
 #   CARGO_TARGET_DIR=... cargo build --release --bin anonfusion; strip; xz > target/devbin/new.xz
+#   CARGO_TARGET_DIR=... cargo bench --bench lattice_wide --no-run; strip; xz > target/devbin/lw.xz
 #   bench/scaling/device.sh            # writes $OUT/device.md
 set -u
 D=target/devbin
@@ -13,8 +15,8 @@ OUT=${OUT:-/tmp}
 unpack() { # xz, or Python's lzma where xz is missing
   if command -v xz > /dev/null; then xz -d -T0 -c "$1"; else python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), sys.stdout.buffer)' "$1"; fi
 }
-for b in new base; do
-  [ -x "$D/$b" ] || { unpack "$D/$b.xz" > "$D/$b" && chmod +x "$D/$b"; }
+for b in new base lw; do
+  [ -x "$D/$b" ] || [ ! -f "$D/$b.xz" ] || { unpack "$D/$b.xz" > "$D/$b" && chmod +x "$D/$b"; }
 done
 # kanon's and hceil's reports at $SMALL rows on cores $1: time_ms and its passes.
 reports() {
@@ -50,6 +52,15 @@ TWO="0,$(other_core)"
     echo; echo "## reports, $SMALL rows, cores $c"
     export -f reports; D=$D SMALL=$SMALL timeout 45 bash -c "reports $c"
   done
-  echo; echo "## the tree before (base), $SMALL rows"
-  BIN=$D/base ROWS=$SMALL RUNS=1 timeout 70 bench/scaling/run.sh 0 "$TWO" 0-15
+  if [ -x "$D/base" ]; then
+    echo; echo "## the tree before (base), $SMALL rows"
+    BIN=$D/base ROWS=$SMALL RUNS=1 timeout 70 bench/scaling/run.sh 0 "$TWO" 0-15
+  fi
+  if [ -x "$D/lw" ]; then
+    # The wide lattices (issue 36, point 3): criterion on every core, one printed run on two.
+    echo; echo "## lattice_wide (hceil_9qi, ipa_node_9qi), cores 0-15, criterion"
+    taskset -c 0-15 timeout 120 "$D/lw" --bench 'hceil|ipa' 2>&1 | grep -E 'time:|^lattice_wide'
+    echo; echo "## lattice_wide, cores $TWO, one printed run each"
+    for m in hceil ipa; do taskset -c "$TWO" timeout 40 "$D/lw" --bench "${m}_NOMATCH" 2>&1 | grep -E ' in [0-9]+ ms'; done
+  fi
 } 2>&1 | tee "$OUT/device.md"

@@ -93,21 +93,25 @@ fn permutation_in(rows: usize, buckets: usize, rng: &mut impl Rng) -> Vec<u32> {
         }
         out
     });
-    let ids: Vec<usize> = (0..buckets).collect();
-    let shuffled = crate::parallel::map(&ids, |&b| {
-        let mut bucket: Vec<u32> = Vec::with_capacity(dealt.iter().map(|d| d[b].len()).sum());
+    // Each bucket is gathered and shuffled in its own part of the order (no bucket built apart
+    // and then copied into place by one thread).
+    let mut order = vec![0u32; rows];
+    let mut jobs = Vec::with_capacity(buckets);
+    let mut rest = &mut order[..];
+    for b in 0..buckets {
+        let (part, next) = std::mem::take(&mut rest).split_at_mut(dealt.iter().map(|d| d[b].len()).sum());
+        jobs.push((b, part));
+        rest = next;
+    }
+    crate::parallel::run(jobs, |(b, part)| {
+        let mut at = 0;
         for d in &dealt {
-            bucket.extend_from_slice(&d[b]);
+            part[at..at + d[b].len()].copy_from_slice(&d[b]);
+            at += d[b].len();
         }
         // Streams past the ranges' ids: no bucket shares a stream with a dealing.
-        bucket.shuffle(&mut key.stream((ranges.len() + b) as u64));
-        bucket
+        part.shuffle(&mut key.stream((ranges.len() + b) as u64));
     });
-    drop(dealt);
-    let mut order = Vec::with_capacity(rows);
-    for bucket in shuffled {
-        order.extend_from_slice(&bucket);
-    }
     order
 }
 

@@ -386,10 +386,10 @@ fn text_at(arr: &ArrayRef, r: usize) -> String {
     cast(&arr.slice(r, 1), &DataType::Utf8).ok().map(|a| a.as_string::<i32>().value(0).to_string()).unwrap_or_default()
 }
 
-/// Why a NULL sensitive value is refused (the NULL rule), in every method's error.
 /// Rows a job of [`FrequencyTable::qi_runs`] scans.
 const RUN_ROWS: usize = 1 << 16;
 
+/// Why a NULL sensitive value is refused (the NULL rule), in every method's error.
 const SENSITIVE_NULLS: &str = "the sensitive attribute needs a value in every record";
 
 /// The NULL rule for declared sensitive columns a method does not encode (`except` is the one

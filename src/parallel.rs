@@ -25,6 +25,24 @@ pub(crate) fn map<T: Sync, R: Send>(jobs: &[T], f: impl Fn(&T) -> R + Sync) -> V
     jobs.par_iter().map(&f).collect()
 }
 
+/// `0..n` cut into ranges of at most `size` (the last shorter): the jobs of a pass over `n`
+/// items.
+pub(crate) fn ranges(n: usize, size: usize) -> Vec<std::ops::Range<usize>> {
+    (0..n).step_by(size.max(1)).map(|a| a..(a + size).min(n)).collect()
+}
+
+/// `buf` cut into consecutive parts of `lens` (their sum at most its length), each its own
+/// `&mut`, so jobs on the pool ([`run`]) write their parts side by side.
+pub(crate) fn split_mut<T>(mut buf: &mut [T], lens: impl IntoIterator<Item = usize>) -> Vec<&mut [T]> {
+    lens.into_iter()
+        .map(|n| {
+            let (part, rest) = std::mem::take(&mut buf).split_at_mut(n);
+            buf = rest;
+            part
+        })
+        .collect()
+}
+
 /// `f` applied to every job, each job consumed (jobs that own disjoint `&mut` parts of one
 /// buffer, so the parts are written side by side); on the caller's thread with one thread or
 /// one job.
@@ -49,19 +67,20 @@ pub(crate) fn sort_by<T: Send>(v: &mut [T], cmp: impl Fn(&T, &T) -> std::cmp::Or
 /// of about [`FILL_ROWS`] values into its own part of the output.
 pub(crate) fn repeat<T: Copy + Default + Send + Sync>(runs: &[(T, usize)]) -> Vec<T> {
     let mut out = vec![T::default(); runs.iter().map(|r| r.1).sum()];
-    let mut jobs = Vec::new();
-    let (mut rest, mut from) = (&mut out[..], 0);
+    // Ranges of runs of about FILL_ROWS values each (a run longer than that is one range).
+    let mut groups: Vec<&[(T, usize)]> = Vec::new();
+    let mut from = 0;
     while from < runs.len() {
         let (mut to, mut n) = (from, 0);
         while to < runs.len() && (n < FILL_ROWS || to == from) {
             n += runs[to].1;
             to += 1;
         }
-        let (part, next) = std::mem::take(&mut rest).split_at_mut(n);
-        jobs.push((&runs[from..to], part));
-        (rest, from) = (next, to);
+        groups.push(&runs[from..to]);
+        from = to;
     }
-    run(jobs, |(runs, part)| {
+    let parts = split_mut(&mut out, groups.iter().map(|g| g.iter().map(|r| r.1).sum()));
+    run(groups.into_iter().zip(parts).collect(), |(runs, part)| {
         let mut at = 0;
         for &(v, n) in runs {
             part[at..at + n].fill(v);
@@ -78,10 +97,10 @@ const FILL_ROWS: usize = 1 << 16;
 /// run ends at the end of `values`), on the pool in ranges of runs.
 pub(crate) fn run_sums(values: &[u64], starts: &[u32]) -> Vec<u64> {
     let ends = |i: usize| starts.get(i + 1).map_or(values.len(), |&e| e as usize);
-    let ranges: Vec<(usize, usize)> =
-        (0..starts.len()).step_by(FILL_ROWS).map(|a| (a, (a + FILL_ROWS).min(starts.len()))).collect();
-    map(&ranges, |&(a, b)| (a..b).map(|i| values[starts[i] as usize..ends(i)].iter().sum()).collect::<Vec<u64>>())
-        .concat()
+    map(&ranges(starts.len(), FILL_ROWS), |r| {
+        r.clone().map(|i| values[starts[i] as usize..ends(i)].iter().sum()).collect::<Vec<u64>>()
+    })
+    .concat()
 }
 
 /// `a` and `b` side by side on the pool (on the caller's thread one after the other with one
@@ -169,6 +188,11 @@ mod tests {
             assert_eq!(pool.install(|| super::repeat(&runs)), expected, "{threads} threads");
             assert_eq!(pool.install(|| super::run_sums(&values, &starts)), sums, "{threads} threads");
         }
+        assert_eq!(super::ranges(10, 4), vec![0..4, 4..8, 8..10]);
+        assert!(super::ranges(0, 4).is_empty());
+        let mut buf = [0u8; 6];
+        let lens: Vec<usize> = super::split_mut(&mut buf, [2, 0, 3]).iter().map(|p| p.len()).collect();
+        assert_eq!(lens, [2, 0, 3]);
         assert!(super::repeat::<u32>(&[]).is_empty());
         assert!(super::run_sums(&[], &[]).is_empty());
     }

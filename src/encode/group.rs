@@ -196,14 +196,12 @@ pub fn group(ft: &FrequencyTable, levels: &[u8]) -> Result<(Grouping, Vec<u32>)>
 /// sorted by their codes: no hashing, which matters when nearly every one of 10^6 tuples is
 /// unique (12–15 quasi-identifiers). Same classes in the same order as hashing would give.
 fn group_bottom(ft: &FrequencyTable, hs: &[Arc<Hierarchy>], levels: &[u8]) -> (Grouping, Vec<u32>) {
-    let starts = ft.qi_runs();
-    let codes = crate::parallel::map(&ft.qis, |q| starts.iter().map(|&r| q.codes[r as usize]).collect::<Vec<u32>>());
+    let (starts, codes, sizes) = ft.qi_runs();
     let ranges = codes
         .iter()
         .zip(hs)
         .map(|(c, h)| if h.is_numeric() { c.iter().map(|&c| (c, c)).collect() } else { Vec::new() })
         .collect();
-    let sizes = crate::parallel::run_sums(&ft.counts, &starts);
     let ends = starts.iter().skip(1).map(|&e| e as usize).chain([ft.len()]);
     let runs: Vec<(u32, usize)> =
         starts.iter().zip(ends).enumerate().map(|(c, (&a, b))| (c as u32, b - a as usize)).collect();
@@ -485,11 +483,9 @@ pub fn class_sizes_of(hs: &[Arc<Hierarchy>], from: &Grouping, levels: &[u8], mem
     let share = |a: usize| allowed[a].iter().filter(|&&x| x).count() as f64 / allowed[a].len() as f64;
     order.sort_by(|&a, &b| share(a).total_cmp(&share(b)));
     // One pass over `from`'s classes, in ranges on the pool, each range's sizes then added.
-    let ranges: Vec<(usize, usize)> =
-        (0..from.len()).step_by(SIZES_CLASSES).map(|a| (a, (a + SIZES_CLASSES).min(from.len()))).collect();
-    let parts = crate::parallel::map(&ranges, |&(a, b)| {
+    let parts = crate::parallel::map(&crate::parallel::ranges(from.len(), SIZES_CLASSES), |classes| {
         let mut sizes = vec![0u64; index.len()];
-        for c in a..b {
+        for c in classes.clone() {
             if order.iter().all(|&a| allowed[a][jumps[a][from.codes[a][c] as usize] as usize])
                 && let Some(&i) = index.get(&key(c))
             {

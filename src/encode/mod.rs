@@ -139,27 +139,29 @@ impl FrequencyTable {
         if self.sensitive.is_none() {
             return self.clone();
         }
-        let starts = self.qi_runs();
-        let codes =
-            crate::parallel::map(&self.qis, |q| starts.iter().map(|&r| q.codes[r as usize]).collect::<Vec<u32>>());
+        let (_, codes, counts) = self.qi_runs();
         let qis = self
             .qis
             .iter()
             .zip(codes)
             .map(|(q, codes)| QiColumn { name: q.name.clone(), hierarchy: q.hierarchy.clone(), codes })
             .collect();
-        let counts = crate::parallel::run_sums(&self.counts, &starts);
         FrequencyTable { qis, sensitive: None, counts }
     }
 
-    /// The first row of each run of rows with equal quasi-identifier codes (the rows are sorted
-    /// by their codes, so a run is one class of the bottom node), found on the pool in ranges.
-    pub(crate) fn qi_runs(&self) -> Vec<u32> {
-        let n = self.len();
+    /// The runs of rows with equal quasi-identifier codes (the rows are sorted by their codes,
+    /// so a run is one class of the bottom node): each run's first row, its codes per
+    /// quasi-identifier and its records, found on the pool in ranges of rows.
+    pub(crate) fn qi_runs(&self) -> (Vec<u32>, Vec<Vec<u32>>, Vec<u64>) {
         let opens = |r: usize| r == 0 || self.qis.iter().any(|q| q.codes[r] != q.codes[r - 1]);
-        let ranges: Vec<(usize, usize)> = (0..n).step_by(RUN_ROWS).map(|a| (a, (a + RUN_ROWS).min(n))).collect();
-        crate::parallel::map(&ranges, |&(a, b)| (a..b).filter(|&r| opens(r)).map(|r| r as u32).collect::<Vec<u32>>())
-            .concat()
+        let ranges = crate::parallel::ranges(self.len(), RUN_ROWS);
+        let starts =
+            crate::parallel::map(&ranges, |r| r.clone().filter(|&r| opens(r)).map(|r| r as u32).collect::<Vec<u32>>())
+                .concat();
+        let codes =
+            crate::parallel::map(&self.qis, |q| starts.iter().map(|&r| q.codes[r as usize]).collect::<Vec<u32>>());
+        let counts = crate::parallel::run_sums(&self.counts, &starts);
+        (starts, codes, counts)
     }
 
     /// Rows in the order of their code tuples: by packed keys when the codes fit in 128 bits

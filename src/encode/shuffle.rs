@@ -82,8 +82,7 @@ fn permutation_in(rows: usize, buckets: usize, rng: &mut impl Rng) -> Vec<u32> {
         return order;
     }
     let key = StreamKey::from_rng(rng);
-    let ranges: Vec<std::ops::Range<usize>> =
-        (0..rows).step_by(DEAL_ROWS).map(|start| start..(start + DEAL_ROWS).min(rows)).collect();
+    let ranges = crate::parallel::ranges(rows, DEAL_ROWS);
     let dealt: Vec<Vec<Vec<u32>>> = crate::parallel::map(&ranges, |range| {
         let mut stream = key.stream((range.start / DEAL_ROWS) as u64);
         let expected = range.len() / buckets;
@@ -96,14 +95,8 @@ fn permutation_in(rows: usize, buckets: usize, rng: &mut impl Rng) -> Vec<u32> {
     // Each bucket is gathered and shuffled in its own part of the order (no bucket built apart
     // and then copied into place by one thread).
     let mut order = vec![0u32; rows];
-    let mut jobs = Vec::with_capacity(buckets);
-    let mut rest = &mut order[..];
-    for b in 0..buckets {
-        let (part, next) = std::mem::take(&mut rest).split_at_mut(dealt.iter().map(|d| d[b].len()).sum());
-        jobs.push((b, part));
-        rest = next;
-    }
-    crate::parallel::run(jobs, |(b, part)| {
+    let parts = crate::parallel::split_mut(&mut order, (0..buckets).map(|b| dealt.iter().map(|d| d[b].len()).sum()));
+    crate::parallel::run(parts.into_iter().enumerate().collect(), |(b, part)| {
         let mut at = 0;
         for d in &dealt {
             part[at..at + d[b].len()].copy_from_slice(&d[b]);
@@ -135,9 +128,8 @@ pub(crate) fn gather_rows(array: &ArrayRef, rows: &UInt32Array) -> Result<ArrayR
             return Ok(Arc::new(out));
         }
     }
-    let ranges: Vec<(usize, usize)> =
-        (0..rows.len()).step_by(GATHER_ROWS).map(|at| (at, GATHER_ROWS.min(rows.len() - at))).collect();
-    let parts = crate::parallel::map(&ranges, |&(at, n)| take(array, &rows.slice(at, n), None));
+    let ranges = crate::parallel::ranges(rows.len(), GATHER_ROWS);
+    let parts = crate::parallel::map(&ranges, |r| take(array, &rows.slice(r.start, r.len()), None));
     let parts = parts.into_iter().collect::<Result<Vec<ArrayRef>, _>>()?;
     Ok(concat(&parts.iter().map(|p| p.as_ref()).collect::<Vec<_>>())?)
 }
@@ -155,15 +147,11 @@ fn gather_strings(a: &StringArray, rows: &[u32]) -> Option<StringArray> {
     let total: usize = sizes.iter().sum();
     i32::try_from(total).ok()?;
     let (mut values, mut ends) = (vec![0u8; total], vec![0i32; rows.len() + 1]);
-    let mut jobs = Vec::with_capacity(ranges.len());
-    let (mut v_rest, mut e_rest, mut base) = (&mut values[..], &mut ends[1..], 0);
-    for (r, &size) in ranges.iter().zip(&sizes) {
-        let (v, v_next) = std::mem::take(&mut v_rest).split_at_mut(size);
-        let (e, e_next) = std::mem::take(&mut e_rest).split_at_mut(r.len());
-        jobs.push((*r, v, e, base));
-        (v_rest, e_rest, base) = (v_next, e_next, base + size);
-    }
-    crate::parallel::run(jobs, |(r, v, e, base)| {
+    let bases = sizes.iter().scan(0, |at, &n| Some(std::mem::replace(at, *at + n)));
+    let v_parts = crate::parallel::split_mut(&mut values, sizes.iter().copied());
+    let e_parts = crate::parallel::split_mut(&mut ends[1..], ranges.iter().map(|r| r.len()));
+    let jobs = ranges.into_iter().zip(v_parts).zip(e_parts).zip(bases).map(|(((r, v), e), base)| (r, v, e, base));
+    crate::parallel::run(jobs.collect(), |(r, v, e, base)| {
         let mut at = 0;
         for (end, &i) in e.iter_mut().zip(r) {
             let s = &bytes[span(i)];

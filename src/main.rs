@@ -58,8 +58,35 @@ enum Command {
     Evaluate(Box<cli::evaluate::EvaluateArgs>),
 }
 
-#[tokio::main(flavor = "multi_thread")]
-async fn main() -> ExitCode {
+fn main() -> ExitCode {
+    tune_malloc();
+    match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt.block_on(session()),
+        Err(e) => {
+            eprintln!("Error: cannot start the runtime: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// glibc's allocator kept from handing freed buffers back to the kernel between passes. A call
+/// allocates and frees column-sized buffers (tens of MB at 5 M rows) many times; by default
+/// glibc maps each one over 32 MiB afresh and trims freed heap memory at once, so every pass
+/// pays the kernel to map and zero its pages again, a quarter of a two-core call's time and
+/// much of it on one core (docs/results/scaling.md). Buffers up to 64 MiB (the most a worker
+/// thread's heap holds) now come from the heaps, and up to 1 GiB of freed memory stays there
+/// to be reused; larger ones are still mapped and unmapped, so a 50 M-row call's peak is
+/// bounded as before. Set before any thread starts.
+fn tune_malloc() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets the allocator's parameters; no allocation is in flight.
+    unsafe {
+        nix::libc::mallopt(nix::libc::M_MMAP_THRESHOLD, 64 << 20);
+        nix::libc::mallopt(nix::libc::M_TRIM_THRESHOLD, 1 << 30);
+    }
+}
+
+async fn session() -> ExitCode {
     let matches = Args::command().get_matches();
     let args = match Args::from_arg_matches(&matches) {
         Ok(a) => a,

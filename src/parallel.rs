@@ -43,6 +43,38 @@ pub(crate) fn split_mut<T>(mut buf: &mut [T], lens: impl IntoIterator<Item = usi
         .collect()
 }
 
+/// `out`, `unit` values an item, written in ranges of at most `size` items, each range by one
+/// job on the pool: `f(items, their values in out)`. A pass whose output is one value (or a
+/// fixed number) per item of its input.
+pub(crate) fn in_ranges<T: Send>(
+    out: &mut [T],
+    unit: usize,
+    size: usize,
+    f: impl Fn(std::ops::Range<usize>, &mut [T]) + Sync + Send,
+) {
+    let items = ranges(out.len() / unit.max(1), size);
+    let parts = split_mut(out, items.iter().map(|r| r.len() * unit));
+    run(items.into_iter().zip(parts).collect(), |(r, part)| f(r, part));
+}
+
+/// For each of `n` rows, the run it lies in, runs starting at `starts` (ascending, the first
+/// 0): the bottom node's class of each frequency row. Filled on the pool in ranges of rows,
+/// each finding its first run by a binary search, so one long run costs no more than many
+/// short ones.
+pub(crate) fn run_ids(starts: &[u32], n: usize) -> Vec<u32> {
+    let mut out = vec![0u32; n];
+    in_ranges(&mut out, 1, FILL_ROWS, |rows, part| {
+        let mut run = starts.partition_point(|&s| s as usize <= rows.start) - 1;
+        for (id, r) in part.iter_mut().zip(rows) {
+            while starts.get(run + 1).is_some_and(|&s| s as usize <= r) {
+                run += 1;
+            }
+            *id = run as u32;
+        }
+    });
+    out
+}
+
 /// `f` applied to every job, each job consumed (jobs that own disjoint `&mut` parts of one
 /// buffer, so the parts are written side by side); on the caller's thread with one thread or
 /// one job.
@@ -62,27 +94,40 @@ pub(crate) fn sort_by<T: Send>(v: &mut [T], cmp: impl Fn(&T, &T) -> std::cmp::Or
     v.par_sort_by(cmp);
 }
 
-/// Each run `(value, n)` written `n` times, in order: a release's rows from its cells, each
-/// frequency row's class from the classes' runs. Written on the pool, each job a range of runs
-/// of about [`FILL_ROWS`] values into its own part of the output.
-pub(crate) fn repeat<T: Copy + Default + Send + Sync>(runs: &[(T, usize)]) -> Vec<T> {
-    let mut out = vec![T::default(); runs.iter().map(|r| r.1).sum()];
+/// `v` sorted on the pool (rayon's unstable quicksort); for distinct elements the order
+/// `slice::sort_unstable` gives, whatever the threads.
+pub(crate) fn sort_unstable<T: Ord + Send>(v: &mut [T]) {
+    if threads() <= 1 {
+        return v.sort_unstable();
+    }
+    v.par_sort_unstable();
+}
+
+/// Each run `(value, n)` written `n` times, in order: a release's rows from its cells. The runs
+/// are `run(item)` of `items`, read in place. Written on the pool, each job a range of runs of
+/// about [`FILL_ROWS`] values into its own part of the output.
+pub(crate) fn repeat_by<C: Sync, T: Copy + Default + Send + Sync>(
+    items: &[C],
+    run: impl Fn(&C) -> (T, usize) + Sync,
+) -> Vec<T> {
+    let mut out = vec![T::default(); items.iter().map(|c| run(c).1).sum()];
     // Ranges of runs of about FILL_ROWS values each (a run longer than that is one range).
-    let mut groups: Vec<&[(T, usize)]> = Vec::new();
+    let mut groups: Vec<(&[C], usize)> = Vec::new();
     let mut from = 0;
-    while from < runs.len() {
+    while from < items.len() {
         let (mut to, mut n) = (from, 0);
-        while to < runs.len() && (n < FILL_ROWS || to == from) {
-            n += runs[to].1;
+        while to < items.len() && (n < FILL_ROWS || to == from) {
+            n += run(&items[to]).1;
             to += 1;
         }
-        groups.push(&runs[from..to]);
+        groups.push((&items[from..to], n));
         from = to;
     }
-    let parts = split_mut(&mut out, groups.iter().map(|g| g.iter().map(|r| r.1).sum()));
-    run(groups.into_iter().zip(parts).collect(), |(runs, part)| {
+    let parts = split_mut(&mut out, groups.iter().map(|g| g.1));
+    self::run(groups.into_iter().zip(parts).collect(), |((items, _), part)| {
         let mut at = 0;
-        for &(v, n) in runs {
+        for c in items {
+            let (v, n) = run(c);
             part[at..at + n].fill(v);
             at += n;
         }
@@ -90,7 +135,7 @@ pub(crate) fn repeat<T: Copy + Default + Send + Sync>(runs: &[(T, usize)]) -> Ve
     out
 }
 
-/// Values a job of [`repeat`] writes (a job's fixed cost against its work).
+/// Values a job of [`repeat_by`] writes (a job's fixed cost against its work).
 const FILL_ROWS: usize = 1 << 16;
 
 /// The sums of `values` over the runs that start at `starts` (ascending, the first 0; the last
@@ -185,7 +230,7 @@ mod tests {
             .collect();
         for threads in [1, 3] {
             let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-            assert_eq!(pool.install(|| super::repeat(&runs)), expected, "{threads} threads");
+            assert_eq!(pool.install(|| super::repeat_by(&runs, |&r| r)), expected, "{threads} threads");
             assert_eq!(pool.install(|| super::run_sums(&values, &starts)), sums, "{threads} threads");
         }
         assert_eq!(super::ranges(10, 4), vec![0..4, 4..8, 8..10]);
@@ -193,7 +238,23 @@ mod tests {
         let mut buf = [0u8; 6];
         let lens: Vec<usize> = super::split_mut(&mut buf, [2, 0, 3]).iter().map(|p| p.len()).collect();
         assert_eq!(lens, [2, 0, 3]);
-        assert!(super::repeat::<u32>(&[]).is_empty());
+        assert!(super::repeat_by::<(u32, usize), u32>(&[], |&r| r).is_empty());
+        let ids: Vec<u32> =
+            runs.iter().filter(|r| r.1 > 0).enumerate().flat_map(|(i, r)| std::iter::repeat_n(i as u32, r.1)).collect();
+        for threads in [1, 3] {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            assert_eq!(pool.install(|| super::run_ids(&starts, expected.len())), ids, "{threads} threads");
+            let mut squares = vec![0usize; 2 * 1000];
+            pool.install(|| {
+                super::in_ranges(&mut squares, 2, 64, |items, part| {
+                    for (i, v) in items.zip(part.chunks_mut(2)) {
+                        v.copy_from_slice(&[i, i * i]);
+                    }
+                })
+            });
+            assert!(squares.chunks(2).enumerate().all(|(i, v)| v == [i, i * i]), "{threads} threads");
+        }
+        assert!(super::run_ids(&[], 0).is_empty());
         assert!(super::run_sums(&[], &[]).is_empty());
     }
 

@@ -238,10 +238,21 @@ impl<'a> NodeCache<'a> {
         let Some(s) = self.ft.sensitive.as_ref().filter(|_| self.width > 0) else {
             return Vec::new();
         };
-        let mut hist = vec![0u32; g.len() * self.width];
-        for (r, &c) in row_class.iter().enumerate() {
-            hist[c as usize * self.width + s.codes[r] as usize] += self.ft.counts[r] as u32;
-        }
+        // The bottom node's rows come class by class (`row_class` ascends), so a range of
+        // classes is a range of rows, and each range's histograms are one job on the pool.
+        debug_assert!(row_class.is_sorted());
+        let (width, counts) = (self.width, &self.ft.counts);
+        let mut hist = vec![0u32; g.len() * width];
+        crate::parallel::in_ranges(&mut hist, width, HIST_CLASSES, |classes, part| {
+            let from = row_class.partition_point(|&c| (c as usize) < classes.start);
+            let to = row_class.partition_point(|&c| (c as usize) < classes.end);
+            for r in from..to {
+                part[(row_class[r] as usize - classes.start) * width + s.codes[r] as usize] += counts[r] as u32;
+            }
+        });
         hist
     }
 }
+
+/// Classes a job of [`NodeCache::bottom_histograms`] counts.
+const HIST_CLASSES: usize = 1 << 14;

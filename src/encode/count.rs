@@ -127,12 +127,10 @@ pub(super) fn count_in_memory(
         keys.sort_unstable();
         Some(run_lengths(&keys))
     });
-    let rows = merge_runs(runs.into_iter().collect::<Option<Vec<_>>>()?);
-
-    let fields: Vec<usize> = (0..widths.len()).collect();
-    let mut columns =
-        crate::parallel::map(&fields, |&j| rows.iter().map(|&(k, _)| packing.field(k, j)).collect::<Vec<u32>>())
-            .into_iter();
+    let pieces = merge_runs(runs.into_iter().collect::<Option<Vec<_>>>()?);
+    let (mut columns, counts) = unpack(&pieces, &packing, widths.len());
+    drop(pieces);
+    let mut columns = columns.drain(..);
     let ft_qis = qis
         .iter()
         .map(|(name, h)| QiColumn {
@@ -146,8 +144,33 @@ pub(super) fn count_in_memory(
         values: values.iter().map(|v| v.to_string()).collect(),
         codes: columns.next().unwrap_or_default(),
     });
-    let counts = rows.iter().map(|&(_, n)| n).collect();
     Some(FrequencyTable { qis: ft_qis, sensitive: sens, counts })
+}
+
+/// The merged tuples, piece after piece, as `fields` code columns and their counts. Each piece
+/// is unpacked by one job on the pool into its own part of every column, so the table is never
+/// laid end to end as tuples first (a serial copy of every tuple, faulting in fresh memory on
+/// one core) nor read once per column.
+fn unpack(pieces: &[Vec<(u128, u64)>], packing: &Packing, fields: usize) -> (Vec<Vec<u32>>, Vec<u64>) {
+    let lens = || pieces.iter().map(Vec::len);
+    let n = lens().sum();
+    let mut columns: Vec<Vec<u32>> = (0..fields).map(|_| vec![0u32; n]).collect();
+    let mut counts = vec![0u64; n];
+    let mut parts: Vec<_> = columns.iter_mut().map(|c| crate::parallel::split_mut(c, lens()).into_iter()).collect();
+    let jobs: Vec<_> = pieces
+        .iter()
+        .zip(crate::parallel::split_mut(&mut counts, lens()))
+        .map(|(piece, count)| (piece, count, parts.iter_mut().map(|p| p.next().expect("a part a piece")).collect()))
+        .collect();
+    crate::parallel::run(jobs, |(piece, count, mut codes): (_, _, Vec<&mut [u32]>)| {
+        for (i, &(key, n)) in piece.iter().enumerate() {
+            count[i] = n;
+            for (j, c) in codes.iter_mut().enumerate() {
+                c[i] = packing.field(key, j);
+            }
+        }
+    });
+    (columns, counts)
 }
 
 /// Sorted keys as (key, records) runs.
@@ -162,17 +185,18 @@ fn run_lengths(keys: &[u128]) -> Vec<(u128, u64)> {
     out
 }
 
-/// Sorted runs merged into one, counts of equal keys added. Sorting each slice and merging
+/// Sorted runs merged, counts of equal keys added: one sorted list, returned in the pieces of
+/// its key ranges (laid end to end they are the list; [`unpack`] reads them in place). Sorting each slice and merging
 /// beats one hash table when most tuples are distinct (10^6 records of 12–15 attributes), and
 /// gives the sorted order the table needs. The key space is cut into ranges at keys sampled
 /// from the runs, and each range's pieces of every run are merged by one job on the pool, so
 /// the last merges are not one serial pass over all the table's tuples (a merge tree's top
-/// levels have one or two jobs); the result is the same sorted list however it is cut.
-fn merge_runs(runs: Vec<Vec<(u128, u64)>>) -> Vec<(u128, u64)> {
+/// levels have one or two jobs); the list is the same however it is cut.
+fn merge_runs(runs: Vec<Vec<(u128, u64)>>) -> Vec<Vec<(u128, u64)>> {
     let total: usize = runs.iter().map(Vec::len).sum();
     let splitters = splitters(&runs, (4 * crate::parallel::threads()).min(total / MERGE_ROWS));
     let ranges: Vec<usize> = (0..=splitters.len()).collect();
-    let merged = crate::parallel::map(&ranges, |&r| {
+    crate::parallel::map(&ranges, |&r| {
         let (lo, hi) = (r.checked_sub(1).map(|i| splitters[i]), splitters.get(r).copied());
         let pieces = runs.iter().map(|run| {
             let from = lo.map_or(0, |lo| run.partition_point(|e| e.0 < lo));
@@ -180,12 +204,7 @@ fn merge_runs(runs: Vec<Vec<(u128, u64)>>) -> Vec<(u128, u64)> {
             &run[from..to]
         });
         merge_pieces(pieces.filter(|p| !p.is_empty()).collect())
-    });
-    let mut out = Vec::with_capacity(merged.iter().map(Vec::len).sum());
-    for m in merged {
-        out.extend_from_slice(&m);
-    }
-    out
+    })
 }
 
 /// Tuples below which [`merge_runs`] cuts no more ranges (a job's fixed cost against its work).
@@ -417,7 +436,7 @@ mod tests {
             for threads in [1, 3] {
                 let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
                 assert_eq!(
-                    pool.install(|| super::merge_runs(input.clone())),
+                    pool.install(|| super::merge_runs(input.clone())).concat(),
                     expected,
                     "{runs} runs, {threads} threads"
                 );

@@ -197,15 +197,12 @@ pub fn group(ft: &FrequencyTable, levels: &[u8]) -> Result<(Grouping, Vec<u32>)>
 /// unique (12–15 quasi-identifiers). Same classes in the same order as hashing would give.
 fn group_bottom(ft: &FrequencyTable, hs: &[Arc<Hierarchy>], levels: &[u8]) -> (Grouping, Vec<u32>) {
     let (starts, codes, sizes) = ft.qi_runs();
-    let ranges = codes
-        .iter()
-        .zip(hs)
-        .map(|(c, h)| if h.is_numeric() { c.iter().map(|&c| (c, c)).collect() } else { Vec::new() })
-        .collect();
-    let ends = starts.iter().skip(1).map(|&e| e as usize).chain([ft.len()]);
-    let runs: Vec<(u32, usize)> =
-        starts.iter().zip(ends).enumerate().map(|(c, (&a, b))| (c as u32, b - a as usize)).collect();
-    let row_class = crate::parallel::repeat(&runs);
+    let numeric: Vec<(&Vec<u32>, bool)> = codes.iter().zip(hs).map(|(c, h)| (c, h.is_numeric())).collect();
+    let ranges = crate::parallel::map(
+        &numeric,
+        |&(c, numeric)| if numeric { c.iter().map(|&c| (c, c)).collect() } else { Vec::new() },
+    );
+    let row_class = crate::parallel::run_ids(&starts, ft.len());
     (Grouping { levels: levels.to_vec(), codes, sizes, ranges }, row_class)
 }
 
@@ -325,11 +322,13 @@ impl LatticeKeys {
     /// The key of every class of `g`.
     pub(crate) fn of(&self, g: &Grouping) -> Vec<u64> {
         let mut keys = vec![0u64; g.len()];
-        for (col, &s) in g.codes.iter().zip(&self.strides) {
-            for (k, &code) in keys.iter_mut().zip(col) {
-                *k += u64::from(code) * s;
+        crate::parallel::in_ranges(&mut keys, 1, KEY_CLASSES, |classes, part| {
+            for (col, &s) in g.codes.iter().zip(&self.strides) {
+                for (k, &code) in part.iter_mut().zip(&col[classes.clone()]) {
+                    *k += u64::from(code) * s;
+                }
             }
-        }
+        });
         keys
     }
 
@@ -365,6 +364,9 @@ impl LatticeKeys {
         Ok((gather(from, levels, &jumps, &map, &first), map, keys))
     }
 }
+
+/// Classes a job of [`LatticeKeys::of`] keys.
+const KEY_CLASSES: usize = 1 << 16;
 
 /// A packed class key: 64 bits when the node's key space allows, else 128.
 trait Packed: Copy + Eq + std::ops::AddAssign + std::ops::Mul<Output = Self> + From<u32> {

@@ -80,11 +80,13 @@ impl FrequencyTable {
     /// Assemble from already-encoded columns (tests, generators); rows are sorted here.
     pub fn from_parts(qis: Vec<QiColumn>, sensitive: Option<SensitiveColumn>, counts: Vec<u64>) -> Result<Self> {
         let n = counts.len();
-        for q in &qis {
+        let out_of_range =
+            crate::parallel::map(&qis, |q| q.codes.iter().find(|&&c| c as usize >= q.hierarchy.leaf_count()).copied());
+        for (q, bad) in qis.iter().zip(out_of_range) {
             if q.codes.len() != n {
                 return Err(AnonError::column("frequency table", &q.name, "has a different number of rows"));
             }
-            if let Some(&bad) = q.codes.iter().find(|&&c| c as usize >= q.hierarchy.leaf_count()) {
+            if let Some(bad) = bad {
                 return Err(AnonError::column("frequency table", &q.name, format!("leaf code {bad} is out of range")));
             }
         }
@@ -165,7 +167,10 @@ impl FrequencyTable {
     }
 
     /// Rows in the order of their code tuples: by packed keys when the codes fit in 128 bits
-    /// ([`count::Packing`]), else by the tuples themselves.
+    /// ([`count::Packing`]), else by the tuples themselves. A table already in order (a
+    /// frequency table re-coded in order, as IPA's domain often does) is found so by one
+    /// parallel pass and left as it is; otherwise keys, sort and permutation all run on the pool
+    /// (the same order whatever the threads: keys are distinct, rows numbered).
     fn sort(&mut self) {
         let n = self.len();
         let mut widths: Vec<usize> = self.qis.iter().map(|q| q.hierarchy.leaf_count()).collect();
@@ -174,31 +179,45 @@ impl FrequencyTable {
         }
         let tuple =
             |r: usize| self.qis.iter().map(move |q| q.codes[r]).chain(self.sensitive.iter().map(move |s| s.codes[r]));
-        let order: Vec<usize> = match count::Packing::new(&widths) {
+        let packing = count::Packing::new(&widths);
+        let in_order = |r: usize| match &packing {
+            Some(p) => p.pack(tuple(r - 1)) <= p.pack(tuple(r)),
+            None => tuple(r - 1).le(tuple(r)),
+        };
+        let ranges = crate::parallel::ranges(n, SORT_ROWS);
+        if crate::parallel::map(&ranges, |rs| rs.clone().skip_while(|&r| r == 0).all(in_order)).into_iter().all(|ok| ok)
+        {
+            return;
+        }
+        let order: Vec<u32> = match &packing {
             Some(p) => {
-                let mut keyed: Vec<(u128, usize)> = (0..n).map(|r| (p.pack(tuple(r)), r)).collect();
-                keyed.sort_unstable();
+                let mut keyed = vec![(0u128, 0u32); n];
+                crate::parallel::in_ranges(&mut keyed, 1, SORT_ROWS, |rows, part| {
+                    for (k, r) in part.iter_mut().zip(rows) {
+                        *k = (p.pack(tuple(r)), r as u32);
+                    }
+                });
+                crate::parallel::sort_unstable(&mut keyed);
                 keyed.into_iter().map(|(_, r)| r).collect()
             }
             None => {
-                let mut order: Vec<usize> = (0..n).collect();
-                order.sort_by_cached_key(|&r| tuple(r).collect::<Vec<u32>>());
+                let mut order: Vec<u32> = (0..n as u32).collect();
+                order.sort_by_cached_key(|&r| tuple(r as usize).collect::<Vec<u32>>());
                 order
             }
         };
-        if order.iter().enumerate().all(|(i, &r)| i == r) {
-            return;
-        }
-        let permute32 = |v: &Vec<u32>| order.iter().map(|&i| v[i]).collect::<Vec<u32>>();
         for q in &mut self.qis {
-            q.codes = permute32(&q.codes);
+            q.codes = crate::parallel::gather(&q.codes, &order);
         }
         if let Some(s) = &mut self.sensitive {
-            s.codes = permute32(&s.codes);
+            s.codes = crate::parallel::gather(&s.codes, &order);
         }
-        self.counts = order.iter().map(|&i| self.counts[i]).collect();
+        self.counts = crate::parallel::gather(&self.counts, &order);
     }
 }
+
+/// Rows a job of [`FrequencyTable::sort`] checks or keys.
+const SORT_ROWS: usize = 1 << 16;
 
 /// Aggregate `table` into its frequency table over the declared quasi-identifiers (in
 /// declaration order) and, when given, the sensitive column. An in-memory table is counted in

@@ -137,11 +137,13 @@ pub(crate) fn release_schema(
 
 /// The class and the sensitive value of every row, for [`class_rows`], from cells
 /// `(class, value, rows)` laid out in the order given: a cell's rows are adjacent and alike.
-/// The rows are written on the pool ([`crate::parallel::repeat`]).
-pub(crate) fn cell_rows(cells: impl IntoIterator<Item = (u32, u32, u64)>) -> (Vec<u32>, Vec<u32>) {
-    let cells: Vec<(u32, u32, u64)> = cells.into_iter().collect();
-    let runs = |of: fn(&(u32, u32, u64)) -> u32| cells.iter().map(|c| (of(c), c.2 as usize)).collect::<Vec<_>>();
-    (crate::parallel::repeat(&runs(|c| c.0)), crate::parallel::repeat(&runs(|c| c.1)))
+/// The rows are written on the pool ([`crate::parallel::repeat_by`]), the two columns side by
+/// side.
+pub(crate) fn cell_rows(cells: &[(u32, u32, u64)]) -> (Vec<u32>, Vec<u32>) {
+    crate::parallel::join(
+        || crate::parallel::repeat_by(cells, |c| (c.0, c.2 as usize)),
+        || crate::parallel::repeat_by(cells, |c| (c.1, c.2 as usize)),
+    )
 }
 
 /// The release's batches: row i is class `row_class[i]` (an index into the class-level
@@ -223,7 +225,7 @@ impl ClassCells {
     /// ranges of rows: [`super::shuffle::gather_rows`]), with no batches in the cells' order
     /// built first.
     pub(crate) fn batch_in(&self, order: &[u32]) -> Result<RecordBatch> {
-        let (row_class, row_value) = cell_rows(self.cells.iter().copied());
+        let (row_class, row_value) = cell_rows(&self.cells);
         let permuted = |rows: &[u32]| UInt32Array::from(crate::parallel::gather(rows, order));
         let (classes, values) = (permuted(&row_class), permuted(&row_value));
         drop((row_class, row_value));

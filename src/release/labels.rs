@@ -12,6 +12,7 @@ use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Field, Int32Type};
 use datafusion::arrow::error::ArrowError;
 use std::collections::HashMap;
+use std::hash::Hash;
 use std::sync::Arc;
 
 /// `Dictionary(Int32, Utf8)`: the type of every generalized label column of a release.
@@ -27,14 +28,35 @@ pub(crate) fn label_field(name: &str) -> Field {
 /// Labels as one dictionary array: each distinct label stored once, in first-seen order, and a
 /// key per entry. Used for class-level arrays and lookups, which releases gather by key.
 pub(crate) fn label_array<'a>(labels: impl IntoIterator<Item = &'a str>) -> ArrayRef {
-    let (mut seen, mut values, mut keys) = (HashMap::new(), Vec::new(), Vec::new());
-    for l in labels {
-        let key = *seen.entry(l).or_insert_with(|| {
-            values.push(l);
-            values.len() as i32 - 1
-        });
-        keys.push(key);
-    }
+    label_array_by(labels, |l| *l)
+}
+
+/// [`label_array`] of the labels of `keys`, each distinct key's label written once
+/// (`label(key)`): a class-level column keyed by what tells its labels apart (a node's level and
+/// code, a range's leaf bounds), so a release of 10^6 classes formats a label per distinct
+/// node, not per class. Keys whose labels are equal share one dictionary entry, as with
+/// [`label_array`].
+pub(crate) fn label_array_by<K: Hash + Eq, S: AsRef<str>>(
+    keys: impl IntoIterator<Item = K>,
+    label: impl Fn(&K) -> S,
+) -> ArrayRef {
+    let (mut by_key, mut by_label) = (HashMap::new(), HashMap::new());
+    let mut values: Vec<String> = Vec::new();
+    let keys: Vec<i32> = keys
+        .into_iter()
+        .map(|k| match by_key.get(&k) {
+            Some(&i) => i,
+            None => {
+                let l = label(&k);
+                let i = *by_label.entry(l.as_ref().to_string()).or_insert_with(|| {
+                    values.push(l.as_ref().to_string());
+                    values.len() as i32 - 1
+                });
+                by_key.insert(k, i);
+                i
+            }
+        })
+        .collect();
     let dict = DictionaryArray::<Int32Type>::try_new(Int32Array::from(keys), Arc::new(StringArray::from(values)))
         .expect("keys index the values they were made from");
     Arc::new(dict)
@@ -62,6 +84,26 @@ mod tests {
         let text = cast(&a, &DataType::Utf8).unwrap();
         let text: Vec<_> = text.as_string::<i32>().iter().map(Option::unwrap).collect();
         assert_eq!(text, ["30-39", "*", "30-39", "40-49", "*"]);
+    }
+
+    /// Labels made from keys: one label written per distinct key, keys with equal labels sharing
+    /// one entry, and the same array as the labels given as text.
+    #[test]
+    fn labels_by_key_are_the_labels_as_text() {
+        let keys = [(0u32, 9u32), (3, 3), (0, 9), (1, 1), (3, 3), (7, 7)];
+        let label = |&(lo, hi): &(u32, u32)| if lo == hi { format!("{lo}") } else { format!("[{lo}-{hi}]") };
+        let calls = std::cell::Cell::new(0);
+        let by_key = label_array_by(keys, |k| {
+            calls.set(calls.get() + 1);
+            label(k)
+        });
+        assert_eq!(calls.get(), 4, "one label a distinct key");
+        let text: Vec<String> = keys.iter().map(label).collect();
+        assert_eq!(by_key.to_data(), label_array(text.iter().map(String::as_str)).to_data());
+        // Two keys, one label: one dictionary entry.
+        let same = label_array_by([1u32, 2, 1, 3], |&k| if k == 3 { "b" } else { "a" });
+        assert_eq!(same.as_dictionary::<Int32Type>().values().len(), 2);
+        assert_eq!(same.as_dictionary::<Int32Type>().keys().values().to_vec(), [0, 0, 0, 1]);
     }
 
     #[test]

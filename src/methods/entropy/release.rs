@@ -49,7 +49,7 @@ pub(crate) fn release(src: &Source<'_>, blocks: &[Block]) -> Result<Published> {
         members.sort_unstable();
         members.into_iter().map(move |(z, c)| (i as u32, z, c))
     });
-    let (row_block, row_value) = cell_rows(cells);
+    let (row_block, row_value) = cell_rows(&cells.collect::<Vec<_>>());
     let batches = class_rows(&schema, &block_cols, &values, &row_block, &row_value)?;
     Ok(Published { schema, batches, dropped: src.dropped_columns() })
 }

@@ -329,9 +329,13 @@ pub(crate) async fn anonymize(
     res.passes = PassTimes { aggregate_ms, search_ms: PassTimes::since(start), materialize_ms: 0.0 };
     let node = nodes.lattice.id(&res.levels).expect("the chosen node is in the lattice");
     let cached = nodes.classes(node)?;
-    let cells = release::release(&src, &cached, &res.best.catalog, &res.best.suppressed)?;
     let ids = release::class_ids(&cached, &res.best.suppressed);
-    let catalog = release::catalog_batch(&res.best.catalog, &ids, &src.sensitive_column()?.values, src.sensitive)?;
+    let values = &src.sensitive_column()?.values;
+    let (cells, catalog) = crate::parallel::join(
+        || release::release(&src, &cached, &res.best.catalog, &ids),
+        || release::catalog_batch(&res.best.catalog, &ids, values, src.sensitive),
+    );
+    let (cells, catalog) = (cells?, catalog?);
     let dropped = crate::release::dropped_list(&cells.dropped);
     let mut out = Release::timed(Rows::Classes(cells), report(&res, config, dropped), Some(res.passes))
         .with("catalog", Side::Rows(catalog.schema(), vec![catalog]));

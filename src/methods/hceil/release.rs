@@ -12,10 +12,11 @@
 //! rows and no class id.
 
 use super::counterfeit::NodeCatalog;
-use crate::encode::Cached;
 use crate::encode::publish::{ClassCells, Source, date_bounds, push_bounds, push_date_bounds, range_label};
+use crate::encode::{Cached, Grouping};
 use crate::error::Result;
-use crate::release::labels::{label_array, label_field};
+use crate::hierarchy::Hierarchy;
+use crate::release::labels::{label_array_by, label_field};
 use datafusion::arrow::array::{Array, ArrayRef, Int64Array, Int64Builder, ListBuilder, RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use std::collections::HashMap;
@@ -70,45 +71,47 @@ fn cells(cached: &Cached, width: usize, catalog: &NodeCatalog, ids: &[i64]) -> V
 /// Classes a job of [`cells`] reads.
 const CELL_CLASSES: usize = 1 << 12;
 
-/// One release column per class (class-level arrays), with its field.
+/// One release column per class (class-level arrays), with its field; each quasi-identifier's
+/// columns built by a job on the pool.
 fn class_columns(src: &Source<'_>, cached: &Cached, ids: &[i64]) -> Result<(Vec<Field>, Vec<ArrayRef>)> {
-    let g = &cached.g;
     let mut fields = vec![Field::new("class_id", DataType::Int64, false)];
     let mut cols: Vec<ArrayRef> = vec![Arc::new(Int64Array::from(ids.to_vec()))];
-    for (f, a) in src.qis()? {
-        let h = &src.ft.qis[a].hierarchy;
-        if h.is_numeric() {
-            let v = h.leaf_values();
-            let (lo, hi): (Vec<f64>, Vec<f64>) =
-                g.ranges[a].iter().map(|&(l, u)| (v[l as usize], v[u as usize])).unzip();
-            let labels: Vec<String> = lo.iter().zip(&hi).map(|(&l, &u)| range_label(l, u)).collect();
-            fields.push(label_field(f.name()));
-            cols.push(label_array(labels.iter().map(String::as_str)));
-            push_bounds(f, lo, hi, &mut fields, &mut cols)?;
-        } else {
-            let level = g.levels[a] as usize;
-            fields.push(label_field(f.name()));
-            cols.push(label_array(g.codes[a].iter().map(|&c| h.label(level, c))));
-            if let Some(nodes) = date_bounds(f.data_type(), h, level) {
-                let b: Vec<_> = g.codes[a].iter().map(|&c| nodes[c as usize].clone()).collect();
-                push_date_bounds(f, &b, &mut fields, &mut cols)?;
-            }
+    let qis: Vec<(&Field, &Hierarchy, usize)> =
+        src.qis()?.into_iter().map(|(f, a)| (f, &*src.ft.qis[a].hierarchy, a)).collect();
+    for qi in crate::parallel::map(&qis, |&(f, h, a)| qi_columns(f, h, &cached.g, a)) {
+        let (f, c) = qi?;
+        fields.extend(f);
+        cols.extend(c);
+    }
+    Ok((fields, cols))
+}
+
+/// Quasi-identifier `a`'s class-level columns: its labels (a label written once per distinct
+/// range or node, [`label_array_by`]) and, for a numeric or date one, its bounds.
+fn qi_columns(f: &Field, h: &Hierarchy, g: &Grouping, a: usize) -> Result<(Vec<Field>, Vec<ArrayRef>)> {
+    let (mut fields, mut cols) = (vec![label_field(f.name())], Vec::new());
+    if h.is_numeric() {
+        let v = h.leaf_values();
+        cols.push(label_array_by(g.ranges[a].iter(), |&&(l, u)| range_label(v[l as usize], v[u as usize])));
+        let (lo, hi): (Vec<f64>, Vec<f64>) = g.ranges[a].iter().map(|&(l, u)| (v[l as usize], v[u as usize])).unzip();
+        push_bounds(f, lo, hi, &mut fields, &mut cols)?;
+    } else {
+        let level = g.levels[a] as usize;
+        cols.push(label_array_by(g.codes[a].iter(), |&&c| h.label(level, c)));
+        if let Some(nodes) = date_bounds(f.data_type(), h, level) {
+            let b: Vec<_> = g.codes[a].iter().map(|&c| nodes[c as usize].clone()).collect();
+            push_date_bounds(f, &b, &mut fields, &mut cols)?;
         }
     }
     Ok((fields, cols))
 }
 
-/// The release of the chosen node: its schema, class-level columns and cells.
-pub(crate) fn release(
-    src: &Source<'_>,
-    cached: &Cached,
-    catalog: &NodeCatalog,
-    suppressed: &[bool],
-) -> Result<ClassCells> {
-    let ids = class_ids(cached, suppressed);
-    let (fields, class_cols) = class_columns(src, cached, &ids)?;
+/// The release of the chosen node: its schema, class-level columns and cells (`ids`: its
+/// classes' [`class_ids`]).
+pub(crate) fn release(src: &Source<'_>, cached: &Cached, catalog: &NodeCatalog, ids: &[i64]) -> Result<ClassCells> {
+    let (fields, class_cols) = class_columns(src, cached, ids)?;
     let (schema, values) = src.release_schema(fields)?;
-    let cells = cells(cached, src.sensitive_column()?.values.len(), catalog, &ids);
+    let cells = cells(cached, src.sensitive_column()?.values.len(), catalog, ids);
     let dropped = src.dropped_columns();
     let values = Some((schema.fields().len() - 1, values));
     Ok(ClassCells::new(schema, class_cols, values, cells, dropped))

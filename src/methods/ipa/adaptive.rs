@@ -579,19 +579,38 @@ fn class_histograms(
     width: usize,
 ) -> Result<Vec<u32>> {
     let s = ft.sensitive.as_ref().ok_or_else(|| AnonError::argument(F, "source", "needs an informative attribute"))?;
+    // Each row's class found by its lookups on the pool, a block of rows at a time (the
+    // classes of a block, not of the table, held at once), then added up in one cheap pass.
     let mut hist = vec![0u32; ids.len() * width];
-    for i in 0..ft.len() {
-        // The first depth whose node was not kept: the record is in its parent's pool.
-        let depth = (1..kept.len()).find(|&k| !kept[k].contains(&counts.index[k][i]));
-        let key = match depth {
-            Some(k) => (k - 1, counts.index[k - 1][i]),
-            None => (kept.len() - 1, counts.index[kept.len() - 1][i]),
-        };
-        let class = ids.get(&key).ok_or_else(|| AnonError::table(F, "a record outside the partition (internal)"))?;
-        hist[class * width + s.codes[i] as usize] += ft.counts[i] as u32;
+    let mut class = vec![0u32; HIST_BLOCK.min(ft.len())];
+    for block in crate::parallel::ranges(ft.len(), HIST_BLOCK) {
+        let class = &mut class[..block.len()];
+        crate::parallel::in_ranges(class, 1, HIST_ROWS, |rows, part| {
+            for (c, i) in part.iter_mut().zip(rows.start + block.start..rows.end + block.start) {
+                // The first depth whose node was not kept: the record is in its parent's pool.
+                let depth = (1..kept.len()).find(|&k| !kept[k].contains(&counts.index[k][i]));
+                let key = match depth {
+                    Some(k) => (k - 1, counts.index[k - 1][i]),
+                    None => (kept.len() - 1, counts.index[kept.len() - 1][i]),
+                };
+                *c = ids.get(&key).map_or(u32::MAX, |&c| c as u32);
+            }
+        });
+        for (&c, i) in class.iter().zip(block) {
+            if c == u32::MAX {
+                return Err(AnonError::table(F, "a record outside the partition (internal)"));
+            }
+            hist[c as usize * width + s.codes[i] as usize] += ft.counts[i] as u32;
+        }
     }
     Ok(hist)
 }
+
+/// Rows a job of [`class_histograms`] classes.
+const HIST_ROWS: usize = 1 << 16;
+
+/// Rows [`class_histograms`] classes at a time (their classes held at once: 16 MiB).
+const HIST_BLOCK: usize = 1 << 22;
 
 /// Release the adaptive partition of `ft`, which must be the public table
 /// ([`super::domain::public_table`]).

@@ -77,10 +77,16 @@ fn class_columns(ft: &FrequencyTable, source: &Schema, classes: &[ClassKey]) -> 
 
 /// Which perturbed class and informative value each released row has.
 fn rows(p: &Perturbation) -> (Vec<u32>, Vec<u32>) {
-    cell_rows(p.classes.iter().enumerate().flat_map(|(i, pc)| {
-        let per_value = pc.kept.iter().zip(&pc.counterfeit).enumerate();
-        per_value.map(move |(v, (&k, &f))| (i as u32, v as u32, u64::from(k + f)))
-    }))
+    let cells: Vec<(u32, u32, u64)> = p
+        .classes
+        .iter()
+        .enumerate()
+        .flat_map(|(i, pc)| {
+            let per_value = pc.kept.iter().zip(&pc.counterfeit).enumerate();
+            per_value.map(move |(v, (&k, &f))| (i as u32, v as u32, u64::from(k + f)))
+        })
+        .collect();
+    cell_rows(&cells)
 }
 
 /// The release's schema and batches. `source` gives the column types (a numeric attribute's

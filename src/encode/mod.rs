@@ -155,15 +155,47 @@ impl FrequencyTable {
     /// so a run is one class of the bottom node): each run's first row, its codes per
     /// quasi-identifier and its records, found on the pool in ranges of rows.
     pub(crate) fn qi_runs(&self) -> (Vec<u32>, Vec<Vec<u32>>, Vec<u64>) {
-        let opens = |r: usize| r == 0 || self.qis.iter().any(|q| q.codes[r] != q.codes[r - 1]);
-        let ranges = crate::parallel::ranges(self.len(), RUN_ROWS);
-        let starts =
-            crate::parallel::map(&ranges, |r| r.clone().filter(|&r| opens(r)).map(|r| r as u32).collect::<Vec<u32>>())
-                .concat();
+        let starts = self.run_starts();
         let codes =
             crate::parallel::map(&self.qis, |q| starts.iter().map(|&r| q.codes[r as usize]).collect::<Vec<u32>>());
         let counts = crate::parallel::run_sums(&self.counts, &starts);
         (starts, codes, counts)
+    }
+
+    /// The first row of each run of equal quasi-identifier codes, found on the pool in ranges of
+    /// rows.
+    fn run_starts(&self) -> Vec<u32> {
+        let opens = |r: usize| r == 0 || self.qis.iter().any(|q| q.codes[r] != q.codes[r - 1]);
+        let ranges = crate::parallel::ranges(self.len(), RUN_ROWS);
+        crate::parallel::map(&ranges, |r| r.clone().filter(|&r| opens(r)).map(|r| r as u32).collect::<Vec<u32>>())
+            .concat()
+    }
+
+    /// The table with its sensitive column replaced by `s`, the same rows' values re-coded (IPA's
+    /// public table re-codes them to the declared domain's order). Only the order of rows within
+    /// a run of equal quasi-identifiers can change, so each run is sorted by its new codes, runs
+    /// side by side on the pool, and the quasi-identifiers' columns are kept: the order the full
+    /// sort of [`FrequencyTable::from_parts`] gives, without keying and sorting every row.
+    pub(crate) fn with_sensitive(&self, s: SensitiveColumn) -> Result<FrequencyTable> {
+        let n = self.len();
+        if s.codes.len() != n {
+            return Err(AnonError::column("frequency table", &s.name, "has a different number of rows"));
+        }
+        let starts = self.run_starts();
+        let end = |i: usize| starts.get(i + 1).map_or(n, |&e| e as usize);
+        let mut order: Vec<u32> = (0..n as u32).collect();
+        let groups = crate::parallel::ranges(starts.len(), RUN_ROWS);
+        let spans: Vec<usize> = groups.iter().map(|g| end(g.end - 1) - starts[g.start] as usize).collect();
+        let parts = crate::parallel::split_mut(&mut order, spans);
+        crate::parallel::run(groups.into_iter().zip(parts).collect(), |(g, part)| {
+            let base = starts[g.start] as usize;
+            for i in g {
+                part[starts[i] as usize - base..end(i) - base].sort_unstable_by_key(|&r| (s.codes[r as usize], r));
+            }
+        });
+        let codes = crate::parallel::gather(&s.codes, &order);
+        let counts = crate::parallel::gather(&self.counts, &order);
+        Ok(FrequencyTable { qis: self.qis.clone(), sensitive: Some(SensitiveColumn { codes, ..s }), counts })
     }
 
     /// Rows in the order of their code tuples: by packed keys when the codes fit in 128 bits
@@ -481,6 +513,32 @@ pub(crate) fn check_coverage(table: &str, name: &str, h: &Hierarchy, parts: &[Ar
 
 #[cfg(test)]
 mod tests {
+    /// A sensitive column re-coded in another order (values reversed, as a declared domain may
+    /// list them): the runs re-sorted in place are the table the full sort gives, on pools of 1
+    /// and 3 threads.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_re_coded_sensitive_column_sorts_as_the_full_sort() {
+        let source = crate::methods::contract::testing::nps();
+        let ft = super::frequency_table_of(&source, Some("disease")).await.unwrap();
+        let s = ft.sensitive.as_ref().unwrap();
+        let width = s.values.len() as u32;
+        let reversed = super::SensitiveColumn {
+            name: s.name.clone(),
+            values: s.values.iter().rev().cloned().collect(),
+            codes: s.codes.iter().map(|&c| width - 1 - c).collect(),
+        };
+        let full =
+            super::FrequencyTable::from_parts(ft.qis.clone(), Some(reversed.clone()), ft.counts.clone()).unwrap();
+        for threads in [1, 3] {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            let runs = pool.install(|| ft.with_sensitive(reversed.clone())).unwrap();
+            assert_eq!(runs.counts, full.counts, "{threads} threads");
+            assert_eq!(runs.sensitive.as_ref().unwrap().codes, full.sensitive.as_ref().unwrap().codes);
+            assert!(runs.qis.iter().zip(&full.qis).all(|(a, b)| a.codes == b.codes));
+        }
+        assert_ne!(full.counts, ft.counts, "the re-coding moves rows");
+    }
+
     /// A table counted with the sensitive column, read without it, is the table counted without
     /// it: the same tuples in the same order with the same counts.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -83,5 +83,5 @@ pub fn public_table(function: &str, table: &str, ft: &FrequencyTable, domain: &[
     }
     let codes = s.codes.iter().map(|&c| map[c as usize].expect("checked above")).collect();
     let sensitive = SensitiveColumn { name: s.name.clone(), values: domain.to_vec(), codes };
-    FrequencyTable::from_parts(ft.qis.clone(), Some(sensitive), ft.counts.clone())
+    ft.with_sensitive(sensitive)
 }

@@ -75,8 +75,8 @@ fn main() -> ExitCode {
 /// pays the kernel to map and zero its pages again, a quarter of a two-core call's time and
 /// much of it on one core (docs/results/scaling.md). Buffers up to 64 MiB (the most a worker
 /// thread's heap holds) now come from the heaps, and up to 1 GiB of freed memory stays there
-/// to be reused; larger ones are still mapped and unmapped, so a 50 M-row call's peak is
-/// bounded as before. Set before any thread starts.
+/// to be reused; larger ones are still mapped and unmapped, as before. Set before any thread
+/// starts.
 fn tune_malloc() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallopt only sets the allocator's parameters; no allocation is in flight.

@@ -128,9 +128,9 @@ pub(super) fn count_in_memory(
         Some(run_lengths(&keys))
     });
     let pieces = merge_runs(runs.into_iter().collect::<Option<Vec<_>>>()?);
-    let (mut columns, counts) = unpack(&pieces, &packing, widths.len());
+    let (columns, counts) = unpack(&pieces, &packing, widths.len());
     drop(pieces);
-    let mut columns = columns.drain(..);
+    let mut columns = columns.into_iter();
     let ft_qis = qis
         .iter()
         .map(|(name, h)| QiColumn {
@@ -186,9 +186,9 @@ fn run_lengths(keys: &[u128]) -> Vec<(u128, u64)> {
 }
 
 /// Sorted runs merged, counts of equal keys added: one sorted list, returned in the pieces of
-/// its key ranges (laid end to end they are the list; [`unpack`] reads them in place). Sorting each slice and merging
-/// beats one hash table when most tuples are distinct (10^6 records of 12–15 attributes), and
-/// gives the sorted order the table needs. The key space is cut into ranges at keys sampled
+/// its key ranges (laid end to end they are the list; [`unpack`] reads them in place). Sorting
+/// each slice and merging beats one hash table when most tuples are distinct (10^6 records of
+/// 12–15 attributes), and gives the sorted order the table needs. The key space is cut into ranges at keys sampled
 /// from the runs, and each range's pieces of every run are merged by one job on the pool, so
 /// the last merges are not one serial pass over all the table's tuples (a merge tree's top
 /// levels have one or two jobs); the list is the same however it is cut.

@@ -199,10 +199,9 @@ impl FrequencyTable {
     }
 
     /// Rows in the order of their code tuples: by packed keys when the codes fit in 128 bits
-    /// ([`count::Packing`]), else by the tuples themselves. A table already in order (a
-    /// frequency table re-coded in order, as IPA's domain often does) is found so by one
-    /// parallel pass and left as it is; otherwise keys, sort and permutation all run on the pool
-    /// (the same order whatever the threads: keys are distinct, rows numbered).
+    /// ([`count::Packing`]), else by the tuples themselves. Keys, sort and permutation run on
+    /// the pool (the same order whatever the threads: keys are distinct, rows numbered); a
+    /// table found in order is not permuted.
     fn sort(&mut self) {
         let n = self.len();
         let mut widths: Vec<usize> = self.qis.iter().map(|q| q.hierarchy.leaf_count()).collect();
@@ -211,17 +210,7 @@ impl FrequencyTable {
         }
         let tuple =
             |r: usize| self.qis.iter().map(move |q| q.codes[r]).chain(self.sensitive.iter().map(move |s| s.codes[r]));
-        let packing = count::Packing::new(&widths);
-        let in_order = |r: usize| match &packing {
-            Some(p) => p.pack(tuple(r - 1)) <= p.pack(tuple(r)),
-            None => tuple(r - 1).le(tuple(r)),
-        };
-        let ranges = crate::parallel::ranges(n, SORT_ROWS);
-        if crate::parallel::map(&ranges, |rs| rs.clone().skip_while(|&r| r == 0).all(in_order)).into_iter().all(|ok| ok)
-        {
-            return;
-        }
-        let order: Vec<u32> = match &packing {
+        let order: Vec<u32> = match count::Packing::new(&widths) {
             Some(p) => {
                 let mut keyed = vec![(0u128, 0u32); n];
                 crate::parallel::in_ranges(&mut keyed, 1, SORT_ROWS, |rows, part| {
@@ -238,6 +227,9 @@ impl FrequencyTable {
                 order
             }
         };
+        if order.iter().enumerate().all(|(i, &r)| i == r as usize) {
+            return;
+        }
         for q in &mut self.qis {
             q.codes = crate::parallel::gather(&q.codes, &order);
         }
@@ -248,7 +240,7 @@ impl FrequencyTable {
     }
 }
 
-/// Rows a job of [`FrequencyTable::sort`] checks or keys.
+/// Rows a job of [`FrequencyTable::sort`] keys.
 const SORT_ROWS: usize = 1 << 16;
 
 /// Aggregate `table` into its frequency table over the declared quasi-identifiers (in

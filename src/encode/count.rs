@@ -363,19 +363,10 @@ fn encode_into(
     } else {
         let v = utf8(a)?;
         let v = v.as_string::<i32>();
-        let mut labels = Labels::default();
-        if v.null_count() == 0 {
-            for (r, key) in keys.iter_mut().enumerate() {
-                packing.put(key, j, labels.code_of(v, r, |s| h.leaf_of_label(s))?);
-            }
-            return Some(());
-        }
         let null_leaf = h.null_leaf();
-        for (key, s) in keys.iter_mut().zip(v.iter()) {
-            let code = match s {
-                None => null_leaf?,
-                Some(s) => labels.code(s, |s| h.leaf_of_label(s))?,
-            };
+        let mut labels = Labels::default();
+        for (r, key) in keys.iter_mut().enumerate() {
+            let code = if v.is_null(r) { null_leaf? } else { labels.code_of(v, r, |s| h.leaf_of_label(s))? };
             packing.put(key, j, code);
         }
     }
@@ -389,6 +380,12 @@ fn encode_into(
 pub(crate) struct Labels<'s> {
     short: ShortCodes,
     long: FastMap<&'s str, u32>,
+}
+
+/// The integer of a label of `len` < 16 bytes whose bytes start `word` (little-endian; what
+/// follows them is ignored): the bytes, then the length in the top byte.
+fn short_key(word: u128, len: usize) -> u128 {
+    (word & ((1u128 << (8 * len)) - 1)) | ((len as u128) << 120)
 }
 
 /// Short labels' integers and their codes, in one open-addressed array probed linearly. A
@@ -456,8 +453,7 @@ impl<'s> Labels<'s> {
         if b.len() < 16 {
             let mut word = [0u8; 16];
             word[..b.len()].copy_from_slice(b);
-            word[15] = b.len() as u8;
-            return self.code_short(u128::from_le_bytes(word), || s, new_code);
+            return self.code_short(short_key(u128::from_le_bytes(word), b.len()), || s, new_code);
         }
         if let Some(&c) = self.long.get(s) {
             return Some(c);
@@ -467,7 +463,7 @@ impl<'s> Labels<'s> {
         Some(c)
     }
 
-    /// [`Labels::code`] of row `r` of `a` (not NULL). A short label's integer is read straight
+    /// [`Labels::code`] of row `r` of `a` (not NULL: a NULL row would read as its slot's bytes). A short label's integer is read straight
     /// from the array's bytes, 16 at once with the bytes past the label masked off, where
     /// building it byte by byte (a copy of variable length) was most of a lookup's cost.
     pub(crate) fn code_of(
@@ -482,8 +478,7 @@ impl<'s> Labels<'s> {
         match data.get(start..start + 16) {
             Some(sixteen) if len < 16 => {
                 let word = u128::from_le_bytes(sixteen.try_into().expect("sixteen bytes"));
-                let key = (word & ((1u128 << (8 * len)) - 1)) | ((len as u128) << 120);
-                self.code_short(key, || a.value(r), new_code)
+                self.code_short(short_key(word, len), || a.value(r), new_code)
             }
             _ => self.code(a.value(r), new_code),
         }
@@ -575,7 +570,8 @@ mod tests {
 
     /// A label's code read from the array's bytes (`code_of`) is its code as text (`code`):
     /// labels of every length around 16 bytes, the empty one, multi-byte characters, labels at
-    /// the end of the buffer (no 16 bytes left to read) and in a slice of the array.
+    /// the end of the buffer (no 16 bytes left to read) and in a slice of the array, and more
+    /// distinct labels than the first array of slots holds (it grows).
     #[test]
     fn labels_read_from_the_array_are_coded_as_their_text() {
         use super::Labels;
@@ -583,6 +579,7 @@ mod tests {
         let words: Vec<String> = (0..18)
             .map(|n| "é".repeat(n / 2) + &"x".repeat(n % 2))
             .chain(["", "a", "ab", "Never-married", "Married-civ-spouse", "a"].map(String::from))
+            .chain((0..100).map(|n| format!("v{n}")))
             .collect();
         let a = StringArray::from(words.iter().map(String::as_str).collect::<Vec<_>>());
         for array in [a.clone(), a.slice(3, a.len() - 5)] {

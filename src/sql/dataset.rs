@@ -54,7 +54,7 @@ impl TableFunctionImpl for LoadDataset {
             .into());
         }
         let (table, summary) = install(&ctx, &self.registry, ds, &as_table)?;
-        self.memo.put(key, &as_table, table, summary.clone());
+        self.memo.put(key, &as_table, &table, Some(summary.clone()));
         Ok(summary)
     }
 }

@@ -378,7 +378,7 @@ impl<S: MethodSpec> MethodFn<S> {
         }
         self.registry.outputs().publish(&ctx, S::NAME, tables)?;
         if deterministic {
-            self.memo.put(key, &output, release.clone(), release.clone());
+            self.memo.put(key, &output, &release, None);
         }
         Ok(release)
     }

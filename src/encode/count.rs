@@ -36,6 +36,8 @@ const SLICE_ROWS: usize = 16_384;
 pub(super) struct Packing {
     shifts: Vec<u32>,
     masks: Vec<u128>,
+    /// Bits all fields take together.
+    bits: u32,
 }
 
 impl Packing {
@@ -53,11 +55,22 @@ impl Packing {
             shifts.push(total - used);
         }
         let masks = bits.iter().map(|&b| if b == 0 { 0 } else { u128::MAX >> (128 - b) }).collect();
-        Some(Packing { shifts, masks })
+        Some(Packing { shifts, masks, bits: total })
     }
 
-    pub(super) fn field(&self, key: u128, j: usize) -> u32 {
-        ((key >> self.shifts[j]) & self.masks[j]) as u32
+    /// Field `j` of a key of either width.
+    fn field<K: Key>(&self, key: K, j: usize) -> u32 {
+        key.field(self.shifts[j], self.masks[j])
+    }
+
+    /// Field `j` of every key set to its code in `codes` (the keys' field `j` is zero). One
+    /// pass per column over the slice, its shift fixed: the compiler vectorizes it, where
+    /// setting each field as its value was coded cost as much again as the lookups.
+    fn put_codes<K: Key>(&self, keys: &mut [K], j: usize, codes: &[u32]) {
+        let shift = self.shifts[j];
+        for (key, &c) in keys.iter_mut().zip(codes) {
+            *key = key.with(c, shift);
+        }
     }
 
     fn put(&self, key: &mut u128, j: usize, code: u32) {
@@ -71,6 +84,37 @@ impl Packing {
             self.put(&mut key, j, c);
         }
         key
+    }
+}
+
+/// A packed tuple ([`Packing`]): `u64` when the fields fit in 64 bits (Adult's 8 columns take
+/// 31), so slices sort and merge half the bytes; `u128` otherwise.
+trait Key: Copy + Ord + Default + Send + Sync {
+    /// This key with `code` set at `shift` (those bits zero before).
+    fn with(self, code: u32, shift: u32) -> Self;
+    /// The field at `shift` under `mask`.
+    fn field(self, shift: u32, mask: u128) -> u32;
+}
+
+impl Key for u64 {
+    #[inline]
+    fn with(self, code: u32, shift: u32) -> Self {
+        self | (code as u64) << shift
+    }
+    #[inline]
+    fn field(self, shift: u32, mask: u128) -> u32 {
+        ((self >> shift) & mask as u64) as u32
+    }
+}
+
+impl Key for u128 {
+    #[inline]
+    fn with(self, code: u32, shift: u32) -> Self {
+        self | (code as u128) << shift
+    }
+    #[inline]
+    fn field(self, shift: u32, mask: u128) -> u32 {
+        ((self >> shift) & mask) as u32
     }
 }
 
@@ -112,24 +156,16 @@ pub(super) fn count_in_memory(
     }
     let packing = Packing::new(&widths)?;
     let integer_leaves: Vec<Option<IntegerLeaves>> = qis.iter().map(|(_, h)| IntegerLeaves::new(h)).collect();
-    let jobs: Vec<usize> = (0..slices.len()).collect();
-    let runs: Vec<Option<Vec<(u128, u64)>>> = crate::parallel::map(&jobs, |&i| {
-        let b = &slices[i];
-        let mut keys = vec![0u128; b.num_rows()];
-        for (j, (&c, (_, h))) in qi_cols.iter().zip(qis).enumerate() {
-            encode_into(&mut keys, &packing, j, h, integer_leaves[j].as_ref(), b.column(c))?;
-        }
-        if let (Some((codes, _)), Some(global)) = (local.get(i), s_global.get(i)) {
-            for (key, &c) in keys.iter_mut().zip(codes) {
-                packing.put(key, qis.len(), global[c as usize]);
-            }
-        }
-        keys.sort_unstable();
-        Some(run_lengths(&keys))
-    });
-    let pieces = merge_runs(runs.into_iter().collect::<Option<Vec<_>>>()?);
-    let (columns, counts) = unpack(&pieces, &packing, widths.len());
-    drop(pieces);
+    let count = Count {
+        slices: &slices,
+        qi_cols: &qi_cols,
+        qis,
+        integer_leaves: &integer_leaves,
+        local: &local,
+        s_global: &s_global,
+        packing: &packing,
+    };
+    let (columns, counts) = if packing.bits <= u64::BITS { count.table::<u64>()? } else { count.table::<u128>()? };
     let mut columns = columns.into_iter();
     let ft_qis = qis
         .iter()
@@ -147,11 +183,53 @@ pub(super) fn count_in_memory(
     Some(FrequencyTable { qis: ft_qis, sensitive: sens, counts })
 }
 
+/// What [`count_in_memory`] counts, once its columns' codings are known.
+struct Count<'a> {
+    slices: &'a [RecordBatch],
+    qi_cols: &'a [usize],
+    qis: &'a [(&'a str, Arc<Hierarchy>)],
+    integer_leaves: &'a [Option<IntegerLeaves>],
+    /// Each slice's codes of the sensitive column, in the order its values were met (empty
+    /// without one), and ...
+    local: &'a [(Vec<u32>, Vec<&'a str>)],
+    /// ... each slice's map from those codes to the column's codes.
+    s_global: &'a [Vec<u32>],
+    packing: &'a Packing,
+}
+
+impl Count<'_> {
+    /// The code columns (quasi-identifiers, then the sensitive one) and counts of the distinct
+    /// tuples, sorted: each slice's rows coded column by column into one scratch buffer, packed
+    /// into keys of type `K`, sorted and counted, on the pool; then the slices' runs merged.
+    fn table<K: Key>(&self) -> Option<(Vec<Vec<u32>>, Vec<u64>)> {
+        let fields = self.qis.len() + usize::from(!self.local.is_empty());
+        let jobs: Vec<usize> = (0..self.slices.len()).collect();
+        let runs: Vec<Option<Vec<(K, u64)>>> = crate::parallel::map(&jobs, |&i| {
+            let b = &self.slices[i];
+            let (mut keys, mut codes) = (vec![K::default(); b.num_rows()], vec![0u32; b.num_rows()]);
+            for (j, (&c, (_, h))) in self.qi_cols.iter().zip(self.qis).enumerate() {
+                encode_into(&mut codes, h, self.integer_leaves[j].as_ref(), b.column(c))?;
+                self.packing.put_codes(&mut keys, j, &codes);
+            }
+            if let (Some((met, _)), Some(global)) = (self.local.get(i), self.s_global.get(i)) {
+                for (code, &m) in codes.iter_mut().zip(met) {
+                    *code = global[m as usize];
+                }
+                self.packing.put_codes(&mut keys, self.qis.len(), &codes);
+            }
+            keys.sort_unstable();
+            Some(run_lengths(&keys))
+        });
+        let pieces = merge_runs(runs.into_iter().collect::<Option<Vec<_>>>()?);
+        Some(unpack(&pieces, self.packing, fields))
+    }
+}
+
 /// The merged tuples, piece after piece, as `fields` code columns and their counts. Each piece
 /// is unpacked by one job on the pool into its own part of every column, so the table is never
 /// laid end to end as tuples first (a serial copy of every tuple, faulting in fresh memory on
 /// one core) nor read once per column.
-fn unpack(pieces: &[Vec<(u128, u64)>], packing: &Packing, fields: usize) -> (Vec<Vec<u32>>, Vec<u64>) {
+fn unpack<K: Key>(pieces: &[Vec<(K, u64)>], packing: &Packing, fields: usize) -> (Vec<Vec<u32>>, Vec<u64>) {
     let lens = || pieces.iter().map(Vec::len);
     let n = lens().sum();
     let mut columns: Vec<Vec<u32>> = (0..fields).map(|_| vec![0u32; n]).collect();
@@ -174,8 +252,8 @@ fn unpack(pieces: &[Vec<(u128, u64)>], packing: &Packing, fields: usize) -> (Vec
 }
 
 /// Sorted keys as (key, records) runs.
-fn run_lengths(keys: &[u128]) -> Vec<(u128, u64)> {
-    let mut out: Vec<(u128, u64)> = Vec::new();
+fn run_lengths<K: Key>(keys: &[K]) -> Vec<(K, u64)> {
+    let mut out: Vec<(K, u64)> = Vec::new();
     for &k in keys {
         match out.last_mut() {
             Some((last, n)) if *last == k => *n += 1,
@@ -192,7 +270,7 @@ fn run_lengths(keys: &[u128]) -> Vec<(u128, u64)> {
 /// from the runs, and each range's pieces of every run are merged by one job on the pool, so
 /// the last merges are not one serial pass over all the table's tuples (a merge tree's top
 /// levels have one or two jobs); the list is the same however it is cut.
-fn merge_runs(runs: Vec<Vec<(u128, u64)>>) -> Vec<Vec<(u128, u64)>> {
+fn merge_runs<K: Key>(runs: Vec<Vec<(K, u64)>>) -> Vec<Vec<(K, u64)>> {
     let total: usize = runs.iter().map(Vec::len).sum();
     let splitters = splitters(&runs, (4 * crate::parallel::threads()).min(total / MERGE_ROWS));
     let ranges: Vec<usize> = (0..=splitters.len()).collect();
@@ -217,13 +295,13 @@ const MERGE_ROWS: usize = 1 << 14;
 /// spread over their quantiles; sampled at their first key alone, as before, every cut fell
 /// among the smallest keys, and one job merged nearly the whole table (a single core for about
 /// a third of a second at 5 M rows).
-fn splitters(runs: &[Vec<(u128, u64)>], parts: usize) -> Vec<u128> {
+fn splitters<K: Key>(runs: &[Vec<(K, u64)>], parts: usize) -> Vec<K> {
     if parts < 2 {
         return Vec::new();
     }
     let total: usize = runs.iter().map(Vec::len).sum();
     let wanted = 32 * parts;
-    let mut sample: Vec<u128> = runs
+    let mut sample: Vec<K> = runs
         .iter()
         .enumerate()
         .filter(|(_, run)| !run.is_empty())
@@ -234,7 +312,7 @@ fn splitters(runs: &[Vec<(u128, u64)>], parts: usize) -> Vec<u128> {
         })
         .collect();
     sample.sort_unstable();
-    let mut cuts: Vec<u128> = (1..parts).filter_map(|i| sample.get(i * sample.len() / parts).copied()).collect();
+    let mut cuts: Vec<K> = (1..parts).filter_map(|i| sample.get(i * sample.len() / parts).copied()).collect();
     cuts.dedup();
     cuts
 }
@@ -243,8 +321,9 @@ fn splitters(runs: &[Vec<(u128, u64)>], parts: usize) -> Vec<u128> {
 /// buffer and sorted by a stable sort, which finds the runs already sorted and merges them
 /// (Rust's driftsort), then equal keys' counts added in place. One buffer and the sort's
 /// scratch, where merging two runs at a time wrote every tuple once per level into memory
-/// freshly allocated (and faulted in by the kernel) at each of ~9 levels.
-fn merge_pieces(pieces: Vec<&[(u128, u64)]>) -> Vec<(u128, u64)> {
+/// freshly allocated (and faulted in by the kernel) at each of ~9 levels. (A radix sort of
+/// 64-bit keys, here and for each slice, measured no faster on Adult ×10.)
+fn merge_pieces<K: Key>(pieces: Vec<&[(K, u64)]>) -> Vec<(K, u64)> {
     if let [one] = pieces[..] {
         return one.to_vec();
     }
@@ -315,15 +394,11 @@ fn met_codes(a: &StringArray) -> Option<(Vec<u32>, Vec<&str>)> {
     if a.null_count() > 0 {
         return None;
     }
-    let (mut labels, mut met) = (Labels::default(), Vec::new());
-    let codes = (0..a.len())
-        .map(|r| {
-            labels.code_of(a, r, |v| {
-                met.push(v);
-                Some(met.len() as u32 - 1)
-            })
-        })
-        .collect::<Option<Vec<u32>>>()?;
+    let (mut labels, mut met, mut codes) = (Labels::default(), Vec::new(), vec![0; a.len()]);
+    labels.code_rows(a, &mut codes, |v| {
+        met.push(v);
+        Some(met.len() as u32 - 1)
+    })?;
     Some((codes, met))
 }
 
@@ -332,23 +407,16 @@ fn utf8(a: &ArrayRef) -> Option<ArrayRef> {
     if a.data_type() == &DataType::Utf8 { Some(a.clone()) } else { cast(a, &DataType::Utf8).ok() }
 }
 
-/// Put column `j`'s leaf codes into the keys, applying the NULL rule as [`super::encode_column`]
+/// Column `a`'s leaf codes into `codes`, applying the NULL rule as [`super::encode_column`]
 /// does; `None` on any value it would reject.
-fn encode_into(
-    keys: &mut [u128],
-    packing: &Packing,
-    j: usize,
-    h: &Hierarchy,
-    integers: Option<&IntegerLeaves>,
-    a: &ArrayRef,
-) -> Option<()> {
+fn encode_into(codes: &mut [u32], h: &Hierarchy, integers: Option<&IntegerLeaves>, a: &ArrayRef) -> Option<()> {
     if h.is_numeric() {
         if a.null_count() > 0 {
             return None;
         }
         if let (Some(ints), Some(v)) = (integers, a.as_primitive_opt::<Int64Type>()) {
-            for (key, &x) in keys.iter_mut().zip(v.values().iter()) {
-                packing.put(key, j, ints.get(x)?);
+            for (code, &x) in codes.iter_mut().zip(v.values().iter()) {
+                *code = ints.get(x)?;
             }
             return Some(());
         }
@@ -357,85 +425,132 @@ fn encode_into(
         if v.null_count() > 0 {
             return None;
         }
-        for (key, &x) in keys.iter_mut().zip(v.values().iter()) {
-            packing.put(key, j, h.leaf_of_value(if x == 0.0 { 0.0 } else { x })?);
+        for (code, &x) in codes.iter_mut().zip(v.values().iter()) {
+            *code = h.leaf_of_value(if x == 0.0 { 0.0 } else { x })?;
         }
     } else {
         let v = utf8(a)?;
         let v = v.as_string::<i32>();
         let null_leaf = h.null_leaf();
         let mut labels = Labels::default();
-        for (r, key) in keys.iter_mut().enumerate() {
-            let code = if v.is_null(r) { null_leaf? } else { labels.code_of(v, r, |s| h.leaf_of_label(s))? };
-            packing.put(key, j, code);
+        if v.null_count() == 0 {
+            return labels.code_rows(v, codes, |s| h.leaf_of_label(s));
+        }
+        for (r, code) in codes.iter_mut().enumerate() {
+            *code = if v.is_null(r) { null_leaf? } else { labels.code_of(v, r, |s| h.leaf_of_label(s))? };
         }
     }
     Some(())
 }
 
 /// Codes of the labels met so far (a hierarchy's leaf codes here, risk_report's dense codes in
-/// `crate::risk::read`). A label of up to 15 bytes is looked up as one integer (its bytes and
-/// length), so most lookups hash and compare no string.
+/// `crate::risk::read`). A label of up to [`SHORT`] − 1 bytes is looked up as two integers (its
+/// bytes and length), so most lookups hash and compare no string.
 #[derive(Default)]
 pub(crate) struct Labels<'s> {
     short: ShortCodes,
     long: FastMap<&'s str, u32>,
 }
 
-/// The integer of a label of `len` < 16 bytes whose bytes start `word` (little-endian; what
-/// follows them is ignored): the bytes, then the length in the top byte.
-fn short_key(word: u128, len: usize) -> u128 {
-    (word & ((1u128 << (8 * len)) - 1)) | ((len as u128) << 120)
+/// Labels shorter than this many bytes are [`ShortKey`]s. 32, not 16: Adult's most common
+/// marital status ("Married-civ-spouse") and a quarter of its occupations are 16–21 bytes, and
+/// a column mixing both lengths took the string path, and a mispredicted branch, for each of
+/// them.
+const SHORT: usize = 32;
+
+/// A label of fewer than [`SHORT`] bytes as two integers: its bytes (little-endian, zeros past
+/// its end), then its length in the second one's top byte (free: that word holds at most 15 of
+/// the label's bytes).
+type ShortKey = (u128, u128);
+
+/// The [`ShortKey`] of a label of `len` < [`SHORT`] bytes whose bytes start `lo` and go on in
+/// `hi` (what follows them is ignored). The masks come from a table, not from shifts by `len`:
+/// a 128-bit shift by a variable amount is several instructions and a conditional move, and it
+/// was a third of a lookup's time.
+#[inline]
+fn short_key(lo: u128, hi: u128, len: usize) -> ShortKey {
+    let (keep_lo, keep_hi) = KEEP[len % SHORT];
+    (lo & keep_lo, (hi & keep_hi) | ((len as u128) << 120))
 }
 
+/// For each length below [`SHORT`], the masks keeping that many bytes of two words.
+static KEEP: [(u128, u128); SHORT] = {
+    let mut keep = [(0, 0); SHORT];
+    let mut len = 1;
+    while len < SHORT {
+        keep[len] = if len <= 16 {
+            (u128::MAX >> (128 - 8 * len), 0)
+        } else {
+            (u128::MAX, u128::MAX >> (128 - 8 * (len - 16)))
+        };
+        len += 1;
+    }
+    keep
+};
+
 /// Short labels' integers and their codes, in one open-addressed array probed linearly. A
-/// column holds few distinct labels, so the array stays in cache and a lookup is one hash, one
-/// slot read and one comparison, where a general hash map's probing cost about as much again
-/// (a third of Adult's statement went to these lookups).
-#[derive(Default)]
+/// column holds few distinct labels, so the array stays in cache, at most a quarter full, and
+/// most labels sit in the slot their hash names: a lookup is one hash, one slot read and one
+/// comparison, with the probing out of line (a general hash map's probing cost about as much
+/// again; a third of Adult's statement went to these lookups).
 struct ShortCodes {
-    /// (label's integer, code); [`ShortCodes::EMPTY`] as the code marks a free slot.
-    slots: Vec<(u128, u32)>,
+    /// (label's integers, code); [`ShortCodes::FREE`] as the integers mark a free slot.
+    slots: Vec<(ShortKey, u32)>,
+    /// 64 − log2(slots): a hash's top bits name a slot (a multiplicative hash's best bits; its
+    /// middle bits depend only on a label's first bytes, which many labels share).
+    shift: u32,
     len: usize,
 }
 
+impl Default for ShortCodes {
+    fn default() -> Self {
+        ShortCodes { slots: vec![(Self::FREE, 0); 64], shift: 64 - 6, len: 0 }
+    }
+}
+
 impl ShortCodes {
-    const EMPTY: u32 = u32::MAX;
+    /// No label's integers: its length byte would say 255.
+    const FREE: ShortKey = (0, u128::MAX);
+
+    /// The slot `key` hashes to.
+    #[inline]
+    fn home(&self, key: ShortKey) -> usize {
+        let (lo, hi) = key;
+        let mixed =
+            (lo as u64) ^ ((lo >> 64) as u64).rotate_left(29) ^ (hi as u64).rotate_left(43) ^ ((hi >> 64) as u64);
+        (mixed.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
+    }
+
+    #[inline]
+    fn get(&self, key: ShortKey) -> Option<u32> {
+        let (k, c) = self.slots[self.home(key)];
+        if k == key { Some(c) } else { self.probe(key) }
+    }
+
+    /// [`ShortCodes::get`] past the home slot.
+    #[cold]
+    fn probe(&self, key: ShortKey) -> Option<u32> {
+        let (k, c) = self.slots[self.slot(key)];
+        (k == key).then_some(c)
+    }
 
     /// The slot holding `key`, or the free slot where it belongs.
-    #[inline]
-    fn slot(&self, key: u128) -> usize {
+    fn slot(&self, key: ShortKey) -> usize {
         let mask = self.slots.len() - 1;
-        let h = ((key as u64) ^ ((key >> 64) as u64).rotate_left(29)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        let mut i = (h >> 32) as usize & mask;
-        loop {
-            let (k, c) = self.slots[i];
-            if c == Self::EMPTY || k == key {
-                return i;
-            }
+        let mut i = self.home(key);
+        while self.slots[i].0 != key && self.slots[i].0 != Self::FREE {
             i = (i + 1) & mask;
         }
+        i
     }
 
-    #[inline]
-    fn get(&self, key: u128) -> Option<u32> {
-        if self.slots.is_empty() {
-            return None;
-        }
-        let (_, c) = self.slots[self.slot(key)];
-        (c != Self::EMPTY).then_some(c)
-    }
-
-    /// Keep `code` for `key` (not present; a code of [`ShortCodes::EMPTY`] is not kept, and is
-    /// looked up again next time). At most half the slots are taken.
-    fn insert(&mut self, key: u128, code: u32) {
-        if code == Self::EMPTY {
-            return;
-        }
-        if 2 * (self.len + 1) > self.slots.len() {
-            let grown = vec![(0, Self::EMPTY); (2 * self.slots.len()).max(64)];
+    /// Keep `code` for `key` (not present). At most a quarter of the slots are taken.
+    fn insert(&mut self, key: ShortKey, code: u32) {
+        if 4 * (self.len + 1) > self.slots.len() {
+            let grown = vec![(Self::FREE, 0); 2 * self.slots.len()];
             let old = std::mem::replace(&mut self.slots, grown);
-            for (k, c) in old.into_iter().filter(|&(_, c)| c != Self::EMPTY) {
+            self.shift -= 1;
+            for (k, c) in old.into_iter().filter(|&(k, _)| k != Self::FREE) {
                 let i = self.slot(k);
                 self.slots[i] = (k, c);
             }
@@ -446,14 +561,22 @@ impl ShortCodes {
     }
 }
 
+/// The two little-endian words of 32 bytes.
+#[inline]
+fn words(b: &[u8; SHORT]) -> (u128, u128) {
+    let (lo, hi) = b.split_at(16);
+    (u128::from_le_bytes(lo.try_into().expect("16 bytes")), u128::from_le_bytes(hi.try_into().expect("16 bytes")))
+}
+
 impl<'s> Labels<'s> {
     /// The code of `s`, from `new_code` the first time it is met (`None`: no code, nothing kept).
     pub(crate) fn code(&mut self, s: &'s str, new_code: impl FnOnce(&'s str) -> Option<u32>) -> Option<u32> {
         let b = s.as_bytes();
-        if b.len() < 16 {
-            let mut word = [0u8; 16];
+        if b.len() < SHORT {
+            let mut word = [0u8; SHORT];
             word[..b.len()].copy_from_slice(b);
-            return self.code_short(short_key(u128::from_le_bytes(word), b.len()), || s, new_code);
+            let (lo, hi) = words(&word);
+            return self.code_short(short_key(lo, hi, b.len()), || s, new_code);
         }
         if let Some(&c) = self.long.get(s) {
             return Some(c);
@@ -463,9 +586,10 @@ impl<'s> Labels<'s> {
         Some(c)
     }
 
-    /// [`Labels::code`] of row `r` of `a` (not NULL: a NULL row would read as its slot's bytes). A short label's integer is read straight
-    /// from the array's bytes, 16 at once with the bytes past the label masked off, where
-    /// building it byte by byte (a copy of variable length) was most of a lookup's cost.
+    /// [`Labels::code`] of row `r` of `a` (not NULL: a NULL row would read as its slot's
+    /// bytes). A short label's integers are read straight from the array's bytes, 32 at once
+    /// with the bytes past the label masked off, where building them byte by byte (a copy of
+    /// variable length) was most of a lookup's cost.
     pub(crate) fn code_of(
         &mut self,
         a: &'s StringArray,
@@ -473,21 +597,52 @@ impl<'s> Labels<'s> {
         new_code: impl FnOnce(&'s str) -> Option<u32>,
     ) -> Option<u32> {
         let (offsets, data) = (a.value_offsets(), a.value_data());
-        let (start, end) = (offsets[r] as usize, offsets[r + 1] as usize);
+        self.code_at(a, data, r, offsets[r] as usize, offsets[r + 1] as usize, new_code)
+    }
+
+    /// [`Labels::code_of`] of every row of `a`, which holds no NULL, into `codes`; `None` as
+    /// soon as `new_code` gives none. The array's offsets and bytes are read once for the
+    /// column, not once a row.
+    pub(crate) fn code_rows(
+        &mut self,
+        a: &'s StringArray,
+        codes: &mut [u32],
+        mut new_code: impl FnMut(&'s str) -> Option<u32>,
+    ) -> Option<()> {
+        debug_assert_eq!(a.null_count(), 0);
+        let (offsets, data) = (a.value_offsets(), a.value_data());
+        for (r, (code, ends)) in codes.iter_mut().zip(offsets.windows(2)).enumerate() {
+            *code = self.code_at(a, data, r, ends[0] as usize, ends[1] as usize, &mut new_code)?;
+        }
+        Some(())
+    }
+
+    /// The code of row `r` of `a`, whose bytes are `data[start..end]`.
+    #[inline]
+    fn code_at(
+        &mut self,
+        a: &'s StringArray,
+        data: &[u8],
+        r: usize,
+        start: usize,
+        end: usize,
+        new_code: impl FnOnce(&'s str) -> Option<u32>,
+    ) -> Option<u32> {
         let len = end - start;
-        match data.get(start..start + 16) {
-            Some(sixteen) if len < 16 => {
-                let word = u128::from_le_bytes(sixteen.try_into().expect("sixteen bytes"));
-                self.code_short(short_key(word, len), || a.value(r), new_code)
+        match data.get(start..start + SHORT) {
+            Some(bytes) if len < SHORT => {
+                let (lo, hi) = words(bytes.try_into().expect("32 bytes"));
+                self.code_short(short_key(lo, hi, len), || a.value(r), new_code)
             }
             _ => self.code(a.value(r), new_code),
         }
     }
 
-    /// The code of the short label whose integer is `key`.
+    /// The code of the short label whose integers are `key`.
+    #[inline]
     fn code_short(
         &mut self,
-        key: u128,
+        key: ShortKey,
         s: impl FnOnce() -> &'s str,
         new_code: impl FnOnce(&'s str) -> Option<u32>,
     ) -> Option<u32> {
@@ -534,6 +689,30 @@ mod tests {
         }
     }
 
+    /// Keys of 64 bits (a table whose codes fit in them) merge to the same list as by a map,
+    /// for keys of few bits and of all 64, with repeated keys.
+    #[test]
+    fn runs_of_64_bit_keys_merge_into_one_sorted_list() {
+        use rand::{RngExt, SeedableRng};
+        let mut rng = rand::rngs::StdRng::seed_from_u64(5);
+        for (bits, runs, len) in [(5u32, 9usize, 40usize), (31, 30, 2_000), (64, 12, 3_000)] {
+            let space = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
+            let input: Vec<Vec<(u64, u64)>> = (0..runs)
+                .map(|_| {
+                    let mut keys: Vec<u64> = (0..len).map(|_| rng.random_range(0..=space)).collect();
+                    keys.sort_unstable();
+                    super::run_lengths(&keys)
+                })
+                .collect();
+            let mut expected = std::collections::BTreeMap::new();
+            for &(k, n) in input.iter().flatten() {
+                *expected.entry(k).or_insert(0u64) += n;
+            }
+            let merged = super::merge_runs(input).concat();
+            assert_eq!(merged, expected.into_iter().collect::<Vec<_>>(), "{bits} bits");
+        }
+    }
+
     /// The ranges a merge is cut into hold about equal shares of the tuples, also when there are
     /// more runs than samples wanted (each slice of a large table is one run, and each run holds
     /// most of the same keys): before, every run was sampled at its first key, and one range
@@ -569,16 +748,17 @@ mod tests {
     }
 
     /// A label's code read from the array's bytes (`code_of`) is its code as text (`code`):
-    /// labels of every length around 16 bytes, the empty one, multi-byte characters, labels at
+    /// labels of every length around 16 and 32 bytes, the empty one, multi-byte characters, labels at
     /// the end of the buffer (no 16 bytes left to read) and in a slice of the array, and more
     /// distinct labels than the first array of slots holds (it grows).
     #[test]
     fn labels_read_from_the_array_are_coded_as_their_text() {
         use super::Labels;
         use datafusion::arrow::array::{Array, StringArray};
-        let words: Vec<String> = (0..18)
+        let words: Vec<String> = (0..34)
             .map(|n| "é".repeat(n / 2) + &"x".repeat(n % 2))
             .chain(["", "a", "ab", "Never-married", "Married-civ-spouse", "a"].map(String::from))
+            .chain([15, 16, 17, 18, 31, 32, 33].map(|n| "a".repeat(n)))
             .chain((0..100).map(|n| format!("v{n}")))
             .collect();
         let a = StringArray::from(words.iter().map(String::as_str).collect::<Vec<_>>());
@@ -597,6 +777,8 @@ mod tests {
                 assert_eq!(t, b, "row {r}: {:?}", array.value(r));
             }
             assert_eq!(met_text, met_bytes);
+            let distinct: std::collections::BTreeSet<&str> = (0..array.len()).map(|r| array.value(r)).collect();
+            assert_eq!(met_text.len(), distinct.len(), "distinct labels share no code");
         }
     }
 

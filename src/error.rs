@@ -169,11 +169,23 @@ pub fn scrub(message: &str) -> String {
 }
 
 /// Every `'...'` or `"..."` span of `text` replaced by [`HIDDEN`], except one that names a data
-/// type (`as type 'Int32'`). A value with a quote in it (`O'Brien`) can split into spans, so
-/// the text between the first and the last quote of a run of non-type spans goes as a whole.
+/// type (`as type 'Int32'`). The apostrophe of an English "n't" (`doesn't`, `can't`) opens
+/// and closes nothing: DataFusion's "Table 'out' doesn't exist." paired the quote after `out`
+/// with the one in `doesn't` and came out as "Table <value not shown>t exist." (only that
+/// pattern: a quote after any letter may be a value's opening one). A value with a quote in
+/// it (`O'Brien`) can split into spans, so the text between the first and the last quote of a
+/// run of non-type spans goes as a whole.
 fn hide_quoted(text: &str) -> String {
     let is_type = |s: &str| s.parse::<datafusion::arrow::datatypes::DataType>().is_ok();
-    let quotes: Vec<usize> = text.char_indices().filter(|(_, c)| *c == '\'' || *c == '"').map(|(i, _)| i).collect();
+    let bytes = text.as_bytes();
+    let contraction = |i: usize| {
+        i > 0
+            && bytes[i - 1] == b'n'
+            && bytes.get(i + 1) == Some(&b't')
+            && !bytes.get(i + 2).is_some_and(u8::is_ascii_alphanumeric)
+    };
+    let quotes: Vec<usize> =
+        text.char_indices().filter(|&(i, c)| c == '"' || (c == '\'' && !contraction(i))).map(|(i, _)| i).collect();
     // Pair quotes left to right; a span that is a type ends a run of hidden spans.
     let mut hidden: Vec<(usize, usize)> = Vec::new();
     let mut k = 0;

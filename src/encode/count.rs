@@ -27,9 +27,19 @@ use datafusion::datasource::MemTable;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-/// Rows per parallel job: small enough that two cores share a 30,000-row table and that a
-/// slice's keys sort in cache.
+/// Rows of a slice: the table's batches are cut into slices of at most this many rows, and
+/// consecutive slices make one job of [`Count::table`] (one sorted run) of up to
+/// [`JOB_ROWS`].
 const SLICE_ROWS: usize = 16_384;
+
+/// Rows a job of [`Count::table`] sorts into one run, at most: a table has about two jobs per
+/// thread, each of at least [`SLICE_ROWS`] rows (so two cores share a 30,000-row table) and
+/// at most 65,536 (whose 64-bit keys sort in a core's cache). A table's batches are often
+/// smaller than a slice (8,192 rows as DataFusion writes them), and one run per batch left
+/// Adult ×10 with 37 runs of mostly distinct tuples to merge, a sixth of its statement.
+fn job_rows(rows: usize) -> usize {
+    (rows / (2 * crate::parallel::threads())).clamp(SLICE_ROWS, 4 * SLICE_ROWS)
+}
 
 /// Bit fields of a packed tuple: column `j` (of codes below `widths[j]`) at `shifts[j]`, the
 /// first column highest, so that keys compare as the tuples do.
@@ -96,27 +106,23 @@ trait Key: Copy + Ord + Default + Send + Sync {
     fn field(self, shift: u32, mask: u128) -> u32;
 }
 
-impl Key for u64 {
-    #[inline]
-    fn with(self, code: u32, shift: u32) -> Self {
-        self | (code as u64) << shift
-    }
-    #[inline]
-    fn field(self, shift: u32, mask: u128) -> u32 {
-        ((self >> shift) & mask as u64) as u32
-    }
+/// [`Key`] for an unsigned integer type (a field's mask fits it: the fields fit the key).
+macro_rules! key {
+    ($t:ty) => {
+        impl Key for $t {
+            #[inline]
+            fn with(self, code: u32, shift: u32) -> Self {
+                self | (code as $t) << shift
+            }
+            #[inline]
+            fn field(self, shift: u32, mask: u128) -> u32 {
+                ((self >> shift) & mask as $t) as u32
+            }
+        }
+    };
 }
-
-impl Key for u128 {
-    #[inline]
-    fn with(self, code: u32, shift: u32) -> Self {
-        self | (code as u128) << shift
-    }
-    #[inline]
-    fn field(self, shift: u32, mask: u128) -> u32 {
-        ((self >> shift) & mask) as u32
-    }
-}
+key!(u64);
+key!(u128);
 
 /// The frequency table of an in-memory `provider` (see the module); `None` when the source is
 /// not one, is being written, or holds a value only the plan's error can report.
@@ -203,19 +209,15 @@ impl Count<'_> {
     /// into keys of type `K`, sorted and counted, on the pool; then the slices' runs merged.
     fn table<K: Key>(&self) -> Option<(Vec<Vec<u32>>, Vec<u64>)> {
         let fields = self.qis.len() + usize::from(!self.local.is_empty());
-        let jobs: Vec<usize> = (0..self.slices.len()).collect();
-        let runs: Vec<Option<Vec<(K, u64)>>> = crate::parallel::map(&jobs, |&i| {
-            let b = &self.slices[i];
-            let (mut keys, mut codes) = (vec![K::default(); b.num_rows()], vec![0u32; b.num_rows()]);
-            for (j, (&c, (_, h))) in self.qi_cols.iter().zip(self.qis).enumerate() {
-                encode_into(&mut codes, h, self.integer_leaves[j].as_ref(), b.column(c))?;
-                self.packing.put_codes(&mut keys, j, &codes);
-            }
-            if let (Some((met, _)), Some(global)) = (self.local.get(i), self.s_global.get(i)) {
-                for (code, &m) in codes.iter_mut().zip(met) {
-                    *code = global[m as usize];
-                }
-                self.packing.put_codes(&mut keys, self.qis.len(), &codes);
+        let jobs = jobs(self.slices, job_rows(self.slices.iter().map(RecordBatch::num_rows).sum()));
+        let runs: Vec<Option<Vec<(K, u64)>>> = crate::parallel::map(&jobs, |slices| {
+            let rows = self.slices[slices.clone()].iter().map(RecordBatch::num_rows).sum();
+            let (mut keys, mut codes) = (vec![K::default(); rows], vec![0u32; rows]);
+            let mut at = 0;
+            for i in slices.clone() {
+                let n = self.slices[i].num_rows();
+                self.code_slice(i, &mut keys[at..at + n], &mut codes[at..at + n])?;
+                at += n;
             }
             keys.sort_unstable();
             Some(run_lengths(&keys))
@@ -223,6 +225,42 @@ impl Count<'_> {
         let pieces = merge_runs(runs.into_iter().collect::<Option<Vec<_>>>()?);
         Some(unpack(&pieces, self.packing, fields))
     }
+
+    /// Slice `i`'s keys (zero before): its columns coded one after the other into `codes` (as
+    /// scratch) and packed.
+    fn code_slice<K: Key>(&self, i: usize, keys: &mut [K], codes: &mut [u32]) -> Option<()> {
+        let b = &self.slices[i];
+        for (j, (&c, (_, h))) in self.qi_cols.iter().zip(self.qis).enumerate() {
+            encode_into(codes, h, self.integer_leaves[j].as_ref(), b.column(c))?;
+            self.packing.put_codes(keys, j, codes);
+        }
+        if let (Some((met, _)), Some(global)) = (self.local.get(i), self.s_global.get(i)) {
+            for (code, &m) in codes.iter_mut().zip(met) {
+                *code = global[m as usize];
+            }
+            self.packing.put_codes(keys, self.qis.len(), codes);
+        }
+        Some(())
+    }
+}
+
+/// Consecutive slices grouped into jobs of at most `rows` rows (a larger slice alone).
+fn jobs(slices: &[RecordBatch], rows: usize) -> Vec<std::ops::Range<usize>> {
+    let mut out: Vec<std::ops::Range<usize>> = Vec::new();
+    let mut held = 0;
+    for (i, b) in slices.iter().enumerate() {
+        match out.last_mut() {
+            Some(job) if held + b.num_rows() <= rows => {
+                job.end = i + 1;
+                held += b.num_rows();
+            }
+            _ => {
+                out.push(i..i + 1);
+                held = b.num_rows();
+            }
+        }
+    }
+    out
 }
 
 /// The merged tuples, piece after piece, as `fields` code columns and their counts. Each piece

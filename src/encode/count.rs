@@ -29,7 +29,7 @@ use std::sync::Arc;
 
 /// Rows of a slice: the table's batches are cut into slices of at most this many rows, and
 /// consecutive slices make one job of [`Count::table`] (one sorted run) of up to
-/// [`JOB_ROWS`].
+/// [`job_rows`].
 const SLICE_ROWS: usize = 16_384;
 
 /// Rows a job of [`Count::table`] sorts into one run, at most: a table has about two jobs per

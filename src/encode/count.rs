@@ -4,9 +4,10 @@
 //! then every distinct tuple is encoded against the hierarchies and sorted: 14 ms on Adult,
 //! 83–133 ms on Adult x10 and seconds at 10^6 records, more than the search it feeds. Here each
 //! column is encoded to leaf codes once per slice of rows (an integer lookup of the value, the
-//! hierarchy consulted once per distinct value), the codes are packed into one `u128` key per
-//! record ([`Packing`], the first column in the highest bits, so sorting keys sorts tuples),
-//! and each slice's keys are sorted and counted, then the slices' runs merged, on all cores.
+//! hierarchy consulted once per distinct value), the codes are packed into one key per record
+//! ([`Packing`]: 64 bits where they fit, else 128; the first column in the highest bits, so
+//! sorting keys sorts tuples), and each job's keys are sorted and counted, then the jobs' runs
+//! merged, on all cores.
 //!
 //! Only in-memory tables ([`MemTable`]) take this path: their rows are in this process
 //! already, so counting them here moves no data. Every other source (files, views, a Ballista

@@ -104,32 +104,34 @@ pub(crate) fn sort_unstable<T: Ord + Send>(v: &mut [T]) {
 }
 
 /// Each run `(value, n)` written `n` times, in order: a release's rows from its cells. The runs
-/// are `run(item)` of `items`, read in place. Written on the pool, each job a range of runs of
-/// about [`FILL_ROWS`] values into its own part of the output.
+/// are `run(item)` of `items`, read in place. Written on the pool, each job [`FILL_ROWS`]
+/// values of the output, from the run that covers its first place on: a long run (a large
+/// class of a big table, whose rows were one job when jobs were whole runs) is written by
+/// several jobs.
 pub(crate) fn repeat_by<C: Sync, T: Copy + Default + Send + Sync>(
     items: &[C],
     run: impl Fn(&C) -> (T, usize) + Sync,
 ) -> Vec<T> {
-    let mut out = vec![T::default(); items.iter().map(|c| run(c).1).sum()];
-    // Ranges of runs of about FILL_ROWS values each (a run longer than that is one range).
-    let mut groups: Vec<(&[C], usize)> = Vec::new();
-    let mut from = 0;
-    while from < items.len() {
-        let (mut to, mut n) = (from, 0);
-        while to < items.len() && (n < FILL_ROWS || to == from) {
-            n += run(&items[to]).1;
-            to += 1;
-        }
-        groups.push((&items[from..to], n));
-        from = to;
-    }
-    let parts = split_mut(&mut out, groups.iter().map(|g| g.1));
-    self::run(groups.into_iter().zip(parts).collect(), |((items, _), part)| {
+    // Where each run ends in the output.
+    let ends: Vec<usize> = items
+        .iter()
+        .scan(0, |at, c| {
+            *at += run(c).1;
+            Some(*at)
+        })
+        .collect();
+    let mut out = vec![T::default(); ends.last().copied().unwrap_or(0)];
+    let parts = split_mut(&mut out, ranges(ends.last().copied().unwrap_or(0), FILL_ROWS).iter().map(|r| r.len()));
+    self::run(parts.into_iter().enumerate().collect(), |(p, part)| {
+        let start = p * FILL_ROWS;
+        // The first run ending past this part's start (empty runs end where they start).
+        let mut i = ends.partition_point(|&e| e <= start);
         let mut at = 0;
-        for c in items {
-            let (v, n) = run(c);
-            part[at..at + n].fill(v);
+        while at < part.len() {
+            let n = (ends[i] - start - at).min(part.len() - at);
+            part[at..at + n].fill(run(&items[i]).0);
             at += n;
+            i += 1;
         }
     });
     out
@@ -213,6 +215,20 @@ mod tests {
     }
 
     /// Runs repeated and runs summed on pools of 1 and 3 threads: what the serial loops give.
+    /// Runs longer than a job's share, empty runs, and runs ending exactly where a job's
+    /// share ends are written as they are, however many threads write them.
+    #[test]
+    fn long_runs_are_written_by_several_jobs() {
+        let f = super::FILL_ROWS;
+        let runs: Vec<(u32, usize)> =
+            vec![(0, 0), (1, 3 * f + 5), (2, 0), (3, f - 5), (4, 1), (5, 0), (6, 2 * f), (7, 0)];
+        let expected: Vec<u32> = runs.iter().flat_map(|&(v, n)| std::iter::repeat_n(v, n)).collect();
+        for threads in [1, 2, 3] {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            assert_eq!(pool.install(|| super::repeat_by(&runs, |&r| r)), expected, "{threads} threads");
+        }
+    }
+
     #[test]
     fn runs_repeated_and_summed_on_the_pool() {
         let runs: Vec<(u32, usize)> = (0..5_000u32).map(|i| (i, (i as usize * 7919) % 97)).collect();

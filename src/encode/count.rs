@@ -220,7 +220,7 @@ impl Count<'_> {
                 self.code_slice(i, &mut keys[at..at + n], &mut codes[at..at + n])?;
                 at += n;
             }
-            keys.sort_unstable();
+            sort_keys(&mut keys, self.packing.bits);
             Some(run_lengths(&keys))
         });
         let pieces = merge_runs(runs.into_iter().collect::<Option<Vec<_>>>()?);
@@ -290,16 +290,67 @@ fn unpack<K: Key>(pieces: &[Vec<(K, u64)>], packing: &Packing, fields: usize) ->
     (columns, counts)
 }
 
-/// Sorted keys as (key, records) runs.
-fn run_lengths<K: Key>(keys: &[K]) -> Vec<(K, u64)> {
-    let mut out: Vec<(K, u64)> = Vec::new();
-    for &k in keys {
-        match out.last_mut() {
-            Some((last, n)) if *last == k => *n += 1,
-            _ => out.push((k, 1)),
+/// Bits a pass of [`sort_keys`]' radix sort orders by: its 2,048 counters (16 KB) stay in a
+/// core's first-level cache, and 31-bit keys (Adult's eight columns) take three passes.
+const DIGIT_BITS: u32 = 11;
+
+/// `keys` (of fields taking `bits` bits together) sorted: by a least-significant-digit radix
+/// sort when that takes at most four passes, else by `sort_unstable`. On a job of 60,000
+/// 31-bit keys with repeats (Adult ×10) the radix sort took 8.5 ns a key on this machine, the
+/// comparison sort 18.6: a comparison sort does log2(n) ≈ 16 passes of unpredictable branches,
+/// the radix sort one pass counting every digit, then one scatter a digit. Past four passes
+/// (keys of more than 44 bits) the passes cost about what the comparisons do.
+fn sort_keys<K: Key>(keys: &mut Vec<K>, bits: u32) {
+    let passes = bits.div_ceil(DIGIT_BITS) as usize;
+    if passes > 4 || keys.len() < 1 << DIGIT_BITS {
+        keys.sort_unstable();
+        return;
+    }
+    const BUCKETS: usize = 1 << DIGIT_BITS;
+    let mask = (BUCKETS - 1) as u128;
+    let digit = |k: K, p: usize| k.field(p as u32 * DIGIT_BITS, mask) as usize;
+    let mut counts = vec![[0usize; BUCKETS]; passes];
+    for &k in keys.iter() {
+        for (p, c) in counts.iter_mut().enumerate() {
+            c[digit(k, p)] += 1;
         }
     }
-    out
+    let mut from = std::mem::take(keys);
+    let mut to = vec![K::default(); from.len()];
+    for (p, c) in counts.iter_mut().enumerate() {
+        // A digit every key shares orders nothing.
+        if c.contains(&from.len()) {
+            continue;
+        }
+        let mut start = 0;
+        for n in c.iter_mut() {
+            start += std::mem::replace(n, start);
+        }
+        for &k in &from {
+            let at = &mut c[digit(k, p)];
+            to[*at] = k;
+            *at += 1;
+        }
+        std::mem::swap(&mut from, &mut to);
+    }
+    *keys = from;
+}
+
+/// Sorted keys as (key, records) runs. Where each run starts is written first, without a
+/// branch a key: on Adult ×10 about a third of the keys start a run, in no pattern, and a
+/// branch on it was mispredicted often.
+fn run_lengths<K: Key>(keys: &[K]) -> Vec<(K, u64)> {
+    if keys.is_empty() {
+        return Vec::new();
+    }
+    let mut starts = vec![0usize; keys.len() + 1];
+    let mut runs = 1;
+    for (i, pair) in keys.windows(2).enumerate() {
+        starts[runs] = i + 1;
+        runs += usize::from(pair[0] != pair[1]);
+    }
+    starts[runs] = keys.len();
+    starts[..=runs].windows(2).map(|s| (keys[s[0]], (s[1] - s[0]) as u64)).collect()
 }
 
 /// Sorted runs merged, counts of equal keys added: one sorted list, returned in the pieces of
@@ -725,6 +776,32 @@ mod tests {
                     "{runs} runs, {threads} threads"
                 );
             }
+        }
+    }
+
+    /// Keys sorted by `sort_keys` (radix passes for up to 44 bits, else a comparison sort) are
+    /// the keys sorted, for widths of one pass to past four, with repeats and a digit all keys
+    /// share, in keys of 64 and 128 bits.
+    #[test]
+    fn keys_sorted_by_digits_are_sorted() {
+        use rand::{RngExt, SeedableRng};
+        let mut rng = rand::rngs::StdRng::seed_from_u64(6);
+        for (bits, len) in
+            [(1u32, 5_000usize), (11, 3_000), (12, 70_000), (31, 60_000), (44, 9_000), (45, 9_000), (64, 4_000)]
+        {
+            let space = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
+            // Few distinct keys (repeats), and the second digit zero in every key.
+            let distinct: Vec<u64> = (0..len / 3 + 1).map(|_| rng.random_range(0..=space) & !(0x7ff << 11)).collect();
+            let keys: Vec<u64> = (0..len).map(|_| distinct[rng.random_range(0..distinct.len())]).collect();
+            let mut expected = keys.clone();
+            expected.sort_unstable();
+            let mut sorted = keys.clone();
+            super::sort_keys(&mut sorted, bits);
+            assert_eq!(sorted, expected, "{bits} bits, 64-bit keys");
+            let mut wide: Vec<u128> = keys.iter().map(|&k| k as u128).collect();
+            super::sort_keys(&mut wide, bits);
+            assert!(wide.iter().map(|&k| k as u64).eq(expected.iter().copied()), "{bits} bits, 128-bit keys");
+            assert_eq!(super::run_lengths(&sorted).iter().map(|r| r.1).sum::<u64>(), len as u64);
         }
     }
 

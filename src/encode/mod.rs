@@ -20,7 +20,7 @@ pub(crate) mod hash;
 mod materialize;
 pub(crate) mod publish;
 mod recoded;
-mod shuffle;
+pub(crate) mod shuffle;
 pub mod source;
 mod walk;
 
@@ -33,7 +33,7 @@ pub(crate) use group::LatticeKeys;
 pub use group::{Grouping, class_degrees, class_sizes_of, generalize_to, group, rollup};
 pub(crate) use materialize::{dropped_columns, materialize_node, materialize_suppressed, node_label, released};
 pub(crate) use recoded::{RecodedRows, STAR, materialize_recoded};
-pub(crate) use shuffle::{permutation, shuffle_rows};
+pub(crate) use shuffle::shuffle_rows;
 pub(crate) use walk::EveryNode;
 pub use walk::for_each_node;
 

@@ -219,19 +219,45 @@ impl ClassCells {
         out
     }
 
-    /// The rows, built in the client, as one batch: row `i` is row `order[i]` of the cells laid
-    /// out in their order (`order` a permutation of the rows). Each column is gathered once
-    /// from the class-level arrays, on the process's pool (columns side by side, each in
+    /// The rows, built in the client, as one batch in a uniformly random order drawn with
+    /// `rng`: the cells' rows shuffled ([`super::shuffle::shuffled`]), then each column gathered
+    /// once from the class-level arrays, on the process's pool (columns side by side, each in
     /// ranges of rows: [`super::shuffle::gather_rows`]), with no batches in the cells' order
-    /// built first.
+    /// built first. The same batch as [`ClassCells::batch_in`] of the order
+    /// `permutation(rows, rng)` draws, without the order drawn first and the rows then
+    /// gathered by it.
+    pub(crate) fn batch_drawn(&self, rng: &mut impl rand::Rng) -> Result<RecordBatch> {
+        self.batch_of(&super::shuffle::shuffled(&self.row_cells(), rng))
+    }
+
+    /// The rows as one batch: row `i` is row `order[i]` of the cells laid out in their order
+    /// (`order` a permutation of the rows). For tests that choose the order.
+    #[cfg(test)]
     pub(crate) fn batch_in(&self, order: &[u32]) -> Result<RecordBatch> {
-        let (row_class, row_value) = cell_rows(&self.cells);
-        let permuted = |rows: &[u32]| UInt32Array::from(crate::parallel::gather(rows, order));
-        let (classes, values) = (permuted(&row_class), permuted(&row_value));
-        drop((row_class, row_value));
+        self.batch_of(&crate::parallel::gather(&self.row_cells(), order))
+    }
+
+    /// The cell of each row, rows laid out cell by cell.
+    fn row_cells(&self) -> Vec<u32> {
+        let sizes: Vec<(u32, usize)> = self.cells.iter().enumerate().map(|(i, c)| (i as u32, c.2 as usize)).collect();
+        crate::parallel::repeat_by(&sizes, |&s| s)
+    }
+
+    /// The rows whose cells are `row_cell`, in that order. Each row's class and value are read
+    /// from the cells (an array as long as the cells, not the rows, so it stays in cache), then
+    /// each column is gathered once.
+    fn batch_of(&self, row_cell: &[u32]) -> Result<RecordBatch> {
+        let of_cells = |f: fn(&(u32, u32, u64)) -> u32| {
+            let per_cell: Vec<u32> = self.cells.iter().map(f).collect();
+            UInt32Array::from(crate::parallel::gather(&per_cell, row_cell))
+        };
+        let (classes, values) = match self.values {
+            Some(_) => crate::parallel::join(|| of_cells(|c| c.0), || of_cells(|c| c.1)),
+            None => (of_cells(|c| c.0), UInt32Array::from(Vec::<u32>::new())),
+        };
         let columns = self.gathers(&classes, &values);
         let columns = crate::parallel::map(&columns, |&(c, rows)| super::shuffle::gather_rows(c, rows));
-        let options = RecordBatchOptions::new().with_row_count(Some(order.len()));
+        let options = RecordBatchOptions::new().with_row_count(Some(row_cell.len()));
         Ok(RecordBatch::try_new_with_options(
             self.schema.clone(),
             columns.into_iter().collect::<Result<_, _>>()?,

@@ -63,6 +63,14 @@ pub(crate) fn permutation(rows: usize, rng: &mut impl Rng) -> Vec<u32> {
     permutation_in(rows, rows / BUCKET_ROWS, rng)
 }
 
+/// `values` in a uniformly random order: with the same draws as [`permutation`], the
+/// values at `permutation(values.len(), rng)` (the dealing and the shuffles move each row's
+/// value where they would move its number), without drawing the order first and then
+/// gathering by it (a second pass over the rows, with a cache miss a row on a large table).
+pub(crate) fn shuffled(values: &[u32], rng: &mut impl Rng) -> Vec<u32> {
+    deal_in(values.len(), values.len() / BUCKET_ROWS, rng, |row| values[row])
+}
+
 /// [`permutation`] with `buckets` buckets (fewer than two: one Fisher–Yates shuffle).
 ///
 /// Every row is dealt to a bucket drawn uniformly and independently (rows in fixed ranges of
@@ -76,8 +84,14 @@ pub(crate) fn permutation(rows: usize, rng: &mut impl Rng) -> Vec<u32> {
 /// pool, so the dealing and the shuffles scale with the cores that the serial shuffle, a cache
 /// miss per row on a large table, did not.
 fn permutation_in(rows: usize, buckets: usize, rng: &mut impl Rng) -> Vec<u32> {
+    deal_in(rows, buckets, rng, |row| row as u32)
+}
+
+/// [`permutation_in`] of rows that each carry `value(row)`: the rows' values in the order
+/// drawn (row numbers when `value` is the identity).
+fn deal_in(rows: usize, buckets: usize, rng: &mut impl Rng, value: impl Fn(usize) -> u32 + Sync) -> Vec<u32> {
     if buckets < 2 {
-        let mut order: Vec<u32> = (0..rows as u32).collect();
+        let mut order: Vec<u32> = (0..rows).map(value).collect();
         order.shuffle(rng);
         return order;
     }
@@ -88,7 +102,7 @@ fn permutation_in(rows: usize, buckets: usize, rng: &mut impl Rng) -> Vec<u32> {
         let expected = range.len() / buckets;
         let mut out: Vec<Vec<u32>> = (0..buckets).map(|_| Vec::with_capacity(expected + expected / 4 + 8)).collect();
         for row in range.clone() {
-            out[stream.random_range(0..buckets)].push(row as u32);
+            out[stream.random_range(0..buckets)].push(value(row));
         }
         out
     });
@@ -336,6 +350,25 @@ mod tests {
         }
         // 2,000 expected per (row, place); a binomial sd of 42: 6 sd either way.
         assert!(at.iter().flatten().all(|&n| (1_750..=2_250).contains(&n)), "{at:?}");
+    }
+
+    /// Values shuffled with a generator are the values at the order drawn with the same
+    /// generator, in one Fisher–Yates shuffle and in buckets: what lets a release draw its rows'
+    /// cells shuffled instead of an order it then gathers them by.
+    #[test]
+    fn values_shuffled_are_the_values_at_the_order_drawn() {
+        let rows = 2 * DEAL_ROWS + 77;
+        let values: Vec<u32> = (0..rows as u32).map(|i| i.wrapping_mul(2_654_435_761) % 1_000).collect();
+        for buckets in [0, 1, 5] {
+            let rng = || rand::rngs::StdRng::seed_from_u64(21);
+            let order = permutation_in(rows, buckets, &mut rng());
+            let at_order: Vec<u32> = order.iter().map(|&i| values[i as usize]).collect();
+            assert_eq!(deal_in(rows, buckets, &mut rng(), |row| values[row]), at_order, "{buckets} buckets");
+        }
+        assert_eq!(shuffled(&values, &mut rand::rngs::StdRng::seed_from_u64(3)), {
+            let order = permutation(rows, &mut rand::rngs::StdRng::seed_from_u64(3));
+            order.iter().map(|&i| values[i as usize]).collect::<Vec<_>>()
+        });
     }
 
     /// A large order: every row once, the same for a seed on pools of 1, 2 and 3 threads,

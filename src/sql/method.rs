@@ -194,8 +194,7 @@ impl Call<'_> {
             (Rows::Classes(cells), None) => {
                 // Built once, straight in the drawn order: no batches in the cells' order to
                 // shuffle afterwards (a second copy of every row).
-                let order = crate::encode::permutation(cells.rows(), &mut shuffle_rng(self.seed)?);
-                let batch = cells.batch_in(&order)?;
+                let batch = cells.batch_drawn(&mut shuffle_rng(self.seed)?)?;
                 Ok(Arc::new(MemTable::try_new(cells.schema.clone(), vec![vec![batch]])?))
             }
             (Rows::Classes(cells), Some(out)) => {

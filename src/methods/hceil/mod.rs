@@ -425,6 +425,10 @@ mod tests {
         )
         .unwrap();
         assert_eq!(cells.batch_in(&reversed).unwrap(), expected);
+        // Drawn with a generator, the rows are those of the order it draws.
+        let rng = || <rand::rngs::StdRng as rand::SeedableRng>::seed_from_u64(9);
+        let drawn = crate::encode::shuffle::permutation(cells.rows(), &mut rng());
+        assert_eq!(cells.batch_drawn(&mut rng()).unwrap(), cells.batch_in(&drawn).unwrap());
         assert_eq!(classes.values().sum::<usize>() as i64, 7000 + counterfeits);
         assert!(classes.values().all(|&n| n >= 10), "a class under k: {classes:?}");
         assert!(matches!(release.side.iter().find(|(s, _)| *s == "catalog"), Some((_, Side::Rows(..)))));

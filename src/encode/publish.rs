@@ -227,14 +227,17 @@ impl ClassCells {
     /// `permutation(rows, rng)` draws, without the order drawn first and the rows then
     /// gathered by it.
     pub(crate) fn batch_drawn(&self, rng: &mut impl rand::Rng) -> Result<RecordBatch> {
-        self.batch_of(&super::shuffle::shuffled(&self.row_cells(), rng))
+        let laid_out = self.row_cells();
+        let drawn = super::shuffle::shuffled(&laid_out, rng);
+        drop(laid_out);
+        self.batch_of(drawn)
     }
 
     /// The rows as one batch: row `i` is row `order[i]` of the cells laid out in their order
     /// (`order` a permutation of the rows). For tests that choose the order.
     #[cfg(test)]
     pub(crate) fn batch_in(&self, order: &[u32]) -> Result<RecordBatch> {
-        self.batch_of(&crate::parallel::gather(&self.row_cells(), order))
+        self.batch_of(crate::parallel::gather(&self.row_cells(), order))
     }
 
     /// The cell of each row, rows laid out cell by cell.
@@ -245,19 +248,22 @@ impl ClassCells {
 
     /// The rows whose cells are `row_cell`, in that order. Each row's class and value are read
     /// from the cells (an array as long as the cells, not the rows, so it stays in cache), then
-    /// each column is gathered once.
-    fn batch_of(&self, row_cell: &[u32]) -> Result<RecordBatch> {
+    /// `row_cell` is dropped (a 50 M-row release's peak holds two arrays of rows beside its
+    /// columns, not three) and each column gathered once.
+    fn batch_of(&self, row_cell: Vec<u32>) -> Result<RecordBatch> {
+        let rows = row_cell.len();
         let of_cells = |f: fn(&(u32, u32, u64)) -> u32| {
             let per_cell: Vec<u32> = self.cells.iter().map(f).collect();
-            UInt32Array::from(crate::parallel::gather(&per_cell, row_cell))
+            UInt32Array::from(crate::parallel::gather(&per_cell, &row_cell))
         };
         let (classes, values) = match self.values {
             Some(_) => crate::parallel::join(|| of_cells(|c| c.0), || of_cells(|c| c.1)),
             None => (of_cells(|c| c.0), UInt32Array::from(Vec::<u32>::new())),
         };
+        drop(row_cell);
         let columns = self.gathers(&classes, &values);
         let columns = crate::parallel::map(&columns, |&(c, rows)| super::shuffle::gather_rows(c, rows));
-        let options = RecordBatchOptions::new().with_row_count(Some(row_cell.len()));
+        let options = RecordBatchOptions::new().with_row_count(Some(rows));
         Ok(RecordBatch::try_new_with_options(
             self.schema.clone(),
             columns.into_iter().collect::<Result<_, _>>()?,

@@ -120,8 +120,9 @@ pub(crate) fn repeat_by<C: Sync, T: Copy + Default + Send + Sync>(
             Some(*at)
         })
         .collect();
-    let mut out = vec![T::default(); ends.last().copied().unwrap_or(0)];
-    let parts = split_mut(&mut out, ranges(ends.last().copied().unwrap_or(0), FILL_ROWS).iter().map(|r| r.len()));
+    let total = ends.last().copied().unwrap_or(0);
+    let mut out = vec![T::default(); total];
+    let parts = split_mut(&mut out, ranges(total, FILL_ROWS).iter().map(|r| r.len()));
     self::run(parts.into_iter().enumerate().collect(), |(p, part)| {
         let start = p * FILL_ROWS;
         // The first run ending past this part's start (empty runs end where they start).
@@ -214,7 +215,6 @@ mod tests {
         }
     }
 
-    /// Runs repeated and runs summed on pools of 1 and 3 threads: what the serial loops give.
     /// Runs longer than a job's share, empty runs, and runs ending exactly where a job's
     /// share ends are written as they are, however many threads write them.
     #[test]
@@ -229,6 +229,7 @@ mod tests {
         }
     }
 
+    /// Runs repeated and runs summed on pools of 1 and 3 threads: what the serial loops give.
     #[test]
     fn runs_repeated_and_summed_on_the_pool() {
         let runs: Vec<(u32, usize)> = (0..5_000u32).map(|i| (i, (i as usize * 7919) % 97)).collect();

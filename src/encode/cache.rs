@@ -58,7 +58,16 @@ pub(crate) fn cheapest_source<'c, I: Iterator<Item = (NodeId, &'c Cached)>>(
 ) -> Option<NodeId> {
     let fewest = |(id, c): &(NodeId, &Cached)| (c.g.len(), *id);
     let direct = lattice.predecessors(node).filter_map(|(_, p)| kept(p).map(|c| (p, c))).min_by_key(fewest);
-    direct.or_else(|| every().filter(|(id, _)| lattice.generalizes(node, *id)).min_by_key(fewest)).map(|(id, _)| id)
+    direct
+        .or_else(|| {
+            // A held grouping carries its levels: comparing them is a few bytes, where
+            // `Lattice::generalizes` takes two divisions an attribute (hundreds of held
+            // groupings each time hceil's frontier finds no direct predecessor).
+            let levels = lattice.levels(node);
+            let below = |c: &Cached| c.g.levels.iter().zip(&levels).all(|(s, n)| s <= n);
+            every().filter(|(_, c)| below(c)).min_by_key(fewest)
+        })
+        .map(|(id, _)| id)
 }
 
 pub struct NodeCache<'a> {

@@ -69,10 +69,10 @@ pub struct Utility {
     noise_weight: f64,
     /// λ: the weight of the class term.
     class_weight: f64,
-    /// [`Utility::cell_error`] of the counts below [`ERROR_TABLE`], computed once: every node
-    /// scores every cell, and the closed forms take a power each.
-    errors: Vec<f64>,
-    /// `errors` less the empty cell's error ([`Utility::excess`]).
+    /// E(0): the expected error of an empty cell ([`Utility::cell_error`]).
+    empty_error: f64,
+    /// E(c) − E(0) of the counts below [`ERROR_TABLE`] ([`Utility::excess`]), computed once:
+    /// every node scores every cell, and the closed forms take a power each.
     excesses: Vec<f64>,
 }
 
@@ -84,10 +84,9 @@ const CLASS_UNITS: f64 = 4_294_967_296.0;
 
 impl Utility {
     pub fn new(mode: CellNoise, noise: &DiscreteLaplace, noise_weight: f64, class_weight: f64) -> Self {
-        let mut u =
-            Utility { mode, q: noise.q(), noise_weight, class_weight, errors: Vec::new(), excesses: Vec::new() };
-        u.errors = (0..ERROR_TABLE).map(|c| u.cell_error_of(c)).collect();
-        u.excesses = u.errors.iter().map(|e| e - u.errors[0]).collect();
+        let mut u = Utility { mode, q: noise.q(), noise_weight, class_weight, empty_error: 0.0, excesses: Vec::new() };
+        u.empty_error = u.cell_error(0);
+        u.excesses = (0..ERROR_TABLE).map(|c| u.cell_error(c) - u.empty_error).collect();
         u
     }
 
@@ -115,7 +114,7 @@ impl Utility {
     /// node scan takes 0.8× the time (docs/kanon.md, "IPA's cells summed as excesses").
     pub(crate) fn cell_totals(&self, cached: &Cached, width: usize, cells: u64) -> (f64, f64) {
         let g = &cached.g;
-        let empty_error = self.cell_error(0);
+        let empty_error = self.empty_error;
         let class_empty = width as f64 * empty_error;
         let tau = match self.mode {
             CellNoise::Threshold(tau) => tau,
@@ -152,18 +151,13 @@ impl Utility {
 
     /// E(c) − E(0) for a cell of real count `c` (0 for an empty cell).
     fn excess(&self, c: u32) -> f64 {
-        self.excesses.get(c as usize).copied().unwrap_or_else(|| self.cell_error_of(c) - self.errors[0])
+        self.excesses.get(c as usize).copied().unwrap_or_else(|| self.cell_error(c) - self.empty_error)
     }
 
-    /// Expected error E of one cell of real count `c` (module doc): pure, f_T(c)
-    /// ([`floored_error`]); approx, c · P(X ≤ τ − c − 1), with P(X ≤ −m) = q^m / (1 + q) for
-    /// m ≥ 0.
+    /// Expected error E of one cell of real count `c` (module doc), by its closed form: pure,
+    /// f_T(c) ([`floored_error`]); approx, c · P(X ≤ τ − c − 1), with P(X ≤ −m) = q^m / (1 + q)
+    /// for m ≥ 0.
     fn cell_error(&self, c: u32) -> f64 {
-        self.errors.get(c as usize).copied().unwrap_or_else(|| self.cell_error_of(c))
-    }
-
-    /// [`Utility::cell_error`] by its closed form.
-    fn cell_error_of(&self, c: u32) -> f64 {
         let q = self.q;
         match self.mode {
             CellNoise::Pure { floor } => floored_error(q, floor, u64::from(c)),

@@ -181,19 +181,23 @@ fn check_generalizes(hs: &[Arc<Hierarchy>], from: &Grouping, levels: &[u8]) -> R
 /// first source class, their sizes and ranges scattered into them.
 fn gather(from: &Grouping, levels: &[u8], jumps: &[Vec<u32>], map: &[u32], first: &[u32]) -> Grouping {
     // An attribute at the source's level keeps its codes (its jump is the identity).
-    let codes = jumps.iter().zip(&from.codes).enumerate().map(|(a, (j, col))| {
-        if levels[a] == from.levels[a] {
+    let codes = |a: &usize| -> Vec<u32> {
+        let (j, col) = (&jumps[*a], &from.codes[*a]);
+        if levels[*a] == from.levels[*a] {
             first.iter().map(|&c| col[c as usize]).collect()
         } else {
             first.iter().map(|&c| j[col[c as usize] as usize]).collect()
         }
-    });
-    let mut sizes = vec![0u64; first.len()];
-    for (&to, &n) in map.iter().zip(&from.sizes) {
-        sizes[to as usize] += n;
-    }
+    };
+    let sizes = || {
+        let mut sizes = vec![0u64; first.len()];
+        for (&to, &n) in map.iter().zip(&from.sizes) {
+            sizes[to as usize] += n;
+        }
+        sizes
+    };
     // Categorical attributes have no ranges.
-    let ranges = from.ranges.iter().map(|r| {
+    let ranges = |r: &Vec<(u32, u32)>| -> Vec<(u32, u32)> {
         if r.is_empty() {
             return Vec::new();
         }
@@ -203,9 +207,26 @@ fn gather(from: &Grouping, levels: &[u8], jumps: &[Vec<u32>], map: &[u32], first
             *o = (o.0.min(lo), o.1.max(hi));
         }
         out
-    });
-    Grouping { levels: levels.to_vec(), codes: codes.collect(), sizes, ranges: ranges.collect() }
+    };
+    let attrs: Vec<usize> = (0..from.codes.len()).collect();
+    let (codes, (sizes, ranges)) = if map.len() < PARALLEL_CLASSES {
+        (attrs.iter().map(codes).collect(), (sizes(), from.ranges.iter().map(ranges).collect()))
+    } else {
+        // A big source (a search's node grouped from the bottom of a table of 10^5 tuples and
+        // more): each column, the sizes and each range gathered by a job of its own, where
+        // one thread did them all while the pool waited.
+        crate::parallel::join(
+            || crate::parallel::map(&attrs, codes),
+            || crate::parallel::join(sizes, || crate::parallel::map(&from.ranges, ranges)),
+        )
+    };
+    Grouping { levels: levels.to_vec(), codes, sizes, ranges }
 }
+
+/// Source classes from which [`gather`] and [`LatticeKeys::generalize`] run their passes on
+/// the pool: below, a grouping is a fraction of a millisecond (h-ceiling's frontier groups
+/// tens of thousands of them, each already a job of its own).
+const PARALLEL_CLASSES: usize = 1 << 16;
 
 /// Class keys packed with the same strides at every node of a lattice (each attribute's
 /// stride from the widest level of the attributes before it), so that a generalization's keys
@@ -263,27 +284,49 @@ impl LatticeKeys {
         let step = |k: u64, code: u32, jump: &[u32], s: u64| {
             k.wrapping_add(u64::from(jump[code as usize]).wrapping_sub(u64::from(code)).wrapping_mul(s))
         };
-        let mut raised = (0..hs.len()).filter(|&a| from.levels[a] != levels[a]);
-        let mut moved: Vec<u64> = match raised.next() {
-            Some(a) => keys.iter().zip(&from.codes[a]).map(|(&k, &c)| step(k, c, &jumps[a], self.strides[a])).collect(),
-            None => keys.to_vec(),
-        };
-        for a in raised {
-            for (k, &c) in moved.iter_mut().zip(&from.codes[a]) {
-                *k = step(*k, c, &jumps[a], self.strides[a]);
+        let raised: Vec<usize> = (0..hs.len()).filter(|&a| from.levels[a] != levels[a]).collect();
+        let moved: Vec<u64> = if from.len() < PARALLEL_CLASSES {
+            let mut raised = raised.iter();
+            let mut moved: Vec<u64> = match raised.next() {
+                Some(&a) => {
+                    keys.iter().zip(&from.codes[a]).map(|(&k, &c)| step(k, c, &jumps[a], self.strides[a])).collect()
+                }
+                None => keys.to_vec(),
+            };
+            for &a in raised {
+                for (k, &c) in moved.iter_mut().zip(&from.codes[a]) {
+                    *k = step(*k, c, &jumps[a], self.strides[a]);
+                }
             }
-        }
+            moved
+        } else {
+            let mut moved = keys.to_vec();
+            crate::parallel::in_ranges(&mut moved, 1, KEY_CLASSES, |classes, part| {
+                for &a in &raised {
+                    for (k, &c) in part.iter_mut().zip(&from.codes[a][classes.clone()]) {
+                        *k = step(*k, c, &jumps[a], self.strides[a]);
+                    }
+                }
+            });
+            moved
+        };
         let (map, first) = number_keys(self.space, &moved);
-        let keys = first.iter().map(|&c| moved[c as usize]).collect();
+        let keys = if first.len() < PARALLEL_CLASSES {
+            first.iter().map(|&c| moved[c as usize]).collect()
+        } else {
+            crate::parallel::gather(&moved, &first)
+        };
         Ok((gather(from, levels, &jumps, &map, &first), map, keys))
     }
 }
 
-/// Classes a job of [`LatticeKeys::of`] keys.
-const KEY_CLASSES: usize = 1 << 16;
+/// Classes a job of [`LatticeKeys::of`] and [`pack_keys`] keys. Small enough that a table's
+/// bottom (2 × 10^5 tuples at 5 M NPS-like rows) makes a dozen jobs: with four, two cores took
+/// two and two, unequal, and sixteen had nothing to take.
+const KEY_CLASSES: usize = 1 << 14;
 
 /// A packed class key: 64 bits when the node's key space allows, else 128.
-trait Packed: Copy + Eq + std::ops::AddAssign + std::ops::Mul<Output = Self> + From<u32> {
+trait Packed: Copy + Eq + Send + Sync + std::ops::AddAssign + std::ops::Mul<Output = Self> + From<u32> {
     /// Marks an empty hash slot (keys are below the key space, so never this).
     const EMPTY: Self;
     /// The key folded to 64 bits for hashing.
@@ -325,11 +368,15 @@ impl Packed for u128 {
 /// each pass a stream over one code column).
 fn pack_keys<K: Packed>(classes: usize, jumps: &[Vec<u32>], codes: &[Vec<u32>], strides: &[K]) -> Vec<K> {
     let mut keys: Vec<K> = vec![K::from(0); classes];
-    for ((jump, col), &s) in jumps.iter().zip(codes).zip(strides) {
-        for (k, &code) in keys.iter_mut().zip(col) {
-            *k += K::from(jump[code as usize]) * s;
+    // In ranges of classes on the pool (one range, on the caller's thread, below
+    // [`KEY_CLASSES`]): a release groups its node from every frequency row.
+    crate::parallel::in_ranges(&mut keys, 1, KEY_CLASSES, |range, part| {
+        for ((jump, col), &s) in jumps.iter().zip(codes).zip(strides) {
+            for (k, &code) in part.iter_mut().zip(&col[range.clone()]) {
+                *k += K::from(jump[code as usize]) * s;
+            }
         }
-    }
+    });
     keys
 }
 
@@ -438,8 +485,11 @@ pub fn class_sizes_of(hs: &[Arc<Hierarchy>], from: &Grouping, levels: &[u8], mem
     Ok(sizes)
 }
 
-/// Classes a job of [`class_sizes_of`] scans.
-const SIZES_CLASSES: usize = 1 << 16;
+/// Classes a job of [`class_sizes_of`] scans: 25 jobs over the bottom of 2 × 10^5 tuples, so
+/// the cores share the probe evenly (jobs of 65,536 classes made four, the last a tenth of the
+/// others, and kanon's search scaled 1.25× on two cores; the sizes are sums, the same however
+/// the classes are cut).
+const SIZES_CLASSES: usize = 1 << 13;
 
 fn check_levels(hs: &[Arc<Hierarchy>], levels: &[u8]) -> Result<()> {
     if levels.len() != hs.len() {

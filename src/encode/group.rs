@@ -537,9 +537,11 @@ pub fn class_degrees(hs: &[Arc<Hierarchy>], g: &Grouping) -> Vec<f64> {
 
 #[cfg(test)]
 mod tests {
-    use super::{Key, Packed, number_keys};
+    use super::{Grouping, Key, LatticeKeys, PARALLEL_CLASSES, Packed, generalize_to, number_keys};
+    use crate::hierarchy::{Hierarchy, widths_hierarchy};
     use rand::{RngExt, SeedableRng, rngs::StdRng};
     use std::collections::HashMap;
+    use std::sync::Arc;
 
     /// Classes in order of first appearance, from a hash map: the oracle.
     fn by_map<K: Packed + std::hash::Hash>(keys: &[K]) -> (Vec<u32>, Vec<u32>) {
@@ -571,5 +573,66 @@ mod tests {
             }
             assert_eq!(number_keys(space, &keys), by_map(&keys), "{bits}-bit space, 128-bit keys");
         }
+    }
+
+    /// A source of more classes than [`PARALLEL_CLASSES`], generalized to a node of more
+    /// classes than that too on a pool of 3 threads (keys packed or moved in jobs, columns,
+    /// sizes and ranges gathered as jobs): the classes of the definition, numbered by their
+    /// first source class, through `generalize_to` and through the lattice's keys alike, and
+    /// the keys returned those of the result's classes.
+    #[test]
+    fn a_big_source_generalizes_as_the_definition() {
+        let hs: Vec<Arc<Hierarchy>> = vec![
+            Arc::new(widths_hierarchy("a", 0, 999, &[10, 100]).unwrap()),
+            Arc::new(widths_hierarchy("b", 0, 499, &[5, 50]).unwrap()),
+            Arc::new(widths_hierarchy("c", 0, 99, &[10]).unwrap()),
+        ];
+        let mut rng = StdRng::seed_from_u64(11);
+        let n = PARALLEL_CLASSES + 40_000;
+        let codes: Vec<Vec<u32>> =
+            hs.iter().map(|h| (0..n).map(|_| rng.random_range(0..h.width(0) as u32)).collect()).collect();
+        let from = Grouping {
+            levels: vec![0; 3],
+            sizes: (0..n).map(|_| rng.random_range(1..5u64)).collect(),
+            ranges: codes.iter().map(|c| c.iter().map(|&x| (x, x)).collect()).collect(),
+            codes,
+        };
+        let levels = [1u8, 1, 0];
+        // The definition: each source class's ancestors, classes numbered as first met.
+        let mut index: HashMap<Vec<u32>, usize> = HashMap::new();
+        let mut want = Grouping {
+            levels: levels.to_vec(),
+            codes: vec![Vec::new(); 3],
+            sizes: Vec::new(),
+            ranges: vec![Vec::new(); 3],
+        };
+        let mut map = Vec::with_capacity(n);
+        for c in 0..n {
+            let key: Vec<u32> = (0..3).map(|a| hs[a].ancestor(0, levels[a] as usize, from.codes[a][c])).collect();
+            let next = index.len();
+            let id = *index.entry(key.clone()).or_insert(next);
+            if id == next {
+                want.sizes.push(0);
+                for (a, &code) in key.iter().enumerate() {
+                    want.codes[a].push(code);
+                    want.ranges[a].push(from.ranges[a][c]);
+                }
+            }
+            want.sizes[id] += from.sizes[c];
+            for a in 0..3 {
+                let (r, (lo, hi)) = (&mut want.ranges[a][id], from.ranges[a][c]);
+                *r = (r.0.min(lo), r.1.max(hi));
+            }
+            map.push(id as u32);
+        }
+        assert!(want.len() > PARALLEL_CLASSES, "the node's classes take the pool's path too");
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
+        let (g, m) = pool.install(|| generalize_to(&hs, &from, &levels)).unwrap();
+        assert!(g == want && m == map, "generalize_to");
+        let lattice = LatticeKeys::new(&hs).unwrap();
+        let keys = lattice.of(&from);
+        let (g, m, k) = pool.install(|| lattice.generalize(&hs, &from, &keys, &levels)).unwrap();
+        assert_eq!(k, lattice.of(&g));
+        assert!(g == want && m == map, "LatticeKeys::generalize");
     }
 }

@@ -161,13 +161,19 @@ pub(crate) fn join<A: Send, B: Send>(a: impl FnOnce() -> A + Send, b: impl FnOnc
 }
 
 /// `values[i]` for every `i` of `at`, in order, gathered on the pool in ranges of rows (a
-/// release's columns from its class-level arrays, in the drawn row order).
+/// release's columns from its class-level arrays, in the drawn row order). Fewer than one
+/// job's rows are gathered on the caller's thread: the pool would make them one job anyway,
+/// after a hand-off that costs more than the gather (h-ceiling's frontier gathers each of
+/// tens of thousands of groupings' keys).
 pub(crate) fn gather<T: Copy + Send + Sync>(values: &[T], at: &[u32]) -> Vec<T> {
-    if threads() <= 1 {
+    if threads() <= 1 || at.len() < GATHER_ROWS {
         return at.iter().map(|&i| values[i as usize]).collect();
     }
-    at.par_iter().with_min_len(1 << 14).map(|&i| values[i as usize]).collect()
+    at.par_iter().with_min_len(GATHER_ROWS).map(|&i| values[i as usize]).collect()
 }
+
+/// Rows a job of [`gather`] takes at least.
+const GATHER_ROWS: usize = 1 << 14;
 
 /// The pool's threads.
 pub(crate) fn threads() -> usize {

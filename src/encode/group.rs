@@ -285,37 +285,30 @@ impl LatticeKeys {
             k.wrapping_add(u64::from(jump[code as usize]).wrapping_sub(u64::from(code)).wrapping_mul(s))
         };
         let raised: Vec<usize> = (0..hs.len()).filter(|&a| from.levels[a] != levels[a]).collect();
-        let moved: Vec<u64> = if from.len() < PARALLEL_CLASSES {
-            let mut raised = raised.iter();
-            let mut moved: Vec<u64> = match raised.next() {
-                Some(&a) => {
-                    keys.iter().zip(&from.codes[a]).map(|(&k, &c)| step(k, c, &jumps[a], self.strides[a])).collect()
-                }
-                None => keys.to_vec(),
-            };
-            for &a in raised {
-                for (k, &c) in moved.iter_mut().zip(&from.codes[a]) {
+        // The keys of `classes` (in `part`) moved by the attributes `attrs`, one pass each.
+        let move_by = |part: &mut [u64], classes: std::ops::Range<usize>, attrs: &[usize]| {
+            for &a in attrs {
+                for (k, &c) in part.iter_mut().zip(&from.codes[a][classes.clone()]) {
                     *k = step(*k, c, &jumps[a], self.strides[a]);
                 }
             }
-            moved
-        } else {
-            let mut moved = keys.to_vec();
-            crate::parallel::in_ranges(&mut moved, 1, KEY_CLASSES, |classes, part| {
-                for &a in &raised {
-                    for (k, &c) in part.iter_mut().zip(&from.codes[a][classes.clone()]) {
-                        *k = step(*k, c, &jumps[a], self.strides[a]);
-                    }
-                }
-            });
-            moved
+        };
+        let moved: Vec<u64> = match raised.split_first() {
+            // A small source on this thread, its first pass also the copy of the keys.
+            Some((&a, rest)) if from.len() < PARALLEL_CLASSES => {
+                let mut moved: Vec<u64> =
+                    keys.iter().zip(&from.codes[a]).map(|(&k, &c)| step(k, c, &jumps[a], self.strides[a])).collect();
+                move_by(&mut moved, 0..from.len(), rest);
+                moved
+            }
+            _ => {
+                let mut moved = keys.to_vec();
+                crate::parallel::in_ranges(&mut moved, 1, KEY_CLASSES, |classes, part| move_by(part, classes, &raised));
+                moved
+            }
         };
         let (map, first) = number_keys(self.space, &moved);
-        let keys = if first.len() < PARALLEL_CLASSES {
-            first.iter().map(|&c| moved[c as usize]).collect()
-        } else {
-            crate::parallel::gather(&moved, &first)
-        };
+        let keys = crate::parallel::gather(&moved, &first);
         Ok((gather(from, levels, &jumps, &map, &first), map, keys))
     }
 }

@@ -26,6 +26,7 @@ use datafusion::arrow::datatypes::{DataType, Float64Type, Int64Type};
 use datafusion::catalog::TableProvider;
 use datafusion::datasource::MemTable;
 use std::collections::BTreeSet;
+use std::ops::Range;
 use std::sync::Arc;
 
 /// Rows of a slice: the table's batches are cut into slices of at most this many rows, and
@@ -534,7 +535,7 @@ fn encode_into(codes: &mut [u32], h: &Hierarchy, integers: Option<&IntegerLeaves
 }
 
 /// Codes of the labels met so far (a hierarchy's leaf codes here, risk_report's dense codes in
-/// `crate::risk::read`). A label of up to [`SHORT`] − 1 bytes is looked up as two integers (its
+/// `crate::risk::read`). A label of up to [`SHORT`] − 1 bytes is looked up as four integers (its
 /// bytes and length), so most lookups hash and compare no string.
 #[derive(Default)]
 pub(crate) struct Labels<'s> {
@@ -548,44 +549,52 @@ pub(crate) struct Labels<'s> {
 /// them.
 const SHORT: usize = 32;
 
-/// A label of fewer than [`SHORT`] bytes as two integers: its bytes (little-endian, zeros past
-/// its end), then its length in the second one's top byte (free: that word holds at most 15 of
+/// A label of fewer than [`SHORT`] bytes as four integers: its bytes (little-endian, zeros past
+/// its end), with its length in the last one's top byte (free: that word holds at most 7 of
 /// the label's bytes).
-type ShortKey = (u128, u128);
+type ShortKey = [u64; 4];
 
-/// The [`ShortKey`] of a label of `len` < [`SHORT`] bytes whose bytes start `lo` and go on in
-/// `hi` (what follows them is ignored). The masks come from a table, not from shifts by `len`:
-/// a 128-bit shift by a variable amount is several instructions and a conditional move, and it
-/// was a third of a lookup's time.
+/// The [`ShortKey`] of a label of `len` < [`SHORT`] bytes that starts `bytes` (what follows it
+/// there is ignored). The masks come from a table, not from shifts by `len`: a shift by a
+/// variable amount is several instructions and a conditional move, and it was a third of a
+/// lookup's time.
 #[inline]
-fn short_key(lo: u128, hi: u128, len: usize) -> ShortKey {
-    let (keep_lo, keep_hi) = KEEP[len % SHORT];
-    (lo & keep_lo, (hi & keep_hi) | ((len as u128) << 120))
+fn short_key(bytes: &[u8; SHORT], len: usize) -> ShortKey {
+    let keep = &KEEP[len % SHORT];
+    let word = |i: usize| u64::from_le_bytes(bytes[8 * i..8 * i + 8].try_into().expect("8 bytes")) & keep[i];
+    [word(0), word(1), word(2), word(3) | ((len as u64) << 56)]
 }
 
-/// For each length below [`SHORT`], the masks keeping that many bytes of two words.
-static KEEP: [(u128, u128); SHORT] = {
-    let mut keep = [(0, 0); SHORT];
+/// For each length below [`SHORT`], the masks keeping that many bytes of four words.
+static KEEP: [[u64; 4]; SHORT] = {
+    let mut keep = [[0; 4]; SHORT];
     let mut len = 1;
     while len < SHORT {
-        keep[len] = if len <= 16 {
-            (u128::MAX >> (128 - 8 * len), 0)
-        } else {
-            (u128::MAX, u128::MAX >> (128 - 8 * (len - 16)))
-        };
+        let mut w = 0;
+        while w < 4 {
+            keep[len][w] = match len.saturating_sub(8 * w) {
+                0 => 0,
+                n if n >= 8 => u64::MAX,
+                n => u64::MAX >> (64 - 8 * n),
+            };
+            w += 1;
+        }
         len += 1;
     }
     keep
 };
 
-/// Short labels' integers and their codes, in one open-addressed array probed linearly. A
-/// column holds few distinct labels, so the array stays in cache, at most a quarter full, and
+/// Short labels' integers and their codes, in one open-addressed table probed linearly. A
+/// column holds few distinct labels, so the table stays in cache, at most a quarter full, and
 /// most labels sit in the slot their hash names: a lookup is one hash, one slot read and one
 /// comparison, with the probing out of line (a general hash map's probing cost about as much
 /// again; a third of Adult's statement went to these lookups).
 struct ShortCodes {
-    /// (label's integers, code); [`ShortCodes::FREE`] as the integers mark a free slot.
-    slots: Vec<(ShortKey, u32)>,
+    /// Labels' integers by slot; [`ShortCodes::FREE`] marks a free slot.
+    keys: Vec<ShortKey>,
+    /// The code of the label in the same slot. Apart from the keys, so that a slot's key is 32
+    /// bytes, not 40 padded to 48, and two sit in a cache line.
+    codes: Vec<u32>,
     /// 64 − log2(slots): a hash's top bits name a slot (a multiplicative hash's best bits; its
     /// middle bits depend only on a label's first bytes, which many labels share).
     shift: u32,
@@ -594,41 +603,47 @@ struct ShortCodes {
 
 impl Default for ShortCodes {
     fn default() -> Self {
-        ShortCodes { slots: vec![(Self::FREE, 0); 64], shift: 64 - 6, len: 0 }
+        ShortCodes { keys: vec![Self::FREE; 64], codes: vec![0; 64], shift: 64 - 6, len: 0 }
     }
 }
 
 impl ShortCodes {
     /// No label's integers: its length byte would say 255.
-    const FREE: ShortKey = (0, u128::MAX);
+    const FREE: ShortKey = [0, 0, 0, u64::MAX];
 
     /// The slot `key` hashes to.
     #[inline]
-    fn home(&self, key: ShortKey) -> usize {
-        let (lo, hi) = key;
-        let mixed =
-            (lo as u64) ^ ((lo >> 64) as u64).rotate_left(29) ^ (hi as u64).rotate_left(43) ^ ((hi >> 64) as u64);
+    fn home(&self, key: &ShortKey) -> usize {
+        let mixed = key[0] ^ key[1].rotate_left(29) ^ key[2].rotate_left(43) ^ key[3];
         (mixed.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
     }
 
+    /// The code of `key`, if held. The home slot's key is compared in one test (the four
+    /// words' differences or-ed), not word by word.
     #[inline]
-    fn get(&self, key: ShortKey) -> Option<u32> {
-        let (k, c) = self.slots[self.home(key)];
-        if k == key { Some(c) } else { self.probe(key) }
+    fn get(&self, key: &ShortKey) -> Option<u32> {
+        let i = self.home(key) & (self.keys.len() - 1);
+        let k = &self.keys[i];
+        if (k[0] ^ key[0]) | (k[1] ^ key[1]) | (k[2] ^ key[2]) | (k[3] ^ key[3]) == 0 {
+            Some(self.codes[i])
+        } else {
+            self.probe(key)
+        }
     }
 
     /// [`ShortCodes::get`] past the home slot.
     #[cold]
-    fn probe(&self, key: ShortKey) -> Option<u32> {
-        let (k, c) = self.slots[self.slot(key)];
-        (k == key).then_some(c)
+    #[inline(never)]
+    fn probe(&self, key: &ShortKey) -> Option<u32> {
+        let i = self.slot(key);
+        (self.keys[i] == *key).then(|| self.codes[i])
     }
 
     /// The slot holding `key`, or the free slot where it belongs.
-    fn slot(&self, key: ShortKey) -> usize {
-        let mask = self.slots.len() - 1;
+    fn slot(&self, key: &ShortKey) -> usize {
+        let mask = self.keys.len() - 1;
         let mut i = self.home(key);
-        while self.slots[i].0 != key && self.slots[i].0 != Self::FREE {
+        while self.keys[i] != *key && self.keys[i] != Self::FREE {
             i = (i + 1) & mask;
         }
         i
@@ -636,26 +651,42 @@ impl ShortCodes {
 
     /// Keep `code` for `key` (not present). At most a quarter of the slots are taken.
     fn insert(&mut self, key: ShortKey, code: u32) {
-        if 4 * (self.len + 1) > self.slots.len() {
-            let grown = vec![(Self::FREE, 0); 2 * self.slots.len()];
-            let old = std::mem::replace(&mut self.slots, grown);
+        if 4 * (self.len + 1) > self.keys.len() {
+            let slots = 2 * self.keys.len();
+            let old_keys = std::mem::replace(&mut self.keys, vec![Self::FREE; slots]);
+            let old_codes = std::mem::replace(&mut self.codes, vec![0; slots]);
             self.shift -= 1;
-            for (k, c) in old.into_iter().filter(|&(k, _)| k != Self::FREE) {
-                let i = self.slot(k);
-                self.slots[i] = (k, c);
+            for (k, c) in old_keys.into_iter().zip(old_codes).filter(|&(k, _)| k != Self::FREE) {
+                let i = self.slot(&k);
+                (self.keys[i], self.codes[i]) = (k, c);
             }
         }
-        let i = self.slot(key);
-        self.slots[i] = (key, code);
+        let i = self.slot(&key);
+        (self.keys[i], self.codes[i]) = (key, code);
         self.len += 1;
     }
 }
 
-/// The two little-endian words of 32 bytes.
-#[inline]
-fn words(b: &[u8; SHORT]) -> (u128, u128) {
-    let (lo, hi) = b.split_at(16);
-    (u128::from_le_bytes(lo.try_into().expect("16 bytes")), u128::from_le_bytes(hi.try_into().expect("16 bytes")))
+/// Codes the rows of `rows` whose labels `short` holds, into `codes`, up to the first row
+/// it does not hold (a short label met for the first time, or a label of [`SHORT`] bytes or
+/// more), whose index it returns (`rows.end` when there is none). Every row's 32 bytes from
+/// its start must lie in `data`. Out of line and reading a table it does not change, the loop
+/// keeps its state in registers: inlined in [`Labels::code_rows`] beside the insertion and the
+/// long labels' path, it spilled it to the stack.
+#[inline(never)]
+fn code_met(short: &ShortCodes, offsets: &[i32], data: &[u8], codes: &mut [u32], rows: Range<usize>) -> usize {
+    let ends = offsets[rows.start..=rows.end].windows(2);
+    for ((r, code), ends) in codes[rows.clone()].iter_mut().enumerate().zip(ends) {
+        let (start, len) = (ends[0] as usize, (ends[1] - ends[0]) as usize);
+        if len >= SHORT {
+            return rows.start + r;
+        }
+        match short.get(&short_key(data[start..start + SHORT].try_into().expect("32 bytes"), len)) {
+            Some(c) => *code = c,
+            None => return rows.start + r,
+        }
+    }
+    rows.end
 }
 
 impl<'s> Labels<'s> {
@@ -665,8 +696,7 @@ impl<'s> Labels<'s> {
         if b.len() < SHORT {
             let mut word = [0u8; SHORT];
             word[..b.len()].copy_from_slice(b);
-            let (lo, hi) = words(&word);
-            return self.code_short(short_key(lo, hi, b.len()), || s, new_code);
+            return self.code_short(short_key(&word, b.len()), || s, new_code);
         }
         if let Some(&c) = self.long.get(s) {
             return Some(c);
@@ -701,8 +731,16 @@ impl<'s> Labels<'s> {
     ) -> Option<()> {
         debug_assert_eq!(a.null_count(), 0);
         let (offsets, data) = (a.value_offsets(), a.value_data());
-        for (r, (code, ends)) in codes.iter_mut().zip(offsets.windows(2)).enumerate() {
-            *code = self.code_at(a, data, r, ends[0] as usize, ends[1] as usize, &mut new_code)?;
+        // Rows whose label's 32 bytes from its start lie in `data` (all but the last few).
+        let whole = offsets[..codes.len()].partition_point(|&o| o as usize + SHORT <= data.len());
+        let mut r = 0;
+        while r < codes.len() {
+            r = if r < whole { code_met(&self.short, offsets, data, codes, r..whole) } else { r };
+            if r == codes.len() {
+                break;
+            }
+            codes[r] = self.code_at(a, data, r, offsets[r] as usize, offsets[r + 1] as usize, &mut new_code)?;
+            r += 1;
         }
         Some(())
     }
@@ -721,8 +759,7 @@ impl<'s> Labels<'s> {
         let len = end - start;
         match data.get(start..start + SHORT) {
             Some(bytes) if len < SHORT => {
-                let (lo, hi) = words(bytes.try_into().expect("32 bytes"));
-                self.code_short(short_key(lo, hi, len), || a.value(r), new_code)
+                self.code_short(short_key(bytes.try_into().expect("32 bytes"), len), || a.value(r), new_code)
             }
             _ => self.code(a.value(r), new_code),
         }
@@ -736,7 +773,7 @@ impl<'s> Labels<'s> {
         s: impl FnOnce() -> &'s str,
         new_code: impl FnOnce(&'s str) -> Option<u32>,
     ) -> Option<u32> {
-        if let Some(c) = self.short.get(key) {
+        if let Some(c) = self.short.get(&key) {
             return Some(c);
         }
         let c = new_code(s())?;
@@ -877,10 +914,20 @@ mod tests {
             .chain([15, 16, 17, 18, 31, 32, 33].map(|n| "a".repeat(n)))
             .chain((0..100).map(|n| format!("v{n}")))
             .collect();
-        let a = StringArray::from(words.iter().map(String::as_str).collect::<Vec<_>>());
+        // Every label met again, after the others and in another order (the table's lookups
+        // of labels it holds), and short labels last (rows whose 32 bytes pass the array's end).
+        let once = words.iter().map(String::as_str);
+        let again = once.clone().rev().chain(once.clone().step_by(3)).chain(["a", "ab", "", "a"]);
+        let all: Vec<&str> = once.chain(again).collect();
+        let a = StringArray::from(all);
         for array in [a.clone(), a.slice(3, a.len() - 5)] {
-            let (mut by_text, mut by_bytes) = (Labels::default(), Labels::default());
-            let (mut met_text, mut met_bytes) = (Vec::new(), Vec::new());
+            let (mut by_text, mut by_bytes, mut by_rows) = (Labels::default(), Labels::default(), Labels::default());
+            let (mut met_text, mut met_bytes, mut met_rows) = (Vec::new(), Vec::new(), Vec::new());
+            let mut rows = vec![u32::MAX; array.len()];
+            by_rows.code_rows(&array, &mut rows, |s| {
+                met_rows.push(s);
+                Some(met_rows.len() as u32 - 1)
+            });
             for r in 0..array.len() {
                 let t = by_text.code(array.value(r), |s| {
                     met_text.push(s);
@@ -891,8 +938,10 @@ mod tests {
                     Some(met_bytes.len() as u32 - 1)
                 });
                 assert_eq!(t, b, "row {r}: {:?}", array.value(r));
+                assert_eq!(t, Some(rows[r]), "row {r} coded with the others: {:?}", array.value(r));
             }
             assert_eq!(met_text, met_bytes);
+            assert_eq!(met_text, met_rows);
             let distinct: std::collections::BTreeSet<&str> = (0..array.len()).map(|r| array.value(r)).collect();
             assert_eq!(met_text.len(), distinct.len(), "distinct labels share no code");
         }

@@ -213,13 +213,13 @@ impl Count<'_> {
         let fields = self.qis.len() + usize::from(!self.local.is_empty());
         let jobs = jobs(self.slices, job_rows(self.slices.iter().map(RecordBatch::num_rows).sum()));
         let runs: Vec<Option<Vec<(K, u64)>>> = crate::parallel::map(&jobs, |slices| {
-            let rows = self.slices[slices.clone()].iter().map(RecordBatch::num_rows).sum();
-            let (mut keys, mut codes) = (vec![K::default(); rows], vec![0u32; rows]);
-            let mut at = 0;
+            let rows = || self.slices[slices.clone()].iter().map(RecordBatch::num_rows);
+            // Keys appended slice by slice, and one slice's scratch codes: neither is zeroed
+            // first (the job's keys were written twice).
+            let mut keys = Vec::with_capacity(rows().sum());
+            let mut codes = vec![0u32; rows().max().unwrap_or(0)];
             for i in slices.clone() {
-                let n = self.slices[i].num_rows();
-                self.code_slice(i, &mut keys[at..at + n], &mut codes[at..at + n])?;
-                at += n;
+                self.code_slice(i, &mut keys, &mut codes[..self.slices[i].num_rows()])?;
             }
             sort_keys(&mut keys, self.packing.bits);
             Some(run_lengths(&keys))
@@ -228,20 +228,28 @@ impl Count<'_> {
         Some(unpack(&pieces, self.packing, fields))
     }
 
-    /// Slice `i`'s keys (zero before): its columns coded one after the other into `codes` (as
-    /// scratch) and packed.
-    fn code_slice<K: Key>(&self, i: usize, keys: &mut [K], codes: &mut [u32]) -> Option<()> {
-        let b = &self.slices[i];
+    /// Slice `i`'s keys appended to `keys`: its columns coded one after the other into `codes`
+    /// (as scratch, one code a row) and packed, the first column's codes making the keys.
+    fn code_slice<K: Key>(&self, i: usize, keys: &mut Vec<K>, codes: &mut [u32]) -> Option<()> {
+        let (b, start) = (&self.slices[i], keys.len());
+        let put = |keys: &mut Vec<K>, j: usize, codes: &[u32]| {
+            if keys.len() == start {
+                keys.extend(codes.iter().map(|&c| K::default().with(c, self.packing.shifts[j])));
+            } else {
+                self.packing.put_codes(&mut keys[start..], j, codes);
+            }
+        };
         for (j, (&c, (_, h))) in self.qi_cols.iter().zip(self.qis).enumerate() {
             encode_into(codes, h, self.integer_leaves[j].as_ref(), b.column(c))?;
-            self.packing.put_codes(keys, j, codes);
+            put(keys, j, codes);
         }
         if let (Some((met, _)), Some(global)) = (self.local.get(i), self.s_global.get(i)) {
             for (code, &m) in codes.iter_mut().zip(met) {
                 *code = global[m as usize];
             }
-            self.packing.put_codes(keys, self.qis.len(), codes);
+            put(keys, self.qis.len(), codes);
         }
+        keys.resize(start + codes.len(), K::default());
         Some(())
     }
 }
@@ -317,7 +325,8 @@ fn sort_keys<K: Key>(keys: &mut Vec<K>, bits: u32) {
         }
     }
     let mut from = std::mem::take(keys);
-    let mut to = vec![K::default(); from.len()];
+    // Filled by the first pass that scatters, not zeroed first (half a job's key bytes again).
+    let mut to: Vec<K> = Vec::with_capacity(from.len());
     for (p, c) in counts.iter_mut().enumerate() {
         // A digit every key shares orders nothing.
         if c.contains(&from.len()) {
@@ -327,10 +336,23 @@ fn sort_keys<K: Key>(keys: &mut Vec<K>, bits: u32) {
         for n in c.iter_mut() {
             start += std::mem::replace(n, start);
         }
-        for &k in &from {
-            let at = &mut c[digit(k, p)];
-            to[*at] = k;
-            *at += 1;
+        if to.is_empty() {
+            let spare = &mut to.spare_capacity_mut()[..from.len()];
+            for &k in &from {
+                let at = &mut c[digit(k, p)];
+                spare[*at].write(k);
+                *at += 1;
+            }
+            // SAFETY: the counts' running sums start each digit's keys where the smaller
+            // digits' end, and every key was counted once, so the keys went to distinct places
+            // covering 0..from.len(): all of them are written.
+            unsafe { to.set_len(from.len()) };
+        } else {
+            for &k in &from {
+                let at = &mut c[digit(k, p)];
+                to[*at] = k;
+                *at += 1;
+            }
         }
         std::mem::swap(&mut from, &mut to);
     }

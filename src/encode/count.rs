@@ -965,7 +965,7 @@ mod tests {
                 met_rows.push(s);
                 Some(met_rows.len() as u32 - 1)
             });
-            for r in 0..array.len() {
+            for (r, &coded) in rows.iter().enumerate() {
                 let t = by_text.code(array.value(r), |s| {
                     met_text.push(s);
                     Some(met_text.len() as u32 - 1)
@@ -975,7 +975,7 @@ mod tests {
                     Some(met_bytes.len() as u32 - 1)
                 });
                 assert_eq!(t, b, "row {r}: {:?}", array.value(r));
-                assert_eq!(t, Some(rows[r]), "row {r} coded with the others: {:?}", array.value(r));
+                assert_eq!(t, Some(coded), "row {r} coded with the others: {:?}", array.value(r));
             }
             assert_eq!(met_text, met_bytes);
             assert_eq!(met_text, met_rows);

@@ -180,6 +180,12 @@ pub(crate) fn threads() -> usize {
     rayon::current_num_threads()
 }
 
+/// Whether a pass started here would have the pool to itself: the caller is not one of its
+/// jobs (which have jobs beside them), and the pool has more than one thread.
+pub(crate) fn outside_pool() -> bool {
+    rayon::current_thread_index().is_none() && threads() > 1
+}
+
 /// [`map`], stopped when `progress` says the user cancelled (Ctrl-C): each job looks at the
 /// flag before it starts, so a cancellation waits for the jobs already running (one per core),
 /// not for the rest, and the call fails with [`AnonError::Cancelled`].

@@ -6,7 +6,7 @@
 //! predecessor's (few) classes instead of the (many) frequency rows.
 
 use super::FrequencyTable;
-use super::hash::fast_map;
+use super::hash::{FastMap, fast_map};
 use crate::error::{AnonError, Result};
 use crate::hierarchy::Hierarchy;
 use std::sync::Arc;
@@ -93,16 +93,20 @@ pub fn group(ft: &FrequencyTable, levels: &[u8]) -> Result<(Grouping, Vec<u32>)>
     if levels.iter().all(|&l| l == 0) {
         return Ok(group_bottom(ft, &hs, levels));
     }
-    let ranges = ft
-        .qis
-        .iter()
-        .map(|q| if q.hierarchy.is_numeric() { q.codes.iter().map(|&c| (c, c)).collect() } else { Vec::new() });
-    let rows = Grouping {
-        levels: vec![0; hs.len()],
-        codes: ft.qis.iter().map(|q| q.codes.clone()).collect(),
-        sizes: ft.counts.clone(),
-        ranges: ranges.collect(),
-    };
+    // Each column's codes and ranges copied by a job of its own: a release groups every row of
+    // a table of 10^6 frequency rows, where one thread copying them left the pool waiting.
+    let (columns, sizes) = crate::parallel::join(
+        || {
+            crate::parallel::map(&ft.qis, |q| {
+                let ranges =
+                    if q.hierarchy.is_numeric() { q.codes.iter().map(|&c| (c, c)).collect() } else { Vec::new() };
+                (q.codes.clone(), ranges)
+            })
+        },
+        || ft.counts.clone(),
+    );
+    let (codes, ranges) = columns.into_iter().unzip();
+    let rows = Grouping { levels: vec![0; hs.len()], codes, sizes, ranges };
     generalize_to(&hs, &rows, levels)
 }
 
@@ -374,9 +378,68 @@ fn pack_keys<K: Packed>(classes: usize, jumps: &[Vec<u32>], codes: &[Vec<u32>], 
 }
 
 /// Class numbers for packed keys in order of first appearance: each key's class, and each
-/// class's first key. Dense when the key space is small beside the input (an array beats
-/// hashing), else an open-addressing table of twice the input's size.
+/// class's first key. Many keys of few classes are numbered in chunks on the pool
+/// ([`number_in_chunks`]) when the caller is not itself a job on it, others on the caller's
+/// thread ([`number_serially`]): a job of the pool (one of h-ceiling's frontier groupings)
+/// has other jobs beside it to keep the cores busy, and chunks would add the merge's work.
 fn number_keys<K: Packed>(space: Key, keys: &[K]) -> (Vec<u32>, Vec<u32>) {
+    if keys.len() >= PARALLEL_KEYS && crate::parallel::outside_pool() && repeated(space, keys) {
+        number_in_chunks(space, keys)
+    } else {
+        number_serially(space, keys)
+    }
+}
+
+/// Keys from which [`number_keys`] may number them in chunks on the pool.
+const PARALLEL_KEYS: usize = 1 << 16;
+
+/// Keys [`repeated`] looks at.
+const SAMPLE_KEYS: usize = 4096;
+
+/// Whether `keys` look like few classes among many keys: at most half of [`SAMPLE_KEYS`] keys
+/// taken evenly across them are distinct. Then [`number_in_chunks`]' merge, one key per chunk
+/// and class, is small beside the keys; when nearly every key is its own class the merge would
+/// number them all again on one thread, after the chunks.
+fn repeated<K: Packed>(space: Key, keys: &[K]) -> bool {
+    let step = keys.len() / SAMPLE_KEYS;
+    let sample: Vec<K> = keys.iter().step_by(step.max(1)).take(SAMPLE_KEYS).copied().collect();
+    2 * number_serially(space, &sample).1.len() <= sample.len()
+}
+
+/// [`number_keys`] on the pool: each chunk of keys numbered on its own, then the chunks'
+/// classes numbered by their first keys, chunk after chunk. A class's first key in the first
+/// chunk that has it is its first key overall, and within a chunk classes come in the order of
+/// their first keys, so the merge meets the classes in the order of their first appearance:
+/// the numbering [`number_serially`] gives, whatever the chunks.
+fn number_in_chunks<K: Packed>(space: Key, keys: &[K]) -> (Vec<u32>, Vec<u32>) {
+    // Four chunks a thread, so that a thread slowed by the machine's other work takes fewer.
+    let size = keys.len().div_ceil(4 * crate::parallel::threads()).max(1 << 14);
+    let chunks = crate::parallel::ranges(keys.len(), size);
+    let local = crate::parallel::map(&chunks, |r| number_serially(space, &keys[r.clone()]));
+    let (mut heads, mut at, mut offsets) = (Vec::new(), Vec::new(), vec![0]);
+    for (r, (_, first)) in chunks.iter().zip(&local) {
+        heads.extend(first.iter().map(|&f| keys[r.start + f as usize]));
+        at.extend(first.iter().map(|&f| (r.start + f as usize) as u32));
+        offsets.push(heads.len());
+    }
+    let (class, first) = number_serially(space, &heads);
+    let first = first.iter().map(|&f| at[f as usize]).collect();
+    // Zeroed pages from the system (no pass here): each job's writes are its chunk's faults.
+    let mut map = vec![0u32; keys.len()];
+    let parts = crate::parallel::split_mut(&mut map, chunks.iter().map(|r| r.len()));
+    let jobs: Vec<_> = parts.into_iter().zip(local.iter().zip(offsets.windows(2))).collect();
+    crate::parallel::run(jobs, |(part, ((local, _), o))| {
+        let class = &class[o[0]..o[1]];
+        for (m, &l) in part.iter_mut().zip(local) {
+            *m = class[l as usize];
+        }
+    });
+    (map, first)
+}
+
+/// [`number_keys`] on the caller's thread: dense when the key space is small beside the input
+/// (an array beats hashing), else an open-addressing table of twice the input's size.
+fn number_serially<K: Packed>(space: Key, keys: &[K]) -> (Vec<u32>, Vec<u32>) {
     let mut map = Vec::with_capacity(keys.len());
     let mut first = Vec::new();
     let mut number = |slot: &mut u32, i: usize| {
@@ -404,7 +467,7 @@ fn number_keys<K: Packed>(space: Key, keys: &[K]) -> (Vec<u32>, Vec<u32>) {
     (map, first)
 }
 
-/// [`number_keys`]' open addressing: linear probing in a table of twice the keys' count, each
+/// [`number_serially`]'s open addressing: linear probing in a table of twice the keys' count, each
 /// key stored as `slot_key` makes it.
 fn probe<K: Packed, S: Packed>(keys: &[K], slot_key: impl Fn(K) -> S, number: &mut impl FnMut(&mut u32, usize)) {
     let bits = (2 * keys.len()).next_power_of_two().trailing_zeros();
@@ -441,41 +504,83 @@ fn jumps(hs: &[Arc<Hierarchy>], from: &[u8], to: &[u8]) -> Vec<Vec<u32>> {
 /// bottom of a wide lattice (10^6 classes) this is a fraction of grouping the node, and a
 /// few classes smaller than k are enough to show that the node fails.
 pub fn class_sizes_of(hs: &[Arc<Hierarchy>], from: &Grouping, levels: &[u8], members: &[usize]) -> Result<Vec<u64>> {
-    check_levels(hs, levels)?;
-    let jumps = jumps(hs, &from.levels, levels);
-    let strides = strides(hs, levels)?;
-    let key =
-        |c: usize| -> Key { (0..hs.len()).map(|a| jumps[a][from.codes[a][c] as usize] as Key * strides[a]).sum() };
-    let mut index = fast_map::<Key, usize>(members.len());
-    let mut allowed: Vec<Vec<bool>> = hs.iter().zip(levels).map(|(h, &l)| vec![false; h.width(l as usize)]).collect();
-    for &m in members {
-        let next = index.len();
-        index.entry(key(m)).or_insert(next);
-        for a in 0..hs.len() {
-            allowed[a][jumps[a][from.codes[a][m] as usize] as usize] = true;
-        }
-    }
-    // Most selective attributes first: the fewest allowed codes for their width.
-    let mut order: Vec<usize> = (0..hs.len()).collect();
-    let share = |a: usize| allowed[a].iter().filter(|&&x| x).count() as f64 / allowed[a].len() as f64;
-    order.sort_by(|&a, &b| share(a).total_cmp(&share(b)));
-    // One pass over `from`'s classes, in ranges on the pool, each range's sizes then added.
-    let parts = crate::parallel::map(&crate::parallel::ranges(from.len(), SIZES_CLASSES), |classes| {
-        let mut sizes = vec![0u64; index.len()];
-        for c in classes.clone() {
-            if order.iter().all(|&a| allowed[a][jumps[a][from.codes[a][c] as usize] as usize])
-                && let Some(&i) = index.get(&key(c))
-            {
-                sizes[i] += from.sizes[c];
+    Ok(SizesProbe::new(hs, from, levels, members)?.sizes(from))
+}
+
+/// [`class_sizes_of`] once its members are read: their classes' keys, and the codes each
+/// attribute allows, so that the caller can first ask how much of the pass they would reject.
+pub(crate) struct SizesProbe {
+    jumps: Vec<Vec<u32>>,
+    strides: Vec<Key>,
+    /// The members' classes, numbered as first met.
+    index: FastMap<Key, usize>,
+    /// Per attribute, the target codes some member has.
+    allowed: Vec<Vec<bool>>,
+    /// Most selective attributes first: the fewest allowed codes for their width.
+    order: Vec<usize>,
+}
+
+impl SizesProbe {
+    pub(crate) fn new(hs: &[Arc<Hierarchy>], from: &Grouping, levels: &[u8], members: &[usize]) -> Result<Self> {
+        check_levels(hs, levels)?;
+        let jumps = jumps(hs, &from.levels, levels);
+        let strides = strides(hs, levels)?;
+        let mut probe = SizesProbe {
+            allowed: hs.iter().zip(levels).map(|(h, &l)| vec![false; h.width(l as usize)]).collect(),
+            index: fast_map::<Key, usize>(members.len()),
+            order: (0..hs.len()).collect(),
+            jumps,
+            strides,
+        };
+        for &m in members {
+            let next = probe.index.len();
+            probe.index.entry(probe.key(from, m)).or_insert(next);
+            for a in 0..hs.len() {
+                probe.allowed[a][probe.jumps[a][from.codes[a][m] as usize] as usize] = true;
             }
         }
-        sizes
-    });
-    let mut sizes = vec![0u64; index.len()];
-    for part in parts {
-        sizes.iter_mut().zip(part).for_each(|(s, n)| *s += n);
+        let share: Vec<f64> = (0..hs.len()).map(|a| probe.share(a)).collect();
+        probe.order.sort_by(|&a, &b| share[a].total_cmp(&share[b]));
+        Ok(probe)
     }
-    Ok(sizes)
+
+    /// The share of attribute `a`'s codes at the target level that some member has.
+    fn share(&self, a: usize) -> f64 {
+        self.allowed[a].iter().filter(|&&x| x).count() as f64 / self.allowed[a].len().max(1) as f64
+    }
+
+    /// The share of the classes the pass would look up, were the attributes' codes spread
+    /// evenly and independently: the product of the allowed shares. When the members have
+    /// most codes of every attribute (a node of a few thousand classes), nearly every class
+    /// is looked up, and grouping the node costs less than the pass.
+    pub(crate) fn passing_share(&self) -> f64 {
+        (0..self.allowed.len()).map(|a| self.share(a)).product()
+    }
+
+    fn key(&self, from: &Grouping, c: usize) -> Key {
+        (0..self.jumps.len()).map(|a| self.jumps[a][from.codes[a][c] as usize] as Key * self.strides[a]).sum()
+    }
+
+    /// One pass over `from`'s classes, in ranges on the pool, each range's sizes then added.
+    pub(crate) fn sizes(&self, from: &Grouping) -> Vec<u64> {
+        let (allowed, jumps) = (&self.allowed, &self.jumps);
+        let parts = crate::parallel::map(&crate::parallel::ranges(from.len(), SIZES_CLASSES), |classes| {
+            let mut sizes = vec![0u64; self.index.len()];
+            for c in classes.clone() {
+                if self.order.iter().all(|&a| allowed[a][jumps[a][from.codes[a][c] as usize] as usize])
+                    && let Some(&i) = self.index.get(&self.key(from, c))
+                {
+                    sizes[i] += from.sizes[c];
+                }
+            }
+            sizes
+        });
+        let mut sizes = vec![0u64; self.index.len()];
+        for part in parts {
+            sizes.iter_mut().zip(part).for_each(|(s, n)| *s += n);
+        }
+        sizes
+    }
 }
 
 /// Classes a job of [`class_sizes_of`] scans: 25 jobs over the bottom of 2 × 10^5 tuples, so
@@ -530,7 +635,10 @@ pub fn class_degrees(hs: &[Arc<Hierarchy>], g: &Grouping) -> Vec<f64> {
 
 #[cfg(test)]
 mod tests {
-    use super::{Grouping, Key, LatticeKeys, PARALLEL_CLASSES, Packed, generalize_to, number_keys};
+    use super::{
+        Grouping, Key, LatticeKeys, PARALLEL_CLASSES, PARALLEL_KEYS, Packed, SizesProbe, generalize_to,
+        number_in_chunks, number_keys, repeated,
+    };
     use crate::hierarchy::{Hierarchy, widths_hierarchy};
     use rand::{RngExt, SeedableRng, rngs::StdRng};
     use std::collections::HashMap;
@@ -566,6 +674,55 @@ mod tests {
             }
             assert_eq!(number_keys(space, &keys), by_map(&keys), "{bits}-bit space, 128-bit keys");
         }
+    }
+
+    /// Many keys numbered in chunks on a pool of 3 threads, then merged (a dense index or a
+    /// hash table, 64- or 128-bit keys), and by `number_keys`, which takes chunks only for few
+    /// classes (one thread when nearly every key is its own class): the oracle's classes.
+    #[test]
+    fn many_keys_numbered_on_the_pool_as_first_seen() {
+        let mut rng = StdRng::seed_from_u64(13);
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
+        let n = 3 * PARALLEL_KEYS + 123;
+        for (classes, space, in_chunks) in
+            [(50, 1 << 40, true), (2_000, 1 << 70, true), (900, 8_000, true), (4 * n, 1 << 40, false)]
+        {
+            let distinct: Vec<Key> = (0..classes).map(|_| rng.random_range(0..space)).collect();
+            // The first keys repeat one class, so a merge that met the chunks out of order
+            // would number another class first.
+            let keys: Vec<Key> =
+                (0..n).map(|i| distinct[if i < 1000 { 7 } else { rng.random_range(0..classes) }]).collect();
+            assert_eq!(repeated(space, &keys), in_chunks, "{classes} classes: the path taken");
+            let want = by_map(&keys);
+            assert!(number_keys(space, &keys) == want, "{classes} classes, 128-bit keys");
+            assert!(pool.install(|| number_in_chunks(space, &keys)) == want, "{classes} classes, in chunks");
+            if space < 1 << 64 {
+                let keys: Vec<u64> = keys.iter().map(|&k| k as u64).collect();
+                assert!(number_keys(space, &keys) == want, "{classes} classes, 64-bit keys");
+                assert!(pool.install(|| number_in_chunks(space, &keys)) == want, "{classes} classes, 64-bit chunks");
+            }
+        }
+    }
+
+    /// The probe's estimate of the classes it looks up: every code of both attributes among the
+    /// members' (a node of few classes) is all of them; members with two of one attribute's 100
+    /// codes and two of the other's 50, 0.02 × 0.04. Its sizes are the classes' sizes either way.
+    #[test]
+    fn the_probe_estimates_the_share_it_looks_up() {
+        let hs: Vec<Arc<Hierarchy>> = vec![
+            Arc::new(widths_hierarchy("a", 0, 99, &[10]).unwrap()),
+            Arc::new(widths_hierarchy("b", 0, 49, &[5]).unwrap()),
+        ];
+        let (a, b): (Vec<u32>, Vec<u32>) = (0..5_000u32).map(|i| (i % 100, i % 50)).unzip();
+        let from =
+            Grouping { levels: vec![0, 0], sizes: vec![1; 5_000], ranges: vec![vec![], vec![]], codes: vec![a, b] };
+        let probe = SizesProbe::new(&hs, &from, &[1, 1], &(0..100).collect::<Vec<_>>()).unwrap();
+        assert_eq!(probe.passing_share(), 1.0);
+        // Row i's class is (i % 100 / 10, i % 50 / 5): 20 classes of 5 residues mod 100, 250 rows.
+        assert_eq!(probe.sizes(&from), vec![250; 20]);
+        let probe = SizesProbe::new(&hs, &from, &[0, 0], &[0, 1, 100]).unwrap();
+        assert!((probe.passing_share() - 0.02 * 0.04).abs() < 1e-12, "{}", probe.passing_share());
+        assert_eq!(probe.sizes(&from), vec![50, 50]);
     }
 
     /// A source of more classes than [`PARALLEL_CLASSES`], generalized to a node of more

@@ -80,9 +80,17 @@ pub(super) fn release(
         }
     }
     let value = |r: usize| ft.sensitive.as_ref().map_or(0, |s| s.codes[r]);
-    let cells = (0..ft.len()).map(|r| (row_class[r], value(r), ft.counts[r])).collect();
+    let mut cells = vec![(0, 0, 0); ft.len()];
+    crate::parallel::in_ranges(&mut cells, 1, CELL_ROWS, |rows, part| {
+        for (cell, r) in part.iter_mut().zip(rows) {
+            *cell = (row_class[r], value(r), ft.counts[r]);
+        }
+    });
     Ok(ClassCells::new(Arc::new(Schema::new(fields)), cols, values, cells, dropped))
 }
+
+/// Frequency rows a job of [`release`] makes cells of.
+const CELL_ROWS: usize = 1 << 16;
 
 /// One quasi-identifier's classes at the chosen node: their node codes at `level`.
 struct Node<'a> {

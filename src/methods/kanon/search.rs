@@ -99,7 +99,8 @@ impl<'a> Evaluator<'a> {
 
     /// Check a node: group it, find the classes failing the models, and score the release.
     /// A node whose grouping would relabel many classes is first probed on a sample of them
-    /// ([`NodeCache::sample_class_sizes`]); when the sampled classes smaller than k already
+    /// ([`NodeCache::sample_class_sizes`], unless the sample's codes would reject little of
+    /// the source, when grouping costs less); when the sampled classes smaller than k already
     /// hold more records than may be suppressed, the node and all below it fail, ungrouped.
     pub(crate) fn evaluate_node(&mut self, node: NodeId) -> Result<Evaluation> {
         self.evaluated += 1;

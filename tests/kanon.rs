@@ -158,6 +158,25 @@ async fn frequency_tables_are_reused_while_table_and_declarations_stay() {
     rows(&ctx, "CREATE OR REPLACE TABLE adult AS SELECT * FROM adult WHERE sex = 'Male'").await;
     let d = cached_frequency_table(&ctx, "adult", &meta, None).await.unwrap();
     assert!(d.total() < a.total());
+    // An update in place of a column other than the table's first (its arrays are new, the
+    // first column's the same objects): aggregated again, from the rows as they are now.
+    // Before, the first column's arrays stood for the table and `d` was answered.
+    rows(&ctx, "UPDATE adult SET race = 'White' WHERE age < 40").await;
+    let e = cached_frequency_table(&ctx, "adult", &meta, None).await.unwrap();
+    let fresh = frequency_table(&ctx, "adult", &meta, None).await.unwrap();
+    let codes = |ft: &anonfusion::encode::FrequencyTable| ft.qis.iter().map(|q| q.codes.clone()).collect::<Vec<_>>();
+    assert!(codes(&e) == codes(&fresh) && e.counts == fresh.counts, "the rows as updated");
+    assert!(codes(&e) != codes(&d));
+    // The same call again after an update is made again, not answered by the memo with the
+    // release of the rows before (the same release as one to a new name after the update).
+    rows(&ctx, "SELECT COUNT(*) FROM kanon_anonymize('adult', 'adult_k', 5)").await;
+    rows(&ctx, "UPDATE adult SET education = 'HS-grad' WHERE age < 30").await;
+    rows(&ctx, "SELECT COUNT(*) FROM kanon_anonymize('adult', 'updated_k', 5)").await;
+    let differ = |a: &str, b: &str| format!("SELECT COUNT(*) FROM (SELECT * FROM {a} EXCEPT ALL SELECT * FROM {b})");
+    assert!(int(&ctx, &differ("adult_k", "updated_k")).await > 0, "the update shows in the release");
+    rows(&ctx, "SELECT COUNT(*) FROM kanon_anonymize('adult', 'adult_k', 5)").await;
+    assert_eq!(int(&ctx, &differ("adult_k", "updated_k")).await, 0);
+    assert_eq!(int(&ctx, &differ("updated_k", "adult_k")).await, 0);
 }
 
 /// The report says how the lattice was searched and how far the result is from the bound.

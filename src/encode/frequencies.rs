@@ -1,20 +1,21 @@
 //! Frequency tables kept across calls of a session, so that anonymizing the same source again
 //! (another k, model or metric) skips the aggregation, the expensive pass at 10^5–10^6 rows.
 //!
-//! An entry is reused only for the same session, table provider (the registered table
-//! object, held weakly so a dropped or replaced table is never matched), quasi-identifiers
-//! with the very same hierarchy objects (a redeclared hierarchy is a new object), and
-//! sensitive column, and the same [`content_version`] (an in-memory table grows in place on
-//! `INSERT INTO`). A few recent entries are kept.
+//! An entry is reused only for the same session, table (its [`ContentStamp`]: the registered
+//! table object, and for an in-memory table the arrays of its rows, which `INSERT INTO`,
+//! `UPDATE` and `DELETE` change in place), quasi-identifiers with the very same hierarchy
+//! objects (a redeclared hierarchy is a new object), and sensitive column. A few recent
+//! entries are kept.
 
 use super::source::Source;
+use super::stamp::ContentStamp;
 use super::{FrequencyTable, frequency_table_of};
 use crate::error::Result;
 use crate::hierarchy::Hierarchy;
 use crate::meta::TableMeta;
 use datafusion::catalog::TableProvider;
 use datafusion::prelude::SessionContext;
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex};
 
 /// Most frequency tables kept; the oldest goes first.
 const ENTRIES: usize = 4;
@@ -22,33 +23,10 @@ const ENTRIES: usize = 4;
 struct Entry {
     session: String,
     table: String,
-    provider: Weak<dyn TableProvider>,
+    stamp: ContentStamp,
     qis: Vec<(String, Arc<Hierarchy>)>,
     sensitive: Option<String>,
-    version: u64,
     ft: Arc<FrequencyTable>,
-}
-
-/// A version of a table's contents where one can be had cheaply: for an in-memory table, a hash
-/// of its batches' identities and sizes (batches are immutable; `INSERT INTO` adds some, a
-/// replaced table has others). Other providers give 0: they are assumed not to change in place.
-pub fn content_version(provider: &Arc<dyn TableProvider>) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let Some(mem) = provider.downcast_ref::<datafusion::datasource::MemTable>() else {
-        return 0;
-    };
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    for part in &mem.batches {
-        // Being written right now: a version no cached entry has.
-        let Ok(batches) = part.try_read() else {
-            return u64::MAX;
-        };
-        batches.len().hash(&mut h);
-        for b in batches.iter() {
-            (b.num_rows(), b.columns().first().map(|c| Arc::as_ptr(c) as *const () as usize)).hash(&mut h);
-        }
-    }
-    h.finish()
 }
 
 impl Entry {
@@ -59,14 +37,11 @@ impl Entry {
         provider: &Arc<dyn TableProvider>,
         qis: &[(String, Arc<Hierarchy>)],
         sensitive: Option<&str>,
-        version: u64,
     ) -> bool {
-        self.version == version
-            && self.session == session
+        self.session == session
             && self.table == table
             && self.sensitive.as_deref() == sensitive
-            && self.provider.strong_count() > 0
-            && std::ptr::addr_eq(self.provider.as_ptr(), Arc::as_ptr(provider))
+            && self.stamp.holds_for(provider)
             && self.qis.len() == qis.len()
             && self.qis.iter().zip(qis).all(|((n, h), (m, g))| n == m && Arc::ptr_eq(h, g))
     }
@@ -93,17 +68,18 @@ pub(crate) async fn cached_frequency_table_of(source: &Source, sensitive: Option
         qis.push((q.to_string(), meta.hierarchy(table, q)?.clone()));
     }
     let session = source.session_id();
-    let version = content_version(provider);
     {
         let mut cache = CACHE.lock().expect("frequency cache lock");
-        cache.retain(|e| e.provider.strong_count() > 0);
-        if let Some(i) = cache.iter().position(|e| e.matches(&session, table, provider, &qis, sensitive, version)) {
+        cache.retain(|e| e.stamp.is_alive());
+        if let Some(i) = cache.iter().position(|e| e.matches(&session, table, provider, &qis, sensitive)) {
             let e = cache.remove(i);
             let ft = e.ft.clone();
             cache.push(e);
             return Ok(ft);
         }
     }
+    // Stamped before the read: rows written meanwhile end the stamp, never join the table.
+    let stamp = ContentStamp::of(provider);
     let ft = Arc::new(frequency_table_of(source, sensitive).await?);
     let mut cache = CACHE.lock().expect("frequency cache lock");
     if cache.len() >= ENTRIES {
@@ -112,10 +88,9 @@ pub(crate) async fn cached_frequency_table_of(source: &Source, sensitive: Option
     cache.push(Entry {
         session,
         table: table.to_string(),
-        provider: Arc::downgrade(provider),
+        stamp,
         qis,
         sensitive: sensitive.map(str::to_string),
-        version,
         ft: ft.clone(),
     });
     Ok(ft)

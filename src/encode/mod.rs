@@ -22,18 +22,20 @@ pub(crate) mod publish;
 mod recoded;
 pub(crate) mod shuffle;
 pub mod source;
+mod stamp;
 mod walk;
 
 pub(crate) use cache::cheapest_source;
 pub use cache::{Cached, NodeCache};
 pub(crate) use count::Labels;
+pub use frequencies::cached_frequency_table;
 pub(crate) use frequencies::cached_frequency_table_of;
-pub use frequencies::{cached_frequency_table, content_version};
 pub(crate) use group::LatticeKeys;
 pub use group::{Grouping, class_degrees, class_sizes_of, generalize_to, group, rollup};
 pub(crate) use materialize::{dropped_columns, materialize_node, materialize_suppressed, node_label, released};
 pub(crate) use recoded::{RecodedRows, STAR, materialize_recoded};
 pub(crate) use shuffle::shuffle_rows;
+pub use stamp::ContentStamp;
 pub(crate) use walk::EveryNode;
 pub use walk::for_each_node;
 

@@ -37,7 +37,7 @@ impl TableFunctionImpl for LoadDataset {
         let ctx = session_context(&args)?;
         let as_table = a.opt_str(3, "as_table")?.unwrap_or_else(|| name.to_ascii_lowercase());
         let key = format!("{name}|{rows:?}|{seed:?}|{as_table}");
-        if let Some(summary) = self.memo.get(&ctx, &key) {
+        if let Some(summary) = self.memo.get(&ctx, &key, &[]) {
             return Ok(summary);
         }
         check_output_name("load_dataset", &as_table)?;
@@ -54,7 +54,7 @@ impl TableFunctionImpl for LoadDataset {
             .into());
         }
         let (table, summary) = install(&ctx, &self.registry, ds, &as_table)?;
-        self.memo.put(key, &as_table, &table, Some(summary.clone()));
+        self.memo.put(key, &as_table, &table, Some(summary.clone()), Vec::new());
         Ok(summary)
     }
 }

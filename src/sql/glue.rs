@@ -2,6 +2,7 @@
 //! memoized results, the output-name check, and registering a function whose only state is
 //! the session's registry.
 
+use crate::encode::ContentStamp;
 use crate::error::{AnonError, Result};
 use crate::session::Registry;
 use datafusion::arrow::record_batch::RecordBatch;
@@ -60,8 +61,10 @@ pub(crate) fn still_registered(ctx: &SessionContext, name: &str, provider: &Arc<
 }
 
 /// Memoized results of a side-effect function: key → (output name, registered provider,
-/// result). A result is reused only while its output is still the registered table, so a
-/// second reference or `EXPLAIN` does not recompute, while a dropped output is rebuilt.
+/// result, the stamps of the tables it read). A result is reused only while its output is
+/// still the registered table and the tables it read are the same objects with the same rows
+/// ([`ContentStamp`]), so a second reference or `EXPLAIN` does not recompute, while a dropped
+/// output is rebuilt and an updated source is not answered with the release of its old rows.
 ///
 /// The registered table is held weakly, and so is a result that is the registered table (a
 /// method's release): the memo never keeps a dropped or replaced table's rows alive. It held
@@ -74,29 +77,41 @@ pub(crate) struct Memo {
     entries: std::sync::Mutex<std::collections::HashMap<String, MemoEntry>>,
 }
 
-/// (output name, registered provider, the result when it is another table than that one).
-type MemoEntry = (String, Weak<dyn TableProvider>, Option<Arc<dyn TableProvider>>);
+/// (output name, registered provider, the result when it is another table than that one, the
+/// stamps of the tables read).
+type MemoEntry = (String, Weak<dyn TableProvider>, Option<Arc<dyn TableProvider>>, Vec<ContentStamp>);
 
 impl Memo {
-    pub(crate) fn get(&self, ctx: &SessionContext, key: &str) -> Option<Arc<dyn TableProvider>> {
+    /// The result for `key`, where it was made from `inputs` as they are now.
+    pub(crate) fn get(
+        &self,
+        ctx: &SessionContext,
+        key: &str,
+        inputs: &[Arc<dyn TableProvider>],
+    ) -> Option<Arc<dyn TableProvider>> {
         let entries = self.entries.lock().expect("memo lock");
-        let (name, registered, result) = entries.get(key)?;
+        let (name, registered, result, stamps) = entries.get(key)?;
+        if stamps.len() != inputs.len() || !stamps.iter().zip(inputs).all(|(s, t)| s.holds_for(t)) {
+            return None;
+        }
         let registered = registered.upgrade()?;
         still_registered(ctx, name, &registered).then(|| result.clone().unwrap_or(registered))
     }
 
-    /// Remember `result` for `key` while `registered` is `output`'s table; `result` `None`:
-    /// the result is `registered` itself.
+    /// Remember `result` for `key` while `registered` is `output`'s table and the tables read
+    /// hold their `stamps` (taken before they were read); `result` `None`: the result is
+    /// `registered` itself.
     pub(crate) fn put(
         &self,
         key: String,
         output: &str,
         registered: &Arc<dyn TableProvider>,
         result: Option<Arc<dyn TableProvider>>,
+        stamps: Vec<ContentStamp>,
     ) {
         let mut entries = self.entries.lock().expect("memo lock");
-        entries.retain(|_, (_, table, _)| table.strong_count() > 0);
-        entries.insert(key, (output.to_string(), Arc::downgrade(registered), result));
+        entries.retain(|_, (_, table, _, _)| table.strong_count() > 0);
+        entries.insert(key, (output.to_string(), Arc::downgrade(registered), result, stamps));
     }
 
     /// Entries held (tests).
@@ -142,18 +157,18 @@ mod tests {
         let memo = Memo::default();
         let release = table();
         ctx.register_table("out", release.clone()).unwrap();
-        memo.put("k=5|g1".into(), "out", &release, None);
-        assert!(memo.get(&ctx, "k=5|g1").is_some_and(|t| Arc::ptr_eq(&t, &release)));
+        memo.put("k=5|g1".into(), "out", &release, None, Vec::new());
+        assert!(memo.get(&ctx, "k=5|g1", &[]).is_some_and(|t| Arc::ptr_eq(&t, &release)));
         let gone = Arc::downgrade(&release);
         drop(release);
         ctx.deregister_table("out").unwrap();
         assert_eq!(gone.strong_count(), 0, "the memo held the dropped release");
-        assert!(memo.get(&ctx, "k=5|g1").is_none());
+        assert!(memo.get(&ctx, "k=5|g1", &[]).is_none());
         // The dead entry goes when another is added; a result other than the table is kept.
         let (loaded, summary) = (table(), table());
         ctx.register_table("adult", loaded.clone()).unwrap();
-        memo.put("adult".into(), "adult", &loaded, Some(summary.clone()));
+        memo.put("adult".into(), "adult", &loaded, Some(summary.clone()), Vec::new());
         assert_eq!(memo.len(), 1);
-        assert!(memo.get(&ctx, "adult").is_some_and(|t| Arc::ptr_eq(&t, &summary)));
+        assert!(memo.get(&ctx, "adult", &[]).is_some_and(|t| Arc::ptr_eq(&t, &summary)));
     }
 }

@@ -29,6 +29,7 @@ use super::glue::session_context;
 use super::output::{Labels, ParquetOutput, published};
 use super::report::{Value, one_row};
 use crate::dp::ledger::{Charge, Reservation};
+use crate::encode::ContentStamp;
 use crate::encode::source::Source;
 use crate::error::{AnonError, Result};
 use crate::meta::TableMeta;
@@ -290,12 +291,15 @@ impl<S: MethodSpec> MethodFn<S> {
         let params = self.spec.parse(&a)?;
         let ctx = session_context(args)?;
         let mut key = format!("{output}|{params:?}|g{}", self.registry.generation());
+        let mut inputs = Vec::new();
         for (role, name) in std::iter::once(("source", source.clone())).chain(self.spec.inputs(&params)) {
-            let table = lookup(&ctx, role, &name)?;
-            key.push_str(&format!("|{:p}:{}", Arc::as_ptr(&table), crate::encode::content_version(&table)));
+            key.push_str(&format!("|{role}:{name}"));
+            inputs.push(lookup(&ctx, role, &name)?);
         }
+        // Taken before any is read: rows written meanwhile end the memo's entry.
+        let stamps: Vec<ContentStamp> = inputs.iter().map(ContentStamp::of).collect();
         let deterministic = self.spec.deterministic(&params);
-        if deterministic && let Some(t) = self.memo.get(&ctx, &key) {
+        if deterministic && let Some(t) = self.memo.get(&ctx, &key, &inputs) {
             return Ok(t);
         }
         super::explain::refuse_when_planning_only(S::NAME)?;
@@ -377,7 +381,7 @@ impl<S: MethodSpec> MethodFn<S> {
         }
         self.registry.outputs().publish(&ctx, S::NAME, tables)?;
         if deterministic {
-            self.memo.put(key, &output, &release, None);
+            self.memo.put(key, &output, &release, None, stamps);
         }
         Ok(release)
     }

@@ -68,6 +68,7 @@ pub mod scale;
 pub mod session;
 pub(crate) mod sorted;
 pub mod sql;
+pub mod stamp;
 pub mod verify;
 
 pub use datafusion;

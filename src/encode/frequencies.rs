@@ -8,11 +8,11 @@
 //! entries are kept.
 
 use super::source::Source;
-use super::stamp::ContentStamp;
 use super::{FrequencyTable, frequency_table_of};
 use crate::error::Result;
 use crate::hierarchy::Hierarchy;
 use crate::meta::TableMeta;
+use crate::stamp::ContentStamp;
 use datafusion::catalog::TableProvider;
 use datafusion::prelude::SessionContext;
 use std::sync::{Arc, Mutex};

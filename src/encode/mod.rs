@@ -22,7 +22,6 @@ pub(crate) mod publish;
 mod recoded;
 pub(crate) mod shuffle;
 pub mod source;
-mod stamp;
 mod walk;
 
 pub(crate) use cache::cheapest_source;
@@ -35,7 +34,6 @@ pub use group::{Grouping, class_degrees, class_sizes_of, generalize_to, group, r
 pub(crate) use materialize::{dropped_columns, materialize_node, materialize_suppressed, node_label, released};
 pub(crate) use recoded::{RecodedRows, STAR, materialize_recoded};
 pub(crate) use shuffle::shuffle_rows;
-pub use stamp::ContentStamp;
 pub(crate) use walk::EveryNode;
 pub use walk::for_each_node;
 

@@ -2,9 +2,9 @@
 //! memoized results, the output-name check, and registering a function whose only state is
 //! the session's registry.
 
-use crate::encode::ContentStamp;
 use crate::error::{AnonError, Result};
 use crate::session::Registry;
+use crate::stamp::ContentStamp;
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::catalog::TableProvider;
 use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl};

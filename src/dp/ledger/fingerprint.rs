@@ -16,8 +16,8 @@
 //! protects against mistakes and casual reuse (a copy, a rename, a reload), not against someone
 //! who edits rows on purpose: one changed row is a different account.
 
-use crate::encode::ContentStamp;
 use crate::error::{AnonError, Result};
+use crate::stamp::ContentStamp;
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, StringArray};
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Float64Type, Int64Type, UInt64Type};

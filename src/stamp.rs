@@ -14,7 +14,7 @@
 use datafusion::arrow::array::Array;
 use datafusion::catalog::TableProvider;
 use datafusion::datasource::MemTable;
-use std::sync::{Arc, Weak};
+use std::sync::{Arc, Mutex, Weak};
 
 /// A table's identity and, for an in-memory table, its contents' (see the module).
 #[derive(Debug, Clone)]
@@ -46,8 +46,7 @@ impl ContentStamp {
 
     /// Is `provider` the very table stamped, with the same contents?
     pub fn holds_for(&self, provider: &Arc<dyn TableProvider>) -> bool {
-        // The weak reference keeps the stamped table's allocation, so an equal address is it.
-        if !std::ptr::addr_eq(self.provider.as_ptr(), Arc::as_ptr(provider)) || self.provider.strong_count() == 0 {
+        if !self.is_of(provider) {
             return false;
         }
         match &self.contents {
@@ -59,6 +58,12 @@ impl ContentStamp {
         }
     }
 
+    /// Is `provider` the very table stamped, whatever its contents now?
+    pub fn is_of(&self, provider: &Arc<dyn TableProvider>) -> bool {
+        // The weak reference keeps the stamped table's allocation, so an equal address is it.
+        std::ptr::addr_eq(self.provider.as_ptr(), Arc::as_ptr(provider)) && self.is_alive()
+    }
+
     /// Are the stamped table's rows in memory, so that any change of them ends the stamp?
     pub fn is_in_memory(&self) -> bool {
         matches!(self.contents, Contents::Batches(_))
@@ -67,6 +72,43 @@ impl ContentStamp {
     /// Is the stamped table still alive (held by someone other than stamps)?
     pub fn is_alive(&self) -> bool {
         self.provider.strong_count() > 0
+    }
+}
+
+/// A few values computed from tables (a frequency table, a privacy account), each kept with
+/// the stamp its table had before it was read and a key of what else it depends on, and
+/// given back only while the stamp holds. Entries of dropped tables, and of tables whose rows
+/// changed, go when next looked at; past `capacity` the least recently used goes.
+pub struct StampedCache<K, V> {
+    entries: Mutex<Vec<(ContentStamp, K, V)>>,
+    capacity: usize,
+}
+
+impl<K, V: Clone> StampedCache<K, V> {
+    pub const fn new(capacity: usize) -> Self {
+        StampedCache { entries: Mutex::new(Vec::new()), capacity }
+    }
+
+    /// The value kept for `provider` under a key `matches` accepts, if its stamp still holds;
+    /// it becomes the most recently used.
+    pub fn get(&self, provider: &Arc<dyn TableProvider>, matches: impl Fn(&K) -> bool) -> Option<V> {
+        let mut entries = self.entries.lock().expect("stamped cache lock");
+        // A stamp of this table that no longer holds never will again (its arrays are held).
+        entries.retain(|(stamp, ..)| stamp.is_alive() && (!stamp.is_of(provider) || stamp.holds_for(provider)));
+        let i = entries.iter().position(|(stamp, key, _)| matches(key) && stamp.is_of(provider))?;
+        let entry = entries.remove(i);
+        let value = entry.2.clone();
+        entries.push(entry);
+        Some(value)
+    }
+
+    /// Keep `value`, computed from the table `stamp` was taken of before it was read.
+    pub fn put(&self, stamp: ContentStamp, key: K, value: V) {
+        let mut entries = self.entries.lock().expect("stamped cache lock");
+        while entries.len() >= self.capacity.max(1) {
+            entries.remove(0);
+        }
+        entries.push((stamp, key, value));
     }
 }
 
@@ -102,7 +144,7 @@ fn same_batches(mem: &MemTable, stamped: &Stamped) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::ContentStamp;
+    use super::{ContentStamp, StampedCache};
     use datafusion::arrow::array::{ArrayRef, Int64Array, StringArray};
     use datafusion::arrow::record_batch::RecordBatch;
     use datafusion::catalog::TableProvider;
@@ -152,5 +194,33 @@ mod tests {
         assert!(last.is_alive());
         drop(t);
         assert!(!last.is_alive());
+    }
+
+    /// A value comes back only for its key and its table's rows as stamped; past capacity the
+    /// least recently used goes (a hit counts as a use); a dropped table's value goes.
+    #[tokio::test]
+    async fn a_stamped_cache_answers_for_the_rows_it_was_computed_from() {
+        let ctx = SessionContext::new();
+        let (t, u) = (table(), table());
+        ctx.register_table("t", t.clone()).unwrap();
+        let cache: StampedCache<&str, u32> = StampedCache::new(2);
+        cache.put(ContentStamp::of(&t), "x", 1);
+        cache.put(ContentStamp::of(&u), "x", 2);
+        assert_eq!(cache.get(&t, |k| *k == "x"), Some(1));
+        assert_eq!(cache.get(&t, |k| *k == "y"), None, "another key");
+        assert_eq!(cache.get(&u, |k| *k == "x"), Some(2));
+        assert_eq!(cache.get(&t, |k| *k == "x"), Some(1), "t's entry is now the most recent");
+        cache.put(ContentStamp::of(&t), "y", 3);
+        assert_eq!(cache.get(&u, |k| *k == "x"), None, "u's, least recently used, went");
+        assert_eq!(cache.get(&t, |k| *k == "x"), Some(1));
+        run(&ctx, "UPDATE t SET b = 'w' WHERE a = 2").await;
+        assert_eq!(cache.get(&t, |_| true), None, "the update ends both of t's");
+        assert_eq!(cache.entries.lock().unwrap().len(), 0, "and they go");
+        let v = table();
+        cache.put(ContentStamp::of(&v), "z", 4);
+        cache.put(ContentStamp::of(&t), "x", 5);
+        drop(v);
+        assert_eq!(cache.get(&t, |k| *k == "x"), Some(5));
+        assert_eq!(cache.entries.lock().unwrap().len(), 1, "entries of dropped tables go");
     }
 }

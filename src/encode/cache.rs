@@ -41,6 +41,13 @@ pub struct Cached {
     pub(crate) keys: Vec<u64>,
 }
 
+/// Its size, not its contents: a grouping is millions of numbers.
+impl std::fmt::Debug for Cached {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Cached").field("classes", &self.g.len()).finish_non_exhaustive()
+    }
+}
+
 impl Cached {
     /// Approximate heap bytes: codes, sizes and ranges per class, and the histograms.
     pub(crate) fn bytes(&self) -> usize {

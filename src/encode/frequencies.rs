@@ -12,42 +12,30 @@ use super::{FrequencyTable, frequency_table_of};
 use crate::error::Result;
 use crate::hierarchy::Hierarchy;
 use crate::meta::TableMeta;
-use crate::stamp::ContentStamp;
-use datafusion::catalog::TableProvider;
+use crate::stamp::{ContentStamp, StampedCache};
 use datafusion::prelude::SessionContext;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-/// Most frequency tables kept; the oldest goes first.
-const ENTRIES: usize = 4;
-
-struct Entry {
+/// What besides the table's rows a frequency table depends on.
+struct Key {
     session: String,
     table: String,
-    stamp: ContentStamp,
     qis: Vec<(String, Arc<Hierarchy>)>,
     sensitive: Option<String>,
-    ft: Arc<FrequencyTable>,
 }
 
-impl Entry {
-    fn matches(
-        &self,
-        session: &str,
-        table: &str,
-        provider: &Arc<dyn TableProvider>,
-        qis: &[(String, Arc<Hierarchy>)],
-        sensitive: Option<&str>,
-    ) -> bool {
+impl Key {
+    fn matches(&self, session: &str, table: &str, qis: &[(String, Arc<Hierarchy>)], sensitive: Option<&str>) -> bool {
         self.session == session
             && self.table == table
             && self.sensitive.as_deref() == sensitive
-            && self.stamp.holds_for(provider)
             && self.qis.len() == qis.len()
             && self.qis.iter().zip(qis).all(|((n, h), (m, g))| n == m && Arc::ptr_eq(h, g))
     }
 }
 
-static CACHE: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
+/// The four most recently used frequency tables.
+static CACHE: StampedCache<Key, Arc<FrequencyTable>> = StampedCache::new(4);
 
 /// The frequency table of `table` ([`frequency_table`]), aggregated once per session while
 /// the table and its declarations stay the same.
@@ -68,30 +56,13 @@ pub(crate) async fn cached_frequency_table_of(source: &Source, sensitive: Option
         qis.push((q.to_string(), meta.hierarchy(table, q)?.clone()));
     }
     let session = source.session_id();
-    {
-        let mut cache = CACHE.lock().expect("frequency cache lock");
-        cache.retain(|e| e.stamp.is_alive());
-        if let Some(i) = cache.iter().position(|e| e.matches(&session, table, provider, &qis, sensitive)) {
-            let e = cache.remove(i);
-            let ft = e.ft.clone();
-            cache.push(e);
-            return Ok(ft);
-        }
+    if let Some(ft) = CACHE.get(provider, |k| k.matches(&session, table, &qis, sensitive)) {
+        return Ok(ft);
     }
     // Stamped before the read: rows written meanwhile end the stamp, never join the table.
     let stamp = ContentStamp::of(provider);
     let ft = Arc::new(frequency_table_of(source, sensitive).await?);
-    let mut cache = CACHE.lock().expect("frequency cache lock");
-    if cache.len() >= ENTRIES {
-        cache.remove(0);
-    }
-    cache.push(Entry {
-        session,
-        table: table.to_string(),
-        stamp,
-        qis,
-        sensitive: sensitive.map(str::to_string),
-        ft: ft.clone(),
-    });
+    let key = Key { session, table: table.to_string(), qis, sensitive: sensitive.map(str::to_string) };
+    CACHE.put(stamp, key, ft.clone());
     Ok(ft)
 }

@@ -17,7 +17,7 @@
 //! who edits rows on purpose: one changed row is a different account.
 
 use crate::error::{AnonError, Result};
-use crate::stamp::ContentStamp;
+use crate::stamp::{ContentStamp, StampedCache};
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, StringArray};
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Float64Type, Int64Type, UInt64Type};
@@ -27,7 +27,7 @@ use datafusion::functions_aggregate::expr_fn::count;
 use datafusion::logical_expr::function::{AccumulatorArgs, StateFieldsArgs};
 use datafusion::logical_expr::{Accumulator, AggregateUDF, AggregateUDFImpl, Expr, Signature, Volatility};
 use datafusion::prelude::{SessionContext, lit};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// The name of the aggregate in SQL and in plans.
 pub const FINGERPRINT_FUNCTION: &str = "anon_fingerprint";
@@ -44,7 +44,7 @@ pub struct Account {
 
 /// The account of `table` as read through `columns` (the columns a DP release of it reads):
 /// one aggregation pass over its rows, or none where the same in-memory table with the same
-/// rows was fingerprinted through the same columns before ([`CachedAccounts`]): a table's
+/// rows was fingerprinted through the same columns before ([`ACCOUNTS`]): a table's
 /// `set_privacy_budget` and each of its DP releases read the same account, and the pass is a
 /// third of an `ipa_release` of 5 M rows on one core.
 pub async fn account_of(ctx: &SessionContext, table: &str, columns: &[&str]) -> Result<Account> {
@@ -52,13 +52,16 @@ pub async fn account_of(ctx: &SessionContext, table: &str, columns: &[&str]) -> 
     let mut names = columns.to_vec();
     names.sort_unstable();
     names.dedup();
-    // Stamped before the read: rows written meanwhile end the stamp, never join the account.
-    let stamp = ContentStamp::of(&provider);
-    if let Some((fingerprint, rows)) = ACCOUNTS.get(&provider, &names) {
+    if let Some((fingerprint, rows)) = kept_account(&provider, &names) {
         return Ok(Account { fingerprint, rows, table: table.to_string() });
     }
+    // Stamped before the read: rows written meanwhile end the stamp, never join the account.
+    let stamp = ContentStamp::of(&provider);
     let account = fingerprint_pass(ctx, table, &names).await?;
-    ACCOUNTS.put(stamp, &names, &account);
+    if stamp.is_in_memory() {
+        let columns = names.iter().map(|n| n.to_string()).collect();
+        ACCOUNTS.put(stamp, columns, (account.fingerprint.clone(), account.rows));
+    }
     Ok(account)
 }
 
@@ -95,44 +98,14 @@ async fn fingerprint_pass(ctx: &SessionContext, table: &str, names: &[&str]) -> 
 
 /// The accounts of in-memory tables fingerprinted in this process, while each table holds its
 /// [`ContentStamp`] (the same table object with the same arrays: `INSERT`, `UPDATE` and
-/// `DELETE` end it). Only in-memory tables: a file-backed table's rows can change on disk
-/// without a sign, and an account is what the budget is kept by. A few recent entries.
-struct CachedAccounts {
-    entries: Mutex<Vec<KeptAccount>>,
-}
+/// `DELETE` end it), keyed by the columns read (sorted): (fingerprint, rows). Only in-memory
+/// tables: a file-backed table's rows can change on disk without a sign, and an account is
+/// what the budget is kept by. The four most recently used.
+static ACCOUNTS: StampedCache<Vec<String>, (String, u64)> = StampedCache::new(4);
 
-/// The table's stamp, the columns read (sorted), the fingerprint and the rows.
-type KeptAccount = (ContentStamp, Vec<String>, String, u64);
-
-/// Most accounts kept; the oldest goes first.
-const ACCOUNTS_KEPT: usize = 4;
-
-static ACCOUNTS: CachedAccounts = CachedAccounts { entries: Mutex::new(Vec::new()) };
-
-impl CachedAccounts {
-    /// (fingerprint, rows) of `provider` read through `names`, if kept and still its rows.
-    fn get(&self, provider: &Arc<dyn TableProvider>, names: &[&str]) -> Option<(String, u64)> {
-        let mut entries = self.entries.lock().expect("account cache lock");
-        entries.retain(|(stamp, ..)| stamp.is_alive());
-        entries
-            .iter()
-            .find(|(stamp, columns, ..)| {
-                columns.iter().map(String::as_str).eq(names.iter().copied()) && stamp.holds_for(provider)
-            })
-            .map(|(_, _, fingerprint, rows)| (fingerprint.clone(), *rows))
-    }
-
-    fn put(&self, stamp: ContentStamp, names: &[&str], account: &Account) {
-        if !stamp.is_in_memory() {
-            return;
-        }
-        let mut entries = self.entries.lock().expect("account cache lock");
-        if entries.len() >= ACCOUNTS_KEPT {
-            entries.remove(0);
-        }
-        let columns = names.iter().map(|n| n.to_string()).collect();
-        entries.push((stamp, columns, account.fingerprint.clone(), account.rows));
-    }
+/// (fingerprint, rows) of `provider` read through `names`, if kept and still its rows.
+fn kept_account(provider: &Arc<dyn TableProvider>, names: &[&str]) -> Option<(String, u64)> {
+    ACCOUNTS.get(provider, |columns| columns.iter().map(String::as_str).eq(names.iter().copied()))
 }
 
 /// The `anon_fingerprint(col, ...)` aggregate.
@@ -403,11 +376,11 @@ mod tests {
             Arc::new(datafusion::datasource::MemTable::try_new(b.schema(), vec![vec![b]]).unwrap());
         ctx.register_table("visits", t.clone()).unwrap();
         let before = account_of(&ctx, "visits", &["dx"]).await.unwrap();
-        assert_eq!(ACCOUNTS.get(&t, &["dx"]), Some((before.fingerprint.clone(), 3)), "kept for the next call");
+        assert_eq!(kept_account(&t, &["dx"]), Some((before.fingerprint.clone(), 3)), "kept for the next call");
         assert_eq!(account_of(&ctx, "visits", &["dx"]).await.unwrap(), before);
-        assert!(ACCOUNTS.get(&t, &["dx", "id"]).is_none(), "other columns, another account");
+        assert!(kept_account(&t, &["dx", "id"]).is_none(), "other columns, another account");
         ctx.sql("UPDATE visits SET dx = 'cold' WHERE id = 1").await.unwrap().collect().await.unwrap();
-        assert!(ACCOUNTS.get(&t, &["dx"]).is_none(), "the update ends the kept account");
+        assert!(kept_account(&t, &["dx"]).is_none(), "the update ends the kept account");
         let after = account_of(&ctx, "visits", &["dx"]).await.unwrap();
         assert_ne!(after.fingerprint, before.fingerprint);
         let fresh = fingerprint_pass(&ctx, "visits", &["dx"]).await.unwrap();

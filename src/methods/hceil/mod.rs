@@ -255,14 +255,6 @@ impl HceilResult {
 /// Search a frequency table (with its sensitive column). Errors when no node of the pruned
 /// lattice can be released.
 pub fn search(ft: &FrequencyTable, config: &HceilConfig, progress: &dyn Progress) -> Result<HceilResult> {
-    Ok(search_with_cache(ft, config, progress)?.0)
-}
-
-fn search_with_cache<'a>(
-    ft: &'a FrequencyTable,
-    config: &HceilConfig,
-    progress: &dyn Progress,
-) -> Result<(HceilResult, NodeCache<'a>)> {
     let values = ft.sensitive.as_ref().map_or(0, |s| s.values.len());
     config.validate(ft.total(), values)?;
     let seed = config.seed.unwrap_or_else(os_seed);
@@ -305,7 +297,7 @@ fn search_with_cache<'a>(
         stats,
         passes: PassTimes::default(),
     };
-    Ok((result, nodes))
+    Ok(result)
 }
 
 /// A seed from OS entropy: a release must not be predictable without one.
@@ -325,10 +317,9 @@ pub(crate) async fn anonymize(
     let src = Source::of(source).await?;
     let aggregate_ms = PassTimes::since(start);
     let start = Instant::now();
-    let (mut res, mut nodes) = search_with_cache(&src.ft, config, progress)?;
+    let mut res = search(&src.ft, config, progress)?;
     res.passes = PassTimes { aggregate_ms, search_ms: PassTimes::since(start), materialize_ms: 0.0 };
-    let node = nodes.lattice.id(&res.levels).expect("the chosen node is in the lattice");
-    let cached = nodes.classes(node)?;
+    let cached = res.best.grouping.clone();
     let ids = release::class_ids(&cached, &res.best.suppressed);
     let values = &src.sensitive_column()?.values;
     let (cells, catalog) = crate::parallel::join(

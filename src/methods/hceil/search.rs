@@ -94,6 +94,9 @@ pub(crate) struct Scored {
     /// Which classes are suppressed (left out of the release).
     pub(crate) suppressed: Vec<bool>,
     pub(crate) suppressed_records: u64,
+    /// The node's classes and histograms, kept for the release: the node cache may have let
+    /// them go by the time the search ends, and grouping the node again was a serial pass.
+    pub(crate) grouping: Arc<Cached>,
 }
 
 /// How much of the lattice the search touched.
@@ -215,7 +218,7 @@ pub(crate) fn evaluate(
     hs: &[Arc<Hierarchy>],
     width: usize,
     node: NodeId,
-    cached: &Cached,
+    cached: &Arc<Cached>,
     p: &Params,
 ) -> Option<Scored> {
     let g = &cached.g;
@@ -253,7 +256,19 @@ pub(crate) fn evaluate(
     let max_degree = degrees.iter().zip(&published).filter(|(_, n)| **n > 0).map(|(&d, _)| d).fold(0.0, f64::max);
     let key = p.objective.key(rce, catalog.total, suppressed_records);
     let classes = published.iter().filter(|&&n| n > 0).count();
-    Some(Scored { node, key, rce, lm, lm_intervals, max_degree, catalog, classes, suppressed, suppressed_records })
+    Some(Scored {
+        node,
+        key,
+        rce,
+        lm,
+        lm_intervals,
+        max_degree,
+        catalog,
+        classes,
+        suppressed,
+        suppressed_records,
+        grouping: cached.clone(),
+    })
 }
 
 /// Each node draws from its own stream of the call's seed, so a node's counterfeits do not

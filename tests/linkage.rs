@@ -8,6 +8,7 @@
 use anonfusion::datasets;
 use anonfusion::meta::Role;
 use datafusion::arrow::array::{Array, AsArray, RecordBatch, StringArray};
+use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use datafusion::datasource::MemTable;
 use datafusion::prelude::SessionContext;
@@ -55,7 +56,9 @@ async fn positions(ctx: &SessionContext, release: &str) -> Vec<f64> {
     let batches = ctx.sql(&format!("SELECT occupation FROM {release}")).await.unwrap().collect().await.unwrap();
     let mut out = Vec::new();
     for b in batches {
-        let col = b.column(0).as_string::<i32>();
+        // A text sensitive column is a dictionary in the releases built from classes.
+        let text = cast(b.column(0), &DataType::Utf8).unwrap();
+        let col = text.as_string::<i32>();
         for i in 0..col.len() {
             if col.is_valid(i) && col.value(i).starts_with('r') {
                 out.push(col.value(i)[1..].parse::<f64>().unwrap());

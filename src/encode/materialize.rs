@@ -214,6 +214,11 @@ pub(super) fn select_release(
                     out.push(bound("hi").alias(format!("{name}_hi")));
                 }
             }
+            // Typed as the release built from cells types it (`publish::sensitive_values`).
+            Some(Role::Sensitive) => match super::publish::sensitive_values_type(ty) {
+                Some(t) => out.push(cast(ident(name), t).alias(name)),
+                None => out.push(ident(name)),
+            },
             _ => out.push(ident(name)),
         }
     }

@@ -72,8 +72,9 @@ pub(super) fn release(
     let (mut fields, mut cols, mut values) = (Vec::new(), Vec::new(), None);
     for f in schema.fields() {
         if let Some(s) = ft.sensitive.as_ref().filter(|s| s.name == *f.name()) {
-            values = Some((fields.len(), sensitive_values(source.name(), s, &schema)?.1));
-            fields.push(f.as_ref().clone());
+            let (field, array) = sensitive_values(source.name(), s, &schema)?;
+            values = Some((fields.len(), array));
+            fields.push(f.as_ref().clone().with_data_type(field.data_type().clone()));
         } else if let Some(a) = ft.qis.iter().position(|q| q.name == *f.name()) {
             let node = Node { h: &ft.qis[a].hierarchy, level: levels[a] as usize, codes: &g.codes[a] };
             node.columns(f, &labels[a], &gone, &mut fields, &mut cols)?;

@@ -88,6 +88,62 @@ async fn a_list_column_is_written_to_csv_as_a_delimited_string() {
     assert!(std::fs::read_to_string(&catalog).unwrap().lines().count() > 1);
 }
 
+/// A COPY to one file writes the rows in the order the table holds them, every time: a seeded
+/// release's CSV is the same file on every run. Before, DataFusion spread the batches of a
+/// one-partition table round-robin over the cores ahead of a projection (the list columns'
+/// conversion to text, a computed column) and the file interleaved them as they finished.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_copy_to_one_file_keeps_the_tables_row_order() {
+    use datafusion::arrow::array::{Int64Array, ListBuilder, StringBuilder};
+    use datafusion::arrow::datatypes::{DataType, Field, Schema};
+    use datafusion::arrow::record_batch::RecordBatch;
+    use datafusion::datasource::MemTable;
+    use std::sync::Arc;
+    let dir = TestDir::new("order");
+    let ctx = anonfusion::new_session();
+    // More partitions than this machine may have cores, so the exchange is planned anywhere.
+    rows(&ctx, "SET datafusion.execution.target_partitions = 4").await;
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, false),
+        Field::new("codes", DataType::new_list(DataType::Utf8, true), true),
+    ]));
+    // One partition of 32 batches, ids in order, as a release is held; more rows than a batch
+    // holds (8,192), or DataFusion would not spread them.
+    let batches: Vec<RecordBatch> = (0..32i64)
+        .map(|b| {
+            let ids: Vec<i64> = (b * 1000..(b + 1) * 1000).collect();
+            let mut codes = ListBuilder::new(StringBuilder::new());
+            for id in &ids {
+                codes.values().append_value(format!("c{id}"));
+                codes.values().append_value("x");
+                codes.append(true);
+            }
+            RecordBatch::try_new(schema.clone(), vec![Arc::new(Int64Array::from(ids)), Arc::new(codes.finish())])
+                .unwrap()
+        })
+        .collect();
+    ctx.register_table("c", Arc::new(MemTable::try_new(schema, vec![batches]).unwrap())).unwrap();
+    let expected: Vec<String> = (0..32_000).map(|id| format!("{id},c{id};x")).collect();
+    let twice: Vec<String> = (0..32_000).map(|id| format!("{id},{}", 2 * id)).collect();
+    for (sql, want) in [
+        ("COPY c TO '{}'", &expected),
+        ("COPY (SELECT * FROM c) TO '{}'", &expected),
+        ("COPY (SELECT id, id * 2 AS twice FROM c) TO '{}'", &twice),
+    ] {
+        for run in 0..3 {
+            let csv = dir.file(&format!("c{run}.csv"));
+            rows(&ctx, &sql.replace("{}", &csv)).await;
+            let text = std::fs::read_to_string(&csv).unwrap();
+            let lines: Vec<&str> = text.lines().skip(1).collect();
+            assert_eq!(lines.len(), want.len(), "{sql}");
+            assert!(
+                lines.iter().zip(want.iter()).all(|(a, b)| a == b),
+                "{sql}, run {run}: rows out of the table's order"
+            );
+        }
+    }
+}
+
 /// A numeric table for the hierarchy and drift cases: ages 18..=92, a sensitive `d`.
 async fn ages(ctx: &SessionContext) {
     rows(ctx, "CREATE TABLE p (age BIGINT, d VARCHAR) AS VALUES (18, 'a'), (40, 'b'), (41, 'a'), (92, 'b')").await;

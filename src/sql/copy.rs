@@ -9,6 +9,14 @@
 //! `;`-delimited string, the convention of the CLI's `--format csv`, instead of failing the
 //! write. Parquet and JSON keep lists.
 //!
+//! A local single-file target holds the rows in the order the table holds them, every time. By
+//! default DataFusion reads a one-partition table as several (its batches, or a file's byte
+//! ranges, cut between the cores) or deals its batches round-robin to the cores ahead of a
+//! projection (the list columns' conversion, a computed column), then the writer takes them as
+//! they finish: a seeded release's CSV differed from run to run (ArtUC's, whose codes are a
+//! list, in one run of three; an h-ceiling catalog's in every run). Such a COPY is planned
+//! without those two ([`in_table_order`]); one writer writes the file anyway.
+//!
 //! Directory targets (`TO 'dir/'`, `PARTITIONED BY`) and remote object stores are written as
 //! DataFusion writes them.
 
@@ -20,6 +28,7 @@ use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::error::{DataFusionError, Result};
 use datafusion::execution::TaskContext;
 use datafusion::execution::context::QueryPlanner;
+use datafusion::execution::context::SessionState;
 use datafusion::logical_expr::dml::CopyTo;
 use datafusion::logical_expr::{Expr, LogicalPlan, LogicalPlanBuilder, lit};
 use datafusion::physical_expr::PhysicalExpr;
@@ -60,9 +69,29 @@ impl QueryPlanner for SafeCopyPlanner {
         copy.output_url = temp.to_str().ok_or_else(|| not_utf8(&temp))?.to_string();
         // The temporary name has no extension: say single file explicitly.
         copy.options.insert("single_file_output".into(), "true".into());
-        let inner = planner.create_physical_plan(&LogicalPlan::Copy(copy), session).await?;
+        let plan = LogicalPlan::Copy(copy);
+        let inner = match in_table_order(session) {
+            Some(ordered) => planner.create_physical_plan(&plan, &ordered).await?,
+            None => planner.create_physical_plan(&plan, session).await?,
+        };
         Ok(Arc::new(ReplaceOnSuccess { inner, temp, target }))
     }
+}
+
+/// `session` planning without splitting a partition's rows between cores (a scan cut into
+/// ranges, a round-robin exchange), so that a single writer receives every partition's rows in
+/// order. Exchanges by hash (an aggregate's, a join's) and sorts are planned as before. `None`
+/// for a session that is not DataFusion's own state (none of ours), planned as it is.
+fn in_table_order(session: &dyn Session) -> Option<SessionState> {
+    let state = session.as_any().downcast_ref::<SessionState>()?;
+    // A clone shares the catalog; only this plan's copy of the options changes. (Rebuilding the
+    // state from a cloned config instead would register a fresh default catalog over the
+    // session's tables.)
+    let mut state = state.clone();
+    let optimizer = &mut state.config_mut().options_mut().optimizer;
+    optimizer.repartition_file_scans = false;
+    optimizer.enable_round_robin_repartition = false;
+    Some(state)
 }
 
 fn not_utf8(path: &Path) -> DataFusionError {

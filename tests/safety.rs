@@ -89,9 +89,10 @@ async fn a_list_column_is_written_to_csv_as_a_delimited_string() {
 }
 
 /// A COPY to one file writes the rows in the order the table holds them, every time: a seeded
-/// release's CSV is the same file on every run. Before, DataFusion spread the batches of a
-/// one-partition table round-robin over the cores ahead of a projection (the list columns'
-/// conversion to text, a computed column) and the file interleaved them as they finished.
+/// release's CSV is the same file on every run. Before, DataFusion read a one-partition table
+/// of several batches as several partitions (and dealt batches round-robin to the cores ahead
+/// of a projection: the list columns' conversion to text, a computed column), and the file
+/// interleaved them as they finished.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_copy_to_one_file_keeps_the_tables_row_order() {
     use datafusion::arrow::array::{Int64Array, ListBuilder, StringBuilder};
@@ -101,7 +102,8 @@ async fn a_copy_to_one_file_keeps_the_tables_row_order() {
     use std::sync::Arc;
     let dir = TestDir::new("order");
     let ctx = anonfusion::new_session();
-    // More partitions than this machine may have cores, so the exchange is planned anywhere.
+    // More partitions than this machine may have cores, so the table's batches would be cut
+    // between partitions on any machine.
     rows(&ctx, "SET datafusion.execution.target_partitions = 4").await;
     let schema = Arc::new(Schema::new(vec![
         Field::new("id", DataType::Int64, false),

@@ -7,6 +7,7 @@ use common::{err, int, rows, temp_file};
 
 use anonfusion::new_session;
 use datafusion::prelude::SessionContext;
+use std::sync::Arc;
 
 async fn table_exists(ctx: &SessionContext, name: &str) -> bool {
     ctx.table_exist(name).unwrap()
@@ -143,4 +144,51 @@ async fn bad_input_is_a_clear_error_and_changes_nothing() {
     assert!(e.contains("'rows'") && e.contains("integer"), "{e}");
     let e = err(&ctx, "SELECT * FROM load_dataset()").await;
     assert!(e.contains("usage") || e.contains("expected"), "{e}");
+}
+
+/// One statement through the session's entry point (`sql::run`, as the CLI and Python run
+/// them): planned, then its rows read.
+async fn statement(ctx: &SessionContext, sql: &str) -> datafusion::error::Result<usize> {
+    let batches = anonfusion::sql::run(ctx, sql).await?.collect().await?;
+    Ok(batches.iter().map(|b| b.num_rows()).sum())
+}
+
+/// The defect: table functions run while a statement is planned, so a statement that failed
+/// after its call (a column not found, `CREATE TABLE t AS ...` over an existing `t`) still
+/// registered the release and its side tables, replacing an earlier release of that name. Such
+/// a statement now leaves the catalog as it was; a differentially private release keeps its
+/// charge and the release it paid for.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_statement_that_fails_after_its_call_leaves_the_catalog_as_it_was() {
+    let ctx = anonfusion::new_session();
+    statement(&ctx, "SELECT * FROM load_dataset('nps', 7000, 1)").await.unwrap();
+    statement(&ctx, "SELECT COUNT(*) FROM kanon_anonymize('nps', 'k1', 5)").await.unwrap();
+    let before = ctx.table_provider("k1").await.unwrap();
+    let report = ctx.table_provider("k1_report").await.unwrap();
+    let failing = [
+        "SELECT nosuch FROM kanon_anonymize('nps', 'k1', 10)",
+        "SELECT COUNT(*) FROM kanon_anonymize('nps', 'k2', 5) WHERE nosuch = 1",
+        "CREATE TABLE k1_copy AS SELECT * FROM kanon_anonymize('nps', 'k3', 5)",
+    ];
+    statement(&ctx, "CREATE TABLE k1_copy AS VALUES (1)").await.unwrap();
+    for sql in failing {
+        assert!(statement(&ctx, sql).await.is_err(), "{sql} succeeded");
+        let now = ctx.table_provider("k1").await.unwrap();
+        assert!(Arc::ptr_eq(&now, &before), "{sql}: k1 was replaced");
+        assert!(Arc::ptr_eq(&ctx.table_provider("k1_report").await.unwrap(), &report), "{sql}: k1_report replaced");
+        for gone in ["k2", "k2_report", "k3", "k3_report"] {
+            assert!(ctx.table_provider(gone).await.is_err(), "{sql}: {gone} was registered");
+        }
+    }
+    // The same call, now succeeding, registers its outputs (the memo does not answer for the
+    // undone ones), and a later failing statement does not undo an earlier statement's call.
+    assert_eq!(statement(&ctx, "SELECT COUNT(*) FROM kanon_anonymize('nps', 'k2', 5)").await.unwrap(), 1);
+    assert!(ctx.table_provider("k2_report").await.is_ok());
+    assert!(statement(&ctx, "SELECT nosuch FROM k2").await.is_err());
+    assert!(ctx.table_provider("k2").await.is_ok());
+    // A DP release's charge stands, and so does the release it paid for.
+    statement(&ctx, "SELECT * FROM set_privacy_budget('nps', 2)").await.unwrap();
+    let dp = "SELECT nosuch FROM dp_histogram('nps', 'd1', 1.0, '3,0,5,0,0')";
+    assert!(statement(&ctx, dp).await.is_err());
+    assert!(ctx.table_provider("d1").await.is_ok(), "the charged release was dropped");
 }

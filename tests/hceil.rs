@@ -325,3 +325,23 @@ fn rce_bound_is_monotone_along_the_lattice() {
         .unwrap();
     assert!(fewest_falls.get(), "the counter-example: fewest's bound falls somewhere");
 }
+
+/// The defect: the same seeded call after `DROP TABLE h_catalog` (or `h_report`) returned the
+/// memoized release and registered nothing, so the release stayed without its catalog. A
+/// dropped side table now makes the call run again and register every output.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_repeated_seeded_call_restores_a_dropped_side_table() {
+    let ctx = table1().await;
+    let call = "SELECT COUNT(*) FROM hceil_anonymize('t1', 'h', 2, 0.5, 'seed=2')";
+    rows(&ctx, call).await;
+    let catalog = text(&rows(&ctx, "SELECT * FROM h_catalog ORDER BY 1, 2").await);
+    for side in ["h_catalog", "h_report"] {
+        rows(&ctx, &format!("DROP TABLE {side}")).await;
+        rows(&ctx, call).await;
+        assert_eq!(
+            int(&ctx, &format!("SELECT COUNT(*) FROM {side}")).await,
+            if side == "h_report" { 1 } else { int(&ctx, "SELECT COUNT(*) FROM h_catalog").await }
+        );
+    }
+    assert_eq!(text(&rows(&ctx, "SELECT * FROM h_catalog ORDER BY 1, 2").await), catalog, "same seed, same catalog");
+}

@@ -6,8 +6,11 @@
 //! wrote it into the published file.
 
 use anonfusion::sql::ParquetOutput;
-use datafusion::arrow::datatypes::{Field, Schema, SchemaRef};
+use datafusion::arrow::array::{Array, ArrayRef, AsArray, ListArray};
+use datafusion::arrow::buffer::OffsetBuffer;
+use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::arrow::util::display::array_value_to_string;
 use datafusion::datasource::MemTable;
 use datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use datafusion::prelude::{SessionConfig, SessionContext};
@@ -149,6 +152,7 @@ async fn every_release_and_side_table_carries_only_the_engine_s_metadata() {
             if let Some(b) = result.first() {
                 assert_nothing_of_the_source(&format!("SELECT * FROM {name}"), &b.schema());
             }
+            assert_eq!(unused_dictionary_values(&result), Vec::<String>::new(), "{name}");
             seen += 1;
         }
     }
@@ -207,4 +211,98 @@ async fn releases_written_as_parquet_carry_nothing_of_the_source() {
     let catalog = ctx.table("nps_h_catalog").await.unwrap().schema().inner().clone();
     assert!(catalog.field_with_name("sensitive_value").unwrap().metadata().contains_key(SENSITIVE_COLUMN));
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The values of every dictionary in `batches` (top-level and inside lists) that no row uses:
+/// `column: value`.
+fn unused_dictionary_values(batches: &[RecordBatch]) -> Vec<String> {
+    fn walk(name: &str, array: &ArrayRef, out: &mut Vec<String>) {
+        if let Some(d) = array.as_any_dictionary_opt() {
+            let keys = d.normalized_keys();
+            let mut used = vec![false; d.values().len()];
+            for (i, &k) in keys.iter().enumerate() {
+                if d.keys().is_valid(i) {
+                    used[k] = true;
+                }
+            }
+            for (v, _) in used.iter().enumerate().filter(|(_, u)| !**u) {
+                out.push(format!("{name}: {}", array_value_to_string(d.values(), v).unwrap()));
+            }
+        } else if let Some(list) = array.as_list_opt::<i32>() {
+            walk(name, list.values(), out);
+        }
+    }
+    let mut out = Vec::new();
+    for b in batches {
+        for (field, column) in b.schema().fields().iter().zip(b.columns()) {
+            walk(field.name(), column, &mut out);
+        }
+    }
+    out
+}
+
+/// The defect: an h-ceiling release with suppression built its label columns over every class,
+/// suppressed ones included, and its sensitive column over every value of the source, so the
+/// Arrow dictionaries of a release without the suppressed record still held its exact age and
+/// its diagnosis (a pandas categorical or an Arrow IPC file showed them). A published table's
+/// dictionaries now hold only what its rows show.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_suppressed_record_leaves_nothing_in_the_release_s_dictionaries() {
+    let ctx = SessionContext::new();
+    anonfusion::register_all(&ctx);
+    for sql in [
+        "CREATE TABLE t (age INT, sex VARCHAR, disease VARCHAR) AS VALUES (20, 'F', 'flu'), (21, 'F', 'asthma'), \
+         (24, 'F', 'other'), (30, 'M', 'flu'), (31, 'M', 'flu'), (33, 'M', 'other'), (97, 'F', 'RAREDISEASE')",
+        "SELECT COUNT(*) FROM declare_roles('t', 'age=qi, sex=qi, disease=sensitive')",
+        "SELECT COUNT(*) FROM interval_hierarchy('t', 'age', '5,10,20,*', 0, 120)",
+        "SELECT COUNT(*) FROM flat_hierarchy('t', 'sex', 'values=F|M')",
+        "SELECT COUNT(*) FROM hceil_anonymize('t', 'h1', 3, 0.5, 'seed=1, suppression=20')",
+    ] {
+        run(&ctx, sql).await;
+    }
+    let release = ctx.table("h1").await.unwrap().collect().await.unwrap();
+    let rows: usize = release.iter().map(|b| b.num_rows()).sum();
+    assert_eq!(rows, 6, "the rare record is suppressed");
+    let shown = datafusion::arrow::util::pretty::pretty_format_batches(&release).unwrap().to_string();
+    assert!(!shown.contains("RAREDISEASE") && !shown.contains("97"), "{shown}");
+    let unused = unused_dictionary_values(&release);
+    assert!(unused.is_empty(), "values no published row shows: {unused:?}");
+    assert!(release[0].schema().fields().iter().any(|f| matches!(f.data_type(), DataType::Dictionary(..))));
+}
+
+/// A column kept as it is (`keep_insensitive=true`) that is a list keeps its rows but not its
+/// item field's metadata (part of the column's type, which the top-level rule did not reach).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_kept_list_column_carries_nothing_of_the_source() {
+    let ctx = session(SessionConfig::new()).await;
+    let batches = ctx.table("nps").await.unwrap().collect().await.unwrap();
+    let schema = ctx.table("nps").await.unwrap().schema().inner().clone();
+    let item = Arc::new(
+        Field::new("item", DataType::Utf8, true)
+            .with_metadata(HashMap::from([(SOURCE_FIELD_KEY.to_string(), "item of patient_id".to_string())])),
+    );
+    let mut fields: Vec<Field> = schema.fields().iter().map(|f| f.as_ref().clone()).collect();
+    fields.push(Field::new("notes", DataType::List(item.clone()), true));
+    let tagged = Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()));
+    let batches: Vec<RecordBatch> = batches
+        .iter()
+        .map(|b| {
+            let n = b.num_rows();
+            let values = Arc::new(datafusion::arrow::array::StringArray::from(vec!["note"; n]));
+            let notes = ListArray::new(item.clone(), OffsetBuffer::from_lengths(vec![1; n]), values, None);
+            let mut columns = b.columns().to_vec();
+            columns.push(Arc::new(notes));
+            RecordBatch::try_new(tagged.clone(), columns).unwrap()
+        })
+        .collect();
+    ctx.deregister_table("nps").unwrap();
+    ctx.register_table("nps", Arc::new(MemTable::try_new(tagged, vec![batches]).unwrap())).unwrap();
+    run(&ctx, "SELECT COUNT(*) FROM kanon_anonymize('nps', 'nps_kept', 5, 'keep_insensitive=true')").await;
+    let schema = ctx.table("nps_kept").await.unwrap().schema().inner().clone();
+    let notes = schema.field_with_name("notes").expect("the list column is kept");
+    assert!(format!("{:?}", notes.data_type()).contains("Utf8"), "{notes:?}");
+    assert!(!format!("{schema:?}").contains(SOURCE_FIELD_KEY), "{schema:?}");
+    let result = ctx.sql("SELECT * FROM nps_kept").await.unwrap().collect().await.unwrap();
+    assert!(!format!("{:?}", result[0].schema()).contains(SOURCE_FIELD_KEY));
+    assert_eq!(result.iter().map(|b| b.num_rows()).sum::<usize>(), 7000);
 }

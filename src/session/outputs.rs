@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, Weak};
 
 /// One table the engine registered.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Owned {
     function: &'static str,
     /// The release this table belongs to (itself, for the release).
@@ -38,7 +38,8 @@ impl Owned {
 /// The engine's outputs in one session (held by the [`Registry`](super::Registry)).
 #[derive(Debug, Default)]
 pub(crate) struct Outputs {
-    owned: Mutex<BTreeMap<String, Owned>>,
+    /// Shared with the undo records of a [`Journal`], which restore entries after the call.
+    owned: Arc<Mutex<BTreeMap<String, Owned>>>,
 }
 
 impl Outputs {
@@ -85,13 +86,34 @@ impl Outputs {
 
     /// Register `tables` (the release first) as `function`'s outputs for the release
     /// `tables[0]`, dropping the earlier release's side tables that are not replaced.
+    ///
+    /// `undoable`: the registrations are journalled in the running statement's [`Journal`], if any, so
+    /// that a statement failing after the call leaves the catalog as it was. A call that
+    /// charged a privacy budget is not undoable: its charge stands (what the failing statement
+    /// did may have depended on the release), and so does the release it paid for.
     pub(crate) fn publish(
         &self,
         ctx: &SessionContext,
         function: &'static str,
         tables: Vec<(String, Arc<dyn TableProvider>)>,
+        undoable: bool,
     ) -> Result<()> {
         let mut owned = self.owned.lock().expect("outputs lock");
+        if undoable {
+            Journal::record(
+                || {
+                    let touched = owned
+                        .iter()
+                        .filter(|(name, o)| o.release == tables[0].0 && !tables.iter().any(|(n, _)| n == *name))
+                        .map(|(name, _)| name.clone())
+                        .chain(tables.iter().map(|(n, _)| n.clone()));
+                    touched
+                        .map(|name| Undo { previous: registered(ctx, &name), owned: owned.get(&name).cloned(), name })
+                        .collect::<Vec<_>>()
+                },
+                &self.owned,
+            );
+        }
         let release = tables.first().map(|(n, _)| n.clone()).unwrap_or_default();
         let stale: Vec<String> = owned
             .iter()
@@ -109,6 +131,70 @@ impl Outputs {
             owned.insert(name, Owned { function, release: release.clone(), provider: Arc::downgrade(&table) });
         }
         Ok(())
+    }
+}
+
+/// What a table name held before a call registered over it.
+struct Undo {
+    name: String,
+    previous: Option<Arc<dyn TableProvider>>,
+    owned: Option<Owned>,
+}
+
+/// The registrations of one statement's table-function calls, undone if the statement fails
+/// after them (`SELECT nosuch FROM kanon_anonymize(...)`, `CREATE TABLE t AS SELECT * FROM
+/// ...` over an existing `t`): table functions run while a statement is planned, so their
+/// outputs are registered before the rest of the statement is known to succeed.
+#[derive(Default)]
+pub(crate) struct Journal {
+    undo: Mutex<Vec<(Vec<Undo>, Arc<Mutex<BTreeMap<String, Owned>>>)>>,
+}
+
+tokio::task_local! {
+    static STATEMENT: Arc<Journal>;
+}
+
+impl Journal {
+    /// Run `statement` (the planning of one SQL statement) with a journal; if it fails, every
+    /// journalled registration is undone, the latest first.
+    pub(crate) async fn atomic<T, E>(
+        ctx: &SessionContext,
+        statement: impl std::future::Future<Output = std::result::Result<T, E>>,
+    ) -> std::result::Result<T, E> {
+        let journal = Arc::new(Journal::default());
+        let result = STATEMENT.scope(journal.clone(), statement).await;
+        if result.is_err() {
+            journal.undo(ctx);
+        }
+        result
+    }
+
+    /// Record what `before` returns, when a statement is running.
+    fn record(before: impl FnOnce() -> Vec<Undo>, owned: &Arc<Mutex<BTreeMap<String, Owned>>>) {
+        let _ = STATEMENT.try_with(|s| s.undo.lock().expect("statement lock").push((before(), owned.clone())));
+    }
+
+    /// Put back every name as it was before the statement's calls (best effort: a name that
+    /// cannot be restored is left as the call registered it).
+    fn undo(&self, ctx: &SessionContext) {
+        let mut calls = std::mem::take(&mut *self.undo.lock().expect("statement lock"));
+        while let Some((undos, owned)) = calls.pop() {
+            // The call's owned map is locked after the session's catalog is changed, never
+            // while it is (as in `publish`).
+            for u in &undos {
+                let _ = ctx.deregister_table(u.name.as_str());
+                if let Some(t) = &u.previous {
+                    let _ = ctx.register_table(u.name.as_str(), t.clone());
+                }
+            }
+            let mut owned = owned.lock().expect("outputs lock");
+            for u in undos {
+                match u.owned {
+                    Some(o) => owned.insert(u.name, o),
+                    None => owned.remove(&u.name),
+                };
+            }
+        }
     }
 }
 

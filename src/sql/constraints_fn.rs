@@ -59,7 +59,7 @@ fn publish(
     let table = mem_table(batch.schema(), vec![batch])?;
     let ctx = session_context(args)?;
     registry.check_outputs(&ctx, function, "", &names)?;
-    registry.outputs().publish(&ctx, function, vec![(names[0].clone(), table.clone())])?;
+    registry.outputs().publish(&ctx, function, vec![(names[0].clone(), table.clone())], true)?;
     Ok(table)
 }
 

@@ -54,7 +54,7 @@ impl TableFunctionImpl for LoadDataset {
             .into());
         }
         let (table, summary) = install(&ctx, &self.registry, ds, &as_table)?;
-        self.memo.put(key, &as_table, &table, Some(summary.clone()), Vec::new());
+        self.memo.put(key, &as_table, &table, Some(summary.clone()), &[], Vec::new());
         Ok(summary)
     }
 }

@@ -9,6 +9,7 @@
 //! statements sent to it directly are not covered: embedders run SQL through [`run`].
 
 use crate::error::{AnonError, Result};
+use crate::session::outputs::Journal;
 use datafusion::dataframe::DataFrame;
 use datafusion::prelude::SessionContext;
 use datafusion::sql::parser::Statement as DFStatement;
@@ -21,8 +22,16 @@ tokio::task_local! {
 
 /// Run one SQL statement on `ctx` as `ctx.sql` does, except that a plan-only statement (plain
 /// `EXPLAIN`, `DESCRIBE <query>`) cannot run a function with side effects.
+///
+/// A statement that fails while it is planned (a table function ran, then a column is not
+/// found, or `CREATE TABLE t AS ...` finds `t`) leaves the catalog as it was: the outputs its
+/// table functions registered are unregistered and the names' earlier tables put back
+/// ([`Journal::atomic`]), except a differentially private release, whose charge stands. An
+/// error while the planned statement's rows are read comes after this and keeps the outputs.
 pub async fn run(ctx: &SessionContext, sql: &str) -> datafusion::error::Result<DataFrame> {
-    if plan_only(ctx, sql) { PLANNING_ONLY.scope((), ctx.sql(sql)).await } else { ctx.sql(sql).await }
+    let planned =
+        async { if plan_only(ctx, sql) { PLANNING_ONLY.scope((), ctx.sql(sql)).await } else { ctx.sql(sql).await } };
+    Journal::atomic(ctx, planned).await
 }
 
 /// Is `sql` a statement that is only planned, never executed? A statement that does not parse

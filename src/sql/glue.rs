@@ -61,12 +61,15 @@ pub(crate) fn still_registered(ctx: &SessionContext, name: &str, provider: &Arc<
 }
 
 /// Memoized results of a side-effect function: key → (output name, registered provider,
-/// result, the stamps of the tables it read). A result is reused only while its output is
-/// still the registered table and the tables it read are the same objects with the same rows
-/// ([`ContentStamp`]), so a second reference or `EXPLAIN` does not recompute, while a dropped
-/// output is rebuilt and an updated source is not answered with the release of its old rows.
+/// result, the side tables registered with it, the stamps of the tables it read). A result is
+/// reused only while its output and every side table are still the registered tables and the
+/// tables it read are the same objects with the same rows ([`ContentStamp`]), so a second
+/// reference or `EXPLAIN` does not recompute, while a dropped output is rebuilt and an updated
+/// source is not answered with the release of its old rows. A dropped side table counts as a
+/// dropped output: before, the same seeded call after `DROP TABLE h_catalog` returned the
+/// memoized release and left it without its catalog.
 ///
-/// The registered table is held weakly, and so is a result that is the registered table (a
+/// The registered tables are held weakly, and so is a result that is the registered table (a
 /// method's release): the memo never keeps a dropped or replaced table's rows alive. It held
 /// them strongly, under keys that name the declarations' generation, so every release of a
 /// session stayed in memory after `DROP TABLE` (about 20 MB a call on Adult ×10) once a
@@ -77,9 +80,21 @@ pub(crate) struct Memo {
     entries: std::sync::Mutex<std::collections::HashMap<String, MemoEntry>>,
 }
 
-/// (output name, registered provider, the result when it is another table than that one, the
-/// stamps of the tables read).
-type MemoEntry = (String, Weak<dyn TableProvider>, Option<Arc<dyn TableProvider>>, Vec<ContentStamp>);
+#[derive(Debug)]
+struct MemoEntry {
+    output: String,
+    registered: Weak<dyn TableProvider>,
+    /// The result when it is another table than the registered one.
+    result: Option<Arc<dyn TableProvider>>,
+    /// The side tables registered with the output, by name.
+    side: Vec<(String, Weak<dyn TableProvider>)>,
+    stamps: Vec<ContentStamp>,
+}
+
+/// Whether `table` is still registered as `name`.
+fn held(ctx: &SessionContext, name: &str, table: &Weak<dyn TableProvider>) -> bool {
+    table.upgrade().is_some_and(|t| still_registered(ctx, name, &t))
+}
 
 impl Memo {
     /// The result for `key`, where it was made from `inputs` as they are now.
@@ -90,28 +105,35 @@ impl Memo {
         inputs: &[Arc<dyn TableProvider>],
     ) -> Option<Arc<dyn TableProvider>> {
         let entries = self.entries.lock().expect("memo lock");
-        let (name, registered, result, stamps) = entries.get(key)?;
-        if stamps.len() != inputs.len() || !stamps.iter().zip(inputs).all(|(s, t)| s.holds_for(t)) {
+        let e = entries.get(key)?;
+        if e.stamps.len() != inputs.len() || !e.stamps.iter().zip(inputs).all(|(s, t)| s.holds_for(t)) {
             return None;
         }
-        let registered = registered.upgrade()?;
-        still_registered(ctx, name, &registered).then(|| result.clone().unwrap_or(registered))
+        if !e.side.iter().all(|(name, table)| held(ctx, name, table)) {
+            return None;
+        }
+        let registered = e.registered.upgrade()?;
+        still_registered(ctx, &e.output, &registered).then(|| e.result.clone().unwrap_or(registered))
     }
 
-    /// Remember `result` for `key` while `registered` is `output`'s table and the tables read
-    /// hold their `stamps` (taken before they were read); `result` `None`: the result is
-    /// `registered` itself.
+    /// Remember `result` for `key` while `registered` is `output`'s table, each of `side` is
+    /// still registered under its name, and the tables read hold their `stamps` (taken before
+    /// they were read); `result` `None`: the result is `registered` itself.
     pub(crate) fn put(
         &self,
         key: String,
         output: &str,
         registered: &Arc<dyn TableProvider>,
         result: Option<Arc<dyn TableProvider>>,
+        side: &[(String, Arc<dyn TableProvider>)],
         stamps: Vec<ContentStamp>,
     ) {
         let mut entries = self.entries.lock().expect("memo lock");
-        entries.retain(|_, (_, table, _, _)| table.strong_count() > 0);
-        entries.insert(key, (output.to_string(), Arc::downgrade(registered), result, stamps));
+        entries.retain(|_, e| e.registered.strong_count() > 0);
+        let side = side.iter().map(|(n, t)| (n.clone(), Arc::downgrade(t))).collect();
+        let entry =
+            MemoEntry { output: output.to_string(), registered: Arc::downgrade(registered), result, side, stamps };
+        entries.insert(key, entry);
     }
 
     /// Entries held (tests).
@@ -157,7 +179,7 @@ mod tests {
         let memo = Memo::default();
         let release = table();
         ctx.register_table("out", release.clone()).unwrap();
-        memo.put("k=5|g1".into(), "out", &release, None, Vec::new());
+        memo.put("k=5|g1".into(), "out", &release, None, &[], Vec::new());
         assert!(memo.get(&ctx, "k=5|g1", &[]).is_some_and(|t| Arc::ptr_eq(&t, &release)));
         let gone = Arc::downgrade(&release);
         drop(release);
@@ -167,8 +189,26 @@ mod tests {
         // The dead entry goes when another is added; a result other than the table is kept.
         let (loaded, summary) = (table(), table());
         ctx.register_table("adult", loaded.clone()).unwrap();
-        memo.put("adult".into(), "adult", &loaded, Some(summary.clone()), Vec::new());
+        memo.put("adult".into(), "adult", &loaded, Some(summary.clone()), &[], Vec::new());
         assert_eq!(memo.len(), 1);
         assert!(memo.get(&ctx, "adult", &[]).is_some_and(|t| Arc::ptr_eq(&t, &summary)));
+    }
+
+    /// A release whose side table was dropped is not served from the memo: the call runs again
+    /// and registers the side table anew.
+    #[test]
+    fn a_dropped_side_table_ends_the_entry() {
+        let ctx = SessionContext::new();
+        let memo = Memo::default();
+        let (release, catalog) = (table(), table());
+        ctx.register_table("h", release.clone()).unwrap();
+        ctx.register_table("h_catalog", catalog.clone()).unwrap();
+        memo.put("seed=2".into(), "h", &release, None, &[("h_catalog".into(), catalog.clone())], Vec::new());
+        assert!(memo.get(&ctx, "seed=2", &[]).is_some());
+        ctx.deregister_table("h_catalog").unwrap();
+        assert!(memo.get(&ctx, "seed=2", &[]).is_none(), "served without its catalog");
+        // Another table under the side table's name is not the call's.
+        ctx.register_table("h_catalog", table()).unwrap();
+        assert!(memo.get(&ctx, "seed=2", &[]).is_none());
     }
 }

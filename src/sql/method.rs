@@ -379,9 +379,10 @@ impl<S: MethodSpec> MethodFn<S> {
         if let (Some(r), Some((_, parts))) = (reservation, &charge) {
             r.commit(&output, S::NAME, parts)?;
         }
-        self.registry.outputs().publish(&ctx, S::NAME, tables)?;
+        let side: Vec<(String, Arc<dyn TableProvider>)> = tables[1..].to_vec();
+        self.registry.outputs().publish(&ctx, S::NAME, tables, !charged)?;
         if deterministic {
-            self.memo.put(key, &output, &release, None, stamps);
+            self.memo.put(key, &output, &release, None, &side, stamps);
         }
         Ok(release)
     }

@@ -8,7 +8,10 @@
 //! executors too. A local session can use it as well (a release larger than memory).
 
 use crate::error::{AnonError, Result};
-use datafusion::arrow::datatypes::{Schema, SchemaRef};
+use datafusion::arrow::array::{
+    Array, ArrayData, ArrayRef, BooleanArray, DictionaryArray, downcast_dictionary_array, make_array,
+};
+use datafusion::arrow::datatypes::{ArrowDictionaryKeyType, ArrowNativeType, DataType, FieldRef, Schema, SchemaRef};
 use datafusion::arrow::record_batch::{RecordBatch, RecordBatchOptions};
 use datafusion::catalog::TableProvider;
 use datafusion::dataframe::DataFrameWriteOptions;
@@ -181,8 +184,9 @@ pub(crate) const GUARANTEE_LABELS: [&str; 3] =
 /// written) carries only the metadata the engine defines for what it holds: the labels `may`
 /// allows, nothing else. A plan over the source carries the source's schema metadata and its
 /// columns' field metadata (a pandas frame's `pandas` key lists every original column and
-/// dtype, dropped identifiers included); none of it is published. Nested fields' metadata is
-/// part of their type and is not rewritten (the engine builds nested columns itself).
+/// dtype, dropped identifiers included); none of it is published, nor the metadata of a nested
+/// column's inner fields (a column kept as it is, a list's items, a struct's fields), which is
+/// part of the column's type ([`bare_type`]).
 pub(crate) fn published_schema(schema: &Schema, may: Labels) -> Schema {
     let keep = |metadata: &HashMap<String, String>, allowed: &[&str]| -> HashMap<String, String> {
         metadata.iter().filter(|(k, _)| allowed.contains(&k.as_str())).map(|(k, v)| (k.clone(), v.clone())).collect()
@@ -190,9 +194,104 @@ pub(crate) fn published_schema(schema: &Schema, may: Labels) -> Schema {
     let schema_keys: &[&str] = if may.guarantee { &GUARANTEE_LABELS } else { &[] };
     let field_keys: &[&str] =
         if may.sensitive_column { &[crate::methods::hceil::release::SENSITIVE_COLUMN_KEY] } else { &[] };
-    let fields: Vec<_> =
-        schema.fields().iter().map(|f| f.as_ref().clone().with_metadata(keep(f.metadata(), field_keys))).collect();
+    let fields: Vec<_> = schema
+        .fields()
+        .iter()
+        .map(|f| {
+            f.as_ref().clone().with_data_type(bare_type(f.data_type())).with_metadata(keep(f.metadata(), field_keys))
+        })
+        .collect();
     Schema::new_with_metadata(fields, keep(schema.metadata(), schema_keys))
+}
+
+/// `ty` with no metadata on any field inside it (a list's item, a struct's or a map's fields).
+fn bare_type(ty: &DataType) -> DataType {
+    let bare = |f: &FieldRef| -> FieldRef {
+        Arc::new(f.as_ref().clone().with_data_type(bare_type(f.data_type())).with_metadata(HashMap::new()))
+    };
+    match ty {
+        DataType::List(f) => DataType::List(bare(f)),
+        DataType::LargeList(f) => DataType::LargeList(bare(f)),
+        DataType::FixedSizeList(f, n) => DataType::FixedSizeList(bare(f), *n),
+        DataType::Struct(fields) => DataType::Struct(fields.iter().map(bare).collect()),
+        DataType::Map(f, sorted) => DataType::Map(bare(f), *sorted),
+        other => other.clone(),
+    }
+}
+
+/// A column as published under `ty` (its [`bare_type`]): every dictionary in it, at the top or
+/// nested, holds only the values its keys use. A release built from a dictionary of all the
+/// source's labels (hceil's classes, suppressed ones included; the sensitive column's domain
+/// read from the source) would otherwise carry values no published row shows, a suppressed
+/// record's exact age or diagnosis among them, to any reader of the Arrow data (a pandas
+/// categorical, an Arrow IPC file).
+fn published_column(column: &ArrayRef, ty: &DataType) -> Result<ArrayRef> {
+    let nested = matches!(
+        ty,
+        DataType::Dictionary(..)
+            | DataType::List(_)
+            | DataType::LargeList(_)
+            | DataType::FixedSizeList(..)
+            | DataType::Struct(_)
+            | DataType::Map(..)
+    );
+    if !nested {
+        return Ok(column.clone());
+    }
+    Ok(make_array(published_data(column.to_data(), ty)?))
+}
+
+/// [`published_column`] on the array's data, recursively: the children rebuilt under their bare
+/// types, each dictionary garbage-collected.
+fn published_data(data: ArrayData, ty: &DataType) -> Result<ArrayData> {
+    if let DataType::Dictionary(..) = data.data_type() {
+        let array = make_array(data);
+        let array = array.as_ref();
+        return downcast_dictionary_array!(
+            array => Ok(used_values_only(array)?.to_data()),
+            _ => unreachable!("a dictionary type is a dictionary array")
+        );
+    }
+    let child_types: Vec<&DataType> = match ty {
+        DataType::List(f) | DataType::LargeList(f) | DataType::FixedSizeList(f, _) | DataType::Map(f, _) => {
+            vec![f.data_type()]
+        }
+        DataType::Struct(fields) => fields.iter().map(|f| f.data_type()).collect(),
+        _ => return Ok(data),
+    };
+    let children = data
+        .child_data()
+        .iter()
+        .zip(child_types)
+        .map(|(child, t)| published_data(child.clone(), t))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(data.into_builder().data_type(ty.clone()).child_data(children).build()?)
+}
+
+/// `dictionary` with only the values some (non-null) key uses, the keys renumbered; the array
+/// itself when every value is used.
+fn used_values_only<K: ArrowDictionaryKeyType>(dictionary: &DictionaryArray<K>) -> Result<DictionaryArray<K>> {
+    let used = dictionary.occupancy();
+    if used.count_set_bits() == dictionary.values().len() {
+        return Ok(dictionary.clone());
+    }
+    let mut renumbered = vec![K::Native::default(); dictionary.values().len()];
+    for (new, old) in used.set_indices().enumerate() {
+        renumbered[old] = K::Native::from_usize(new).expect("fewer values than before fit the key type");
+    }
+    // A null key's slot holds an arbitrary number: any key in range serves.
+    let keys = dictionary.keys().unary(|k| renumbered.get(k.as_usize()).copied().unwrap_or_default());
+    let values = datafusion::arrow::compute::filter(dictionary.values(), &BooleanArray::new(used, None))?;
+    Ok(DictionaryArray::try_new(keys, values)?)
+}
+
+/// A batch's columns as published under `schema` ([`published_column`]), the columns side by
+/// side on the pool.
+fn published_columns(batch: &RecordBatch, schema: &Schema) -> Result<Vec<ArrayRef>> {
+    let jobs: Vec<usize> = (0..batch.num_columns()).collect();
+    crate::parallel::map(&jobs, |&i| published_column(batch.column(i), schema.field(i).data_type()))
+        .into_iter()
+        .collect()
 }
 
 /// `table` under [`published_schema`]: an in-memory table's batches are re-labelled (their
@@ -201,9 +300,6 @@ pub(crate) fn published_schema(schema: &Schema, may: Labels) -> Schema {
 pub(crate) fn published(table: Arc<dyn TableProvider>, may: Labels) -> Result<Arc<dyn TableProvider>> {
     let schema = table.schema();
     let clean = Arc::new(published_schema(&schema, may));
-    if clean == schema {
-        return Ok(table);
-    }
     if let Some(mem) = table.downcast_ref::<MemTable>() {
         let parts = crate::session::runtime::block_on(async {
             let mut parts = Vec::new();
@@ -218,11 +314,19 @@ pub(crate) fn published(table: Arc<dyn TableProvider>, may: Labels) -> Result<Ar
             .map(|batches| {
                 batches
                     .iter()
-                    .map(|b| RecordBatch::try_new_with_options(clean.clone(), b.columns().to_vec(), &options(b)))
-                    .collect::<std::result::Result<Vec<_>, _>>()
+                    .map(|b| {
+                        let columns = published_columns(b, &clean)?;
+                        Ok(RecordBatch::try_new_with_options(clean.clone(), columns, &options(b))?)
+                    })
+                    .collect::<Result<Vec<_>>>()
             })
-            .collect::<std::result::Result<Vec<_>, _>>()?;
+            .collect::<Result<Vec<_>>>()?;
         return Ok(Arc::new(MemTable::try_new(clean, parts)?));
+    }
+    if clean == schema {
+        // Parquet files, written without metadata; their dictionaries are the writer's own,
+        // built from the values written.
+        return Ok(table);
     }
     if let Some(listing) = table.downcast_ref::<ListingTable>() {
         let config = ListingTableConfig::new_with_multi_paths(listing.table_paths().clone())

@@ -718,6 +718,33 @@ mod tests {
         assert_eq!(first.rows().unwrap().last().unwrap().remaining, Some(0.0));
     }
 
+    /// The audit's case: a budget of 1, 0.9 spent, and the file cut back to its first lines
+    /// (`head -n`) by something other than anonfusion. Before the end line, `head -3` let a
+    /// second 0.9 through and `head -2` read as an empty ledger that took a new budget.
+    #[test]
+    fn a_ledger_cut_at_a_line_boundary_is_refused_not_reset() {
+        let l = ledger();
+        let t = account("a", "t");
+        l.set_budget(&t, 1.0, 0.0, false).unwrap();
+        spend(&l, &t, 0.9).unwrap();
+        let whole = std::fs::read_to_string(l.path()).unwrap();
+        let lines: Vec<&str> = whole.split_inclusive('\n').collect();
+        for keep in 0..lines.len() {
+            std::fs::write(l.path(), lines[..keep].concat()).unwrap();
+            let shown = l.path().display().to_string();
+            for e in
+                [spend(&l, &t, 0.9).unwrap_err(), l.set_budget(&t, 5.0, 0.0, false).unwrap_err(), l.rows().unwrap_err()]
+            {
+                let e = e.to_string();
+                let why = if keep == 0 { "empty file" } else { "is incomplete" };
+                assert!(e.contains(&shown) && e.contains(why), "first {keep} lines: {e}");
+            }
+        }
+        std::fs::write(l.path(), &whole).unwrap();
+        assert!(spend(&l, &t, 0.9).unwrap_err().to_string().contains("would be exceeded"));
+        spend(&l, &t, 0.1).unwrap();
+    }
+
     #[test]
     fn a_temporary_ledger_is_removed_with_its_session() {
         let l = ledger();

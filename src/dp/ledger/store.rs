@@ -1,13 +1,15 @@
 //! The ledger file: its line format, its lock and its atomic replacement.
 //!
-//! The file is the whole ledger, one record a line, rewritten in full on every change:
+//! The file is the whole ledger, one record a line and an end line with their count, rewritten
+//! in full on every change:
 //!
 //! ```text
-//! anonfusion privacy ledger 1	next=4
+//! anonfusion privacy ledger 2	next=4
 //! # seq	at_ms	event	fingerprint	rows	table	epsilon_units	delta_units	guarantee	release	method	parts
 //! 1	1764000000000	budget-set	9f…	1400000	nps	4294967296	0
 //! 2	1764000000500	spent	9f…	1400000	nps	4294967296	0	epsilon-DP	nps_ipa	ipa_release	suppression=0.1, …
 //! 3	1764000000900	reserved	9f…	1400000	nps_copy	429496729	0	epsilon-DP		dp_histogram	pid=4242
+//! end	records=3
 //! ```
 //!
 //! Fields are tab-separated; `\`, tab, CR and LF inside a field are backslash-escaped. Epsilons
@@ -15,7 +17,8 @@
 //! made under an exclusive lock on `<file>.lock` (read, modify, write), by writing
 //! `<file>.tmp`, syncing it, renaming it over the file and syncing the directory: a reader (who
 //! takes no lock) and a process killed at any instant see either the old or the new file, never
-//! a mix.
+//! a mix. A file without its end line, or with fewer records than it counts, was cut off
+//! (record numbers have gaps, so the numbers alone cannot show it) and is refused.
 
 // The example above is the file's own lines, tabs included, so it can be compared with a real
 // ledger byte for byte.
@@ -26,7 +29,11 @@ use std::fs::{self, File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-const MAGIC: &str = "anonfusion privacy ledger 1";
+const MAGIC: &str = "anonfusion privacy ledger 2";
+/// The header of files written before the end line, read as they are (see [`State::parse`]).
+const MAGIC_1: &str = "anonfusion privacy ledger 1";
+/// The last line of a version 2 file, followed by the number of records.
+const END: &str = "end\trecords=";
 const COLUMNS: &str =
     "# seq\tat_ms\tevent\tfingerprint\trows\ttable\tepsilon_units\tdelta_units\tguarantee\trelease\tmethod\tparts";
 
@@ -153,6 +160,7 @@ impl State {
             out.push_str(&fields.join("\t"));
             out.push('\n');
         }
+        out.push_str(&format!("{END}{}\n", self.records.len()));
         out
     }
 
@@ -166,17 +174,53 @@ impl State {
                 format!("{shown} line {line}: {what}; the file was not written by anonfusion or was edited"),
             )
         };
-        let mut lines = text.lines().enumerate();
-        let next = match lines.next() {
-            Some((_, header)) => header
-                .strip_prefix(MAGIC)
-                .and_then(|rest| rest.strip_prefix("\tnext="))
-                .and_then(|n| n.parse::<u64>().ok())
-                .ok_or_else(|| bad(1, "not a ledger header"))?,
-            None => return Err(bad(1, "empty file")),
+        let incomplete = |what: String| {
+            AnonError::argument(
+                "privacy ledger",
+                "file",
+                format!(
+                    "{shown} is incomplete: {what}; the file was cut off or edited (a full disk, a partial \
+                     copy, an editor), and the ledger refuses to work rather than undercount what was \
+                     spent: restore the file from a backup"
+                ),
+            )
         };
+        let lines: Vec<&str> = text.lines().collect();
+        let Some(header) = lines.first() else { return Err(bad(1, "empty file")) };
+        let (rest, checked) = match (header.strip_prefix(MAGIC), header.strip_prefix(MAGIC_1)) {
+            (Some(rest), _) => (rest, true),
+            (None, Some(rest)) => (rest, false),
+            (None, None) => return Err(bad(1, "not a ledger header")),
+        };
+        let next = rest
+            .strip_prefix("\tnext=")
+            .and_then(|n| n.parse::<u64>().ok())
+            .ok_or_else(|| bad(1, "not a ledger header"))?;
+        // Only the end line, which every write puts last, shows a cut: record numbers have gaps
+        // (a dropped reservation is removed), so neither they nor `next` show a lost tail, and a
+        // cut within the last field still leaves 12 fields. A version 1 file has no end line and
+        // cannot be checked: it is read as it is, and its next change rewrites it as version 2.
+        let mut body = &lines[1..];
+        let mut count = None;
+        if checked {
+            let ends = lines.len() > 1 && text.ends_with('\n');
+            match lines.last().and_then(|l| l.strip_prefix(END)).filter(|_| ends) {
+                Some(n) => {
+                    let n = n.parse::<usize>().map_err(|_| bad(lines.len(), "the end line's count is not a number"))?;
+                    count = Some(n);
+                    body = &lines[1..lines.len() - 1];
+                }
+                None => {
+                    return Err(incomplete(format!(
+                        "it stops at line {} without its end line 'end<TAB>records=N', so records after that \
+                         line may be missing",
+                        lines.len()
+                    )));
+                }
+            }
+        }
         let mut records = Vec::new();
-        for (i, line) in lines {
+        for (i, line) in body.iter().enumerate().map(|(i, l)| (i + 1, l)) {
             if line.starts_with('#') {
                 continue;
             }
@@ -207,7 +251,17 @@ impl State {
             }
             records.push(record);
         }
-        Ok(State { next, records })
+        match count {
+            Some(n) if n > records.len() => Err(incomplete(format!(
+                "its end line (line {}) counts {n} records but only {} are present, so records are missing",
+                lines.len(),
+                records.len()
+            ))),
+            Some(n) if n < records.len() => {
+                Err(bad(lines.len(), &format!("the end line counts {n} records but {} are present", records.len())))
+            }
+            _ => Ok(State { next, records }),
+        }
     }
 }
 
@@ -338,11 +392,76 @@ mod tests {
             (good.replacen("anonfusion", "other", 1), "line 1"),
             (good.replacen("\tspent\t", "\tspend\t", 1), "line 3: unknown event"),
             (good.replacen("next=2", "next=1", 1), "line 3: sequence"),
-            (format!("{good}1\t2\n"), "line 4: 2 fields"),
+            (good.replacen("end\t", "1\t2\nend\t", 1), "line 4: 2 fields"),
             (String::new(), "empty file"),
         ] {
             let e = State::parse(&bad, "f").unwrap_err().to_string();
             assert!(e.contains(needle), "{needle}: {e}");
         }
+    }
+
+    /// A ledger whose dropped reservations left gaps in the numbers (4 and 5 are gone), as
+    /// `Reservation`'s drop leaves them, so a cut cannot be told from the numbers.
+    fn with_gaps() -> State {
+        State {
+            next: 12,
+            records: vec![
+                record(1, Event::BudgetSet, "t"),
+                record(2, Event::Spent, "t"),
+                record(3, Event::Reserved, "tab\there"),
+                record(6, Event::Spent, "t"),
+                record(11, Event::Spent, "last"),
+            ],
+        }
+    }
+
+    #[test]
+    fn every_cut_of_a_ledger_is_refused_as_incomplete_and_the_whole_file_parses() {
+        let state = with_gaps();
+        let text = state.to_text();
+        assert_eq!(State::parse(&text, "/x/ledger.tsv").unwrap(), state);
+        let header = text.find('\n').unwrap() + 1;
+        let mut line_cuts = 0;
+        // Every strict prefix: at each line boundary (the audit's `head -n`) and within every
+        // line, the last field included, where a cut still leaves 12 fields.
+        for cut in (0..text.len()).filter(|&c| text.is_char_boundary(c)) {
+            let e = match State::parse(&text[..cut], "/x/ledger.tsv") {
+                Ok(s) => panic!("a cut at byte {cut} parsed, {} records: {:?}", s.records.len(), &text[..cut]),
+                Err(e) => e.to_string(),
+            };
+            // Within the header the header itself is damaged; past it, the message says what
+            // happened and names the file.
+            if cut >= header {
+                assert!(e.contains("/x/ledger.tsv is incomplete") && e.contains("restore"), "cut {cut}: {e}");
+            }
+            line_cuts += usize::from(cut > 0 && text.as_bytes()[cut - 1] == b'\n');
+        }
+        // Header, column line, 5 records: the end line is the 8th.
+        assert_eq!((line_cuts, text.lines().count()), (7, 8));
+        assert!(text.ends_with("\nend\trecords=5\n"), "{text}");
+    }
+
+    #[test]
+    fn a_record_missing_before_the_end_line_is_refused() {
+        let text = with_gaps().to_text();
+        let lines: Vec<&str> = text.lines().collect();
+        for gone in 2..lines.len() - 1 {
+            let mut cut: Vec<&str> = lines.clone();
+            cut.remove(gone);
+            let e = State::parse(&format!("{}\n", cut.join("\n")), "f").unwrap_err().to_string();
+            assert!(e.contains("f is incomplete: its end line (line 7) counts 5 records but only 4"), "{e}");
+        }
+        let extra = text.replace("end\t", &format!("{}\nend\t", lines[3]));
+        let e = State::parse(&extra, "f").unwrap_err().to_string();
+        assert!(e.contains("line 9: the end line counts 5 records but 6 are present"), "{e}");
+    }
+
+    #[test]
+    fn a_version_1_file_is_read_and_rewritten_with_its_end_line() {
+        let state = with_gaps();
+        let v2 = state.to_text();
+        let v1 = v2.replacen(MAGIC, MAGIC_1, 1).replace("end\trecords=5\n", "");
+        assert_eq!(State::parse(&v1, "f").unwrap(), state);
+        assert_eq!(State::parse(&v1, "f").unwrap().to_text(), v2);
     }
 }

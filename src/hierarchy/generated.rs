@@ -25,6 +25,15 @@ pub(crate) fn flat_hierarchy(attribute: &str, values: &[Option<String>]) -> Resu
     build(attribute, values, |v| Ok(vec![v.to_string(), "*".into()]))
 }
 
+/// The longest value `masking_hierarchy` masks: codes (zip codes, IDs) are far shorter; a
+/// longer value is free text, whose hierarchy would take memory quadratic in its length.
+pub(crate) const MAX_MASKED_CHARS: usize = 1_000;
+
+/// The most bytes of labels a masking hierarchy may hold (1 GiB; the build holds about three
+/// times that at its peak): a million distinct 20-character codes masked one character per
+/// level take 420 MB.
+pub(crate) const MAX_MASKING_BYTES: usize = 1 << 30;
+
 /// Mask `step` more characters per level from one end with `*`, until every character is
 /// masked; a root `*` joins values of different lengths.
 pub(crate) fn masking_hierarchy(
@@ -37,7 +46,31 @@ pub(crate) fn masking_hierarchy(
         return Err(AnonError::argument("masking_hierarchy", "step", "must be at least 1"));
     }
     let longest = values.iter().flatten().map(|v| v.chars().count()).max().unwrap_or(0);
+    // Every value gets one label per level, each as long as the value: memory grows with the
+    // square of the longest value (one of 50,000 characters took 7.4 GB). Neither error names
+    // a value: they are the column's own.
+    if longest > MAX_MASKED_CHARS {
+        return Err(AnonError::hierarchy(
+            attribute,
+            format!(
+                "masking_hierarchy masks codes of at most {MAX_MASKED_CHARS} characters, and the column holds a \
+                 longer value; mask a shorter code derived from it (substr) in a view of your own, or use \
+                 flat_hierarchy"
+            ),
+        ));
+    }
     let levels = longest.div_ceil(step);
+    let bytes = values.iter().flatten().try_fold(0usize, |n, v| n.checked_add(v.len().checked_mul(levels + 1)?));
+    if bytes.is_none_or(|b| b > MAX_MASKING_BYTES) {
+        return Err(AnonError::hierarchy(
+            attribute,
+            format!(
+                "masking_hierarchy's labels would take more than {} MiB (the column's distinct values times \
+                 their masking levels); use a larger step, fewer distinct codes, or load a hierarchy file",
+                MAX_MASKING_BYTES >> 20
+            ),
+        ));
+    }
     let same_length = values.iter().flatten().all(|v| v.chars().count() == longest);
     build(attribute, values, |v| {
         let chars: Vec<char> = v.chars().collect();
@@ -235,6 +268,21 @@ mod tests {
         assert_eq!(path(&h, NULL_LEAF), [NULL_LEAF, NULL_LEAF, NULL_LEAF, NULL_LEAF, "*"]);
         let e = masking_hierarchy("c", &vals(&["1"]), MaskFrom::Right, 0).unwrap_err().to_string();
         assert!(e.contains("step"), "{e}");
+    }
+
+    /// A value of 50,000 characters took 7.4 GB and one of 950,000 got the process killed:
+    /// values and the labels' total are bounded, and the error names neither value nor its length.
+    #[test]
+    fn masking_refuses_long_values_and_huge_hierarchies() {
+        let at_limit = "7".repeat(MAX_MASKED_CHARS);
+        assert!(masking_hierarchy("zip", &vals(&[&at_limit]), MaskFrom::Right, 1).is_ok());
+        let long = format!("{at_limit}8");
+        let e = masking_hierarchy("zip", &vals(&[&long, "02139"]), MaskFrom::Right, 1).unwrap_err().to_string();
+        assert!(e.contains("'zip'") && e.contains("at most 1000 characters") && !e.contains("777"), "{e}");
+        // 1,100 distinct values of 1,000 characters: 1.1 GB of labels, refused before building.
+        let many: Vec<Option<String>> = (0..1100).map(|i| Some(format!("{i:0>1000}"))).collect();
+        let e = masking_hierarchy("zip", &many, MaskFrom::Left, 1).unwrap_err().to_string();
+        assert!(e.contains("'zip'") && e.contains("more than 1024 MiB") && !e.contains("000"), "{e}");
     }
 
     #[test]

@@ -54,14 +54,28 @@ fn split_range(s: &str) -> Option<(&str, &str)> {
 /// must be a multiple of the one before so that every band has one parent.
 pub fn widths_hierarchy(attribute: &str, lo: i64, hi: i64, widths: &[i64]) -> Result<Hierarchy> {
     let bad = |m: String| AnonError::argument("interval_hierarchy", "widths", m);
+    // No bound is echoed: without both arguments they are the column's own min and max.
     if hi < lo {
-        return Err(AnonError::argument("interval_hierarchy", "max", format!("max {hi} is below min {lo}")));
+        return Err(AnonError::argument("interval_hierarchy", "max", "max is below min"));
     }
-    if hi - lo > 10_000_000 {
+    // In i128: `hi - lo` of two i64 overflows (and wrapped in a release build, so that
+    // -9e18..9e18 passed this check and the loop below ran until memory ran out).
+    if i128::from(hi) - i128::from(lo) > 10_000_000 {
         return Err(AnonError::argument(
             "interval_hierarchy",
             "max",
             "the domain holds more than 10 million integers; load an ARX file with the values that occur instead",
+        ));
+    }
+    // Leaves are f64 values: beyond 2^53 neighbouring integers round to the same leaf.
+    if lo < -MAX_EXACT_INTEGER || hi > MAX_EXACT_INTEGER {
+        return Err(AnonError::argument(
+            "interval_hierarchy",
+            if lo < -MAX_EXACT_INTEGER { "min" } else { "max" },
+            format!(
+                "the domain reaches beyond ±2^53 ({MAX_EXACT_INTEGER}), the largest integers a numeric \
+                 hierarchy's leaves hold exactly; declare bounds within it, or load an ARX file"
+            ),
         ));
     }
     for (i, &w) in widths.iter().enumerate() {
@@ -76,6 +90,9 @@ pub fn widths_hierarchy(attribute: &str, lo: i64, hi: i64, widths: &[i64]) -> Re
     for (line, v) in (lo..=hi).enumerate() {
         let mut fields = vec![v.to_string()];
         for &w in widths {
+            // In i128, so that no width can overflow a band's bounds (within ±2^53 none does
+            // today, but the check above is what keeps it so).
+            let (v, w) = (i128::from(v), i128::from(w));
             let start = v.div_euclid(w) * w;
             fields.push(if w == 1 { v.to_string() } else { format!("{}-{}", start, start + w - 1) });
         }
@@ -85,6 +102,9 @@ pub fn widths_hierarchy(attribute: &str, lo: i64, hi: i64, widths: &[i64]) -> Re
     b.domain(lo as f64, hi as f64);
     b.build()
 }
+
+/// 2^53: every integer up to it in magnitude is an exact f64, the type of numeric leaves.
+const MAX_EXACT_INTEGER: i64 = 1 << 53;
 
 /// Parse a widths list such as `5,10,20,*` (the trailing `*` is implied).
 pub fn parse_widths(spec: &str) -> Result<Vec<i64>> {
@@ -135,5 +155,29 @@ mod tests {
         assert!(e.contains("width 7"), "{e}");
         assert!(parse_widths("5,x").is_err());
         assert_eq!(parse_widths("5,10,20,*").unwrap(), vec![5, 10, 20]);
+    }
+
+    /// `hi - lo` wrapped in a release build (a debug build panicked): the widest domains got
+    /// past the size check and the build ran until memory ran out.
+    #[test]
+    fn the_widest_domains_are_refused_without_overflow() {
+        for (lo, hi) in [(-9_000_000_000_000_000_000, 9_000_000_000_000_000_000), (i64::MIN, i64::MAX)] {
+            let e = widths_hierarchy("age", lo, hi, &[10]).unwrap_err().to_string();
+            assert!(e.contains("more than 10 million integers"), "{e}");
+        }
+    }
+
+    /// Leaves near i64::MAX collided through f64 rounding ("their leaves are the same number").
+    #[test]
+    fn bounds_beyond_exact_f64_integers_are_refused() {
+        let e = widths_hierarchy("age", 9_223_372_036_854_775_800, i64::MAX, &[10]).unwrap_err().to_string();
+        assert!(e.contains("2^53") && e.contains("max") && !e.contains("9223372036854775800"), "{e}");
+        let e = widths_hierarchy("age", i64::MIN, i64::MIN + 5, &[10]).unwrap_err().to_string();
+        assert!(e.contains("2^53") && e.contains("min"), "{e}");
+        // At the edge the leaves are exact, also under the widest bands.
+        let h = widths_hierarchy("age", (1 << 53) - 3, 1 << 53, &[10, i64::MAX / 10 * 10]).unwrap();
+        assert_eq!(h.leaf_count(), 4);
+        let h = widths_hierarchy("age", -(1 << 53), -(1 << 53) + 2, &[4_611_686_018_427_387_904]).unwrap();
+        assert_eq!(h.leaf_count(), 3);
     }
 }

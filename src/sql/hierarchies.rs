@@ -11,11 +11,14 @@
 //! - `flat_hierarchy(table, column [, 'values=F|M'])`: every value directly under `*`;
 //! - `masking_hierarchy(table, column [, 'right'|'left' [, step [, 'length=5, alphabet=digits']]])`:
 //!   `step` more characters masked per level (`02139 → 0213* → ... → *****`), for zip codes and
-//!   similar text codes;
+//!   similar text codes: values of at most 1,000 characters and 1 GiB of labels in all
+//!   (`hierarchy::MAX_MASKED_CHARS`, `MAX_MASKING_BYTES`), since its size grows with the
+//!   square of a value's length;
 //! - `date_hierarchy(table, column [, from, to])`: a DATE column's days → month → year →
 //!   decade → `*`;
 //! - `hierarchy_from_table(table, column, hierarchy_table [, kind])`: a table of the same shape;
-//! - `interval_hierarchy(table, column, widths [, min, max])`: numeric bands, e.g. `'5,10,20,*'`;
+//! - `interval_hierarchy(table, column, widths [, min, max])`: numeric bands, e.g. `'5,10,20,*'`,
+//!   over an integer or floating-point column, bounds within ±2^53;
 //! - `hierarchy(table, column)`: the hierarchy in ARX shape (one row per leaf);
 //! - `hierarchy_nodes(table, column)`: one row per node with its leaf count, bounds and degree.
 //!
@@ -46,7 +49,7 @@ use crate::methods::options::{Kind, Options, opt};
 use crate::session::Registry;
 use crate::session::runtime::block_on;
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, StringArray};
-use datafusion::arrow::compute::cast;
+use datafusion::arrow::compute::{can_cast_types, cast};
 use datafusion::arrow::datatypes::DataType;
 use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
 use datafusion::functions_aggregate::expr_fn::{max, min};
@@ -162,6 +165,7 @@ impl TableFunctionImpl for HierarchyFn {
             Op::Intervals => {
                 let a = Args::new("interval_hierarchy", INTERVALS_SIG, e, 3, 5)?;
                 let (table, column) = (a.str(0, "table")?, a.str(1, "column")?);
+                numeric_column(&ctx, "interval_hierarchy", &table, &column)?;
                 let widths = parse_widths(&a.str(2, "widths")?)?;
                 let (lo, hi, derived) = match (a.opt_i64(3, "min")?, a.opt_i64(4, "max")?) {
                     (Some(lo), Some(hi)) => (lo, hi, false),
@@ -299,6 +303,9 @@ impl HierarchyFn {
 
     /// Check coverage of the column's values, then attach the hierarchy to the column.
     fn install(&self, ctx: &SessionContext, table: &str, column: &str, h: Hierarchy) -> Result<Arc<Hierarchy>> {
+        if h.is_numeric() {
+            numeric_column(ctx, self.name, table, column)?;
+        }
         if column_type(ctx, table, column)?.is_integer() && has_leading_zero_leaf(&h) {
             return Err(integer_codes(table, column, "the hierarchy's leaves keep leading zeros"));
         }
@@ -540,6 +547,16 @@ fn text_values(ctx: &SessionContext, table: &str, column: &str) -> Result<Vec<Op
         let s = cast(&p, &DataType::Utf8)?;
         out.extend(s.as_string::<i32>().iter().map(|v| v.map(str::to_string)));
     }
+    // An empty leaf is refused by the hierarchy builder as "line 1: field 1 is empty", a line
+    // the user never wrote: say what the column holds instead (no value to echo here).
+    if out.iter().any(|v| v.as_deref() == Some("")) {
+        return Err(AnonError::column(
+            table,
+            column,
+            "holds empty strings, which cannot be a hierarchy's leaves; make them NULL (NULLIF(column, '')) or a \
+             placeholder such as 'unknown' in a view of your own, or declare the values",
+        ));
+    }
     Ok(out)
 }
 
@@ -581,15 +598,47 @@ fn integer_range(ctx: &SessionContext, table: &str, column: &str) -> Result<(i64
     let b = block_on(async {
         ctx.table(table).await?.aggregate(vec![], vec![min(ident(column)), max(ident(column))])?.collect().await
     })?;
+    let Some(b) = b.first().filter(|b| b.num_rows() > 0 && !b.column(0).is_null(0) && !b.column(1).is_null(0)) else {
+        return Err(AnonError::column(table, column, "has no values to take min and max from"));
+    };
+    // A cast that fails (a UInt64 above i64::MAX) gives NULL: told apart from an empty column.
     let v = |i: usize| -> Option<i64> {
-        let c = cast(b.first()?.column(i), &DataType::Int64).ok()?;
+        let c = cast(b.column(i), &DataType::Int64).ok()?;
         let c = c.as_primitive::<datafusion::arrow::datatypes::Int64Type>();
         (!c.is_null(0)).then(|| c.value(0))
     };
     match (v(0), v(1)) {
         (Some(lo), Some(hi)) => Ok((lo, hi)),
-        _ => Err(AnonError::column(table, column, "has no values to take min and max from")),
+        _ => Err(AnonError::column(
+            table,
+            column,
+            "holds values that do not fit a 64-bit signed integer (BIGINT), the type of interval_hierarchy's \
+             leaves; load an ARX file, or band a smaller number derived from the column in a view of your own",
+        )),
     }
+}
+
+/// Refuse a column whose values are not numbers before a numeric hierarchy is built for it:
+/// a DATE column's coverage check failed with arrow's raw "Casting from Date32 to Float64 not
+/// supported".
+fn numeric_column(ctx: &SessionContext, function: &str, table: &str, column: &str) -> Result<()> {
+    let ty = column_type(ctx, table, column)?;
+    if ty.is_numeric() || can_cast_types(&ty, &DataType::Float64) {
+        return Ok(());
+    }
+    let date = if ty == DataType::Date32 {
+        format!(
+            "; for a DATE column use date_hierarchy('{table}', '{column}', from, to) (day, month, year, decade), \
+             or band its day numbers, CAST({column} AS INT) (days since 1970-01-01), in a view of your own"
+        )
+    } else {
+        String::new()
+    };
+    Err(AnonError::column(
+        table,
+        column,
+        format!("is {ty}, and {function} builds a numeric hierarchy, for integer and floating-point columns{date}"),
+    ))
 }
 
 /// One row per leaf: its label at every level (`level_0` … `level_h`).

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{err, int, rows, temp_file};
+use common::{err, int, rows, temp_file, texts};
 
 use anonfusion::new_session;
 use datafusion::prelude::SessionContext;
@@ -191,4 +191,82 @@ async fn a_statement_that_fails_after_its_call_leaves_the_catalog_as_it_was() {
     let dp = "SELECT nosuch FROM dp_histogram('nps', 'd1', 1.0, '3,0,5,0,0')";
     assert!(statement(&ctx, dp).await.is_err());
     assert!(ctx.table_provider("d1").await.is_ok(), "the charged release was dropped");
+}
+
+/// The columns of a table, in order.
+async fn columns(ctx: &SessionContext, table: &str) -> Vec<String> {
+    ctx.table(table).await.unwrap().schema().fields().iter().map(|f| f.name().clone()).collect()
+}
+
+/// One table, one declaration, however a call spells its name. Before, declarations were keyed
+/// by the string as written: `'T'` got roles of its own without `t`'s `identifier`, the release
+/// from `'T'` published `id`, and `anon_roles` listed both `T` and `t`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_table_has_one_declaration_however_its_name_is_spelled() {
+    let ctx = new_session();
+    rows(
+        &ctx,
+        "CREATE TABLE t (id VARCHAR, age BIGINT, sex VARCHAR, disease VARCHAR) AS VALUES \
+        ('a', 31, 'F', 'flu'), ('b', 35, 'F', 'cold'), ('c', 42, 'M', 'flu'), ('d', 47, 'M', 'cold'), \
+        ('e', 52, 'F', 'flu'), ('f', 58, 'F', 'cold')",
+    )
+    .await;
+    rows(&ctx, "SELECT * FROM declare_roles('t', 'id=identifier, age=qi, sex=qi, disease=sensitive')").await;
+    rows(&ctx, "SELECT * FROM interval_hierarchy('t', 'age', '10,20,*', 0, 120)").await;
+    rows(&ctx, "SELECT * FROM flat_hierarchy('t', 'sex', 'values=F|M')").await;
+    // The same table under other spellings: merged into t's declaration, id stays an identifier.
+    rows(&ctx, "SELECT * FROM declare_roles('T', 'age=qi, sex=qi, disease=sensitive')").await;
+    rows(&ctx, "SELECT * FROM declare_roles('public.t', 'age=qi')").await;
+    rows(&ctx, "SELECT * FROM interval_hierarchy('T', 'age', '10,20,*', 0, 120)").await;
+    rows(&ctx, "SELECT * FROM flat_hierarchy('datafusion.public.t', 'sex', 'values=F|M')").await;
+    rows(&ctx, "SELECT * FROM kanon_anonymize('T', 'o', 2, 'keep_insensitive=true')").await;
+    let published = columns(&ctx, "o").await;
+    assert!(!published.contains(&"id".to_string()), "the identifier is never published: {published:?}");
+    assert_eq!(texts(&ctx, "SELECT DISTINCT table_name FROM anon_roles").await, vec!["t"]);
+    assert_eq!(texts(&ctx, "SELECT role FROM anon_roles WHERE column_name = 'id'").await, vec!["identifier"]);
+    // A quoted identifier keeps its case and names the same table as the unparseable bare name.
+    rows(&ctx, r#"CREATE TABLE "My T" (a VARCHAR, b VARCHAR) AS VALUES ('x', 'y')"#).await;
+    rows(&ctx, r#"SELECT * FROM declare_roles('"My T"', 'a=identifier, b=qi')"#).await;
+    rows(&ctx, "SELECT * FROM declare_roles('My T', 'b=qi')").await;
+    assert_eq!(
+        texts(
+            &ctx,
+            "SELECT table_name || ':' || column_name || '=' || role FROM anon_roles WHERE table_name <> 't' ORDER BY 1"
+        )
+        .await,
+        vec!["My T:a=identifier", "My T:b=quasi_identifier"]
+    );
+}
+
+/// `load_dataset` registers its declarations under the table it creates, so a method reads them
+/// whichever way the name is spelled. Before, `'A3'` declared `a3` and `kanon_anonymize('A3', ..)`
+/// found no roles.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn load_dataset_under_a_mixed_case_name_then_a_method_on_it() {
+    let ctx = new_session();
+    rows(&ctx, "SELECT * FROM load_dataset('adult', 200, 1, 'A3')").await;
+    rows(&ctx, "SELECT * FROM kanon_anonymize('A3', 'a3_k', 2)").await;
+    assert!(int(&ctx, "SELECT COUNT(*) FROM a3_k").await > 0);
+    assert_eq!(texts(&ctx, "SELECT DISTINCT table_name FROM anon_roles").await, vec!["a3"]);
+}
+
+/// A dropped table's declarations stay, and `load_dataset` under its name is refused instead of
+/// replacing them with the dataset's (before, `patients` silently lost its `identifier`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn load_dataset_over_a_declared_name_is_refused() {
+    let ctx = new_session();
+    rows(&ctx, "CREATE TABLE patients (name VARCHAR, age BIGINT, disease VARCHAR) AS VALUES ('Mary', 37, 'flu')").await;
+    rows(&ctx, "SELECT * FROM declare_roles('patients', 'name=identifier, age=qi, disease=sensitive')").await;
+    rows(&ctx, "SELECT * FROM interval_hierarchy('patients', 'age', '10,*', 0, 120)").await;
+    let declared = "SELECT column_name || '=' || role FROM anon_roles ORDER BY 1";
+    let hierarchies = "SELECT table_name || ':' || column_name || ':' || height FROM anon_hierarchies ORDER BY 1";
+    let (roles_before, hierarchies_before) = (texts(&ctx, declared).await, texts(&ctx, hierarchies).await);
+    rows(&ctx, "DROP TABLE patients").await;
+    for name in ["patients", "PATIENTS"] {
+        let e = err(&ctx, &format!("SELECT * FROM load_dataset('adult', 100, 1, '{name}')")).await;
+        assert!(e.contains("'patients'") && e.contains("has declarations") && e.contains("another name"), "{e}");
+    }
+    assert!(!table_exists(&ctx, "patients").await, "nothing registered");
+    assert_eq!(texts(&ctx, declared).await, roles_before);
+    assert_eq!(texts(&ctx, hierarchies).await, hierarchies_before);
 }

@@ -77,8 +77,9 @@ async fn list_tables(runner: &Runner, out: &mut dyn Write) -> Result<(), String>
 async fn describe_table(runner: &Runner, name: &str, out: &mut dyn Write) -> Result<(), String> {
     let provider = runner.ctx.table_provider(name).await.map_err(super::describe)?;
     let schema = provider.schema();
-    // The registry keys tables by the name DataFusion resolves (`ADULT` is `adult`).
-    let table = datafusion::common::TableReference::from(name).table().replace('\'', "''");
+    // The registry keys tables by the table DataFusion resolves (`ADULT` is `adult`, `public.t`
+    // is `t`), and the system views name it as `display_name` does.
+    let table = anonfusion::session::display_name(&anonfusion::session::resolve(name)).replace('\'', "''");
     let roles =
         lookup(runner, &format!("SELECT column_name, role FROM anon_roles WHERE table_name = '{table}'")).await?;
     let hierarchies = lookup(

@@ -13,13 +13,37 @@ pub(crate) mod runtime;
 use crate::error::{AnonError, Result};
 use crate::hierarchy::Hierarchy;
 use crate::meta::{Role, TableMeta};
+use datafusion::common::{ResolvedTableReference, TableReference};
 use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
+
+/// The table `name` names, resolved as DataFusion resolves a table argument: an unquoted
+/// identifier in lower case, a quoted one as written, `public.t` and `datafusion.public.t` the
+/// same table as `t`. Every declaration and output name is keyed by this, so one table cannot
+/// carry two declarations (`'T'` and `'t'` once held separate roles, and a method read the one
+/// without the `identifier`). The defaults are DataFusion's (`datafusion.public`): the engine
+/// never changes them, and the registry is consulted where no session is at hand.
+pub fn resolve(name: &str) -> ResolvedTableReference {
+    let defaults = datafusion::config::CatalogOptions::default();
+    TableReference::parse_str(name).resolve(&defaults.default_catalog, &defaults.default_schema)
+}
+
+/// A resolved table as one string, as `information_schema.tables` names it: the table's own name
+/// in the default schema, the quoted path elsewhere.
+pub fn display_name(table: &ResolvedTableReference) -> String {
+    let defaults = datafusion::config::CatalogOptions::default();
+    if *table.catalog == defaults.default_catalog && *table.schema == defaults.default_schema {
+        table.table.to_string()
+    } else {
+        TableReference::from(table.clone()).to_quoted_string()
+    }
+}
 
 /// Declarations of every table of a session.
 #[derive(Debug, Default)]
 pub struct Registry {
-    tables: RwLock<BTreeMap<String, TableMeta>>,
+    /// Keyed by the resolved table ([`resolve`]), never by the name as a call spelled it.
+    tables: RwLock<BTreeMap<ResolvedTableReference, TableMeta>>,
     progress: RwLock<Option<Arc<dyn crate::progress::Progress>>>,
     /// A temporary ledger until [`Registry::set_ledger`] chooses a file (the CLI:
     /// [`crate::dp::ledger::Ledger::standard`]).
@@ -37,7 +61,7 @@ impl Registry {
     }
 
     pub fn get(&self, table: &str) -> Option<TableMeta> {
-        self.tables.read().expect("registry lock").get(table).cloned()
+        self.tables.read().expect("registry lock").get(&resolve(table)).cloned()
     }
 
     /// Declarations of a table, or an error saying how to make them.
@@ -51,26 +75,42 @@ impl Registry {
     pub(crate) fn set_roles(&self, table: &str, roles: Vec<(String, Role)>) {
         self.bump();
         let mut t = self.tables.write().expect("registry lock");
-        t.entry(table.to_string()).or_default().roles = roles;
+        t.entry(resolve(table)).or_default().roles = roles;
     }
 
     pub(crate) fn set_hierarchy(&self, table: &str, column: &str, h: Arc<Hierarchy>) {
         self.bump();
         let mut t = self.tables.write().expect("registry lock");
-        t.entry(table.to_string()).or_default().hierarchies.insert(column.to_string(), h);
+        t.entry(resolve(table)).or_default().hierarchies.insert(column.to_string(), h);
     }
 
     /// Declare (or with `None` withdraw) the table's `ipa_release` plan.
     pub(crate) fn set_release_plan(&self, table: &str, plan: Option<String>) {
         self.bump();
         let mut t = self.tables.write().expect("registry lock");
-        t.entry(table.to_string()).or_default().release_plan = plan;
+        t.entry(resolve(table)).or_default().release_plan = plan;
     }
 
-    /// Install a whole declaration at once (bundled datasets), replacing any earlier one.
+    /// Install a whole declaration at once, replacing any earlier one (tests and embedders
+    /// that build a [`TableMeta`] themselves; `load_dataset` uses [`Registry::declare_new`]).
     pub fn set(&self, table: &str, meta: TableMeta) {
         self.bump();
-        self.tables.write().expect("registry lock").insert(table.to_string(), meta);
+        self.tables.write().expect("registry lock").insert(resolve(table), meta);
+    }
+
+    /// Install a whole declaration for a table that has none, or refuse: a bundled dataset
+    /// loaded under a name whose table was dropped would otherwise replace the declarations
+    /// (roles, `identifier` included, and hierarchies) made for it. Checked and inserted under
+    /// one lock, so two loads cannot both pass.
+    pub(crate) fn declare_new(&self, function: &str, table: &str, meta: TableMeta) -> Result<()> {
+        let mut t = self.tables.write().expect("registry lock");
+        let key = resolve(table);
+        if t.contains_key(&key) {
+            return Err(already_declared(function, table));
+        }
+        self.bump();
+        t.insert(key, meta);
+        Ok(())
     }
 
     /// Install the reporter that long searches report their progress to.
@@ -121,6 +161,20 @@ impl Registry {
     }
 
     pub(crate) fn snapshot(&self) -> Vec<(String, TableMeta)> {
-        self.tables.read().expect("registry lock").iter().map(|(k, v)| (k.clone(), v.clone())).collect()
+        self.tables.read().expect("registry lock").iter().map(|(k, v)| (display_name(k), v.clone())).collect()
     }
+}
+
+/// The refusal of a call that would install declarations over a table's existing ones. The
+/// engine has no function that withdraws declarations, so the way out is another name.
+pub(crate) fn already_declared(function: &str, table: &str) -> AnonError {
+    AnonError::argument(
+        function,
+        "as_table",
+        format!(
+            "'{}' has declarations (roles, hierarchies), kept after DROP TABLE, that loading would \
+             replace: load under another name (the 4th argument)",
+            display_name(&resolve(table))
+        ),
+    )
 }

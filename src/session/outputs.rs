@@ -198,9 +198,10 @@ impl Journal {
     }
 }
 
-/// A plain name as DataFusion resolves it unquoted: lower case.
+/// A name as DataFusion resolves it ([`super::resolve`], the one resolution the declarations
+/// use too): a plain output name in lower case, `public.t` the same as `t`.
 pub(crate) fn normalize(name: &str) -> String {
-    name.to_ascii_lowercase()
+    super::display_name(&super::resolve(name))
 }
 
 /// The table registered as `name` in the session's default schema, if any.

@@ -42,6 +42,10 @@ impl TableFunctionImpl for LoadDataset {
         }
         check_output_name("load_dataset", &as_table)?;
         let as_table = crate::session::outputs::normalize(&as_table);
+        // A dropped table's declarations stay: loading under its name would replace them.
+        if self.registry.get(&as_table).is_some() {
+            return Err(crate::session::already_declared("load_dataset", &as_table).into());
+        }
         let ds = datasets::load(&name, rows, seed)?;
         // A repeat of the same call was answered by the memo; anything else under an existing
         // name would silently replace a table (an original, with its declarations).
@@ -89,8 +93,9 @@ pub(crate) fn install(
         .map(|h| h.height() as u8)
         .collect();
     let nodes = Lattice::new(&heights).size() as i64;
+    // Declared first, so a table with declarations is refused before the catalog changes.
+    registry.declare_new("load_dataset", as_table, ds.meta)?;
     replace_table(ctx, as_table, table.clone())?;
-    registry.set(as_table, ds.meta);
 
     use super::report::Value::*;
     let summary = super::report::one_row(vec![

@@ -36,7 +36,7 @@ const CALLS: [(&str, &str); 17] = [
     ("adult_t", "SELECT COUNT(*) FROM kanon_anonymize('adult_5k', 'adult_t', 5, 'metric=ncp, suppression=2, t=0.15')"),
     ("adult_h", "SELECT COUNT(*) FROM hceil_anonymize('adult_5k', 'adult_h', 5, 0.3, 'seed=1')"),
     ("adult_hs", "SELECT COUNT(*) FROM hceil_anonymize('adult_5k', 'adult_hs', 5, NULL, 'seed=1')"),
-    ("adult_e", "SELECT COUNT(*) FROM entropy_anonymize('adult_5k', 'adult_e', 3, 'seed=1')"),
+    ("adult_e", "SELECT COUNT(*) FROM entropy_anonymize('adult_5k', 'adult_e', 3, 'seed=1, diagnostics=true')"),
     ("nps_k10", "SELECT COUNT(*) FROM kanon_anonymize('nps', 'nps_k10', 10)"),
     ("nps_h", "SELECT COUNT(*) FROM hceil_anonymize('nps', 'nps_h', 10, 0.3, 'seed=1')"),
     ("nps_ipa", "SELECT COUNT(*) FROM ipa_release('nps', 'nps_ipa', 1.0, 'seed=1')"),

@@ -61,7 +61,7 @@ const CALLS: [&str; 9] = [
     "SELECT COUNT(*) FROM kanon_anonymize('nps', 'nps_k', 5)",
     "SELECT COUNT(*) FROM generalize('nps', 'nps_g', '1,0,1,0,0')",
     "SELECT COUNT(*) FROM hceil_anonymize('nps', 'nps_h', 5, 0.3, 'seed=1, diagnostics=true')",
-    "SELECT COUNT(*) FROM entropy_anonymize('nps', 'nps_e', 5, 'seed=1')",
+    "SELECT COUNT(*) FROM entropy_anonymize('nps', 'nps_e', 5, 'seed=1, diagnostics=true')",
     "SELECT COUNT(*) FROM ipa_release('nps', 'nps_ipa', 1.0, 'seed=1, diagnostics=true')",
     "SELECT COUNT(*) FROM dp_histogram('nps', 'nps_dp', 1.0, '3,0,5,0,0', 'seed=3, diagnostics=true')",
     "SELECT COUNT(*) FROM artuc('informs', 'inf_a', 'informs_uc1', 5, 2, 0.5, 1000000, 'seed=1')",

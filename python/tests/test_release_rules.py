@@ -15,7 +15,7 @@ CALLS = {
     "nps_k": "kanon_anonymize('nps', 'nps_k', 5)",
     "nps_g": "generalize('nps', 'nps_g', '1,0,1,0,0')",
     "nps_h": "hceil_anonymize('nps', 'nps_h', 5, 0.3, 'seed=1, diagnostics=true')",
-    "nps_e": "entropy_anonymize('nps', 'nps_e', 5, 'seed=1')",
+    "nps_e": "entropy_anonymize('nps', 'nps_e', 5, 'seed=1, diagnostics=true')",
     "nps_ipa": "ipa_release('nps', 'nps_ipa', 1.0, 'seed=1, diagnostics=true')",
     "nps_dp": "dp_histogram('nps', 'nps_dp', 1.0, '3,0,5,0,0', 'seed=3, diagnostics=true')",
     "inf_a": "artuc('informs', 'inf_a', 'informs_uc1', 5, 2, 0.5, 1000000, 'seed=1, variant=anytime')",

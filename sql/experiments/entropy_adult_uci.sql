@@ -15,69 +15,71 @@
 
 -- n = 5000
 SELECT table_name, rows FROM load_dataset('adult_uci', 5000, NULL, 'adult_uci_5000');
-SELECT COUNT(*) AS released FROM entropy_anonymize('adult_uci_5000', 'u_d_5000', 3, 'seed=1');
-SELECT COUNT(*) AS released FROM entropy_anonymize('adult_uci_5000', 'u_ce_5000', 3, 'seed=1, distance=ce');
-SELECT COUNT(*) AS released FROM entropy_anonymize('adult_uci_5000', 'u_ldiv_5000', 3, 'seed=1, distance=ce, entropy_l=3');
-SELECT COUNT(*) AS released FROM entropy_anonymize('adult_uci_5000', 'u_tcl_5000', 3, 'seed=1, distance=ce, t=0.15');
+SELECT COUNT(*) AS released FROM entropy_anonymize('adult_uci_5000', 'u_d_5000', 3, 'seed=1, diagnostics=true');
+SELECT COUNT(*) AS released FROM entropy_anonymize('adult_uci_5000', 'u_ce_5000', 3, 'seed=1, diagnostics=true, distance=ce');
+SELECT COUNT(*) AS released FROM entropy_anonymize('adult_uci_5000', 'u_ldiv_5000', 3, 'seed=1, diagnostics=true, distance=ce, entropy_l=3');
+SELECT COUNT(*) AS released FROM entropy_anonymize('adult_uci_5000', 'u_tcl_5000', 3, 'seed=1, diagnostics=true, distance=ce, t=0.15');
 SELECT COUNT(*) AS released FROM kanon_anonymize('adult_uci_5000', 'u_ldivfd_5000', 3, 'entropy_l=3');
 SELECT COUNT(*) AS released FROM kanon_anonymize('adult_uci_5000', 'u_tclfd_5000', 3, 't=0.15');
 
 -- n = 10000
 SELECT table_name, rows FROM load_dataset('adult_uci', 10000, NULL, 'adult_uci_10000');
-SELECT COUNT(*) AS released FROM entropy_anonymize('adult_uci_10000', 'u_d_10000', 3, 'seed=1');
-SELECT COUNT(*) AS released FROM entropy_anonymize('adult_uci_10000', 'u_ce_10000', 3, 'seed=1, distance=ce');
-SELECT COUNT(*) AS released FROM entropy_anonymize('adult_uci_10000', 'u_ldiv_10000', 3, 'seed=1, distance=ce, entropy_l=3');
-SELECT COUNT(*) AS released FROM entropy_anonymize('adult_uci_10000', 'u_tcl_10000', 3, 'seed=1, distance=ce, t=0.15');
+SELECT COUNT(*) AS released FROM entropy_anonymize('adult_uci_10000', 'u_d_10000', 3, 'seed=1, diagnostics=true');
+SELECT COUNT(*) AS released FROM entropy_anonymize('adult_uci_10000', 'u_ce_10000', 3, 'seed=1, diagnostics=true, distance=ce');
+SELECT COUNT(*) AS released FROM entropy_anonymize('adult_uci_10000', 'u_ldiv_10000', 3, 'seed=1, diagnostics=true, distance=ce, entropy_l=3');
+SELECT COUNT(*) AS released FROM entropy_anonymize('adult_uci_10000', 'u_tcl_10000', 3, 'seed=1, diagnostics=true, distance=ce, t=0.15');
 SELECT COUNT(*) AS released FROM kanon_anonymize('adult_uci_10000', 'u_ldivfd_10000', 3, 'entropy_l=3');
 SELECT COUNT(*) AS released FROM kanon_anonymize('adult_uci_10000', 'u_tclfd_10000', 3, 't=0.15');
 
 -- n = 15000
 SELECT table_name, rows FROM load_dataset('adult_uci', 15000, NULL, 'adult_uci_15000');
-SELECT COUNT(*) AS released FROM entropy_anonymize('adult_uci_15000', 'u_d_15000', 3, 'seed=1');
-SELECT COUNT(*) AS released FROM entropy_anonymize('adult_uci_15000', 'u_ce_15000', 3, 'seed=1, distance=ce');
-SELECT COUNT(*) AS released FROM entropy_anonymize('adult_uci_15000', 'u_ldiv_15000', 3, 'seed=1, distance=ce, entropy_l=3');
-SELECT COUNT(*) AS released FROM entropy_anonymize('adult_uci_15000', 'u_tcl_15000', 3, 'seed=1, distance=ce, t=0.15');
+SELECT COUNT(*) AS released FROM entropy_anonymize('adult_uci_15000', 'u_d_15000', 3, 'seed=1, diagnostics=true');
+SELECT COUNT(*) AS released FROM entropy_anonymize('adult_uci_15000', 'u_ce_15000', 3, 'seed=1, diagnostics=true, distance=ce');
+SELECT COUNT(*) AS released FROM entropy_anonymize('adult_uci_15000', 'u_ldiv_15000', 3, 'seed=1, diagnostics=true, distance=ce, entropy_l=3');
+SELECT COUNT(*) AS released FROM entropy_anonymize('adult_uci_15000', 'u_tcl_15000', 3, 'seed=1, diagnostics=true, distance=ce, t=0.15');
 SELECT COUNT(*) AS released FROM kanon_anonymize('adult_uci_15000', 'u_ldivfd_15000', 3, 'entropy_l=3');
 SELECT COUNT(*) AS released FROM kanon_anonymize('adult_uci_15000', 'u_tclfd_15000', 3, 't=0.15');
 
 -- n = 20000
 SELECT table_name, rows FROM load_dataset('adult_uci', 20000, NULL, 'adult_uci_20000');
-SELECT COUNT(*) AS released FROM entropy_anonymize('adult_uci_20000', 'u_d_20000', 3, 'seed=1');
-SELECT COUNT(*) AS released FROM entropy_anonymize('adult_uci_20000', 'u_ce_20000', 3, 'seed=1, distance=ce');
-SELECT COUNT(*) AS released FROM entropy_anonymize('adult_uci_20000', 'u_ldiv_20000', 3, 'seed=1, distance=ce, entropy_l=3');
-SELECT COUNT(*) AS released FROM entropy_anonymize('adult_uci_20000', 'u_tcl_20000', 3, 'seed=1, distance=ce, t=0.15');
+SELECT COUNT(*) AS released FROM entropy_anonymize('adult_uci_20000', 'u_d_20000', 3, 'seed=1, diagnostics=true');
+SELECT COUNT(*) AS released FROM entropy_anonymize('adult_uci_20000', 'u_ce_20000', 3, 'seed=1, diagnostics=true, distance=ce');
+SELECT COUNT(*) AS released FROM entropy_anonymize('adult_uci_20000', 'u_ldiv_20000', 3, 'seed=1, diagnostics=true, distance=ce, entropy_l=3');
+SELECT COUNT(*) AS released FROM entropy_anonymize('adult_uci_20000', 'u_tcl_20000', 3, 'seed=1, diagnostics=true, distance=ce, t=0.15');
 SELECT COUNT(*) AS released FROM kanon_anonymize('adult_uci_20000', 'u_ldivfd_20000', 3, 'entropy_l=3');
 SELECT COUNT(*) AS released FROM kanon_anonymize('adult_uci_20000', 'u_tclfd_20000', 3, 't=0.15');
 
 -- n = 25000
 SELECT table_name, rows FROM load_dataset('adult_uci', 25000, NULL, 'adult_uci_25000');
-SELECT COUNT(*) AS released FROM entropy_anonymize('adult_uci_25000', 'u_d_25000', 3, 'seed=1');
-SELECT COUNT(*) AS released FROM entropy_anonymize('adult_uci_25000', 'u_ce_25000', 3, 'seed=1, distance=ce');
-SELECT COUNT(*) AS released FROM entropy_anonymize('adult_uci_25000', 'u_ldiv_25000', 3, 'seed=1, distance=ce, entropy_l=3');
-SELECT COUNT(*) AS released FROM entropy_anonymize('adult_uci_25000', 'u_tcl_25000', 3, 'seed=1, distance=ce, t=0.15');
+SELECT COUNT(*) AS released FROM entropy_anonymize('adult_uci_25000', 'u_d_25000', 3, 'seed=1, diagnostics=true');
+SELECT COUNT(*) AS released FROM entropy_anonymize('adult_uci_25000', 'u_ce_25000', 3, 'seed=1, diagnostics=true, distance=ce');
+SELECT COUNT(*) AS released FROM entropy_anonymize('adult_uci_25000', 'u_ldiv_25000', 3, 'seed=1, diagnostics=true, distance=ce, entropy_l=3');
+SELECT COUNT(*) AS released FROM entropy_anonymize('adult_uci_25000', 'u_tcl_25000', 3, 'seed=1, diagnostics=true, distance=ce, t=0.15');
 SELECT COUNT(*) AS released FROM kanon_anonymize('adult_uci_25000', 'u_ldivfd_25000', 3, 'entropy_l=3');
 SELECT COUNT(*) AS released FROM kanon_anonymize('adult_uci_25000', 'u_tclfd_25000', 3, 't=0.15');
 
 -- n = 30162
 SELECT table_name, rows FROM load_dataset('adult_uci', 30162, NULL, 'adult_uci_30162');
-SELECT COUNT(*) AS released FROM entropy_anonymize('adult_uci_30162', 'u_d_30162', 3, 'seed=1');
-SELECT COUNT(*) AS released FROM entropy_anonymize('adult_uci_30162', 'u_ce_30162', 3, 'seed=1, distance=ce');
-SELECT COUNT(*) AS released FROM entropy_anonymize('adult_uci_30162', 'u_ldiv_30162', 3, 'seed=1, distance=ce, entropy_l=3');
-SELECT COUNT(*) AS released FROM entropy_anonymize('adult_uci_30162', 'u_tcl_30162', 3, 'seed=1, distance=ce, t=0.15');
+SELECT COUNT(*) AS released FROM entropy_anonymize('adult_uci_30162', 'u_d_30162', 3, 'seed=1, diagnostics=true');
+SELECT COUNT(*) AS released FROM entropy_anonymize('adult_uci_30162', 'u_ce_30162', 3, 'seed=1, diagnostics=true, distance=ce');
+SELECT COUNT(*) AS released FROM entropy_anonymize('adult_uci_30162', 'u_ldiv_30162', 3, 'seed=1, diagnostics=true, distance=ce, entropy_l=3');
+SELECT COUNT(*) AS released FROM entropy_anonymize('adult_uci_30162', 'u_tcl_30162', 3, 'seed=1, diagnostics=true, distance=ce, t=0.15');
 SELECT COUNT(*) AS released FROM kanon_anonymize('adult_uci_30162', 'u_ldivfd_30162', 3, 'entropy_l=3');
 SELECT COUNT(*) AS released FROM kanon_anonymize('adult_uci_30162', 'u_tclfd_30162', 3, 't=0.15');
 
--- Figs. 4-6 in one table: weighted = the report's total_information_loss (sum over blocks of
--- |Q|/N times the block's loss), plain_sum = block_entropy_sum (the paper's "summing up the
--- loss of all Q-blocks"); anon_metrics' conditional_entropy / entropy_loss for the full-domain ones.
+-- Figs. 4-6 in one table: weighted = output_diagnostics' total_information_loss (sum over
+-- blocks of |Q|/N times the block's loss), plain_sum = block_entropy_sum (the paper's "summing
+-- up the loss of all Q-blocks"); anon_metrics' conditional_entropy / entropy_loss for the
+-- full-domain ones. Both losses are entropies of the original values inside each block, which
+-- the release does not show: they come only with diagnostics=true, not for publication.
 SELECT method, n, ROUND(weighted, 4) AS weighted_loss, ROUND(plain_sum, 1) AS plain_sum_loss, q_blocks, l1, l2, l3plus, ROUND(time_ms) AS time_ms FROM (
-  SELECT 'd' AS method, 5000 AS n, total_information_loss AS weighted, block_entropy_sum AS plain_sum, q_blocks, q_blocks_l1 AS l1, q_blocks_l2 AS l2, q_blocks_l3plus AS l3plus, time_ms FROM u_d_5000_report
+  SELECT 'd' AS method, 5000 AS n, total_information_loss AS weighted, block_entropy_sum AS plain_sum, q_blocks, q_blocks_l1 AS l1, q_blocks_l2 AS l2, q_blocks_l3plus AS l3plus, time_ms FROM u_d_5000_report CROSS JOIN u_d_5000_diagnostics
   UNION ALL
-  SELECT 'ce' AS method, 5000 AS n, total_information_loss AS weighted, block_entropy_sum AS plain_sum, q_blocks, q_blocks_l1 AS l1, q_blocks_l2 AS l2, q_blocks_l3plus AS l3plus, time_ms FROM u_ce_5000_report
+  SELECT 'ce' AS method, 5000 AS n, total_information_loss AS weighted, block_entropy_sum AS plain_sum, q_blocks, q_blocks_l1 AS l1, q_blocks_l2 AS l2, q_blocks_l3plus AS l3plus, time_ms FROM u_ce_5000_report CROSS JOIN u_ce_5000_diagnostics
   UNION ALL
-  SELECT 'ldiv' AS method, 5000 AS n, total_information_loss AS weighted, block_entropy_sum AS plain_sum, q_blocks, q_blocks_l1 AS l1, q_blocks_l2 AS l2, q_blocks_l3plus AS l3plus, time_ms FROM u_ldiv_5000_report
+  SELECT 'ldiv' AS method, 5000 AS n, total_information_loss AS weighted, block_entropy_sum AS plain_sum, q_blocks, q_blocks_l1 AS l1, q_blocks_l2 AS l2, q_blocks_l3plus AS l3plus, time_ms FROM u_ldiv_5000_report CROSS JOIN u_ldiv_5000_diagnostics
   UNION ALL
-  SELECT 'tcl' AS method, 5000 AS n, total_information_loss AS weighted, block_entropy_sum AS plain_sum, q_blocks, q_blocks_l1 AS l1, q_blocks_l2 AS l2, q_blocks_l3plus AS l3plus, time_ms FROM u_tcl_5000_report
+  SELECT 'tcl' AS method, 5000 AS n, total_information_loss AS weighted, block_entropy_sum AS plain_sum, q_blocks, q_blocks_l1 AS l1, q_blocks_l2 AS l2, q_blocks_l3plus AS l3plus, time_ms FROM u_tcl_5000_report CROSS JOIN u_tcl_5000_diagnostics
   UNION ALL
   SELECT 'ldivfd', 5000, m.weighted, m.plain_sum, m.q_blocks, m.l1, m.l2, m.l3plus, r.time_ms FROM u_ldivfd_5000_report r CROSS JOIN (
     SELECT MAX(CASE WHEN metric = 'conditional_entropy' THEN value END) AS weighted,
@@ -97,13 +99,13 @@ SELECT method, n, ROUND(weighted, 4) AS weighted_loss, ROUND(plain_sum, 1) AS pl
       CAST(MAX(CASE WHEN metric = 'q_blocks_l3plus' THEN value END) AS BIGINT) AS l3plus
     FROM anon_metrics('adult_uci_5000', 'u_tclfd_5000')) m
   UNION ALL
-  SELECT 'd' AS method, 10000 AS n, total_information_loss AS weighted, block_entropy_sum AS plain_sum, q_blocks, q_blocks_l1 AS l1, q_blocks_l2 AS l2, q_blocks_l3plus AS l3plus, time_ms FROM u_d_10000_report
+  SELECT 'd' AS method, 10000 AS n, total_information_loss AS weighted, block_entropy_sum AS plain_sum, q_blocks, q_blocks_l1 AS l1, q_blocks_l2 AS l2, q_blocks_l3plus AS l3plus, time_ms FROM u_d_10000_report CROSS JOIN u_d_10000_diagnostics
   UNION ALL
-  SELECT 'ce' AS method, 10000 AS n, total_information_loss AS weighted, block_entropy_sum AS plain_sum, q_blocks, q_blocks_l1 AS l1, q_blocks_l2 AS l2, q_blocks_l3plus AS l3plus, time_ms FROM u_ce_10000_report
+  SELECT 'ce' AS method, 10000 AS n, total_information_loss AS weighted, block_entropy_sum AS plain_sum, q_blocks, q_blocks_l1 AS l1, q_blocks_l2 AS l2, q_blocks_l3plus AS l3plus, time_ms FROM u_ce_10000_report CROSS JOIN u_ce_10000_diagnostics
   UNION ALL
-  SELECT 'ldiv' AS method, 10000 AS n, total_information_loss AS weighted, block_entropy_sum AS plain_sum, q_blocks, q_blocks_l1 AS l1, q_blocks_l2 AS l2, q_blocks_l3plus AS l3plus, time_ms FROM u_ldiv_10000_report
+  SELECT 'ldiv' AS method, 10000 AS n, total_information_loss AS weighted, block_entropy_sum AS plain_sum, q_blocks, q_blocks_l1 AS l1, q_blocks_l2 AS l2, q_blocks_l3plus AS l3plus, time_ms FROM u_ldiv_10000_report CROSS JOIN u_ldiv_10000_diagnostics
   UNION ALL
-  SELECT 'tcl' AS method, 10000 AS n, total_information_loss AS weighted, block_entropy_sum AS plain_sum, q_blocks, q_blocks_l1 AS l1, q_blocks_l2 AS l2, q_blocks_l3plus AS l3plus, time_ms FROM u_tcl_10000_report
+  SELECT 'tcl' AS method, 10000 AS n, total_information_loss AS weighted, block_entropy_sum AS plain_sum, q_blocks, q_blocks_l1 AS l1, q_blocks_l2 AS l2, q_blocks_l3plus AS l3plus, time_ms FROM u_tcl_10000_report CROSS JOIN u_tcl_10000_diagnostics
   UNION ALL
   SELECT 'ldivfd', 10000, m.weighted, m.plain_sum, m.q_blocks, m.l1, m.l2, m.l3plus, r.time_ms FROM u_ldivfd_10000_report r CROSS JOIN (
     SELECT MAX(CASE WHEN metric = 'conditional_entropy' THEN value END) AS weighted,
@@ -123,13 +125,13 @@ SELECT method, n, ROUND(weighted, 4) AS weighted_loss, ROUND(plain_sum, 1) AS pl
       CAST(MAX(CASE WHEN metric = 'q_blocks_l3plus' THEN value END) AS BIGINT) AS l3plus
     FROM anon_metrics('adult_uci_10000', 'u_tclfd_10000')) m
   UNION ALL
-  SELECT 'd' AS method, 15000 AS n, total_information_loss AS weighted, block_entropy_sum AS plain_sum, q_blocks, q_blocks_l1 AS l1, q_blocks_l2 AS l2, q_blocks_l3plus AS l3plus, time_ms FROM u_d_15000_report
+  SELECT 'd' AS method, 15000 AS n, total_information_loss AS weighted, block_entropy_sum AS plain_sum, q_blocks, q_blocks_l1 AS l1, q_blocks_l2 AS l2, q_blocks_l3plus AS l3plus, time_ms FROM u_d_15000_report CROSS JOIN u_d_15000_diagnostics
   UNION ALL
-  SELECT 'ce' AS method, 15000 AS n, total_information_loss AS weighted, block_entropy_sum AS plain_sum, q_blocks, q_blocks_l1 AS l1, q_blocks_l2 AS l2, q_blocks_l3plus AS l3plus, time_ms FROM u_ce_15000_report
+  SELECT 'ce' AS method, 15000 AS n, total_information_loss AS weighted, block_entropy_sum AS plain_sum, q_blocks, q_blocks_l1 AS l1, q_blocks_l2 AS l2, q_blocks_l3plus AS l3plus, time_ms FROM u_ce_15000_report CROSS JOIN u_ce_15000_diagnostics
   UNION ALL
-  SELECT 'ldiv' AS method, 15000 AS n, total_information_loss AS weighted, block_entropy_sum AS plain_sum, q_blocks, q_blocks_l1 AS l1, q_blocks_l2 AS l2, q_blocks_l3plus AS l3plus, time_ms FROM u_ldiv_15000_report
+  SELECT 'ldiv' AS method, 15000 AS n, total_information_loss AS weighted, block_entropy_sum AS plain_sum, q_blocks, q_blocks_l1 AS l1, q_blocks_l2 AS l2, q_blocks_l3plus AS l3plus, time_ms FROM u_ldiv_15000_report CROSS JOIN u_ldiv_15000_diagnostics
   UNION ALL
-  SELECT 'tcl' AS method, 15000 AS n, total_information_loss AS weighted, block_entropy_sum AS plain_sum, q_blocks, q_blocks_l1 AS l1, q_blocks_l2 AS l2, q_blocks_l3plus AS l3plus, time_ms FROM u_tcl_15000_report
+  SELECT 'tcl' AS method, 15000 AS n, total_information_loss AS weighted, block_entropy_sum AS plain_sum, q_blocks, q_blocks_l1 AS l1, q_blocks_l2 AS l2, q_blocks_l3plus AS l3plus, time_ms FROM u_tcl_15000_report CROSS JOIN u_tcl_15000_diagnostics
   UNION ALL
   SELECT 'ldivfd', 15000, m.weighted, m.plain_sum, m.q_blocks, m.l1, m.l2, m.l3plus, r.time_ms FROM u_ldivfd_15000_report r CROSS JOIN (
     SELECT MAX(CASE WHEN metric = 'conditional_entropy' THEN value END) AS weighted,
@@ -149,13 +151,13 @@ SELECT method, n, ROUND(weighted, 4) AS weighted_loss, ROUND(plain_sum, 1) AS pl
       CAST(MAX(CASE WHEN metric = 'q_blocks_l3plus' THEN value END) AS BIGINT) AS l3plus
     FROM anon_metrics('adult_uci_15000', 'u_tclfd_15000')) m
   UNION ALL
-  SELECT 'd' AS method, 20000 AS n, total_information_loss AS weighted, block_entropy_sum AS plain_sum, q_blocks, q_blocks_l1 AS l1, q_blocks_l2 AS l2, q_blocks_l3plus AS l3plus, time_ms FROM u_d_20000_report
+  SELECT 'd' AS method, 20000 AS n, total_information_loss AS weighted, block_entropy_sum AS plain_sum, q_blocks, q_blocks_l1 AS l1, q_blocks_l2 AS l2, q_blocks_l3plus AS l3plus, time_ms FROM u_d_20000_report CROSS JOIN u_d_20000_diagnostics
   UNION ALL
-  SELECT 'ce' AS method, 20000 AS n, total_information_loss AS weighted, block_entropy_sum AS plain_sum, q_blocks, q_blocks_l1 AS l1, q_blocks_l2 AS l2, q_blocks_l3plus AS l3plus, time_ms FROM u_ce_20000_report
+  SELECT 'ce' AS method, 20000 AS n, total_information_loss AS weighted, block_entropy_sum AS plain_sum, q_blocks, q_blocks_l1 AS l1, q_blocks_l2 AS l2, q_blocks_l3plus AS l3plus, time_ms FROM u_ce_20000_report CROSS JOIN u_ce_20000_diagnostics
   UNION ALL
-  SELECT 'ldiv' AS method, 20000 AS n, total_information_loss AS weighted, block_entropy_sum AS plain_sum, q_blocks, q_blocks_l1 AS l1, q_blocks_l2 AS l2, q_blocks_l3plus AS l3plus, time_ms FROM u_ldiv_20000_report
+  SELECT 'ldiv' AS method, 20000 AS n, total_information_loss AS weighted, block_entropy_sum AS plain_sum, q_blocks, q_blocks_l1 AS l1, q_blocks_l2 AS l2, q_blocks_l3plus AS l3plus, time_ms FROM u_ldiv_20000_report CROSS JOIN u_ldiv_20000_diagnostics
   UNION ALL
-  SELECT 'tcl' AS method, 20000 AS n, total_information_loss AS weighted, block_entropy_sum AS plain_sum, q_blocks, q_blocks_l1 AS l1, q_blocks_l2 AS l2, q_blocks_l3plus AS l3plus, time_ms FROM u_tcl_20000_report
+  SELECT 'tcl' AS method, 20000 AS n, total_information_loss AS weighted, block_entropy_sum AS plain_sum, q_blocks, q_blocks_l1 AS l1, q_blocks_l2 AS l2, q_blocks_l3plus AS l3plus, time_ms FROM u_tcl_20000_report CROSS JOIN u_tcl_20000_diagnostics
   UNION ALL
   SELECT 'ldivfd', 20000, m.weighted, m.plain_sum, m.q_blocks, m.l1, m.l2, m.l3plus, r.time_ms FROM u_ldivfd_20000_report r CROSS JOIN (
     SELECT MAX(CASE WHEN metric = 'conditional_entropy' THEN value END) AS weighted,
@@ -175,13 +177,13 @@ SELECT method, n, ROUND(weighted, 4) AS weighted_loss, ROUND(plain_sum, 1) AS pl
       CAST(MAX(CASE WHEN metric = 'q_blocks_l3plus' THEN value END) AS BIGINT) AS l3plus
     FROM anon_metrics('adult_uci_20000', 'u_tclfd_20000')) m
   UNION ALL
-  SELECT 'd' AS method, 25000 AS n, total_information_loss AS weighted, block_entropy_sum AS plain_sum, q_blocks, q_blocks_l1 AS l1, q_blocks_l2 AS l2, q_blocks_l3plus AS l3plus, time_ms FROM u_d_25000_report
+  SELECT 'd' AS method, 25000 AS n, total_information_loss AS weighted, block_entropy_sum AS plain_sum, q_blocks, q_blocks_l1 AS l1, q_blocks_l2 AS l2, q_blocks_l3plus AS l3plus, time_ms FROM u_d_25000_report CROSS JOIN u_d_25000_diagnostics
   UNION ALL
-  SELECT 'ce' AS method, 25000 AS n, total_information_loss AS weighted, block_entropy_sum AS plain_sum, q_blocks, q_blocks_l1 AS l1, q_blocks_l2 AS l2, q_blocks_l3plus AS l3plus, time_ms FROM u_ce_25000_report
+  SELECT 'ce' AS method, 25000 AS n, total_information_loss AS weighted, block_entropy_sum AS plain_sum, q_blocks, q_blocks_l1 AS l1, q_blocks_l2 AS l2, q_blocks_l3plus AS l3plus, time_ms FROM u_ce_25000_report CROSS JOIN u_ce_25000_diagnostics
   UNION ALL
-  SELECT 'ldiv' AS method, 25000 AS n, total_information_loss AS weighted, block_entropy_sum AS plain_sum, q_blocks, q_blocks_l1 AS l1, q_blocks_l2 AS l2, q_blocks_l3plus AS l3plus, time_ms FROM u_ldiv_25000_report
+  SELECT 'ldiv' AS method, 25000 AS n, total_information_loss AS weighted, block_entropy_sum AS plain_sum, q_blocks, q_blocks_l1 AS l1, q_blocks_l2 AS l2, q_blocks_l3plus AS l3plus, time_ms FROM u_ldiv_25000_report CROSS JOIN u_ldiv_25000_diagnostics
   UNION ALL
-  SELECT 'tcl' AS method, 25000 AS n, total_information_loss AS weighted, block_entropy_sum AS plain_sum, q_blocks, q_blocks_l1 AS l1, q_blocks_l2 AS l2, q_blocks_l3plus AS l3plus, time_ms FROM u_tcl_25000_report
+  SELECT 'tcl' AS method, 25000 AS n, total_information_loss AS weighted, block_entropy_sum AS plain_sum, q_blocks, q_blocks_l1 AS l1, q_blocks_l2 AS l2, q_blocks_l3plus AS l3plus, time_ms FROM u_tcl_25000_report CROSS JOIN u_tcl_25000_diagnostics
   UNION ALL
   SELECT 'ldivfd', 25000, m.weighted, m.plain_sum, m.q_blocks, m.l1, m.l2, m.l3plus, r.time_ms FROM u_ldivfd_25000_report r CROSS JOIN (
     SELECT MAX(CASE WHEN metric = 'conditional_entropy' THEN value END) AS weighted,
@@ -201,13 +203,13 @@ SELECT method, n, ROUND(weighted, 4) AS weighted_loss, ROUND(plain_sum, 1) AS pl
       CAST(MAX(CASE WHEN metric = 'q_blocks_l3plus' THEN value END) AS BIGINT) AS l3plus
     FROM anon_metrics('adult_uci_25000', 'u_tclfd_25000')) m
   UNION ALL
-  SELECT 'd' AS method, 30162 AS n, total_information_loss AS weighted, block_entropy_sum AS plain_sum, q_blocks, q_blocks_l1 AS l1, q_blocks_l2 AS l2, q_blocks_l3plus AS l3plus, time_ms FROM u_d_30162_report
+  SELECT 'd' AS method, 30162 AS n, total_information_loss AS weighted, block_entropy_sum AS plain_sum, q_blocks, q_blocks_l1 AS l1, q_blocks_l2 AS l2, q_blocks_l3plus AS l3plus, time_ms FROM u_d_30162_report CROSS JOIN u_d_30162_diagnostics
   UNION ALL
-  SELECT 'ce' AS method, 30162 AS n, total_information_loss AS weighted, block_entropy_sum AS plain_sum, q_blocks, q_blocks_l1 AS l1, q_blocks_l2 AS l2, q_blocks_l3plus AS l3plus, time_ms FROM u_ce_30162_report
+  SELECT 'ce' AS method, 30162 AS n, total_information_loss AS weighted, block_entropy_sum AS plain_sum, q_blocks, q_blocks_l1 AS l1, q_blocks_l2 AS l2, q_blocks_l3plus AS l3plus, time_ms FROM u_ce_30162_report CROSS JOIN u_ce_30162_diagnostics
   UNION ALL
-  SELECT 'ldiv' AS method, 30162 AS n, total_information_loss AS weighted, block_entropy_sum AS plain_sum, q_blocks, q_blocks_l1 AS l1, q_blocks_l2 AS l2, q_blocks_l3plus AS l3plus, time_ms FROM u_ldiv_30162_report
+  SELECT 'ldiv' AS method, 30162 AS n, total_information_loss AS weighted, block_entropy_sum AS plain_sum, q_blocks, q_blocks_l1 AS l1, q_blocks_l2 AS l2, q_blocks_l3plus AS l3plus, time_ms FROM u_ldiv_30162_report CROSS JOIN u_ldiv_30162_diagnostics
   UNION ALL
-  SELECT 'tcl' AS method, 30162 AS n, total_information_loss AS weighted, block_entropy_sum AS plain_sum, q_blocks, q_blocks_l1 AS l1, q_blocks_l2 AS l2, q_blocks_l3plus AS l3plus, time_ms FROM u_tcl_30162_report
+  SELECT 'tcl' AS method, 30162 AS n, total_information_loss AS weighted, block_entropy_sum AS plain_sum, q_blocks, q_blocks_l1 AS l1, q_blocks_l2 AS l2, q_blocks_l3plus AS l3plus, time_ms FROM u_tcl_30162_report CROSS JOIN u_tcl_30162_diagnostics
   UNION ALL
   SELECT 'ldivfd', 30162, m.weighted, m.plain_sum, m.q_blocks, m.l1, m.l2, m.l3plus, r.time_ms FROM u_ldivfd_30162_report r CROSS JOIN (
     SELECT MAX(CASE WHEN metric = 'conditional_entropy' THEN value END) AS weighted,

@@ -1,7 +1,10 @@
 //! `entropy_anonymize(source, output, k [, options])`: k-anonymous Q-blocks built with the
 //! distance d = H(X|Y) + I(Y;Z) (options: [`crate::methods::entropy::OPTIONS`], among them the
 //! guards every block must also satisfy). Registers the release as
-//! `output` (with `class_id`) and the report as `output_report`, and returns the release.
+//! `output` (with `class_id`) and the report as `output_report` (parameters and what the release
+//! shows), and returns the release. With `diagnostics=true` only, `output_diagnostics`: numbers
+//! the release does not show (the blocks' losses and the objective, from the original values;
+//! the clustering's counts), first column `not_for_publication`.
 
 use super::args::Args;
 use super::method::{Call, MethodSpec, Outputs};
@@ -29,8 +32,8 @@ impl MethodSpec for Entropy {
         config.seed.is_some()
     }
 
-    fn side_tables(&self, _: &EntropyConfig) -> Vec<&'static str> {
-        vec!["report"]
+    fn side_tables(&self, config: &EntropyConfig) -> Vec<&'static str> {
+        if config.diagnostics { vec!["report", "diagnostics"] } else { vec!["report"] }
     }
 
     fn seed(&self, config: &EntropyConfig) -> Option<u64> {

@@ -1,7 +1,10 @@
-//! What the report says of the Q-blocks: the paper's total information loss (Fig. 4), the
-//! blocks' sensitive diversity (Fig. 5), and the table-level conditional entropy and mutual
-//! information with Y the record's Q-block. `anon_metrics` measures the same on the published
-//! table through its own code path; the tests hold the two equal.
+//! Measures of the Q-blocks: the paper's total information loss (Fig. 4), the blocks' sensitive
+//! diversity (Fig. 5), and the table-level conditional entropy and mutual information with Y the
+//! record's Q-block. The diversity and I(Q;Z) are the release's own (its `class_id` and
+//! sensitive values), so the report holds them; the losses are entropies of the blocks'
+//! original values, which the release does not show (ages 20, 21, 24 and 20, 20, 24 both publish
+//! `20-24`), so only the opt-in diagnostics do. `anon_metrics` measures the same on the
+//! published table through its own code path; the tests hold the two equal.
 
 use super::block::Block;
 use super::state::State;

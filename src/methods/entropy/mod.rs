@@ -14,6 +14,9 @@
 //!   l-diversity or t-closeness, the paper's baselines with `distance=ce`.
 //!
 //! Everything runs on the frequency table; the release is built from the blocks ([`release`]).
+//! The report holds the parameters and what the release shows; the losses and the objective,
+//! entropies of the blocks' original values ([`loss`]), and the clustering's counts go to the
+//! opt-in `output_diagnostics` (`diagnostics=true`), not for publication.
 
 pub(crate) mod block;
 pub mod cluster;
@@ -35,9 +38,9 @@ use crate::encode::FrequencyTable;
 use crate::encode::publish::Source;
 use crate::encode::source;
 use crate::error::{AnonError, Result};
-use crate::methods::contract::{Release, Rows, Value, seeded};
+use crate::methods::contract::{NOT_FOR_PUBLICATION, Release, Rows, Side, Value, seeded};
 use crate::methods::kanon::Models;
-use crate::methods::options::{Kind, Options, SEED, opt};
+use crate::methods::options::{DIAGNOSTICS, Kind, Options, SEED, opt};
 use crate::progress::Progress;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
@@ -84,6 +87,7 @@ pub(crate) const OPTIONS: Options = Options {
         opt("entropy_l", Kind::Float { min: 1.0, max: f64::INFINITY }, "", "every block entropy l-diverse too"),
         opt("t", Kind::Float { min: 0.0, max: 1.0 }, "", "every block t-close too (EMD)"),
         SEED,
+        DIAGNOSTICS,
     ],
 };
 
@@ -99,11 +103,14 @@ pub struct EntropyConfig {
     pub entropy_l: Option<f64>,
     /// Every block t-close too (`t=`).
     pub t: Option<f64>,
+    /// Register `output_diagnostics` (numbers of the original the release does not show; not
+    /// for publication).
+    pub diagnostics: bool,
 }
 
 impl EntropyConfig {
     pub fn new(k: u64) -> Self {
-        EntropyConfig { k, distance: Distance::EntropyMi, seed: None, entropy_l: None, t: None }
+        EntropyConfig { k, distance: Distance::EntropyMi, seed: None, entropy_l: None, t: None, diagnostics: false }
     }
 
     pub fn with_seed(mut self, seed: u64) -> Self {
@@ -127,6 +134,7 @@ impl EntropyConfig {
         self.seed = o.seed().or(self.seed);
         self.entropy_l = o.float("entropy_l").or(self.entropy_l);
         self.t = o.float("t").or(self.t);
+        self.diagnostics = o.flag("diagnostics").unwrap_or(self.diagnostics);
         Ok(self)
     }
 
@@ -207,9 +215,22 @@ pub(crate) async fn anonymize(
     let res = cluster(&src.ft, config, progress)?;
     let published = release::release(&src, &res.blocks)?;
     let dropped = published.dropped_columns();
+    let mut out =
+        Release::timed(Rows::Batches(published.schema, published.batches), report(&res, config, dropped), None);
+    if config.diagnostics {
+        out = out.with("diagnostics", Side::Row(diagnostics(&res)));
+    }
+    Ok(out)
+}
+
+/// The report's cells: the parameters and what the release itself shows. Its rows, its blocks
+/// (`class_id`) and each block's sensitive values give `records`, `q_blocks`, the blocks'
+/// diversity and I(Q;Z); nothing here reads an original quasi-identifier value or how the
+/// clustering went, which two sources with the same release need not share.
+fn report(res: &EntropyResult, config: &EntropyConfig, dropped: Option<String>) -> Vec<(&'static str, Value)> {
     let m = &res.measures;
     let records: u64 = res.blocks.iter().map(|b| b.size()).sum();
-    let report = vec![
+    vec![
         ("k", Value::Int(config.k as i64)),
         ("distance", Value::Text(config.distance.name().into())),
         ("privacy", Value::OptText(config.models().map(|m| m.describe()))),
@@ -219,17 +240,27 @@ pub(crate) async fn anonymize(
         ("q_blocks_l1", Value::Int(m.diversity[0] as i64)),
         ("q_blocks_l2", Value::Int(m.diversity[1] as i64)),
         ("q_blocks_l3plus", Value::Int(m.diversity[2] as i64)),
+        ("mutual_information", Value::Float(m.mutual_information)),
+        ("dropped_columns", Value::OptText(dropped)),
+    ]
+}
+
+/// Numbers of the original the release does not show: opt-in, never for publication. The
+/// losses and the objective are entropies of each block's original values (two sources with
+/// the same release can differ in them: ages 20, 21, 24 or 20, 20, 24 both publish `20-24`);
+/// the clustering's counts depend on the frequency table's rows and the order the seeds took.
+fn diagnostics(res: &EntropyResult) -> Vec<(&'static str, Value)> {
+    let m = &res.measures;
+    vec![
+        ("not_for_publication", Value::Text(NOT_FOR_PUBLICATION.into())),
         ("total_information_loss", Value::Float(m.total_information_loss)),
         ("block_entropy_sum", Value::Float(m.block_entropy_sum)),
-        ("mutual_information", Value::Float(m.mutual_information)),
         ("objective", Value::Float(res.objective)),
         ("seeds", Value::Int(res.stats.seeds as i64)),
         ("candidates_scored", Value::Int(res.stats.scored as i64)),
         ("candidates_pruned", Value::Int(res.stats.pruned as i64)),
         ("leftover_records", Value::Int(res.stats.leftovers as i64)),
-        ("dropped_columns", Value::OptText(dropped)),
-    ];
-    Ok(Release::timed(Rows::Batches(published.schema, published.batches), report, None))
+    ]
 }
 
 #[cfg(test)]
@@ -247,5 +278,20 @@ mod contract_tests {
         let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
         assert!(matches!(release.cell("records"), Some(Value::Int(n)) if *n as usize == rows));
         assert!(rows > 0);
+        assert!(release.side.is_empty(), "diagnostics are opt-in");
+        assert!(release.cell("total_information_loss").is_none(), "the loss reads the original values");
+    }
+
+    /// `diagnostics=true` adds the numbers of the original, marked not for publication.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn diagnostics_are_a_side_table_on_request() {
+        let source = crate::methods::contract::testing::nps();
+        let config = EntropyConfig::new(5).with_options("seed=3, diagnostics=true").unwrap();
+        let release = anonymize(&source, &config, &Silent).await.unwrap();
+        let [(suffix, Side::Row(cells))] = &release.side[..] else { panic!("one diagnostics row") };
+        assert_eq!(*suffix, "diagnostics");
+        let names: Vec<&str> = cells.iter().map(|c| c.0).collect();
+        assert_eq!(names[0], "not_for_publication");
+        assert!(names.contains(&"total_information_loss") && names.contains(&"objective"), "{names:?}");
     }
 }

@@ -554,6 +554,105 @@ fn copy_to_an_unwritable_target_names_the_path_and_the_cause() {
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "x");
 }
 
+// ---- COPY over a registered table's files; a directory COPY that fails midway -------------
+
+/// A COPY onto the file of a registered table (`CREATE EXTERNAL TABLE ... LOCATION`) is
+/// refused, naming the table, and the original's bytes stay as they were: before, the release
+/// silently replaced the original data. So is any spelling of that path (`sub/..`), a path in
+/// a table's directory (the new file would become part of the table) and a directory holding
+/// a table's files. An unrelated target still works; a table in memory has no files to guard.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_copy_never_writes_over_a_registered_tables_files() {
+    let dir = TestDir::new("copy-tables");
+    let ctx = anonfusion::new_session();
+    let original = "id,age\n1,34\n2,51\n";
+    let patients = dir.file("patients.csv");
+    std::fs::write(&patients, original).unwrap();
+    std::fs::create_dir_all(dir.file("sub")).unwrap();
+    let visits = dir.file("visits");
+    std::fs::create_dir_all(&visits).unwrap();
+    let visit_file = format!("{visits}/v1.csv");
+    std::fs::write(&visit_file, "id\n1\n").unwrap();
+    rows(
+        &ctx,
+        &format!("CREATE EXTERNAL TABLE patients STORED AS CSV LOCATION '{patients}' OPTIONS ('has_header' 'true')"),
+    )
+    .await;
+    rows(
+        &ctx,
+        &format!("CREATE EXTERNAL TABLE visits STORED AS CSV LOCATION '{visits}/' OPTIONS ('has_header' 'true')"),
+    )
+    .await;
+    rows(&ctx, "CREATE TABLE release AS VALUES (9, 99)").await;
+    let cases = [
+        (patients.clone(), &["patients"][..]),
+        (dir.file("sub/../patients.csv"), &["patients"]),
+        (format!("file://{patients}"), &["patients"]),
+        (format!("{visits}/"), &["visits"]),
+        (format!("{visits}/new.csv"), &["visits"]),
+        (format!("{visits}/part/"), &["visits"]),
+        // Holds both; either may be named.
+        (format!("{}/", dir.0.display()), &["patients", "visits"]),
+    ];
+    for (target, tables) in cases {
+        let e = err(&ctx, &format!("COPY release TO '{target}' STORED AS CSV")).await;
+        let path = target.trim_start_matches("file://");
+        let named = tables.iter().any(|t| e.contains(&format!("table '{t}'")));
+        assert!(e.contains(&format!("'{path}'")) && named, "{target}: {e}");
+    }
+    assert_eq!(std::fs::read_to_string(&patients).unwrap(), original, "the original was overwritten");
+    assert_eq!(std::fs::read_to_string(&visit_file).unwrap(), "id\n1\n");
+    let visit_files: Vec<_> = std::fs::read_dir(&visits).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(visit_files, vec!["v1.csv"], "a file was added to the table's directory");
+    assert_eq!(dir.listing(), vec!["patients.csv", "sub", "visits"]);
+    assert_eq!(int(&ctx, "SELECT SUM(age) FROM patients").await, 85);
+    // Beside the tables, and from a table in memory, COPY writes as before.
+    let elsewhere = dir.file("sub/release.csv");
+    rows(&ctx, &format!("COPY release TO '{elsewhere}'")).await;
+    assert_eq!(std::fs::read_to_string(&elsewhere).unwrap(), "column1,column2\n9,99\n");
+}
+
+/// A COPY to a directory that fails midway leaves the disk as it was: no target directory if
+/// there was none, an existing one with only what it held, no hidden directory beside it.
+/// Before, DataFusion wrote the target's files directly and the ones written before the
+/// failure stayed. Plain and `PARTITIONED BY` directories; a successful COPY then writes its
+/// files into the target (and partition subdirectories) and leaves nothing else.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_directory_copy_leaves_the_target_as_it_was() {
+    let dir = TestDir::new("copy-dir");
+    let ctx = anonfusion::new_session();
+    // Rows are written before row 900,000 fails to cast.
+    let failing = "SELECT CAST(CASE WHEN value < 900000 THEN '1' ELSE 'x' END AS INT) AS v, value % 3 AS p \
+                   FROM generate_series(1, 1000000)";
+    let kept = dir.file("kept");
+    std::fs::create_dir_all(&kept).unwrap();
+    std::fs::write(format!("{kept}/old.csv"), "v\n1\n").unwrap();
+    let absent = dir.file("absent");
+    for target in [format!("{absent}/"), format!("{kept}/"), absent.clone()] {
+        for partitioned in ["", " PARTITIONED BY (p)"] {
+            let sql = format!("COPY ({failing}) TO '{target}' STORED AS CSV{partitioned}");
+            let e = err(&ctx, &sql).await;
+            assert!(e.contains("ast"), "{sql}: {e}");
+            assert_eq!(dir.listing(), vec!["kept"], "{sql}: files were left");
+            let in_kept: Vec<_> = std::fs::read_dir(&kept).unwrap().map(|e| e.unwrap().file_name()).collect();
+            assert_eq!(in_kept, vec!["old.csv"], "{sql}: files were left in the existing directory");
+        }
+    }
+    let ok = "SELECT value AS v, value % 2 AS p FROM generate_series(1, 10)";
+    rows(&ctx, &format!("COPY ({ok}) TO '{kept}/' STORED AS CSV")).await;
+    rows(&ctx, &format!("COPY ({ok}) TO '{absent}/' STORED AS CSV PARTITIONED BY (p)")).await;
+    assert_eq!(dir.listing(), vec!["absent", "kept"], "a hidden directory was left");
+    let in_kept: Vec<_> = std::fs::read_dir(&kept).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert!(in_kept.len() >= 2 && in_kept.iter().all(|n| !n.to_string_lossy().starts_with('.')), "{in_kept:?}");
+    let mut parts: Vec<String> =
+        std::fs::read_dir(&absent).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    parts.sort();
+    assert_eq!(parts, vec!["p=0", "p=1"]);
+    rows(&ctx, &format!("CREATE EXTERNAL TABLE back STORED AS CSV LOCATION '{absent}/' OPTIONS ('has_header' 'true')"))
+        .await;
+    assert_eq!(int(&ctx, "SELECT SUM(v) FROM back").await, 55);
+}
+
 // ---- Issue 37: arguments that gave wrong results with no error -------------------------------
 
 /// Each was accepted and gave a silently wrong result: roles on a system view, a counterfeit

@@ -269,4 +269,14 @@ async fn load_dataset_over_a_declared_name_is_refused() {
     assert!(!table_exists(&ctx, "patients").await, "nothing registered");
     assert_eq!(texts(&ctx, declared).await, roles_before);
     assert_eq!(texts(&ctx, hierarchies).await, hierarchies_before);
+    // A dataset's own declarations, as loaded, are no one's: dropped and loaded again (a
+    // smaller sample), it loads. Once a call changes them, they are the user's and are kept.
+    rows(&ctx, "SELECT * FROM load_dataset('adult', 300, 1, 'a')").await;
+    rows(&ctx, "DROP TABLE a").await;
+    rows(&ctx, "SELECT * FROM load_dataset('adult', 200, 1, 'a')").await;
+    assert_eq!(int(&ctx, "SELECT COUNT(*) FROM a").await, 200);
+    rows(&ctx, "SELECT * FROM declare_roles('a', 'sex=identifier')").await;
+    rows(&ctx, "DROP TABLE a").await;
+    let e = err(&ctx, "SELECT * FROM load_dataset('adult', 200, 1, 'a')").await;
+    assert!(e.contains("has declarations"), "{e}");
 }

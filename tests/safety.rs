@@ -279,6 +279,13 @@ async fn a_plain_explain_publishes_nothing() {
     // Other statements are as ctx.sql runs them.
     assert_eq!(run("SELECT 1").await.unwrap()[0].num_rows(), 1);
     run("EXPLAIN SELECT * FROM g").await.unwrap();
+    // DataFusion plans a COPY under EXPLAIN ANALYZE with its own planner, which would skip the
+    // COPY's checks (the file of a registered table, a partial directory): refused, nothing written.
+    let target = std::env::temp_dir().join(format!("anonfusion-explain-copy-{}.csv", std::process::id()));
+    let sql = format!("EXPLAIN ANALYZE COPY g TO '{}'", target.display());
+    let e = anonfusion::sql::run(&ctx, &sql).await.expect_err("EXPLAIN ANALYZE COPY ran").to_string();
+    assert!(e.contains("not run under EXPLAIN ANALYZE"), "{e}");
+    assert!(!target.exists());
 }
 
 // ---- Issue 37: no record's value in any error -------------------------------------------------

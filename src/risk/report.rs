@@ -294,7 +294,8 @@ fn msu_rows(s: &Suda) -> Vec<Row> {
 fn dis_table(scores: &[f64], counts: &[u64], share: impl Fn(f64) -> f64) -> Vec<Row> {
     let bound = |i: usize| i as f64 / 10.0 + f64::EPSILON;
     let count = |low: f64, high: f64| {
-        scores.iter().zip(counts).filter(|&(&x, _)| x > low && x <= high).map(|(_, &n)| n as f64).sum::<f64>()
+        // Counted as integers: an empty f64 sum is -0.0, which the table printed as "-0.0".
+        scores.iter().zip(counts).filter(|&(&x, _)| x > low && x <= high).map(|(_, &n)| n).sum::<u64>() as f64
     };
     let mut out =
         vec![row("dis_suda_records_0", share(count(f64::NEG_INFINITY, bound(0))), "records with DIS-SUDA score 0")];

@@ -44,6 +44,10 @@ pub fn display_name(table: &ResolvedTableReference) -> String {
 pub struct Registry {
     /// Keyed by the resolved table ([`resolve`]), never by the name as a call spelled it.
     tables: RwLock<BTreeMap<ResolvedTableReference, TableMeta>>,
+    /// The tables whose declarations are exactly what `load_dataset` installed (no call has
+    /// changed them since): loading a bundled dataset again under such a name (after `DROP
+    /// TABLE`, a smaller sample) replaces nothing anyone declared. Locked after `tables`.
+    loaded: RwLock<std::collections::BTreeSet<ResolvedTableReference>>,
     progress: RwLock<Option<Arc<dyn crate::progress::Progress>>>,
     /// A temporary ledger until [`Registry::set_ledger`] chooses a file (the CLI:
     /// [`crate::dp::ledger::Ledger::standard`]).
@@ -75,12 +79,14 @@ impl Registry {
     pub(crate) fn set_roles(&self, table: &str, roles: Vec<(String, Role)>) {
         self.bump();
         let mut t = self.tables.write().expect("registry lock");
+        self.declared_by_hand(table);
         t.entry(resolve(table)).or_default().roles = roles;
     }
 
     pub(crate) fn set_hierarchy(&self, table: &str, column: &str, h: Arc<Hierarchy>) {
         self.bump();
         let mut t = self.tables.write().expect("registry lock");
+        self.declared_by_hand(table);
         t.entry(resolve(table)).or_default().hierarchies.insert(column.to_string(), h);
     }
 
@@ -88,6 +94,7 @@ impl Registry {
     pub(crate) fn set_release_plan(&self, table: &str, plan: Option<String>) {
         self.bump();
         let mut t = self.tables.write().expect("registry lock");
+        self.declared_by_hand(table);
         t.entry(resolve(table)).or_default().release_plan = plan;
     }
 
@@ -95,20 +102,30 @@ impl Registry {
     /// that build a [`TableMeta`] themselves; `load_dataset` uses [`Registry::declare_new`]).
     pub fn set(&self, table: &str, meta: TableMeta) {
         self.bump();
-        self.tables.write().expect("registry lock").insert(resolve(table), meta);
+        let mut t = self.tables.write().expect("registry lock");
+        self.declared_by_hand(table);
+        t.insert(resolve(table), meta);
     }
 
-    /// Install a whole declaration for a table that has none, or refuse: a bundled dataset
-    /// loaded under a name whose table was dropped would otherwise replace the declarations
-    /// (roles, `identifier` included, and hierarchies) made for it. Checked and inserted under
-    /// one lock, so two loads cannot both pass.
+    /// `table`'s declarations are no longer only what `load_dataset` installed.
+    fn declared_by_hand(&self, table: &str) {
+        self.loaded.write().expect("registry lock").remove(&resolve(table));
+    }
+
+    /// Install a bundled dataset's declaration for a table that has none, or whose declarations
+    /// are a dataset's as loaded, or refuse: a dataset loaded under a name whose table was
+    /// dropped would otherwise replace the declarations (roles, `identifier` included, and
+    /// hierarchies) someone made for it. Checked and inserted under one lock, so two loads
+    /// cannot both pass.
     pub(crate) fn declare_new(&self, function: &str, table: &str, meta: TableMeta) -> Result<()> {
         let mut t = self.tables.write().expect("registry lock");
+        let mut loaded = self.loaded.write().expect("registry lock");
         let key = resolve(table);
-        if t.contains_key(&key) {
+        if t.contains_key(&key) && !loaded.contains(&key) {
             return Err(already_declared(function, table));
         }
         self.bump();
+        loaded.insert(key.clone());
         t.insert(key, meta);
         Ok(())
     }

@@ -42,10 +42,6 @@ impl TableFunctionImpl for LoadDataset {
         }
         check_output_name("load_dataset", &as_table)?;
         let as_table = crate::session::outputs::normalize(&as_table);
-        // A dropped table's declarations stay: loading under its name would replace them.
-        if self.registry.get(&as_table).is_some() {
-            return Err(crate::session::already_declared("load_dataset", &as_table).into());
-        }
         let ds = datasets::load(&name, rows, seed)?;
         // A repeat of the same call was answered by the memo; anything else under an existing
         // name would silently replace a table (an original, with its declarations).

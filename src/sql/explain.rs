@@ -29,9 +29,29 @@ tokio::task_local! {
 /// ([`Journal::atomic`]), except a differentially private release, whose charge stands. An
 /// error while the planned statement's rows are read comes after this and keeps the outputs.
 pub async fn run(ctx: &SessionContext, sql: &str) -> datafusion::error::Result<DataFrame> {
+    if analyzes_a_copy(ctx, sql) {
+        return Err(AnonError::argument(
+            "EXPLAIN ANALYZE",
+            "statement",
+            "a COPY is not run under EXPLAIN ANALYZE: DataFusion would write its files without the checks of a \
+             plain COPY (never over a table's files, nothing left by a failed write); run the COPY itself",
+        )
+        .into());
+    }
     let planned =
         async { if plan_only(ctx, sql) { PLANNING_ONLY.scope((), ctx.sql(sql)).await } else { ctx.sql(sql).await } };
     Journal::atomic(ctx, planned).await
+}
+
+/// Is `sql` an `EXPLAIN ANALYZE COPY ...`? DataFusion plans the COPY inside it with its own
+/// planner, not the session's (`super::copy`), so its writes would skip the COPY's checks.
+fn analyzes_a_copy(ctx: &SessionContext, sql: &str) -> bool {
+    let state = ctx.state();
+    let dialect = state.config().options().sql_parser.dialect;
+    match state.sql_to_statement(sql, &dialect) {
+        Ok(DFStatement::Explain(e)) => e.options.analyze && matches!(*e.statement, DFStatement::CopyTo(_)),
+        _ => false,
+    }
 }
 
 /// Is `sql` a statement that is only planned, never executed? A statement that does not parse

@@ -177,6 +177,26 @@ async fn the_ledger_charges_each_release_and_refuses_past_the_budget() {
     assert!(err(&ctx, "SELECT * FROM set_privacy_budget('nope', 1.0)").await.contains("nope"));
 }
 
+/// An 8-record table at a huge ε (budget 40000, ε 30000) with the default automatic adaptive
+/// plan: every noise variance underflows to 0, which made the coarse cells' targets NaN and so
+/// 0, and the release empty. Now the exact counts decide and all 8 records are released. The
+/// ledger's parts name no step count the charge could not know ("1 steps" before).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_huge_epsilon_releases_every_record_of_a_small_table() {
+    let records: Vec<(u32, u64)> = (0..8u32).map(|i| (i.wrapping_mul(2_654_435_761), 1)).collect();
+    let ft = common::random_table(&[(6, 2, true), (5, 2, false)], &[1, 2, 3], &records, 3);
+    let ctx = SessionContext::new();
+    let registry = anonfusion::register_all(&ctx);
+    common::register_random(&ctx, &registry, &ft);
+    common::allow_seeded_dp(&ctx);
+    rows(&ctx, "SELECT * FROM set_privacy_budget('t', 40000)").await;
+    let n = int(&ctx, "SELECT COUNT(*) FROM ipa_release('t', 'r', 30000, 'values=s0|s1|s2, seed=1')").await;
+    assert_eq!(n, 8);
+    assert_eq!(int(&ctx, "SELECT released_records FROM r_report").await, 8);
+    let parts = text(&ctx, "SELECT parts FROM anon_privacy_ledger WHERE release = 'r'").await;
+    assert!(parts.contains("automatic plan's steps") && !parts.contains("1 steps"), "{parts}");
+}
+
 /// `partition=adaptive`: the release mixes generalization levels, the report holds the plan,
 /// the budgets and counts read off the release, the ledger is charged the three stages.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

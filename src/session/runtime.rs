@@ -24,7 +24,8 @@ where
                     .block_on(fut)
             })
             .join()
-            .expect("table function helper thread panicked")
+            // The future's own panic, not a new one: its message is what says what went wrong.
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
         }),
     }
 }
@@ -36,7 +37,8 @@ where
 /// ([`crate::progress`]); this covers what they await: reading the source, aggregating it,
 /// materializing the release. The flag is looked at whenever the future is polled and, since a
 /// signal cannot wake a future, every [`CANCEL_POLL`] by a helper thread that wakes it; no
-/// tokio timer is needed, so an embedder's runtime without one works too.
+/// tokio timer is needed, so an embedder's runtime without one works too. A panic in the future
+/// stops the helper thread too and then propagates to the caller.
 pub(crate) fn block_on_cancellable<F, T>(progress: &dyn crate::progress::Progress, fut: F) -> Result<T>
 where
     F: Future<Output = Result<T>> + Send,
@@ -59,7 +61,11 @@ where
                 }
             }
         });
-        let out = block_on(async {
+        // Set `done` however the call ends: the scope joins the poller before it returns or
+        // re-raises a panic, so a future that panicked and left it looping would hang the call
+        // (and the process) forever instead of failing.
+        let _finish = Finish { done: &done, poller: poller.thread() };
+        block_on(async {
             let mut fut = std::pin::pin!(fut);
             std::future::poll_fn(|cx| {
                 if progress.cancelled() {
@@ -72,12 +78,65 @@ where
                 Poll::Pending
             })
             .await
-        });
-        done.store(true, Ordering::SeqCst);
-        poller.thread().unpark();
-        out
+        })
     })
+}
+
+/// Ends [`block_on_cancellable`]'s poller when dropped, on return and on unwind alike.
+struct Finish<'a> {
+    done: &'a std::sync::atomic::AtomicBool,
+    poller: &'a std::thread::Thread,
+}
+
+impl Drop for Finish<'_> {
+    fn drop(&mut self) {
+        self.done.store(true, std::sync::atomic::Ordering::SeqCst);
+        // Unparked at once rather than at the end of its nap (see the poller).
+        self.poller.unpark();
+    }
 }
 
 /// How often [`block_on_cancellable`] looks at the cancellation flag while its future waits.
 const CANCEL_POLL: std::time::Duration = std::time::Duration::from_millis(50);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    /// Whether `call` ended (returned or panicked) within a generous time, run on a thread of its
+    /// own so that a hang shows as a timeout instead of hanging the test.
+    fn ends<T: Send + 'static>(call: impl FnOnce() -> T + Send + 'static) -> Option<std::thread::Result<T>> {
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(std::panic::catch_unwind(std::panic::AssertUnwindSafe(call)));
+        });
+        rx.recv_timeout(Duration::from_secs(20)).ok()
+    }
+
+    async fn boom() -> Result<()> {
+        panic!("boom in the pipeline")
+    }
+
+    /// A panicking pipeline fails the call with its own panic, with no runtime (the helper
+    /// thread) and on a multi-thread runtime (`block_in_place`); before the drop guard the
+    /// poller looped forever and the scope waited on it.
+    #[test]
+    fn a_panicking_future_propagates_instead_of_hanging() {
+        let plain = ends(|| block_on_cancellable(&crate::progress::Silent, boom()));
+        let panic = plain.expect("no runtime: the call hung").expect_err("the future panicked");
+        assert_eq!(panic.downcast_ref::<&str>(), Some(&"boom in the pipeline"));
+
+        let in_runtime = ends(|| {
+            let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).build().unwrap();
+            rt.block_on(async { tokio::spawn(async { block_on_cancellable(&crate::progress::Silent, boom()) }).await })
+        });
+        let joined = in_runtime.expect("multi-thread runtime: the call hung").expect("the runtime itself ends");
+        assert!(joined.expect_err("the task panicked").is_panic());
+
+        // A future that completes still returns its value.
+        let fine = ends(|| block_on_cancellable(&crate::progress::Silent, async { Ok(7) }));
+        assert_eq!(fine.expect("no hang").expect("no panic").unwrap(), 7);
+    }
+}

@@ -817,9 +817,22 @@ fn consistent(
 
 /// The inverse-variance combination of a coarse cell's noisy count (variance `var_coarse`)
 /// and the sum of its `m` classes' noisy values (each `var_fine`), rounded, at least 0.
+///
+/// The weights 1/v are scaled by the smaller variance, so they lie in [0, 1]: the same
+/// combination, and defined when a variance is 0. At a huge ε (about 5000 and up) the discrete
+/// Laplace's q = e^(−ε) underflows, its noise is exactly 0 and its variance 0; 1/0 made both
+/// weights infinite, inf/inf NaN, and NaN rounded and floored at 0 released nothing at all.
+/// The zero-variance limit is what weighting means: a noise-free measurement takes all the
+/// weight from a noisy one, and two noise-free ones (which then agree) are averaged.
 fn hay_target(coarse: f64, var_coarse: f64, sum: f64, m: usize, var_fine: f64) -> f64 {
-    let (a, b) = (1.0 / var_coarse, 1.0 / (m as f64 * var_fine));
-    ((a * coarse + b * sum) / (a + b)).round().max(0.0)
+    let var_sum = m as f64 * var_fine;
+    let least = var_coarse.min(var_sum);
+    let weight = |v: f64| if v <= least { 1.0 } else { least / v };
+    let (a, b) = (weight(var_coarse), weight(var_sum));
+    let target = (a * coarse + b * sum) / (a + b);
+    // NaN only from a NaN input: fall back on the classes' own sum, which is what they release
+    // without a coarse level, rather than on 0, which would silently withhold them all.
+    if target.is_nan() { sum } else { target }.round().max(0.0)
 }
 
 /// `y` onto {x ≥ 0, Σ x = s}: when s is at least the positive values' sum (and that is
@@ -928,5 +941,19 @@ mod tests {
         // Two classes: the sum has twice the variance, so the coarse count weighs 2/3.
         assert_eq!(hay_target(30.0, 2.0, 0.0, 2, 2.0), 20.0);
         assert_eq!(hay_target(-5.0, 1.0, -5.0, 1, 1.0), 0.0);
+    }
+
+    /// Noise that vanished (variance 0 at a huge ε) takes all the weight; two noise-free
+    /// measurements are averaged. 1/0 weights gave NaN here, which became a target of 0.
+    #[test]
+    fn hay_target_with_zero_variance_is_the_exact_measurement() {
+        assert_eq!(hay_target(12.0, 0.0, 12.0, 3, 0.0), 12.0);
+        assert_eq!(hay_target(12.0, 0.0, 20.0, 3, 1.0), 12.0);
+        assert_eq!(hay_target(30.0, 2.0, 9.0, 3, 0.0), 9.0);
+        // A variance that underflowed from a huge ε, as the release computes it.
+        let vanished = DiscreteLaplace::for_epsilon(5000.0, 1).unwrap().variance();
+        assert_eq!(vanished, 0.0);
+        assert_eq!(hay_target(8.0, vanished, 8.0, 2, vanished), 8.0);
+        assert_eq!(hay_target(8.0, f64::NAN, 7.0, 2, 1.0), 7.0);
     }
 }

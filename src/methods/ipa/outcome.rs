@@ -53,12 +53,18 @@ impl CallOptions {
                 // The automatic plan's root choice (0 for a declared root) is charged too.
                 let root = grid_units(b.root_count) + grid_units(b.root_choice);
                 let units = root + steps + grid_units(b.coarse) + grid_units(b.cells);
+                // The automatic plan's steps are chosen after the charge (from the privately
+                // chosen root), so its partition is one part here: naming a count would say
+                // "1 steps" of a release that takes several.
+                let steps = if c.is_automatic() {
+                    "split over the automatic plan's steps".to_string()
+                } else {
+                    format!("{} steps of {}", b.steps.len(), b.steps[0])
+                };
                 let parts = format!(
-                    "root={}, partition={} ({} steps of {}), coarse={}, cells={}",
+                    "root={}, partition={} ({steps}), coarse={}, cells={}",
                     b.root(),
                     b.partition(),
-                    b.steps.len(),
-                    b.steps[0],
                     b.coarse,
                     b.cells
                 );

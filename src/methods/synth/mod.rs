@@ -266,7 +266,7 @@ pub fn synthesize(data: &Encoded, config: &SynthConfig, progress: &dyn Progress)
     let mut model = TreeModel::estimate(&data.sizes, &one_way, &tree, &two_way, variances)?;
     progress.check_after_noise()?;
     let triples = if budget.triples > 0 { three_way(data, &mut model, &budget, &key, progress)? } else { Vec::new() };
-    let records = model.records();
+    let records = model.records()?;
     let columns = sample::draw(&model, records, &mut key.stream(SAMPLE_STREAM), progress)?;
     Ok(Synthesis { budget, tree, triples, records, model, columns })
 }

@@ -56,12 +56,30 @@ pub struct TreeModel {
     pub total: f64,
 }
 
+/// Weights proportional to 1/v for each variance v (the inverse-variance, least-squares weights),
+/// scaled by the least variance so that each lies in [0, 1] and no sum of them overflows. The
+/// least variance can be 0: at a huge ε the discrete Laplace's q = e^(−ε) underflows to 0, its
+/// noise is exactly 0 and its variance 0, and 1/v would be infinite (the weights' sums then
+/// inf, the estimates inf or NaN). Its limit is taken instead: every measurement of the least
+/// variance weighs 1 and every noisier one 0, so the exact measurements decide.
+pub(crate) fn inverse_variance_weights(variances: &[f64]) -> Vec<f64> {
+    let least = variances.iter().copied().fold(f64::INFINITY, f64::min);
+    variances.iter().map(|&v| if v <= least { 1.0 } else { least / v }).collect()
+}
+
 /// The inverse-variance average of the measurements' totals; `cell_variance[j]` is the noise
-/// variance of each cell of measurement `j`, so its total has `len · cell_variance[j]`.
+/// variance of each cell of measurement `j`, so its total has `len · cell_variance[j]`. A
+/// measurement with no cells measures nothing and is left out.
 pub(crate) fn weighted_total(measurements: &[Vec<i64>], cell_variance: &[f64]) -> f64 {
+    let measured: Vec<(&Vec<i64>, f64)> = measurements
+        .iter()
+        .zip(cell_variance)
+        .filter(|(m, _)| !m.is_empty())
+        .map(|(m, &v)| (m, m.len() as f64 * v))
+        .collect();
+    let weights = inverse_variance_weights(&measured.iter().map(|&(_, v)| v).collect::<Vec<_>>());
     let (mut num, mut den) = (0.0, 0.0);
-    for (m, v) in measurements.iter().zip(cell_variance) {
-        let w = 1.0 / (m.len() as f64 * v.max(f64::MIN_POSITIVE));
+    for ((m, _), w) in measured.iter().zip(weights) {
         num += w * m.iter().sum::<i64>() as f64;
         den += w;
     }
@@ -207,22 +225,26 @@ impl TreeModel {
         // Step 1: each attribute's counts, inverse-variance averaged, projected.
         let mut marginals = Vec::with_capacity(k);
         for (a, measured) in one_way.iter().enumerate() {
-            let w1 = 1.0 / var.one_way;
-            let mut num: Vec<f64> = measured.iter().map(|&y| w1 * y as f64).collect();
-            let mut den = w1;
+            // Its measurements: the one-way marginal (cell variance v₁), then each tree edge's
+            // table summed over the other attribute (d_other · v₂).
+            let mut sums: Vec<Vec<f64>> = vec![measured.iter().map(|&y| y as f64).collect()];
+            let mut variances = vec![var.one_way];
             for (&(x, y), m) in tree.iter().zip(two_way) {
-                let (sums, other) = if x == a {
+                let (s, other) = if x == a {
                     (row_sums(m, sizes[x], sizes[y]), sizes[y])
                 } else if y == a {
                     (col_sums(m, sizes[x], sizes[y]), sizes[x])
                 } else {
                     continue;
                 };
-                let w = 1.0 / (var.two_way * other as f64);
-                num.iter_mut().zip(&sums).for_each(|(n, s)| *n += w * s);
-                den += w;
+                sums.push(s);
+                variances.push(var.two_way * other as f64);
             }
-            marginals.push(project(&num.iter().map(|n| n / den).collect::<Vec<_>>(), total));
+            let weights = inverse_variance_weights(&variances);
+            let den: f64 = weights.iter().sum();
+            let average: Vec<f64> =
+                (0..sizes[a]).map(|i| sums.iter().zip(&weights).map(|(s, w)| w * s[i]).sum::<f64>() / den).collect();
+            marginals.push(project(&average, total));
         }
         // Step 3's order: breadth-first from attribute 0.
         let (mut order, mut parent) = (vec![0usize], vec![None; k]);
@@ -336,11 +358,31 @@ impl TreeModel {
         order
     }
 
-    /// How many records to draw: N̂ rounded.
-    pub fn records(&self) -> u64 {
-        self.total.round().max(0.0) as u64
+    /// How many records to draw: N̂ rounded; an error (naming ε) when that is no count the
+    /// release could draw, rather than a cast to `u64` that turns inf into u64::MAX and an
+    /// allocation of that many records that aborts. N̂ is an average of measured totals, so
+    /// this only follows from noise (or a table) of billions of records.
+    pub fn records(&self) -> Result<u64> {
+        // NaN is checked before the floor at 0, which would turn it into 0 records.
+        let n = self.total.round();
+        if n.is_finite() && n <= MAX_RECORDS as f64 {
+            return Ok(n.max(0.0) as u64);
+        }
+        Err(AnonError::argument(
+            "dp_synthesize",
+            "epsilon",
+            format!(
+                "the noisy estimate of the number of records ({}) is not a count of at most {MAX_RECORDS} records \
+                 to draw; a larger epsilon brings it nearer the table's size",
+                self.total
+            ),
+        ))
     }
 }
+
+/// The most records a release draws ([`TreeModel::records`]): each attribute's column holds
+/// one u32 per record.
+pub const MAX_RECORDS: u64 = u32::MAX as u64;
 
 fn row_sums(m: &[i64], rows: usize, cols: usize) -> Vec<f64> {
     (0..rows).map(|i| m[i * cols..(i + 1) * cols].iter().sum::<i64>() as f64).collect()
@@ -400,10 +442,33 @@ mod tests {
         let one_way = vec![vec![40, 20], vec![15, 15, 30]];
         let var = Variances { one_way: 1.0, two_way: 1.0 };
         let m = TreeModel::estimate(&sizes, &one_way, &[(0, 1)], std::slice::from_ref(&joint), var).unwrap();
-        assert_eq!(m.records(), 60);
+        assert_eq!(m.records().unwrap(), 60);
         let t = m.joints[1].as_ref().unwrap();
         for (a, b) in t.iter().zip(&joint) {
             assert!((a - *b as f64).abs() < 1e-6, "{t:?}");
+        }
+    }
+
+    /// At a huge ε the noise's variance underflows to 0 (q = e^(−ε) = 0): the exact measurements
+    /// decide. Before, 1/0 weights made N̂ inf (records() u64::MAX, then a capacity overflow in
+    /// the sampler) and the marginals NaN.
+    #[test]
+    fn zero_variance_measurements_give_the_table_back() {
+        let vanished = crate::dp::DiscreteLaplace::for_epsilon(30000.0, 1).unwrap().variance();
+        assert_eq!(vanished, 0.0);
+        let (sizes, joint) = ([2usize, 3], vec![10i64, 0, 30, 5, 15, 0]);
+        let one_way = vec![vec![40, 20], vec![15, 15, 30]];
+        let var = Variances { one_way: vanished, two_way: vanished };
+        let m = TreeModel::estimate(&sizes, &one_way, &[(0, 1)], std::slice::from_ref(&joint), var).unwrap();
+        assert_eq!(m.records().unwrap(), 60);
+        assert_eq!(m.marginals, vec![vec![40.0, 20.0], vec![15.0, 15.0, 30.0]]);
+        // One exact measurement among noisy ones is the estimate.
+        assert_eq!(weighted_total(&[vec![3, 4], vec![100, 0]], &[0.0, 2.0]), 7.0);
+        assert_eq!(weighted_total(&[vec![3, 4], vec![1, 6]], &[0.0, 0.0]), 7.0);
+        // No count to draw: an error naming epsilon, not a cast to u64::MAX.
+        for total in [f64::INFINITY, f64::NAN, 1e300] {
+            let e = TreeModel { total, ..m.clone() }.records().unwrap_err().to_string();
+            assert!(e.contains("epsilon"), "{e}");
         }
     }
 }

@@ -87,8 +87,7 @@ pub(super) fn tree(
     rng: &mut impl rand::Rng,
 ) -> Result<Vec<(usize, usize)>> {
     let k = data.sizes.len();
-    let weights = vec![1.0 / noise.variance(); k];
-    let total = weighted_total(one_way, &weights);
+    let total = weighted_total(one_way, &vec![noise.variance(); k]);
     let estimates: Vec<Vec<f64>> =
         one_way.iter().map(|m| project(&m.iter().map(|&x| x as f64).collect::<Vec<_>>(), total)).collect();
     let score = |a: usize, b: usize| -> f64 {

@@ -39,7 +39,7 @@ impl Owned {
 #[derive(Debug, Default)]
 pub(crate) struct Outputs {
     /// Shared with the undo records of a [`Journal`], which restore entries after the call.
-    owned: Arc<Mutex<BTreeMap<String, Owned>>>,
+    owned: OwnedMap,
 }
 
 impl Outputs {
@@ -134,6 +134,9 @@ impl Outputs {
     }
 }
 
+/// The engine's outputs by name, shared between [`Outputs`] and a [`Journal`].
+type OwnedMap = Arc<Mutex<BTreeMap<String, Owned>>>;
+
 /// What a table name held before a call registered over it.
 struct Undo {
     name: String,
@@ -147,7 +150,8 @@ struct Undo {
 /// outputs are registered before the rest of the statement is known to succeed.
 #[derive(Default)]
 pub(crate) struct Journal {
-    undo: Mutex<Vec<(Vec<Undo>, Arc<Mutex<BTreeMap<String, Owned>>>)>>,
+    /// Per call, latest last: what its names held, and the owned map to restore them in.
+    undo: Mutex<Vec<(Vec<Undo>, OwnedMap)>>,
 }
 
 tokio::task_local! {
@@ -170,7 +174,7 @@ impl Journal {
     }
 
     /// Record what `before` returns, when a statement is running.
-    fn record(before: impl FnOnce() -> Vec<Undo>, owned: &Arc<Mutex<BTreeMap<String, Owned>>>) {
+    fn record(before: impl FnOnce() -> Vec<Undo>, owned: &OwnedMap) {
         let _ = STATEMENT.try_with(|s| s.undo.lock().expect("statement lock").push((before(), owned.clone())));
     }
 

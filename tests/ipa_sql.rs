@@ -183,13 +183,7 @@ async fn the_ledger_charges_each_release_and_refuses_past_the_budget() {
 /// ledger's parts name no step count the charge could not know ("1 steps" before).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_huge_epsilon_releases_every_record_of_a_small_table() {
-    let records: Vec<(u32, u64)> = (0..8u32).map(|i| (i.wrapping_mul(2_654_435_761), 1)).collect();
-    let ft = common::random_table(&[(6, 2, true), (5, 2, false)], &[1, 2, 3], &records, 3);
-    let ctx = SessionContext::new();
-    let registry = anonfusion::register_all(&ctx);
-    common::register_random(&ctx, &registry, &ft);
-    common::allow_seeded_dp(&ctx);
-    rows(&ctx, "SELECT * FROM set_privacy_budget('t', 40000)").await;
+    let ctx = common::eight_records(40000).await;
     let n = int(&ctx, "SELECT COUNT(*) FROM ipa_release('t', 'r', 30000, 'values=s0|s1|s2, seed=1')").await;
     assert_eq!(n, 8);
     assert_eq!(int(&ctx, "SELECT released_records FROM r_report").await, 8);

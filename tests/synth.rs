@@ -282,13 +282,7 @@ fn a_synthesis_keeps_the_table_size_and_its_strongest_pair() {
 /// exact measurements decide and the release draws the table's own 8 records.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_huge_epsilon_draws_the_tables_own_size() {
-    let records: Vec<(u32, u64)> = (0..8u32).map(|i| (i.wrapping_mul(2_654_435_761), 1)).collect();
-    let ft = common::random_table(&[(6, 2, true), (5, 2, false)], &[1, 2, 3], &records, 3);
-    let ctx = SessionContext::new();
-    let registry = anonfusion::register_all(&ctx);
-    common::register_random(&ctx, &registry, &ft);
-    common::allow_seeded_dp(&ctx);
-    rows(&ctx, "SELECT * FROM set_privacy_budget('t', 40000)").await;
+    let ctx = common::eight_records(40000).await;
     let n = int(&ctx, "SELECT COUNT(*) FROM dp_synthesize('t', 'o', 30000, 'values=s0|s1|s2, seed=1')").await;
     assert_eq!(n, 8);
     assert_eq!(int(&ctx, "SELECT released_records FROM o_report").await, 8);

@@ -232,3 +232,16 @@ pub fn meta_of(ft: &anonfusion::encode::FrequencyTable) -> TableMeta {
 pub fn allow_seeded_dp(ctx: &SessionContext) {
     ctx.state_ref().write().config_mut().options_mut().set("anonfusion.seeded_dp", "true").unwrap();
 }
+
+/// An 8-record random table `t` (sensitive values s0, s1, s2) in a fresh session where seeded DP
+/// is allowed and `t` has a privacy budget of `budget`: the table of the huge-ε tests.
+pub async fn eight_records(budget: u32) -> SessionContext {
+    let records: Vec<(u32, u64)> = (0..8u32).map(|i| (i.wrapping_mul(2_654_435_761), 1)).collect();
+    let ft = random_table(&[(6, 2, true), (5, 2, false)], &[1, 2, 3], &records, 3);
+    let ctx = SessionContext::new();
+    let registry = anonfusion::register_all(&ctx);
+    register_random(&ctx, &registry, &ft);
+    allow_seeded_dp(&ctx);
+    rows(&ctx, &format!("SELECT * FROM set_privacy_budget('t', {budget})")).await;
+    ctx
+}

@@ -87,10 +87,11 @@ impl Outputs {
     /// Register `tables` (the release first) as `function`'s outputs for the release
     /// `tables[0]`, dropping the earlier release's side tables that are not replaced.
     ///
-    /// `undoable`: the registrations are journalled in the running statement's [`Journal`], if any, so
-    /// that a statement failing after the call leaves the catalog as it was. A call that
-    /// charged a privacy budget is not undoable: its charge stands (what the failing statement
-    /// did may have depended on the release), and so does the release it paid for.
+    /// `undoable`: the names this call changes (its outputs and the stale side tables it
+    /// drops) are journalled in the running statement's [`Journal`], if any, so that a
+    /// statement failing after the call leaves the catalog as it was. A call that charged a
+    /// privacy budget is not undoable: its charge stands (what the failing statement did may
+    /// have depended on the release), and so does the release it paid for.
     pub(crate) fn publish(
         &self,
         ctx: &SessionContext,
@@ -99,21 +100,6 @@ impl Outputs {
         undoable: bool,
     ) -> Result<()> {
         let mut owned = self.owned.lock().expect("outputs lock");
-        if undoable {
-            Journal::record(
-                || {
-                    let touched = owned
-                        .iter()
-                        .filter(|(name, o)| o.release == tables[0].0 && !tables.iter().any(|(n, _)| n == *name))
-                        .map(|(name, _)| name.clone())
-                        .chain(tables.iter().map(|(n, _)| n.clone()));
-                    touched
-                        .map(|name| Undo { previous: registered(ctx, &name), owned: owned.get(&name).cloned(), name })
-                        .collect::<Vec<_>>()
-                },
-                &self.owned,
-            );
-        }
         let release = tables.first().map(|(n, _)| n.clone()).unwrap_or_default();
         let stale: Vec<String> = owned
             .iter()
@@ -122,6 +108,17 @@ impl Outputs {
             .filter(|(name, o)| registered(ctx, name).is_some_and(|p| o.is(&p)))
             .map(|(name, _)| name.clone())
             .collect();
+        if undoable {
+            let changed = stale.iter().cloned().chain(tables.iter().map(|(n, _)| n.clone()));
+            Journal::record(
+                || {
+                    changed
+                        .map(|name| Undo { previous: registered(ctx, &name), owned: owned.get(&name).cloned(), name })
+                        .collect()
+                },
+                &self.owned,
+            );
+        }
         for name in stale {
             ctx.deregister_table(name.as_str())?;
             owned.remove(&name);

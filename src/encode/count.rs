@@ -146,7 +146,7 @@ pub(super) fn count_in_memory(
     // encoding does). Each slice codes its values in the order met (one hash lookup a row),
     // then the few distinct values are sorted once and each slice's codes mapped onto theirs.
     let s_arrays: Vec<ArrayRef> = match s_col {
-        Some(c) => slices.iter().map(|b| utf8(b.column(c))).collect::<Option<_>>()?,
+        Some(c) => slices.iter().map(|b| super::sensitive_text(b.column(c)).ok()).collect::<Option<_>>()?,
         None => Vec::new(),
     };
     let s_strings: Vec<&StringArray> = s_arrays.iter().map(|a| a.as_string::<i32>()).collect();

@@ -491,7 +491,7 @@ async fn null_count(source: &Source, name: &str) -> Result<usize> {
 fn encode_sensitive(table: &str, name: &str, parts: &[ArrayRef]) -> Result<SensitiveColumn> {
     let mut raw: Vec<String> = Vec::new();
     for arr in parts {
-        let v = cast(arr, &DataType::Utf8)?;
+        let v = sensitive_text(arr)?;
         let v = v.as_string::<i32>();
         for r in 0..arr.len() {
             if arr.is_null(r) {
@@ -504,6 +504,28 @@ fn encode_sensitive(table: &str, name: &str, parts: &[ArrayRef]) -> Result<Sensi
     let index: HashMap<&str, u32> = values.iter().enumerate().map(|(i, v)| (v.as_str(), i as u32)).collect();
     let codes = raw.iter().map(|v| index[v.as_str()]).collect();
     Ok(SensitiveColumn { name: name.to_string(), values, codes })
+}
+
+/// A sensitive column as the text its values are told apart by (both counts code it so).
+fn sensitive_text(arr: &ArrayRef) -> Result<ArrayRef> {
+    Ok(cast(&signed_zero_as_zero(arr)?, &DataType::Utf8)?)
+}
+
+/// A float column with every -0.0 made 0.0 (adding 0.0 does it, IEEE 754; NaN and NULL stay);
+/// any other column as it is. Sensitive values are told apart by their text, where -0.0 and 0.0
+/// read "-0" and "0": one number would count as two distinct values (overstating distinct l)
+/// and be published as two.
+fn signed_zero_as_zero(arr: &ArrayRef) -> Result<ArrayRef> {
+    let float = match arr.data_type() {
+        DataType::Dictionary(_, values) => values.as_ref().clone(),
+        ty => ty.clone(),
+    };
+    if !float.is_floating() {
+        return Ok(arr.clone());
+    }
+    let zero = cast(&(Arc::new(datafusion::arrow::array::Int8Array::from(vec![0])) as ArrayRef), &float)?;
+    let arr = cast(arr, &float)?;
+    Ok(datafusion::arrow::compute::kernels::numeric::add(&arr, &datafusion::arrow::array::Scalar::new(zero))?)
 }
 
 /// Numbers in labels: defined beside the label parser (`hierarchy::numeric`), which the query

@@ -8,7 +8,9 @@ use crate::meta::TableMeta;
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, Int64Array, RecordBatch};
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Schema};
+use datafusion::functions::math::expr_fn::abs;
 use datafusion::functions_aggregate::expr_fn::count;
+use datafusion::logical_expr::when;
 use datafusion::logical_expr::{Expr, cast as cast_expr};
 use datafusion::prelude::{SessionContext, ident, lit};
 use std::collections::HashMap;
@@ -130,28 +132,40 @@ fn numeric_type(t: &DataType) -> bool {
     t.is_numeric()
 }
 
+/// Sensitive column `s` of type `ty` with a float's -0.0 read as 0.0: one number, one value
+/// (their texts "-0" and "0" would count twice). `abs` maps both zeros to +0.0, which compares
+/// equal to 0.0 under Arrow's total order of floats, where -0.0 does not.
+fn one_zero(s: &str, ty: &DataType) -> Result<Expr> {
+    let float = match ty {
+        DataType::Dictionary(_, values) => values.as_ref(),
+        ty => ty,
+    };
+    if !float.is_floating() {
+        return Ok(ident(s));
+    }
+    let x = cast_expr(ident(s), float.clone());
+    let zero = lit(datafusion::common::ScalarValue::new_zero(float)?);
+    Ok(when(abs(x.clone()).eq(zero.clone()), zero).otherwise(x)?)
+}
+
 /// The class × sensitive histogram. Without a sensitive column every class holds one value, so
 /// k-anonymity still works.
 pub(crate) async fn histogram(ctx: &SessionContext, layout: &Layout, sensitive: Option<&str>) -> Result<Histogram> {
     let df = ctx.table(layout.release.as_str()).await.map_err(|_| AnonError::table(&layout.release, "not found"))?;
-    let numeric = match sensitive {
+    let (numeric, value) = match sensitive {
         Some(s) => {
             let f = df.schema().field_with_unqualified_name(s).map_err(|_| {
                 AnonError::column(&layout.release, s, "is missing: the original table declares it sensitive")
             })?;
-            numeric_type(f.data_type())
+            (numeric_type(f.data_type()), one_zero(s, f.data_type())?)
         }
-        None => false,
+        None => (false, lit("")),
     };
     let mut group = vec![layout.suppressed().alias("__supp")];
     group.extend(layout.key_exprs());
-    let sens_expr = match sensitive {
-        Some(s) => cast_expr(ident(s), DataType::Utf8).alias("__s"),
-        None => lit("").alias("__s"),
-    };
-    group.push(sens_expr);
+    group.push(cast_expr(value.clone(), DataType::Utf8).alias("__s"));
     if numeric {
-        group.push(cast_expr(ident(sensitive.unwrap_or_default()), DataType::Float64).alias("__x"));
+        group.push(cast_expr(value, DataType::Float64).alias("__x"));
     }
     let batches = df.aggregate(group, vec![count(lit(1)).alias("__n")])?.collect().await?;
     assemble(layout, &batches, numeric)

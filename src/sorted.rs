@@ -64,3 +64,27 @@ mod tests {
         assert_eq!(merge_by_key(&a, &b, |e| e.0, |x, y| (x.0, x.1 + y.1)), vec![(0, 5), (1, 2), (4, 4)]);
     }
 }
+
+/// `df` grouped by `keys` with `aggregates`, its rows in key order, not the hash aggregate's
+/// arrival order: a float summed over the groups (a measure, SUDA's DIS scores) is then the
+/// same on every run. Without keys there is one group and nothing to order (DataFusion's
+/// optimizer fails on an ORDER BY left empty).
+pub(crate) fn aggregate_in_key_order(
+    df: datafusion::dataframe::DataFrame,
+    keys: Vec<datafusion::prelude::Expr>,
+    aggregates: Vec<datafusion::prelude::Expr>,
+) -> datafusion::error::Result<datafusion::dataframe::DataFrame> {
+    let n = keys.len();
+    let grouped = df.aggregate(keys, aggregates)?;
+    if n == 0 {
+        return Ok(grouped);
+    }
+    let order = grouped
+        .schema()
+        .columns()
+        .into_iter()
+        .take(n)
+        .map(|c| datafusion::prelude::Expr::Column(c).sort(true, true))
+        .collect();
+    grouped.sort(order)
+}

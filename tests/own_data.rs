@@ -629,3 +629,44 @@ async fn utility_constraints_builds_bands_by_code_sets() {
         assert!(!ctx.table_exist("bad").unwrap(), "{sql}");
     }
 }
+
+/// A code set identifies a patient as a quasi-identifier does, and only artuc generalizes it:
+/// kanon (full-domain and local) and `generalize` leave it out, as the class-built releases
+/// (h-ceiling, IPA, entropy) do, and kanon's report names it among the dropped columns (kanon and generalize once published the codes as
+/// they were, beside a release whose report said k). The metrics and the query harness read
+/// those releases without it, and a query on the codes says only artuc publishes them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_code_set_is_published_by_artuc_only() {
+    let figure = support::figure_1a();
+    let (ctx, _registry) = figure.session();
+    ctx.register_batch("u", support::table_4_batch()).unwrap();
+    let calls = [
+        ("k", "kanon_anonymize('src', 'k', 2)"),
+        ("kk", "kanon_anonymize('src', 'kk', 2, 'keep_insensitive=true')"),
+        ("kl", "kanon_anonymize('src', 'kl', 2, 'local=recoding')"),
+        ("g", "generalize('src', 'g', '1,1,1')"),
+    ];
+    for (release, call) in calls {
+        rows(&ctx, &format!("SELECT COUNT(*) FROM {call}")).await;
+        let columns =
+            texts(&ctx, &format!("SELECT column_name FROM information_schema.columns WHERE table_name = '{release}'"))
+                .await;
+        assert!(!columns.iter().any(|c| c == "codes"), "{call}: {columns:?}");
+    }
+    assert!(texts(&ctx, "SELECT dropped_columns FROM k_report").await[0].contains("codes"));
+    rows(&ctx, "SELECT COUNT(*) FROM artuc('src', 'r', 'u', 2, 2, 0.6, 2, 'pick=first')").await;
+    assert_eq!(
+        int(&ctx, "SELECT COUNT(*) FROM information_schema.columns WHERE table_name = 'r' AND column_name = 'codes'")
+            .await,
+        1
+    );
+    // Read without the codes: metrics, and a query that does not name them.
+    assert!(int(&ctx, "SELECT COUNT(*) FROM anon_metrics('src', 'k')").await > 0);
+    rows(&ctx, "SELECT * FROM query_error('SELECT COUNT(*) FROM src', 'src', 'k')").await;
+    let e = err(
+        &ctx,
+        "SELECT * FROM query_error('SELECT COUNT(*) FROM src WHERE array_has(codes, ''053.20'')', 'src', 'k')",
+    )
+    .await;
+    assert!(e.contains("'codes'") && e.contains("only artuc publishes code sets"), "{e}");
+}

@@ -96,14 +96,17 @@ pub(crate) fn materialize_node(source: &Source, levels: &[u8], keep_insensitive:
     materialize_suppressed(source, levels, &[], keep_insensitive)
 }
 
-/// Whether a source column is published: quasi-identifiers (generalized), sensitive and
-/// set-valued columns always, insensitive ones only when the caller keeps them, identifiers
-/// never.
+/// Whether a source column is published: quasi-identifiers (generalized) and sensitive
+/// columns always, insensitive ones only when the caller keeps them, identifiers never, and
+/// set-valued ones never: a set of diagnosis codes identifies a patient as a quasi-identifier
+/// does, and only artuc generalizes it ((k, k^m)-anonymity). Published as it is beside a
+/// k-anonymous release, it would void the k the report prints (`verify_release 'km=2:1'` finds
+/// the unique sets); the class-built releases (h-ceiling, IPA, entropy) leave it out too.
 pub(crate) fn released(meta: &TableMeta, column: &str, keep_insensitive: bool) -> bool {
     match meta.role(column) {
-        Some(Role::QuasiIdentifier | Role::Sensitive | Role::SetValued) => true,
+        Some(Role::QuasiIdentifier | Role::Sensitive) => true,
         Some(Role::Insensitive) | None => keep_insensitive,
-        Some(Role::Identifier) => false,
+        Some(Role::Identifier | Role::SetValued) => false,
     }
 }
 

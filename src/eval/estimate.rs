@@ -106,11 +106,10 @@ async fn aggregated(
     }
     let df = ctx.table(scan.release).await.map_err(|_| AnonError::table(scan.release, "not found"))?;
     let keys: Vec<Expr> = keys.into_iter().enumerate().map(|(i, e)| e.alias(format!("__k{i}"))).collect();
-    // In key order, not the hash aggregate's arrival order: the measures sum floating-point
-    // contributions tuple by tuple, and a sum in another order differs in its last digits from
-    // run to run (two_way_marginal 792.1779608785615 and ...616 for one seeded release).
-    let order: Vec<_> = (0..keys.len()).map(|i| ident(format!("__k{i}")).sort(true, true)).collect();
-    let batches = df.aggregate(keys, vec![count(lit(1)).alias("__n")])?.sort(order)?.collect().await?;
+    // In key order: the measures sum floating-point contributions tuple by tuple, and a sum in
+    // another order differs in its last digits from run to run (two_way_marginal
+    // 792.1779608785615 and ...616 for one seeded release).
+    let batches = crate::sorted::aggregate_in_key_order(df, keys, vec![count(lit(1)).alias("__n")])?.collect().await?;
     let offsets = column_offsets(plan);
     let codes = plan
         .attrs

@@ -90,7 +90,9 @@ impl Plan {
         let mut attrs = Vec::new();
         for c in q.columns() {
             let a = attr(&c, meta, original, names)?;
-            if matches!(a.kind, AttrKind::ExactNum | AttrKind::ExactStr) && release.field_with_name(&c).is_err() {
+            if matches!(a.kind, AttrKind::ExactNum | AttrKind::ExactStr | AttrKind::Codes(..))
+                && release.field_with_name(&c).is_err()
+            {
                 return Err(not_released(&c, meta, names));
             }
             attrs.push(a);
@@ -167,7 +169,9 @@ fn check_release_schema(meta: &TableMeta, original: &Schema, release: &Schema, n
             Role::QuasiIdentifier if meta.hierarchy(names.original, col)?.is_numeric() => {
                 vec![col.clone(), format!("{col}_lo"), format!("{col}_hi")]
             }
-            Role::QuasiIdentifier | Role::SetValued | Role::Sensitive => vec![col.clone()],
+            // A code set is published by artuc only: other releases leave it out, and only a
+            // query that reads it needs it ([`not_released`]).
+            Role::QuasiIdentifier | Role::Sensitive => vec![col.clone()],
             _ => vec![],
         };
         for n in needed {
@@ -192,6 +196,16 @@ fn check_release_schema(meta: &TableMeta, original: &Schema, release: &Schema, n
 /// A column the query reads as published that the release left out: methods drop columns
 /// declared insensitive (every undeclared column is) unless asked to keep them.
 fn not_released(c: &str, meta: &TableMeta, names: &Names) -> AnonError {
+    if meta.role(c) == Some(Role::SetValued) {
+        return AnonError::column(
+            names.release,
+            c,
+            format!(
+                "is not in the release: '{c}' is declared set_valued in '{}', and only artuc publishes code sets",
+                names.original
+            ),
+        );
+    }
     // Columns never declared are insensitive (declare_roles).
     let role = meta.role(c).unwrap_or(Role::Insensitive).name();
     AnonError::column(

@@ -144,7 +144,9 @@ pub fn decode_weighted(
     let class_ids = optional_column(name, "class_id", batches)?.map(|parts| int_values(&parts)).transpose()?;
     let (class_of, class_sizes) = classes(&cells, &suppressed, class_ids.as_deref(), &weights);
     let mut sets = Vec::new();
-    for s in meta.columns_with(Role::SetValued) {
+    // Only artuc publishes a code set: a release without it has no sets to decode.
+    let published = |s: &str| batches.first().is_none_or(|b| b.schema().column_with_name(s).is_some());
+    for s in meta.columns_with(Role::SetValued).into_iter().filter(|s| published(s)) {
         let h = meta.hierarchy(original, s)?;
         sets.push(decode_set(name, s, h, batches)?);
     }

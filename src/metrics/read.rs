@@ -70,7 +70,10 @@ async fn read_release(ctx: &SessionContext, original: &str, meta: &TableMeta, re
         }
     }
     cols.extend(meta.columns_with(Role::Sensitive).first().map(|s| s.to_string()));
-    cols.extend(meta.columns_with(Role::SetValued).iter().map(|s| s.to_string()));
+    // A code set is in artuc's releases only; every other method leaves it out.
+    cols.extend(
+        meta.columns_with(Role::SetValued).iter().filter(|s| present.iter().any(|p| p == *s)).map(|s| s.to_string()),
+    );
     if let Some(missing) = cols.iter().find(|c| !present.contains(c)) {
         return Err(AnonError::column(
             release,
@@ -84,8 +87,8 @@ async fn read_release(ctx: &SessionContext, original: &str, meta: &TableMeta, re
     let group: Vec<_> = cols.iter().map(|c| ident(c.as_str())).collect();
     // Sorted, so every metric sums its rows in one order: the GROUP BY's own order varies from
     // run to run, and with it the last bits of a floating-point sum.
-    let order: Vec<_> = cols.iter().map(|c| ident(c.as_str()).sort(true, true)).collect();
-    let batches = df.aggregate(group, vec![count(lit(1)).alias("__records")])?.sort(order)?.collect().await?;
+    let batches =
+        crate::sorted::aggregate_in_key_order(df, group, vec![count(lit(1)).alias("__records")])?.collect().await?;
     let counts: Vec<ArrayRef> = batches.iter().map(|b| b.column(cols.len()).clone()).collect();
     let weights = int_values(&counts)?.into_iter().map(|c| c.unwrap_or(0).max(0) as u64).collect();
     decode_weighted(original, meta, release, &batches, weights)

@@ -117,10 +117,9 @@ impl Records {
 /// `*`; only looked for in a release, and left out of the records).
 pub(crate) async fn records(df: DataFrame, keys: &[String], release: bool) -> Result<(Records, u64)> {
     let group: Vec<Expr> = keys.iter().map(ident).collect();
-    // Classes in key order, not the hash aggregate's arrival order, so every score summed over
-    // them (SUDA's DIS scores) is the same float on every run.
-    let order: Vec<_> = keys.iter().map(|k| ident(k).sort(true, true)).collect();
-    let batches = df.aggregate(group, vec![count(lit(1)).alias("__n")])?.sort(order)?.collect().await?;
+    // Classes in key order, so every score summed over them (SUDA's DIS scores) is the same
+    // float on every run.
+    let batches = crate::sorted::aggregate_in_key_order(df, group, vec![count(lit(1)).alias("__n")])?.collect().await?;
     let columns: Vec<usize> = (0..keys.len()).collect();
     let encoded = crate::parallel::map(&columns, |&j| encode(&batches, j, release));
     let mut stars = Vec::new();

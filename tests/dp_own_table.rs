@@ -266,17 +266,27 @@ async fn a_privacy_unit_bounds_rows_and_is_charged_per_person() {
     let b = rows(&ctx, "SELECT MAX(spent) FROM anon_privacy_ledger WHERE table_name = 'p3'").await;
     let c = datafusion::arrow::compute::cast(b[0].column(0), &datafusion::arrow::datatypes::DataType::Float64).unwrap();
     assert!((c.as_primitive::<Float64Type>().value(0) - 2.0).abs() < 1e-6, "1.0 each, charged per person");
+    // A unit left NULL on some rows: refused, before any charge (pooled, those rows would be one
+    // person whose kept rows change when another NULL-unit patient joins: twice the bound).
+    rows(&ctx, "CREATE TABLE p3n AS SELECT *, CASE WHEN pid % 7 = 0 THEN NULL ELSE pid END AS pid_or_null FROM p3")
+        .await;
+    declare(&ctx, "p3n", true).await;
+    rows(&ctx, "SELECT * FROM set_privacy_budget('p3n', 3.0)").await;
     for (options, needle) in [
         ("privacy_unit=pid", "max_rows_per_unit"),
         ("max_rows_per_unit=2", "privacy_unit"),
         ("privacy_unit=pid, max_rows_per_unit=0", "'max_rows_per_unit': must be an integer in [1, 1000]"),
         ("privacy_unit=pid, max_rows_per_unit=2, guarantee=approx", "guarantee=pure only"),
         ("privacy_unit=nobody, max_rows_per_unit=2", "nobody"),
+        ("privacy_unit=pid_or_null, max_rows_per_unit=2", "'pid_or_null' of table 'p3n': holds NULLs"),
     ] {
-        let e = err(&ctx, &format!("SELECT * FROM dp_histogram('p3', 'x', 0.1, '2,5,1,4', '{options}')")).await;
+        let table = if options.contains("pid_or_null") { "p3n" } else { "p3" };
+        let e = err(&ctx, &format!("SELECT * FROM dp_histogram('{table}', 'x', 0.1, '2,5,1,4', '{options}')")).await;
         assert!(e.contains(needle), "{options}: {e}");
         assert!(!ctx.table_exist("x").unwrap());
     }
+    let charged = int(&ctx, "SELECT COUNT(*) FROM anon_privacy_ledger WHERE table_name = 'p3n' AND spent > 0").await;
+    assert_eq!(charged, 0, "refused before the charge");
 }
 
 /// Runs per table of the SQL audits: each run is a whole statement (plan, aggregation, noise,

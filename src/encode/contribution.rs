@@ -39,6 +39,18 @@ pub(crate) async fn bounded_frequency_table(
     if df.schema().field_with_unqualified_name(&bound.column).is_err() {
         return Err(AnonError::column(table, &bound.column, "is not a column of the table (privacy_unit=)"));
     }
+    // Rows without a unit would be pooled into one "person" bounded at `rows` rows. A new
+    // patient whose id is missing then changes which of the others' NULL rows are kept: up to
+    // `rows` rows out and as many in, twice the bound the charge assumes. So every row must
+    // name its unit.
+    if super::null_count(source, &bound.column).await? > 0 {
+        return Err(AnonError::column(
+            table,
+            &bound.column,
+            "holds NULLs, and every row must name its privacy unit (privacy_unit=): fill them with ids of their \
+             own persons or leave those rows out",
+        ));
+    }
     let qis = meta.quasi_identifiers();
     let order = match bound.seed {
         None => random(),

@@ -106,6 +106,24 @@ async fn hierarchies_read_from_the_data_are_refused_and_declared_ones_run() {
         // Restore every declared form before the next builder.
         declare(&ctx, "p", true).await;
     }
+    // A hierarchy read from the table itself, however its name is written, or through a view.
+    rows(
+        &ctx,
+        "CREATE TABLE w (code VARCHAR, chapter VARCHAR, top VARCHAR) AS VALUES ('250.00', 'endocrine', '*'), \
+         ('401.9', 'circulatory', '*'), ('999.99', 'injury', '*')",
+    )
+    .await;
+    rows(&ctx, "CREATE VIEW wv AS SELECT * FROM w").await;
+    rows(&ctx, "SELECT * FROM declare_roles('w', 'code=sensitive, chapter=qi')").await;
+    rows(&ctx, "SELECT * FROM flat_hierarchy('w', 'chapter', 'values=endocrine|circulatory|injury')").await;
+    rows(&ctx, "SELECT * FROM set_privacy_budget('w', 1.0)").await;
+    for source in ["w", "W", "public.w", "datafusion.public.w", "\"w\"", "wv"] {
+        rows(&ctx, &format!("SELECT * FROM hierarchy_from_table('w', 'code', '{}')", source.replace('\'', "''"))).await;
+        let e = err(&ctx, "SELECT * FROM dp_histogram('w', 'x', 1.0, '1')").await;
+        assert!(e.contains("'code'") && e.contains("derived from the data"), "{source}: {e}");
+    }
+    let charged = int(&ctx, "SELECT COUNT(*) FROM anon_privacy_ledger WHERE table_name = 'w' AND spent > 0").await;
+    assert_eq!(charged, 0, "a refusal spends nothing");
     assert_eq!(spent(&ctx).await, 0.0, "a refusal spends nothing");
     // Declared domains: the release runs and is charged.
     let n = int(&ctx, "SELECT COUNT(*) FROM dp_histogram('p', 'h', 1.0, '1,5,1,2')").await;
@@ -368,4 +386,42 @@ async fn audit_privacy_unit_on_tables_that_differ_by_one_person() {
     assert!(v.is_empty(), "{v:?}");
     let v = unbounded.violations_in(AUDIT_RUNS, "record-level only", 1.0, 0.0);
     assert!(!v.is_empty(), "the audit must catch a person with three rows under record-level DP");
+}
+
+/// The informative domain is read in the column's type before anything is read or charged:
+/// `values=0|1` on a DOUBLE column names its 0.0 and 1.0 (it was refused as outside the
+/// domain); a declared value the type cannot hold is refused, naming it (it became a NULL that
+/// failed the call after its noise, uncharged); two spellings of one value are refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_informative_domain_is_read_in_the_column_s_type() {
+    let ctx = anonfusion::new_session();
+    rows(
+        &ctx,
+        "CREATE TABLE dd (sex VARCHAR, lab DOUBLE, code BIGINT) AS VALUES ('F', 0.0, 1), ('M', 1.0, 2), ('F', 1.0, 3)",
+    )
+    .await;
+    rows(&ctx, "SELECT * FROM declare_roles('dd', 'sex=qi, lab=sensitive')").await;
+    rows(&ctx, "SELECT * FROM flat_hierarchy('dd', 'sex', 'values=F|M')").await;
+    rows(&ctx, "SELECT * FROM set_privacy_budget('dd', 10.0)").await;
+    rows(&ctx, "SELECT COUNT(*) FROM dp_histogram('dd', 'h', 1.0, '0', 'values=0|1')").await;
+    let labs = common::texts(&ctx, "SELECT DISTINCT CAST(lab AS VARCHAR) FROM h ORDER BY 1").await;
+    assert!(labs.iter().all(|v| v == "0.0" || v == "1.0"), "{labs:?}");
+    rows(&ctx, "SELECT COUNT(*) FROM dp_synthesize('dd', 's', 1.0, 'values=0|1')").await;
+    // Its label is the ε charged, never above the ε asked for (it said 1.0000000000000002).
+    assert_eq!(int(&ctx, "SELECT CAST(epsilon <= 1.0 AND epsilon > 0.9999 AS INT) FROM s_report").await, 1);
+    let e = err(&ctx, "SELECT * FROM dp_histogram('dd', 'x', 1.0, '0', 'values=0|1|1.0')").await;
+    assert!(e.contains("'lab'") && e.contains("'1' and '1.0'"), "{e}");
+    rows(&ctx, "SELECT * FROM declare_roles('dd', 'sex=qi, lab=insensitive, code=sensitive')").await;
+    rows(&ctx, "SELECT * FROM set_privacy_budget('dd', 10.0)").await;
+    let before = int(&ctx, "SELECT COUNT(*) FROM anon_privacy_ledger WHERE table_name = 'dd'").await;
+    for call in [
+        "dp_histogram('dd', 'x', 1.0, '0', 'values=1|2|3|x')",
+        "ipa_release('dd', 'x', 1.0, 'partition=node, values=1|2|3|x')",
+        "dp_synthesize('dd', 'x', 1.0, 'values=1|2|3|x')",
+    ] {
+        let e = err(&ctx, &format!("SELECT * FROM {call}")).await;
+        assert!(e.contains("'code'") && e.contains("declares 'x'") && e.contains("Int64"), "{call}: {e}");
+    }
+    let after = int(&ctx, "SELECT COUNT(*) FROM anon_privacy_ledger WHERE table_name = 'dd'").await;
+    assert_eq!(before, after, "refused before anything was reserved");
 }

@@ -507,7 +507,7 @@ fn encode_sensitive(table: &str, name: &str, parts: &[ArrayRef]) -> Result<Sensi
 }
 
 /// A sensitive column as the text its values are told apart by (both counts code it so).
-fn sensitive_text(arr: &ArrayRef) -> Result<ArrayRef> {
+pub(crate) fn sensitive_text(arr: &ArrayRef) -> Result<ArrayRef> {
     Ok(cast(&signed_zero_as_zero(arr)?, &DataType::Utf8)?)
 }
 

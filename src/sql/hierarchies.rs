@@ -154,7 +154,7 @@ impl TableFunctionImpl for HierarchyFn {
                 let rows = hierarchy::rows_from_batches(&batches, &column)?;
                 let mut h = hierarchy::from_rows(rows, &column, kind)?;
                 // A hierarchy read from the data table itself has the data's values as leaves.
-                if source.eq_ignore_ascii_case(&table) {
+                if reads_the_table(&ctx, &source, &table) {
                     h = h.derived_from(&format!(
                         "its rows were read from table '{table}' itself; declare the hierarchy in a table or file of \
                          its own instead"
@@ -678,4 +678,32 @@ fn nodes_table(h: &Hierarchy) -> Result<Arc<dyn TableProvider>> {
         ("hi", Column::OptFloat(hi)),
         ("degree", Column::Float(deg)),
     ])
+}
+
+/// Does reading table `source` read table `table`'s rows: the same table however its name is
+/// written (`w`, `W`, `public.w`, `"w"`), or a view over it (every table the optimized plan
+/// scans, views inlined)? A hierarchy read that way has the data's own values as leaves. A copy
+/// (`CREATE TABLE h AS SELECT ...`) is a table of its own, as a file of the values would be.
+fn reads_the_table(ctx: &SessionContext, source: &str, table: &str) -> bool {
+    use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
+    use datafusion::logical_expr::LogicalPlan;
+    let target = crate::session::resolve(table);
+    if crate::session::resolve(source) == target {
+        return true;
+    }
+    let Ok(plan) = block_on(async { ctx.table(source).await?.into_optimized_plan() }) else {
+        return false;
+    };
+    let defaults = datafusion::config::CatalogOptions::default();
+    let mut found = false;
+    let _ = plan.apply(|node| {
+        if let LogicalPlan::TableScan(scan) = node
+            && scan.table_name.clone().resolve(&defaults.default_catalog, &defaults.default_schema) == target
+        {
+            found = true;
+            return Ok(TreeNodeRecursion::Stop);
+        }
+        Ok(TreeNodeRecursion::Continue)
+    });
+    found
 }

@@ -345,7 +345,17 @@ impl<S: MethodSpec> MethodFn<S> {
                 }
                 return Err(AnonError::CancelledAfterNoise);
             }
-            Err(e) => return Err(e),
+            Err(e @ AnonError::Cancelled) => return Err(e),
+            Err(e) => {
+                // A method reserves its charge after its data-dependent checks, just before its
+                // first draw: an error after that may depend on the noise, and a refund would
+                // make the failing call a free retry. The charge stands, as for a cancellation
+                // after the noise (docs/dp.md, "Cancelling a release").
+                if let (Some(r), Some((_, parts))) = (reservation, &charge) {
+                    r.commit(&output, S::NAME, &format!("{parts}; {FAILED_AFTER_NOISE}"))?;
+                }
+                return Err(e);
+            }
         };
         if charged && reservation.is_none() {
             return Err(AnonError::argument(
@@ -413,6 +423,8 @@ fn late_cancel(
 
 /// What a charged, cancelled call's ledger record says after its parts.
 const CANCELLED_AFTER_NOISE: &str = "cancelled after noise was drawn, nothing published";
+/// The ledger's note on a call that failed after its reservation (its noise may be drawn).
+const FAILED_AFTER_NOISE: &str = "failed after its budget was reserved for the noise, nothing published";
 
 /// `batches` as an in-memory table, their rows in a uniformly random order drawn from the
 /// call's seed (or the OS), so no row's position links it to its source row.

@@ -8,7 +8,7 @@
 
 use super::adaptive::{AdaptiveConfig, AdaptiveRelease};
 use super::baseline::{HistogramRelease, dp_histogram_cancellable};
-use super::domain::{check_declared, informative_domain, public_table};
+use super::domain::{check_declared, informative_domain, public_table, written_domain};
 use super::guarantee::Guarantee;
 use super::size::{self, DEFAULT_MAX_ROWS};
 use super::sound::{DpConfig, DpRelease};
@@ -618,6 +618,7 @@ async fn public_source<'a>(source: &'a source::Source, function: &str, call: &Ca
     // Refuse data-derived hierarchies before the data are read.
     let (table, meta) = (source.name(), source.meta());
     let (domain, _) = call.public_domains(function, table, meta)?;
+    let domain = written_domain(table, meta.sensitive(table)?, &source.schema(), &domain)?;
     let bound = call.unit.as_ref().map(|(column, rows)| Contribution {
         column: column.clone(),
         rows: *rows,

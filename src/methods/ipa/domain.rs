@@ -9,7 +9,11 @@ use crate::encode::{FrequencyTable, SensitiveColumn};
 use crate::error::{AnonError, Result};
 use crate::hierarchy::Hierarchy;
 use crate::meta::TableMeta;
+use datafusion::arrow::array::{Array, ArrayRef, AsArray, StringArray};
+use datafusion::arrow::compute::cast;
+use datafusion::arrow::datatypes::Schema;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// How to declare a domain, appended to every refusal.
 const HOW: &str = "every domain must be declared independently of the data: load_hierarchy from a file, \
@@ -42,6 +46,40 @@ pub fn informative_domain(
         ));
     }
     Ok(h.level(0).labels.clone())
+}
+
+/// The declared domain of informative column `column` as the column's type writes it: each
+/// value read as that type and written back as the text its records are told apart by
+/// ([`crate::encode::sensitive_text`]), so `values=0|1` on a DOUBLE column names 0.0 and 1.0
+/// as its records read. Refused, before anything is read or reserved: a value the type cannot
+/// hold (published, it would be a NULL the release cannot hold), and two values that are one
+/// value of the type. The error shows the declared value: a declaration, not a record's value.
+pub(crate) fn written_domain(table: &str, column: &str, schema: &Schema, domain: &[String]) -> Result<Vec<String>> {
+    let Ok(field) = schema.field_with_name(column) else { return Ok(domain.to_vec()) };
+    let ty = field.data_type();
+    let declared: ArrayRef = Arc::new(StringArray::from(domain.to_vec()));
+    let typed = cast(&declared, ty)?;
+    if let Some(i) = (0..typed.len()).find(|&i| typed.is_null(i)) {
+        return Err(AnonError::column(
+            table,
+            column,
+            format!("the informative domain declares '{}', which is not a value of the column's type {ty}", domain[i]),
+        ));
+    }
+    let written = crate::encode::sensitive_text(&typed)?;
+    let written: Vec<String> = written.as_string::<i32>().iter().map(|v| v.unwrap_or_default().to_string()).collect();
+    let mut first: HashMap<&str, usize> = HashMap::new();
+    for (i, w) in written.iter().enumerate() {
+        if let Some(&j) = first.get(w.as_str()) {
+            return Err(AnonError::column(
+                table,
+                column,
+                format!("the informative domain declares '{}' and '{}', one value of type {ty}", domain[j], domain[i]),
+            ));
+        }
+        first.insert(w, i);
+    }
+    Ok(written)
 }
 
 /// Refuse any quasi-identifier hierarchy derived from the data, naming the column.

@@ -17,6 +17,7 @@ use crate::methods::PassTimes;
 use crate::methods::contract::{NOT_FOR_PUBLICATION, Release, Rows, Side, Value::*};
 use crate::methods::ipa::Guarantee;
 use crate::methods::ipa::call::BeforeNoise;
+use crate::methods::ipa::domain::written_domain;
 use crate::methods::ipa::release::{Cells, cells_release, labelled_cells};
 use crate::progress::Progress;
 use std::collections::HashMap;
@@ -33,7 +34,8 @@ pub(crate) async fn synth_release(
 ) -> Result<Release> {
     let start = Instant::now();
     let (table, meta) = (source.name(), source.meta());
-    let d = Domains::resolve(table, meta, o)?;
+    let mut d = Domains::resolve(table, meta, o)?;
+    d.informative = written_domain(table, meta.sensitive(table)?, &source.schema(), &d.informative)?;
     let src = PublicSource::of(source).await?;
     let (data, ft) = d.encode(table, &src)?;
     before_noise()?;

@@ -618,6 +618,21 @@ pub fn release(ft: &FrequencyTable, config: &AdaptiveConfig) -> Result<AdaptiveR
     release_cancellable(ft, config, &crate::progress::Silent)
 }
 
+/// Check a declared plan (`root=`, `steps=`) against the table's hierarchies, and the
+/// informative domain, before the call's budget is reserved: these are public quantities, and
+/// an error after the reservation is charged (docs/dp.md, "Cancelling a release"). The
+/// automatic plan is resolved from noisy counts and checked as it is drawn.
+pub(crate) fn check_declared_plan(ft: &FrequencyTable, config: &AdaptiveConfig) -> Result<()> {
+    config.budget()?;
+    if ft.sensitive.as_ref().is_none_or(|s| s.values.is_empty()) {
+        return Err(AnonError::argument(F, "source", "needs an informative attribute with a declared domain"));
+    }
+    if !config.is_automatic() {
+        Plan::new(ft, config)?;
+    }
+    Ok(())
+}
+
 /// [`release`], stopped when `progress.cancelled()` (Ctrl-C): as [`AnonError::Cancelled`]
 /// before the partition's first draw, [`AnonError::CancelledAfterNoise`] after it.
 pub(crate) fn release_cancellable(

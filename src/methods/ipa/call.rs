@@ -549,6 +549,7 @@ pub(crate) async fn ipa_release(
         }
         Mode::Adaptive(config) => {
             let src = public_source(source, "ipa_release", call).await?;
+            super::adaptive::check_declared_plan(&src.ft, config)?;
             before_noise()?;
             let res = super::adaptive::release_cancellable(&src.ft, config, progress)?;
             let published = publish(&src, &res, call, res.budget.total())?;

@@ -373,6 +373,15 @@ async fn bad_arguments_are_clear_errors_and_register_nothing() {
     rows(&ctx, "SELECT * FROM interval_hierarchy('p', 'age', '5', 0, 99)").await;
     let e = err(&ctx, "SELECT * FROM kanon_anonymize('p', 'o', 2, 'distinct_l=2')").await;
     assert!(e.contains("no sensitive attribute"), "{e}");
+    // An empty table is named as such (k = 1 was "larger than the table (0 records)").
+    rows(&ctx, "CREATE TABLE empty AS SELECT * FROM p WHERE age < 0").await;
+    rows(&ctx, "SELECT * FROM declare_roles('empty', 'age=qi')").await;
+    rows(&ctx, "SELECT * FROM interval_hierarchy('empty', 'age', '5', 0, 99)").await;
+    let e = err(&ctx, "SELECT * FROM kanon_anonymize('empty', 'o', 1)").await;
+    assert!(e.contains("'k'") && e.contains("the table is empty"), "{e}");
+    // load_dataset names its own argument for a bad table name.
+    let e = err(&ctx, "SELECT * FROM load_dataset('nps', 100, 1, 'bad name')").await;
+    assert!(e.contains("argument 'as_table'"), "{e}");
 }
 
 /// The search's own loss equals the metric recomputed from the released table alone.

@@ -27,3 +27,14 @@ impl PassTimes {
         start.elapsed().as_secs_f64() * 1e3
     }
 }
+
+/// Refuse a `k` the table cannot meet: more than its records, or any k on an empty table (no
+/// class can hold k records of nothing). `function` names the caller in the error.
+pub(crate) fn check_k_fits(function: &str, k: u64, records: u64) -> crate::error::Result<()> {
+    let why = match records {
+        0 => "the table is empty: there are no records to anonymize".to_string(),
+        n if k > n => format!("k = {k} is larger than the table ({n} records)"),
+        _ => return Ok(()),
+    };
+    Err(crate::error::AnonError::argument(function, "k", why))
+}

@@ -3,7 +3,7 @@
 
 use super::args::Args;
 use super::glue::Memo;
-use super::glue::check_output_name;
+use super::glue::check_output_name_as;
 use super::glue::session_context;
 use crate::datasets::{self, DatasetTable};
 use crate::error::Result;
@@ -40,7 +40,7 @@ impl TableFunctionImpl for LoadDataset {
         if let Some(summary) = self.memo.get(&ctx, &key, &[]) {
             return Ok(summary);
         }
-        check_output_name("load_dataset", &as_table)?;
+        check_output_name_as("load_dataset", "as_table", &as_table)?;
         let as_table = crate::session::outputs::normalize(&as_table);
         let ds = datasets::load(&name, rows, seed)?;
         // A repeat of the same call was answered by the memo; anything else under an existing

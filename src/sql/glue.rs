@@ -145,13 +145,19 @@ impl Memo {
 
 /// Validate an output table name: a plain identifier, so the release can be queried unquoted.
 pub(crate) fn check_output_name(function: &str, name: &str) -> Result<()> {
+    check_output_name_as(function, "output", name)
+}
+
+/// [`check_output_name`] for an output named by argument `argument` (`load_dataset`'s
+/// `as_table`).
+pub(crate) fn check_output_name_as(function: &str, argument: &str, name: &str) -> Result<()> {
     let ok = !name.is_empty()
         && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
         && !name.starts_with(|c: char| c.is_ascii_digit());
     if ok {
         Ok(())
     } else {
-        Err(AnonError::argument(function, "output", format!("'{name}' is not a plain table name (letters, digits, _)")))
+        Err(AnonError::argument(function, argument, format!("'{name}' is not a plain table name (letters, digits, _)")))
     }
 }
 

@@ -165,13 +165,7 @@ impl ArtucConfig {
         if c.k < 1 {
             return Err(AnonError::argument(F, "k", "must be at least 1"));
         }
-        if c.k > table.len() as u64 {
-            return Err(AnonError::argument(
-                F,
-                "k",
-                format!("k = {} is larger than the table ({} records)", c.k, table.len()),
-            ));
-        }
+        crate::methods::check_k_fits(F, c.k, table.len() as u64)?;
         if c.m < 1 {
             return Err(AnonError::argument(F, "m", format!("must be at least 1, got {}", c.m)));
         }

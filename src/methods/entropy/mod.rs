@@ -143,13 +143,7 @@ impl EntropyConfig {
         if self.k < 2 {
             return Err(AnonError::argument(F, "k", format!("must be at least 2, got {}", self.k)));
         }
-        if self.k > records {
-            return Err(AnonError::argument(
-                F,
-                "k",
-                format!("k = {} is larger than the table ({records} records)", self.k),
-            ));
-        }
+        crate::methods::check_k_fits(F, self.k, records)?;
         if sensitive_values == 0 {
             return Err(AnonError::argument(F, "source", "the sensitive attribute has no values"));
         }

@@ -151,13 +151,7 @@ impl HceilConfig {
         {
             return Err(AnonError::argument(F, "h", format!("must be in (0, 1], got {}", shown(h))));
         }
-        if self.k > records {
-            return Err(AnonError::argument(
-                F,
-                "k",
-                format!("k = {} is larger than the table ({records} records)", self.k),
-            ));
-        }
+        crate::methods::check_k_fits(F, self.k, records)?;
         if sensitive_values < 2 {
             return Err(AnonError::argument(
                 F,

@@ -228,13 +228,7 @@ impl KanonConfig {
                 format!("must be a percentage in [0, 100], got {}", crate::dp::ledger::shown(self.suppression_percent)),
             ));
         }
-        if self.models.k > records {
-            return Err(AnonError::argument(
-                "kanon_anonymize",
-                "k",
-                format!("k = {} is larger than the table ({records} records)", self.models.k),
-            ));
-        }
+        crate::methods::check_k_fits("kanon_anonymize", self.models.k, records)?;
         Ok(())
     }
 

@@ -183,10 +183,14 @@ async fn diversity_checks_fail_exactly_where_they_should() {
 async fn t_closeness_categorical_and_ordered() {
     let ctx = paper_session().await;
     release(&ctx, "t5", &T5_C1, &T5_C2).await;
-    // Overall (P, D, A) = (3, 4, 1)/8; each class is at total variation 0.125.
-    assert!(one(&ctx, "verify_release('t1', 't5', 't=0.15')").await.holds);
+    // Q is the original's (Table 1): (P, D, A) = (3, 3, 1)/7, not the release's (3, 4, 1)/8,
+    // which counts Table 5's counterfeit Diabetes. Class 1 {P, D, A, D} is at total variation
+    // 5/28 = 0.1786, class 2 {P, D, D, P} at 1/7 = 0.1429 (against the release's: 0.125 each).
+    assert!(one(&ctx, "verify_release('t1', 't5', 't=0.18')").await.holds);
+    let v = one(&ctx, "verify_release('t1', 't5', 't=0.15')").await;
+    assert!(!v.holds && v.violations == 1 && v.detail.contains("equal-distance EMD 0.1786"), "{v:?}");
     let v = one(&ctx, "verify_release('t1', 't5', 't=0.1')").await;
-    assert!(!v.holds && v.violations == 2 && v.detail.contains("equal-distance EMD 0.1250"), "{v:?}");
+    assert!(!v.holds && v.violations == 2, "{v:?}");
 
     // A numeric sensitive attribute: ordered distance. Classes {1, 2} and {3, 3} against
     // (0.25, 0.25, 0.5): EMD = 0.75 / 2 = 0.375 each, where total variation would say 0.5.
@@ -245,23 +249,81 @@ async fn a_float_s_two_zeros_are_one_sensitive_value() {
     assert_eq!(zeros.iter().map(|b| b.num_rows()).sum::<usize>(), 1, "one zero published");
 }
 
+/// A suppressed record is a row that carries nothing (every label `*`, NULL bounds, NULL
+/// sensitive value): it leaves the classes. The same row carrying a sensitive value is no
+/// suppressed record: it is a class of its own (the root tuple) and fails k and l.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn suppressed_rows_leave_the_classes() {
     let ctx = paper_session().await;
-    run(
-        &ctx,
-        &format!(
-            "CREATE TABLE sup {RELEASE_COLUMNS} AS VALUES {}, {}, {}, (NULL, '*', NULL, NULL, '*', '*', NULL, NULL, 'Anemia')",
-            class1("Pneumonia"),
-            class1("Diabetes"),
-            class1("Anemia")
-        ),
-    )
-    .await;
-    let v = verify(&ctx, "verify_release('t1', 'sup', 'k=3, h=0.5')").await;
+    for (name, value) in [("sup", "NULL"), ("leak", "'Anemia'")] {
+        run(
+            &ctx,
+            &format!(
+                "CREATE TABLE {name} {RELEASE_COLUMNS} AS VALUES {}, {}, {}, (NULL, '*', NULL, NULL, '*', '*', NULL, NULL, {value})",
+                class1("Pneumonia"),
+                class1("Diabetes"),
+                class1("Anemia")
+            ),
+        )
+        .await;
+    }
+    let v = verify(&ctx, "verify_release('t1', 'sup', 'k=3, h=0.5, distinct_l=3')").await;
     assert!(v[0].holds && v[0].detail.contains("1 suppressed rows excluded"), "{v:?}");
     // Def. 1 quantifies over every record: a suppressed one has D(r) = 1.
     assert!(!v[1].holds && v[1].violations == 1, "{v:?}");
+    assert!(v[2].holds && v[2].detail.contains("1 suppressed rows excluded"), "{v:?}");
+    // The row that keeps its value discloses it: it is the class (*, *, *) of one row.
+    let v = verify(&ctx, "verify_release('t1', 'leak', 'k=3, distinct_l=3')").await;
+    for r in &v {
+        assert!(!r.holds && r.violations == 1 && r.detail.contains("class (age=* [NULL, NULL]"), "{v:?}");
+        assert!(!r.detail.contains("suppressed"), "{v:?}");
+    }
+}
+
+/// A top-node release of categorical quasi-identifiers (the audit's finding 2): every label is
+/// `*` and there are no bounds, yet the rows carry their sensitive values, so they are one
+/// class of 3 rows holding one value, not 3 suppressed records. k=1000 and l=2 fail (they held
+/// vacuously over "0 classes" when such rows were read as suppressed); t=0 holds, the class's
+/// distribution being the whole table's. The same from `generalize` at the root and by hand.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_release_at_the_root_is_one_class_not_suppressed_records() {
+    let ctx = new_session();
+    run(&ctx, "CREATE TABLE tp (zip VARCHAR, sex VARCHAR, d VARCHAR) AS VALUES ('02138','F','hiv'),('02139','M','hiv'),('02141','F','hiv')")
+        .await;
+    run(&ctx, "SELECT * FROM declare_roles('tp', 'zip=qi, sex=qi, d=sensitive')").await;
+    run(&ctx, "SELECT * FROM flat_hierarchy('tp', 'zip', 'values=02138|02139|02141')").await;
+    run(&ctx, "SELECT * FROM flat_hierarchy('tp', 'sex', 'values=F|M')").await;
+    run(&ctx, "SELECT COUNT(*) FROM generalize('tp', 'tp_g', '1,1')").await;
+    run(&ctx, "CREATE TABLE tp_h (zip VARCHAR, sex VARCHAR, d VARCHAR) AS VALUES ('*','*','hiv'),('*','*','hiv'),('*','*','hiv')")
+        .await;
+    for release in ["tp_g", "tp_h"] {
+        let v =
+            verify(&ctx, &format!("verify_release('tp', '{release}', 'k=1000, distinct_l=2, entropy_l=2, t=0')")).await;
+        assert!(!v[0].holds && v[0].detail.contains("has 3 rows < k=1000"), "{release}: {v:?}");
+        assert!(!v[1].holds && v[1].detail.contains("1 distinct sensitive values < l=2"), "{release}: {v:?}");
+        assert!(!v[2].holds, "{release}: {v:?}");
+        assert!(v[3].holds && v[3].detail.contains("1 classes"), "{release}: {v:?}");
+        assert!(v.iter().all(|r| !r.detail.contains("suppressed")), "{release}: {v:?}");
+    }
+}
+
+/// t-closeness compares each class with the ORIGINAL table's distribution, not the release's:
+/// shells carry no value, and the release's rows need not be the table's (here a hand-made
+/// one). Original: a, a, b, b, so Q = (½, ½); release: class x = a, a, class y = a, b and a
+/// shell. Class x's EMD is ½ against Q (¼ against the release's own a ¾, b ¼; 0.4 with the
+/// shell's NULL counted as a value).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn t_closeness_compares_with_the_original_table() {
+    let ctx = new_session();
+    run(&ctx, "CREATE TABLE o (q VARCHAR, s VARCHAR) AS VALUES ('x','a'),('x','a'),('y','b'),('y','b')").await;
+    run(&ctx, "SELECT * FROM declare_roles('o', 'q=qi, s=sensitive')").await;
+    run(&ctx, "SELECT * FROM flat_hierarchy('o', 'q', 'values=x|y')").await;
+    run(&ctx, "CREATE TABLE o_r (q VARCHAR, s VARCHAR) AS VALUES ('x','a'),('x','a'),('y','a'),('y','b'),('*',NULL)")
+        .await;
+    let v = one(&ctx, "verify_release('o', 'o_r', 't=0.45')").await;
+    assert!(v.detail.contains("class (q=x) has equal-distance EMD 0.5000"), "{v:?}");
+    assert!(!v.holds && v.violations == 1 && v.detail.contains("1 suppressed rows excluded"), "{v:?}");
+    assert!(one(&ctx, "verify_release('o', 'o_r', 't=0.5')").await.holds);
 }
 
 /// An RT-dataset: age (numeric QI) and a list of diagnosis codes.
@@ -385,10 +447,16 @@ async fn bad_calls_name_what_is_wrong() {
 const A_LABELS: [&str; 7] = ["x1", "x2", "x3", "x4", "g1", "g2", "*"];
 const B_NODES: [(&str, i64, i64); 5] = [("3", 3, 3), ("7", 7, 7), ("0-4", 0, 4), ("5-9", 5, 9), ("*", 0, 9)];
 
-/// A random release row: Some((a label, b node, sensitive)) or None for a suppressed row.
+/// `b` at the root with NULL bounds, as a suppressed record shows it (index past B_NODES).
+const B_BARE_STAR: usize = B_NODES.len();
+
+/// A random release row: Some((a label, b node, sensitive)) or None for a suppressed row (a
+/// shell: `*`, NULL bounds, NULL sensitive value). Some((`*`, B_BARE_STAR, s)) looks like a
+/// suppressed row but carries a value: it is a class like any other.
 fn row_strategy() -> impl Strategy<Value = Option<(usize, usize, usize)>> {
     prop_oneof![
         1 => Just(None),
+        1 => (0..3usize).prop_map(|s| Some((A_LABELS.len() - 1, B_BARE_STAR, s))),
         12 => (0..A_LABELS.len(), 0..B_NODES.len(), 0..3usize).prop_map(Some),
     ]
 }
@@ -402,14 +470,21 @@ fn release_batch(rows: &[Option<(usize, usize, usize)>]) -> RecordBatch {
                 b.push("*");
                 lo.push(None);
                 hi.push(None);
-                s.push("s0");
+                s.push(None);
+            }
+            Some((ai, B_BARE_STAR, si)) => {
+                a.push(A_LABELS[*ai]);
+                b.push("*");
+                lo.push(None);
+                hi.push(None);
+                s.push(Some(["s0", "s1", "s2"][*si]));
             }
             Some((ai, bi, si)) => {
                 a.push(A_LABELS[*ai]);
                 b.push(B_NODES[*bi].0);
                 lo.push(Some(B_NODES[*bi].1));
                 hi.push(Some(B_NODES[*bi].2));
-                s.push(["s0", "s1", "s2"][*si]);
+                s.push(Some(["s0", "s1", "s2"][*si]));
             }
         }
     }
@@ -418,7 +493,7 @@ fn release_batch(rows: &[Option<(usize, usize, usize)>]) -> RecordBatch {
         Field::new("b", DataType::Utf8, false),
         Field::new("b_lo", DataType::Int64, true),
         Field::new("b_hi", DataType::Int64, true),
-        Field::new("s", DataType::Utf8, false),
+        Field::new("s", DataType::Utf8, true),
     ]);
     RecordBatch::try_new(
         Arc::new(schema),
@@ -433,7 +508,8 @@ fn release_batch(rows: &[Option<(usize, usize, usize)>]) -> RecordBatch {
     .unwrap()
 }
 
-/// Brute force: classes by (a, b node) over non-suppressed rows; (failing k classes, failing l classes).
+/// Brute force: classes by (a, b node) over the rows that carry a value (a suppressed row
+/// carries none); (failing k classes, failing l classes).
 fn brute_force(rows: &[Option<(usize, usize, usize)>], k: usize, l: usize) -> (i64, i64) {
     let mut classes: BTreeMap<(usize, usize), Vec<usize>> = BTreeMap::new();
     for (ai, bi, si) in rows.iter().flatten() {

@@ -12,8 +12,9 @@
 //! [`crate::release::labels`]), `age_lo` and `age_hi` (inclusive bounds
 //! in the column's original type); a categorical one keeps its name and holds the node label,
 //! and a date one also its node's first and last dates in `_lo`/`_hi`;
-//! sensitive and set-valued columns are kept as they are; insensitive columns (every column
-//! `declare_roles` did not name) are dropped unless the caller keeps them ([`released`]).
+//! the sensitive column is kept as it is; insensitive columns (every column `declare_roles`
+//! did not name) are dropped unless the caller keeps them ([`released`]); a record suppressed
+//! whole is a shell that carries none of them ([`select_release`]).
 //!
 //! Row order: the plan keeps the source's; whoever publishes it shuffles (`sql::output::publish`
 //! orders a written release by `random()`, the table-function adapter permutes an in-memory one).
@@ -122,7 +123,8 @@ pub(crate) fn dropped_columns(meta: &TableMeta, columns: &[String], keep_insensi
 
 /// As [`materialize_node`], with the records of some classes suppressed: `suppressed` lists
 /// those classes by their published labels (one per quasi-identifier, in declaration order).
-/// A suppressed record has every quasi-identifier `*` and NULL numeric bounds.
+/// A suppressed record is a shell ([`select_release`]): every quasi-identifier `*`, NULL
+/// numeric bounds, and every other column NULL.
 pub(crate) fn materialize_suppressed(
     source: &Source,
     levels: &[u8],
@@ -174,7 +176,8 @@ pub(crate) fn materialize_suppressed(
         }
     };
     let star = |i: usize| col(format!("__x{i}"));
-    select_release(df, table, meta, &source_fields, keep_insensitive, star, kept)
+    let shell = (!suppressed.is_empty()).then(|| col("__supp").is_not_null());
+    select_release(df, table, meta, &source_fields, keep_insensitive, star, kept, shell)
 }
 
 /// A quasi-identifier's join key against its hierarchy's leaves: the value as a number, or as
@@ -192,7 +195,17 @@ pub(super) fn leaf_key(h: &Hierarchy, name: &str) -> Expr {
 /// The release's columns, in the source's order, from a plan joined with the lookups: quasi-
 /// identifier `i` from `__l{i}` (and `__lo{i}`, `__hi{i}` as the source column's type), each
 /// passed through `kept(value, value of a suppressed record)`, `star(i)` being the label of
-/// a suppressed record; the other released columns as they are.
+/// a suppressed record; the other released columns as they are, except on the rows `shell`
+/// marks (records suppressed whole, when there are any), where they are NULL.
+///
+/// A record suppressed whole is withheld, as Sweeney and Samarati define suppression, but its
+/// row stays so that counts stay right: a shell with every label `*`, NULL bounds and nothing
+/// else (sensitive value, kept insensitive columns: NULL). Were its sensitive value kept, an
+/// attacker who knows a target is in the table and finds no class matching the target's
+/// generalized tuple would know the target is a suppressed row, and with one suppressed row
+/// would read the target's sensitive value. A source's sensitive column holds no NULL (it is
+/// refused), so a NULL there marks a shell.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn select_release(
     df: DataFrame,
     table: &str,
@@ -201,9 +214,17 @@ pub(super) fn select_release(
     keep_insensitive: bool,
     star: impl Fn(usize) -> Expr,
     kept: impl Fn(Expr, Expr) -> Expr,
+    shell: Option<Expr>,
 ) -> Result<DataFrame> {
     let qis = meta.quasi_identifiers();
     let mut out: Vec<Expr> = Vec::new();
+    // A column a shell leaves NULL, in its published type `ty`.
+    let withheld = |e: Expr, ty: &DataType| -> Result<Expr> {
+        Ok(match &shell {
+            None => e,
+            Some(s) => when(s.clone(), lit(datafusion::common::ScalarValue::try_from(ty)?)).otherwise(e)?,
+        })
+    };
     for (name, ty) in source_fields.iter().filter(|(name, _)| released(meta, name, keep_insensitive)) {
         match meta.role(name) {
             Some(Role::QuasiIdentifier) => {
@@ -219,10 +240,10 @@ pub(super) fn select_release(
             }
             // Typed as the release built from cells types it (`publish::sensitive_values`).
             Some(Role::Sensitive) => match super::publish::sensitive_values_type(ty) {
-                Some(t) => out.push(cast(ident(name), t).alias(name)),
-                None => out.push(ident(name)),
+                Some(t) => out.push(withheld(cast(ident(name), t.clone()), &t)?.alias(name)),
+                None => out.push(withheld(ident(name), ty)?.alias(name)),
             },
-            _ => out.push(ident(name)),
+            _ => out.push(withheld(ident(name), ty)?.alias(name)),
         }
     }
     Ok(df.select(out)?)

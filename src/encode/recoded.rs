@@ -8,7 +8,8 @@
 //! A suppressed cell is the top of its hierarchy written `*` (its numeric or date bounds are the
 //! root's: the whole domain), the marker every reader maps to the root
 //! (`crate::release::cover`, rule 3). A record suppressed whole keeps the convention of
-//! [`super::materialize_suppressed`]: every label `*`, NULL bounds.
+//! [`super::materialize_suppressed`]: a shell, every label `*`, NULL bounds, every other
+//! column NULL (`materialize::select_release` says why).
 
 use super::FrequencyTable;
 use super::materialize::{leaf_key, select_release};
@@ -17,7 +18,7 @@ use crate::error::{AnonError, Result};
 use crate::hierarchy::Hierarchy;
 use crate::release::SUPPRESSED;
 use crate::release::labels::{label_array, label_field};
-use datafusion::arrow::array::{ArrayRef, Float64Array, RecordBatch, StringArray};
+use datafusion::arrow::array::{ArrayRef, BooleanArray, Float64Array, RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use datafusion::common::JoinType;
 use datafusion::prelude::{DataFrame, col, lit};
@@ -47,7 +48,8 @@ fn bounds_node(h: &Hierarchy, (level, code): (u8, u32)) -> (usize, u32) {
 }
 
 /// The lookup side of the join: one row per distinct quasi-identifier tuple, with its leaf keys
-/// `__k{i}`, labels `__l{i}` (label columns: [`crate::release::labels`]) and bounds `__lo{i}`, `__hi{i}`.
+/// `__k{i}`, labels `__l{i}` (label columns: [`crate::release::labels`]) and bounds `__lo{i}`,
+/// `__hi{i}`; when some rows are suppressed whole, `__supp` marks them.
 fn lookup_batch(ft: &FrequencyTable, rows: &RecodedRows, date_types: &[Option<DataType>]) -> Result<RecordBatch> {
     let distinct: Vec<usize> =
         (0..ft.len()).filter(|&r| r == 0 || ft.qis.iter().any(|q| q.codes[r] != q.codes[r - 1])).collect();
@@ -95,6 +97,10 @@ fn lookup_batch(ft: &FrequencyTable, rows: &RecodedRows, date_types: &[Option<Da
             }
         }
     }
+    if rows.suppressed.iter().any(|&s| s) {
+        fields.push(Field::new("__supp", DataType::Boolean, false));
+        cols.push(Arc::new(distinct.iter().map(|&r| Some(rows.suppressed[r])).collect::<BooleanArray>()));
+    }
     Ok(RecordBatch::try_new(Arc::new(Schema::new(fields)), cols)?)
 }
 
@@ -121,5 +127,6 @@ pub(crate) async fn materialize_recoded(
         keys.push(leaf_key(meta.hierarchy(table, name)?, name).eq(col(format!("__k{i}"))));
     }
     let df = df.join_on(lookup, JoinType::Left, keys)?;
-    select_release(df, table, meta, &source_fields, keep_insensitive, |_| lit(SUPPRESSED), |e, _| e)
+    let shell = rows.suppressed.iter().any(|&s| s).then(|| col("__supp").is_true());
+    select_release(df, table, meta, &source_fields, keep_insensitive, |_| lit(SUPPRESSED), |e, _| e, shell)
 }

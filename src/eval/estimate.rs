@@ -233,6 +233,10 @@ fn support(
     let s = match &a.kind {
         AttrKind::Numeric(h) => dist::numeric_support(h, release, &a.name, f64_at(at), f64_at(at + 1))?,
         AttrKind::Categorical(h, idx) => dist::categorical_support(h, idx, (release, &a.name), str_at(at))?,
+        // A column released as it is may be NULL on a suppressed record: the shell withholds its
+        // sensitive value (and kept columns). It is read as SQL reads NULL: no condition on the
+        // column holds for it, and grouped by the column it falls in the NULL group, which the
+        // original (whose sensitive column holds no NULL) does not have.
         AttrKind::ExactNum => dist::point(f64_at(at).map_or(Val::Null, Val::Num)),
         AttrKind::ExactStr => dist::point(str_at(at).map_or(Val::Null, |s| Val::Str(Arc::from(s)))),
         AttrKind::Codes(..) => unreachable!("codes have per-code variables"),

@@ -9,7 +9,7 @@
 //! candidate, so there the assignment is the true one; counterfeit records simply stay
 //! unassigned.
 
-use super::decode::Decoded;
+use super::decode::{Decoded, WITHHELD};
 use crate::encode::FrequencyTable;
 use crate::error::{AnonError, Result};
 use crate::release::Cell;
@@ -52,6 +52,8 @@ pub(crate) fn align(ft: &FrequencyTable, rel: &Decoded, original: &str) -> Resul
     for r in order {
         let s = sens_map.as_ref().map(|m| m[ft.sensitive.as_ref().map_or(0, |s| s.codes[r]) as usize]);
         let code = match s {
+            // A value no released record shows may be a suppressed record's, withheld.
+            Some(None) if sup.is_some() => WITHHELD,
             Some(None) => {
                 unmatched += ft.counts[r];
                 continue;
@@ -101,7 +103,8 @@ fn place(
     placed: &mut Vec<(u32, u64)>,
 ) -> u64 {
     for &b in blocks {
-        let Some(cap) = capacity[b as usize].get_mut(&code) else { continue };
+        let key = slot(&capacity[b as usize], code);
+        let Some(cap) = capacity[b as usize].get_mut(&key) else { continue };
         let take = left.min(*cap);
         if take == 0 {
             continue;
@@ -119,7 +122,14 @@ fn place(
     left
 }
 
-/// Unassigned released records per block and sensitive code (code 0 for all without one).
+/// The capacity a record of sensitive `code` takes in a block: its value's, or else the
+/// block's withheld records' (suppressed shells, whose value could be any).
+pub(crate) fn slot(capacity: &HashMap<u32, u64>, code: u32) -> u32 {
+    if capacity.contains_key(&code) { code } else { WITHHELD }
+}
+
+/// Unassigned released records per block and sensitive code (code 0 for all without one;
+/// [`WITHHELD`] for suppressed records that carry no value).
 fn capacities(rel: &Decoded, blocks: &[&[usize]], by_sensitive: bool) -> Vec<HashMap<u32, u64>> {
     blocks
         .iter()

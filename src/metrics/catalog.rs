@@ -23,7 +23,8 @@ pub fn real_weights(rel: &Decoded, catalog: &[CatalogRow], catalog_name: &str) -
     let sens = rel.sensitive.as_ref().ok_or_else(|| {
         AnonError::table(&rel.name, "has no sensitive attribute declared, but a catalog lists sensitive values")
     })?;
-    let value = |r: usize| sens.values[sens.codes[r] as usize].clone();
+    // A suppressed record's value is withheld: it is no value a catalog can name.
+    let value = |r: usize| sens.values.get(sens.codes[r] as usize).cloned().unwrap_or_default();
     let mut counts = ClassValueCounts::new();
     for (r, id) in ids.iter().enumerate() {
         if let Some(id) = id {

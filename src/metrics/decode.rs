@@ -18,12 +18,17 @@ use datafusion::arrow::array::{Array, AsArray, RecordBatch};
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
+/// The code of a suppressed record's sensitive value: a suppressed record is a shell whose
+/// sensitive value is withheld (NULL), so it has none; no index into [`Sensitive::values`].
+pub const WITHHELD: u32 = u32::MAX;
+
 /// The sensitive column of a release, dictionary-encoded.
 #[derive(Debug, Clone)]
 pub struct Sensitive {
     pub name: String,
     /// Distinct values; numeric ones ascend by value, others by text.
     pub values: Vec<String>,
+    /// Each row's value; [`WITHHELD`] for a suppressed record that carries none.
     pub codes: Vec<u32>,
     /// Numeric values: EMD uses the ordered distance (t-closeness).
     pub ordered: bool,
@@ -132,13 +137,26 @@ pub fn decode_weighted(
         per_qi.push(decode_qi(name, q, h, batches)?);
     }
     let mut cells: Vec<Vec<Cell>> = (0..n).map(|r| per_qi.iter().map(|c| c[r]).collect()).collect();
-    let suppressed = suppressed_rows(name, &qi_names, &hierarchies, &cells)?;
+    let mut suppressed = suppressed_rows(name, &qi_names, &hierarchies, &cells)?;
+    let raw = match meta.columns_with(Role::Sensitive).first() {
+        Some(s) => Some((s.to_string(), read_sensitive(name, s, batches)?)),
+        None => None,
+    };
+    // A shell (every label at the root, the sensitive value withheld) is a suppressed record
+    // even without numeric bounds to tell it by.
+    if let Some((_, (_, values))) = &raw {
+        for (r, row) in cells.iter().enumerate() {
+            if values[r].is_none() && row.iter().zip(&hierarchies).all(|(c, h)| is_root_or_suppressed(c, h)) {
+                suppressed[r] = true;
+            }
+        }
+    }
     // A suppressed record's categorical `*` stands for the whole domain, as its NULL bounds do.
     for (row, _) in cells.iter_mut().zip(&suppressed).filter(|(_, s)| **s) {
         row.iter_mut().for_each(|c| *c = Cell::Suppressed);
     }
-    let sensitive = match meta.columns_with(Role::Sensitive).first() {
-        Some(s) => Some(decode_sensitive(name, s, batches)?),
+    let sensitive = match raw {
+        Some((s, raw)) => Some(decode_sensitive(name, &s, raw, &suppressed)?),
         None => None,
     };
     let class_ids = optional_column(name, "class_id", batches)?.map(|parts| int_values(&parts)).transpose()?;
@@ -214,8 +232,9 @@ fn numeric_cell(table: &str, q: &str, label: Option<&str>, lo: Option<f64>, hi: 
 }
 
 /// A record is suppressed when its numeric bounds are NULL (then every label must be `*`).
-/// Without numeric quasi-identifiers a suppressed record cannot be told from one generalized
-/// to the root, and is counted as such (the same LM/NCP, a class of its own for DM).
+/// Without numeric quasi-identifiers a suppressed record is told from one generalized to the
+/// root by its withheld (NULL) sensitive value, in [`decode_weighted`]; without a sensitive
+/// column either it is counted as one at the root (the same LM/NCP, a class of its own for DM).
 fn suppressed_rows(table: &str, qi_names: &[String], hs: &[Arc<Hierarchy>], cells: &[Vec<Cell>]) -> Result<Vec<bool>> {
     cells
         .iter()
@@ -245,21 +264,33 @@ fn is_root_or_suppressed(c: &Cell, h: &Hierarchy) -> bool {
     }
 }
 
-fn decode_sensitive(table: &str, s: &str, batches: &[RecordBatch]) -> Result<Sensitive> {
-    let parts = required_column(table, s, batches)?;
-    let ordered = parts.first().is_some_and(|a| a.data_type().is_numeric());
-    let raw = str_values(table, s, &parts)?;
-    if raw.iter().any(|v| v.is_none()) {
-        return Err(AnonError::column(table, s, "holds NULLs; every record needs a sensitive value"));
+/// The sensitive column. A NULL is allowed on a suppressed record only: a shell whose value is
+/// withheld ([`WITHHELD`]); it counts in no class and in no distribution of values (it is
+/// still one of the release's records, for |D|, and the alignment places any original record
+/// in the suppressed block). Elsewhere a NULL is an error, as the methods publish none.
+fn decode_sensitive(
+    table: &str,
+    s: &str,
+    (ordered, raw): (bool, Vec<Option<String>>),
+    suppressed: &[bool],
+) -> Result<Sensitive> {
+    if raw.iter().zip(suppressed).any(|(v, &shell)| v.is_none() && !shell) {
+        return Err(AnonError::column(table, s, "holds NULLs; every record not suppressed needs a sensitive value"));
     }
-    let raw: Vec<String> = raw.into_iter().flatten().collect();
-    let mut values: Vec<String> = raw.iter().cloned().collect::<BTreeSet<_>>().into_iter().collect();
+    let mut values: Vec<String> = raw.iter().flatten().cloned().collect::<BTreeSet<_>>().into_iter().collect();
     if ordered {
         values.sort_by(|a, b| num(a).total_cmp(&num(b)));
     }
     let index: HashMap<&str, u32> = values.iter().enumerate().map(|(i, v)| (v.as_str(), i as u32)).collect();
-    let codes = raw.iter().map(|v| index[v.as_str()]).collect();
+    let codes = raw.iter().map(|v| v.as_deref().map_or(WITHHELD, |v| index[v])).collect();
     Ok(Sensitive { name: s.to_string(), values, codes, ordered })
+}
+
+/// The sensitive column as text (NULL: None), and whether it is numeric.
+fn read_sensitive(table: &str, s: &str, batches: &[RecordBatch]) -> Result<(bool, Vec<Option<String>>)> {
+    let parts = required_column(table, s, batches)?;
+    let ordered = parts.first().is_some_and(|a| a.data_type().is_numeric());
+    Ok((ordered, str_values(table, s, &parts)?))
 }
 
 fn num(s: &str) -> f64 {

@@ -9,7 +9,8 @@ use crate::formulas::emd::{equal_emd, ordered_emd};
 /// attribute the equal ground distance gives EMD(P, Q) = ½ Σ_i |p_i − q_i|; for a numeric one the
 /// ordered distance over the m values sorted ascending gives
 /// EMD(P, Q) = (1/(m − 1)) Σ_{i=1..m} |Σ_{j ≤ i} (p_j − q_j)| (Li et al., Sec. 4.2).
-/// Q is the distribution over every released record.
+/// Q is the distribution over every released record that carries a value (a suppressed
+/// record's is withheld).
 pub fn class_emds(rel: &Decoded) -> Vec<f64> {
     let Some(s) = &rel.sensitive else { return Vec::new() };
     let m = s.values.len();
@@ -25,7 +26,7 @@ pub fn class_emds(rel: &Decoded) -> Vec<f64> {
 
 fn distribution(rel: &Decoded, s: &Sensitive, rows: &[usize], m: usize) -> Vec<f64> {
     let mut d = vec![0.0; m];
-    for &r in rows {
+    for &r in rows.iter().filter(|&&r| s.codes[r] != super::decode::WITHHELD) {
         d[s.codes[r] as usize] += rel.weight(r);
     }
     let n: f64 = d.iter().sum::<f64>().max(1.0);

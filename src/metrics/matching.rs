@@ -5,6 +5,7 @@
 //! stranded tuple through classes and the tuples already in them, ending at a class with room,
 //! places more records without unplacing any (Ford–Fulkerson on unit capacities).
 
+use super::align::slot;
 use std::collections::{HashMap, VecDeque};
 
 /// Place the `left` records of every tuple along augmenting paths. `codes[r]` is tuple r's
@@ -57,7 +58,7 @@ fn find_path(
                 continue;
             }
             came_from.insert(c, t);
-            if capacity[c as usize].get(&z).copied().unwrap_or(0) > 0 {
+            if capacity[c as usize].get(&slot(&capacity[c as usize], z)).copied().unwrap_or(0) > 0 {
                 return Some(unwind(c, &came_from, &reached_by));
             }
             for &t2 in members.get(&(c, z)).into_iter().flatten() {
@@ -98,8 +99,9 @@ fn apply(
     members: &mut HashMap<(u32, u32), Vec<usize>>,
 ) {
     let end = path[0].0;
+    let key = slot(&capacity[end as usize], z);
     // Each moved tuple leaves the class the next step names; the bottleneck bounds them all.
-    let mut delta = left[r0].min(capacity[end as usize][&z]);
+    let mut delta = left[r0].min(capacity[end as usize][&key]);
     for w in path.windows(2) {
         delta = delta.min(amount(assign, w[0].1, w[1].0));
     }
@@ -113,7 +115,7 @@ fn apply(
             list.push(t);
         }
     }
-    *capacity[end as usize].get_mut(&z).expect("the path ends at a class with room") -= delta;
+    *capacity[end as usize].get_mut(&key).expect("the path ends at a class with room") -= delta;
     left[r0] -= delta;
 }
 

@@ -2,6 +2,11 @@
 //! distinct combination of the published quasi-identifier values (a release's labels, a raw
 //! table's values). A release's suppressed records (every quasi-identifier label `*`) form no
 //! class: ARX leaves them out of every risk model, and so does this; they are counted apart.
+//! Only the quasi-identifier columns are read, so a suppressed record published as a shell
+//! (its sensitive value and every other column NULL, docs/verify.md) is read as any suppressed
+//! record: counted in `suppressed_records`, in no class. Unlike `verify_release`, a row whose
+//! labels are all `*` but which still carries a sensitive value is counted so too (this reads
+//! re-identification from the quasi-identifiers, and such a row matches everyone).
 //!
 //! DataFusion's `GROUP BY` counts the classes (the frequency table: one row per distinct
 //! combination with its number of records, the histogram the lattice search's encoding starts

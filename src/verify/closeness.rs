@@ -7,8 +7,10 @@
 //! - numeric sensitive attribute, ordered distance over its m distinct values in ascending
 //!   order: EMD = 1/(m-1) Σ_{i=1}^{m} |Σ_{j<=i} (p_j - q_j)|.
 //!
-//! Q is taken over every row of the release, suppressed rows included: it is the distribution
-//! the attacker sees for the table as a whole.
+//! Q is the distribution over every row of the ORIGINAL table's declared sensitive column (the
+//! definition: the whole table's), not over the release: a suppressed record is published as a
+//! shell that carries no sensitive value, so the release no longer holds the whole table's.
+//! The methods compare with the same Q (kanon's over its whole frequency table).
 
 use super::{Histogram, Verdict};
 

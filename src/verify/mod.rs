@@ -6,8 +6,10 @@
 //! DataFusion aggregations over the release, and each property is evaluated from its paper's
 //! definition. See `docs/verify.md` for the exact conditions.
 //!
-//! A suppressed record (every quasi-identifier label `*`, numeric bounds NULL) is excluded from
-//! the class-based checks and counted in their detail.
+//! A suppressed record is a row that carries nothing: every quasi-identifier label `*`, numeric
+//! bounds NULL and every other column but `class_id` NULL (the sensitive value withheld). It is
+//! excluded from the class-based checks and counted in their detail. A row of `*` labels that
+//! carries a value is no suppressed record: it is in the root tuple's class, checked as any.
 //!
 //! One thing IS shared: the splitter of code-set columns ([`crate::hierarchy::code_lists`]), so a
 //! release or constraints table whose codes are a delimited string (`'(053.20,053.71);4019'`, as
@@ -92,9 +94,10 @@ pub(crate) struct Histogram {
     values: Vec<String>,
     /// For a numeric sensitive attribute, each value's number (ordered EMD).
     numeric: Option<Vec<f64>>,
-    /// Counts over every row of the release, suppressed ones included.
+    /// t-closeness's Q: counts over every row of the ORIGINAL table (empty unless t-closeness
+    /// was asked for). Suppressed rows carry no value, so the release could not give it.
     overall: Vec<(u32, u64)>,
-    /// Suppressed rows, excluded from the classes.
+    /// Suppressed rows (they carry nothing), excluded from the classes.
     suppressed: u64,
 }
 
@@ -135,7 +138,10 @@ pub(crate) async fn verify(ctx: &SessionContext, meta: &TableMeta, req: &Request
     };
     let class_based =
         req.checks.iter().any(|c| !matches!(c, Check::HCeiling { .. } | Check::Catalog | Check::KKm { .. }));
-    let hist = if class_based { Some(classes::histogram(ctx, &layout, sensitive.as_deref()).await?) } else { None };
+    // t-closeness compares each class with the whole original table's distribution.
+    let reference = req.checks.iter().any(|c| matches!(c, Check::TCloseness { .. })).then_some(req.original);
+    let hist =
+        if class_based { Some(classes::histogram(ctx, &layout, sensitive.as_deref(), reference).await?) } else { None };
     let mut rows = Vec::new();
     for check in &req.checks {
         let outcome = run_one(ctx, meta, req, &layout, hist.as_ref(), sensitive.as_deref(), check).await?;

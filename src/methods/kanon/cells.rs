@@ -6,7 +6,8 @@
 //!
 //! It writes what the plan ([`crate::encode::materialize_suppressed`]) writes, row for row as a
 //! multiset, under the same schema: a label (`*` when suppressed) per quasi-identifier, the
-//! node's bounds (NULL when suppressed), the sensitive column as it is. So it is used only
+//! node's bounds (NULL when suppressed), the sensitive column as it is (NULL when suppressed:
+//! a suppressed record is a shell that carries no value). So it is used only
 //! where the frequency table holds every published column and the rows are in this process
 //! ([`counted_columns`]); other sources and a cluster's sessions keep the plan, which runs
 //! where the rows are.
@@ -19,8 +20,8 @@ use crate::hierarchy::Hierarchy;
 use crate::meta::Role;
 use crate::release::SUPPRESSED;
 use crate::release::labels::{label_array, label_type};
-use datafusion::arrow::array::{ArrayRef, Float64Array};
-use datafusion::arrow::compute::cast;
+use datafusion::arrow::array::{ArrayRef, Float64Array, new_null_array};
+use datafusion::arrow::compute::{cast, concat};
 use datafusion::arrow::datatypes::{Field, Schema};
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -69,18 +70,32 @@ pub(super) fn release(
     let gone: Vec<bool> = (0..g.len())
         .map(|c| !starred.is_empty() && starred.contains(&labels.iter().map(|l| l[c].as_str()).collect::<Vec<_>>()))
         .collect();
+    // A suppressed record is a shell: its sensitive value is withheld (NULL, the value after
+    // the column's last), as the plan withholds it.
+    let withheld = ft.sensitive.as_ref().map_or(0, |s| s.values.len() as u32);
+    let shells = gone.iter().any(|&g| g);
     let (mut fields, mut cols, mut values) = (Vec::new(), Vec::new(), None);
     for f in schema.fields() {
         if let Some(s) = ft.sensitive.as_ref().filter(|s| s.name == *f.name()) {
-            let (field, array) = sensitive_values(source.name(), s, &schema)?;
+            let (field, mut array) = sensitive_values(source.name(), s, &schema)?;
+            let mut field = f.as_ref().clone().with_data_type(field.data_type().clone());
+            if !starred.is_empty() {
+                array = concat(&[array.as_ref(), new_null_array(array.data_type(), 1).as_ref()])?;
+                // Nullable as the plan's CASE is whenever classes are suppressed.
+                field = field.with_nullable(true);
+            }
             values = Some((fields.len(), array));
-            fields.push(f.as_ref().clone().with_data_type(field.data_type().clone()));
+            fields.push(field);
         } else if let Some(a) = ft.qis.iter().position(|q| q.name == *f.name()) {
             let node = Node { h: &ft.qis[a].hierarchy, level: levels[a] as usize, codes: &g.codes[a] };
             node.columns(f, &labels[a], &gone, &mut fields, &mut cols)?;
         }
     }
-    let value = |r: usize| ft.sensitive.as_ref().map_or(0, |s| s.codes[r]);
+    let value = |r: usize| match &ft.sensitive {
+        Some(_) if shells && gone[row_class[r] as usize] => withheld,
+        Some(s) => s.codes[r],
+        None => 0,
+    };
     let mut cells = vec![(0, 0, 0); ft.len()];
     crate::parallel::in_ranges(&mut cells, 1, CELL_ROWS, |rows, part| {
         for (cell, r) in part.iter_mut().zip(rows) {

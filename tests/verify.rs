@@ -136,6 +136,62 @@ async fn catalog_structure_is_checked() {
     assert!(e.contains("class_id"), "{e}");
 }
 
+/// Counts are summed exactly: two rows of i64::MAX claim 1.8e19 counterfeits in 8 records. A
+/// wrapping i64 sum made them -2, which is neither above N(s) nor >= 1, and the check held.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn catalog_counts_are_summed_without_overflow() {
+    let ctx = paper_session().await;
+    release(&ctx, "t5", &T5_C1, &T5_C2).await;
+    run(
+        &ctx,
+        "CREATE TABLE huge (class_ids VARCHAR, sensitive_value VARCHAR, \"count\" BIGINT) AS VALUES \
+         ('1;2', 'Diabetes', 9223372036854775807), ('1;2', 'Diabetes', 9223372036854775807)",
+    )
+    .await;
+    let v = one(&ctx, "verify_release('t1', 't5', 'catalog', 'huge')").await;
+    assert!(
+        !v.holds && v.detail.contains("claims 18446744073709551614 counterfeit 'Diabetes' records but holds 4"),
+        "{v:?}"
+    );
+}
+
+/// A catalog cell the reader cannot take as written refuses the catalog, naming the row and the
+/// column: before, `'[1, 2]'` was read as an empty list, `'1;a'` as the group {1} and a count
+/// of 0.5 as 0, so the check judged a catalog other than the one given. Whole numbers written
+/// as text or as a float are read as written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_catalog_cell_that_cannot_be_read_is_refused_by_row_and_column() {
+    let ctx = paper_session().await;
+    release(&ctx, "t5", &T5_C1, &T5_C2).await;
+    let catalog = |name: &str, ids: &str, count: &str| {
+        format!(
+            "CREATE TABLE {name} (class_ids VARCHAR, sensitive_value VARCHAR, \"count\" {}) AS VALUES \
+             ('1;2', 'Anemia', 1), ({ids}, 'Diabetes', {count})",
+            if count.contains(['.', 'e']) { "DOUBLE" } else { "BIGINT" }
+        )
+    };
+    for (name, ids, count, column) in [
+        ("brackets", "'[1, 2]'", "1", "class_ids"),
+        ("letter", "'1;a'", "1", "class_ids"),
+        ("nothing", "'1;;2;'", "0.5", "count"),
+        ("fraction", "'1;2'", "0.5", "count"),
+        ("too_big", "'1;2'", "1e19", "count"),
+    ] {
+        run(&ctx, &catalog(name, ids, count)).await;
+        let e = err(&ctx, &format!("SELECT * FROM verify_release('t1', 't5', 'catalog', '{name}')")).await;
+        assert!(
+            e.contains(&format!("column '{column}' of table '{name}'")) && e.contains("catalog row 2"),
+            "{name}: {e}"
+        );
+        assert!(!e.contains("Diabetes") && !e.contains("Anemia"), "{name} echoes a value: {e}");
+    }
+    // Whole counts as floats and ids with spaces read as written: Table 8 still holds.
+    run(&ctx, "CREATE TABLE floats (class_ids VARCHAR, sensitive_value VARCHAR, \"count\" DOUBLE) AS VALUES (' 1 ; 2 ', 'Diabetes', 1.0)")
+        .await;
+    let v = one(&ctx, "verify_release('t1', 't5', 'catalog', 'floats')").await;
+    assert!(v.holds, "{v:?}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn k_anonymity_fails_on_table6() {
     let ctx = paper_session().await;

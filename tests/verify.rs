@@ -192,6 +192,38 @@ async fn a_catalog_cell_that_cannot_be_read_is_refused_by_row_and_column() {
     assert!(v.holds, "{v:?}");
 }
 
+/// The README's first release promise: identifiers are dropped. A release carrying a column
+/// the original declares `identifier` (here `name`, also as `NAME`) fails every check, each
+/// keeping its own verdict in the detail; class ids, bounds, the sensitive column and columns
+/// the original did not declare (kept with keep_insensitive=true) are not flagged.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_release_carrying_a_declared_identifier_fails_every_check() {
+    let ctx = paper_session().await;
+    release(&ctx, "t5", &T5_C1, &T5_C2).await;
+    catalog(&ctx, "cat8", "CAST(1 AS BIGINT), CAST(2 AS BIGINT)", "Diabetes", 1).await;
+    let checks = "'k=4, distinct_l=2, h=0.02, catalog', 'cat8'";
+    run(&ctx, "CREATE TABLE named AS SELECT 'Mary' AS name, * FROM t5").await;
+    run(&ctx, "CREATE TABLE shouted AS SELECT *, 'Mary' AS \"NAME\" FROM t5").await;
+    for table in ["named", "shouted"] {
+        let v = verify(&ctx, &format!("verify_release('t1', '{table}', {checks})")).await;
+        assert_eq!(v.len(), 4, "{v:?}");
+        for r in &v {
+            assert!(!r.holds && r.violations == 1, "{table}: {r:?}");
+            assert!(
+                r.detail.contains("declared identifier of 't1'") && r.detail.contains("without it the check holds"),
+                "{r:?}"
+            );
+        }
+    }
+    // A failing check stays failed, its violations counted beside the identifier's.
+    let v = one(&ctx, "verify_release('t1', 'named', 'k=5')").await;
+    assert!(!v.holds && v.violations == 3 && v.detail.contains("without it the check fails"), "{v:?}");
+    // Undeclared columns are not identifiers.
+    run(&ctx, "CREATE TABLE kept AS SELECT *, 'x' AS note, 1 AS row_no FROM t5").await;
+    let v = verify(&ctx, &format!("verify_release('t1', 'kept', {checks})")).await;
+    assert!(v.iter().all(|r| r.holds), "{v:?}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn k_anonymity_fails_on_table6() {
     let ctx = paper_session().await;

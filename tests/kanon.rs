@@ -375,6 +375,39 @@ async fn bad_arguments_are_clear_errors_and_register_nothing() {
     assert!(e.contains("no sensitive attribute"), "{e}");
 }
 
+/// A kept column named like a bound the release writes (`age_lo` beside the quasi-identifier
+/// `age`) is refused naming the column, the quasi-identifier and the way out; it was
+/// DataFusion's "ambiguous field name" schema error. Every kanon mode and generalize.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_kept_column_named_like_a_bound_is_refused_by_name() {
+    let ctx = anonfusion::new_session();
+    rows(
+        &ctx,
+        "CREATE TABLE cc AS SELECT CAST(20 + (value % 30) AS INT) AS age, CAST(value AS INT) AS age_lo, \
+         CASE WHEN value % 3 = 0 THEN 'x' ELSE 'y' END AS d FROM range(60)",
+    )
+    .await;
+    rows(&ctx, "SELECT * FROM declare_roles('cc', 'age=qi, d=sensitive')").await;
+    rows(&ctx, "SELECT * FROM interval_hierarchy('cc', 'age', '5,*', 0, 120)").await;
+    for call in [
+        "kanon_anonymize('cc', 'o', 3, 'keep_insensitive=true')",
+        "kanon_anonymize('cc', 'o', 3, 'keep_insensitive=true, local=recoding')",
+        "generalize('cc', 'o', '1', 'keep_insensitive=true')",
+    ] {
+        let e = err(&ctx, &format!("SELECT * FROM {call}")).await;
+        assert!(
+            e.contains("column 'age_lo' of table 'cc'")
+                && e.contains("quasi-identifier 'age'")
+                && e.contains("rename the column")
+                && !e.contains("ambiguous"),
+            "{call}: {e}"
+        );
+        assert!(!ctx.table_exist("o").unwrap(), "{call}");
+    }
+    // Not kept, the column is simply left out.
+    rows(&ctx, "SELECT COUNT(*) FROM kanon_anonymize('cc', 'o', 3)").await;
+}
+
 /// The search's own loss equals the metric recomputed from the released table alone.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reported_loss_equals_the_independent_metric() {

@@ -363,6 +363,8 @@ async fn bad_arguments_are_clear_errors_and_register_nothing() {
         ("SELECT * FROM kanon_anonymize('nope', 'o', 5)", "'nope'"),
         ("SELECT * FROM kanon_anonymize('adult', 'adult', 5)", "must differ"),
         ("SELECT * FROM kanon_anonymize('adult', 'o', 5, 'distinct_l=20')", "no generalization satisfies"),
+        // An integer too wide for k is out of range, not "not an integer", and shown readably.
+        ("SELECT * FROM kanon_anonymize('adult', 'o', 18446744073709551616)", "'k': is out of range"),
     ] {
         let e = err(&ctx, sql).await;
         assert!(e.contains(expect), "{sql}: {e}");

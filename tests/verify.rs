@@ -464,6 +464,14 @@ async fn bad_calls_name_what_is_wrong() {
     assert!(e.contains("age_lo"), "{e}");
     let e = err(&ctx, "SELECT * FROM verify_release('t1', 't5', 'constraints=u')").await;
     assert!(e.contains("'u'") && e.contains("not found"), "{e}");
+    // `l` is distinct_l: the two together are one check given twice, as `k=2, k=3` is.
+    let e = err(&ctx, "SELECT * FROM verify_release('t1', 't5', 'l=2, distinct_l=3')").await;
+    assert!(e.contains("'distinct_l'") && e.contains("given twice"), "{e}");
+    // NaN is named as such, and an open range is written as one, not as f64::MAX's 309 digits.
+    let e = err(&ctx, "SELECT * FROM verify_release('t1', 't5', 'entropy_l=NaN')").await;
+    assert!(e.contains("'entropy_l'") && e.contains("is NaN") && e.contains(">= 1") && e.len() < 400, "{e}");
+    let e = err(&ctx, "SELECT * FROM verify_release('t1', 't5', 'recursive_cl=NaN:2')").await;
+    assert!(e.contains("'recursive_cl'") && e.contains("is NaN") && e.contains("> 0") && e.len() < 400, "{e}");
 }
 
 // ---- property test: k-anonymity and distinct l-diversity against brute force ----

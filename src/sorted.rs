@@ -53,18 +53,6 @@ pub(crate) fn merge_by_key<T: Copy, K: Ord>(
     out
 }
 
-#[cfg(test)]
-mod tests {
-    use super::merge_by_key;
-
-    #[test]
-    fn union_and_sum_of_counts() {
-        assert_eq!(merge_by_key(&[1u32, 3, 5], &[2, 3, 6, 7], |&x| x, |x, _| x), vec![1, 2, 3, 5, 6, 7]);
-        let (a, b) = ([(1u128, 2u64), (4, 1)], [(0u128, 5u64), (4, 3)]);
-        assert_eq!(merge_by_key(&a, &b, |e| e.0, |x, y| (x.0, x.1 + y.1)), vec![(0, 5), (1, 2), (4, 4)]);
-    }
-}
-
 /// `df` grouped by `keys` with `aggregates`, its rows in key order, not the hash aggregate's
 /// arrival order: a float summed over the groups (a measure, SUDA's DIS scores) is then the
 /// same on every run. Without keys there is one group and nothing to order (DataFusion's
@@ -87,4 +75,16 @@ pub(crate) fn aggregate_in_key_order(
         .map(|c| datafusion::prelude::Expr::Column(c).sort(true, true))
         .collect();
     grouped.sort(order)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::merge_by_key;
+
+    #[test]
+    fn union_and_sum_of_counts() {
+        assert_eq!(merge_by_key(&[1u32, 3, 5], &[2, 3, 6, 7], |&x| x, |x, _| x), vec![1, 2, 3, 5, 6, 7]);
+        let (a, b) = ([(1u128, 2u64), (4, 1)], [(0u128, 5u64), (4, 3)]);
+        assert_eq!(merge_by_key(&a, &b, |e| e.0, |x, y| (x.0, x.1 + y.1)), vec![(0, 5), (1, 2), (4, 4)]);
+    }
 }

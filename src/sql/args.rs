@@ -103,16 +103,16 @@ impl<'a> Args<'a> {
                 Ok(ScalarValue::Int64(Some(n))) if !matches!(v, ScalarValue::Float64(Some(f)) if f.fract() != 0.0) => {
                     Ok(Some(n))
                 }
-                _ if whole_number(&v) => Err(self.err(
+                _ if whole_number(v) => Err(self.err(
                     name,
                     format!(
                         "is out of range: must be an integer from {} to {}, got {}",
                         i64::MIN,
                         i64::MAX,
-                        readable(&v)
+                        readable(v)
                     ),
                 )),
-                _ => Err(self.err(name, format!("must be an integer, got {}", readable(&v)))),
+                _ => Err(self.err(name, format!("must be an integer, got {}", readable(v)))),
             },
         }
     }
@@ -126,7 +126,7 @@ impl<'a> Args<'a> {
             None => Ok(None),
             Some(v) => match v.cast_to(&DataType::Float64) {
                 Ok(ScalarValue::Float64(Some(x))) if x.is_finite() => Ok(Some(x)),
-                _ => Err(self.err(name, format!("must be a number, got {}", readable(&v)))),
+                _ => Err(self.err(name, format!("must be a number, got {}", readable(v)))),
             },
         }
     }

@@ -45,6 +45,16 @@ async fn bounds_beyond_exact_integers_are_named() {
     assert!(e.contains("2^53") && !e.contains("9223372036854775801"), "{e}");
 }
 
+/// A bound too wide for a 64-bit integer is out of range, shown as 1e300, not as 301 digits
+/// under "must be an integer".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bound_beyond_bigint_is_out_of_range() {
+    let ctx = anonfusion::new_session();
+    table(&ctx, "age BIGINT", "(30, 'a')").await;
+    let e = err(&ctx, "SELECT * FROM interval_hierarchy('t', 'age', '5', 0, 1e300)").await;
+    assert!(e.contains("'max': is out of range") && e.contains("got 1e300") && !e.contains("00000000000"), "{e}");
+}
+
 /// One value of 50,000 characters took 7.4 GB; one of 950,000 got the process killed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn masking_refuses_a_value_longer_than_its_limit() {

@@ -177,6 +177,19 @@ async fn the_ledger_charges_each_release_and_refuses_past_the_budget() {
     assert!(err(&ctx, "SELECT * FROM set_privacy_budget('nope', 1.0)").await.contains("nope"));
 }
 
+/// A release whose delta alone overruns the budget blames `delta`, not `epsilon`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_budget_exceeded_by_delta_names_delta() {
+    let ctx = table();
+    rows(&ctx, "SELECT * FROM set_privacy_budget('t', 50.0, 'delta=1e-6')").await;
+    let e =
+        err(&ctx, "SELECT * FROM dp_histogram('t', 'h', 1.0, '1,1', 'values=s0|s1|s2, guarantee=approx, delta=0.5')")
+            .await;
+    assert!(e.contains("argument 'delta'") && e.contains("would be exceeded"), "{e}");
+    let e = err(&ctx, "SELECT * FROM dp_histogram('t', 'h', 60.0, '1,1', 'values=s0|s1|s2')").await;
+    assert!(e.contains("argument 'epsilon'") && e.contains("would be exceeded"), "{e}");
+}
+
 /// An 8-record table at a huge ε (budget 40000, ε 30000) with the default automatic adaptive
 /// plan: every noise variance underflows to 0, which made the coarse cells' targets NaN and so
 /// 0, and the release empty. Now the exact counts decide and all 8 records are released. The
@@ -373,9 +386,11 @@ async fn a_declared_plan_is_the_default_release() {
         ("partition=adaptive, root=2:2, steps=zz:1", "zz"),
         ("root=2:2, steps=q0:1", "partition"),
         ("partition=node", "adaptive"),
+        ("partition=node, root=9:9", "root"),
     ] {
         let e = err(&ctx, &format!("SELECT * FROM declare_release_plan('t', '{plan}')")).await;
-        assert!(e.contains(needle), "{plan}: {e}");
+        // The function called is named, not ipa_release whose option reader checks the plan.
+        assert!(e.contains(needle) && e.contains("declare_release_plan: argument"), "{plan}: {e}");
     }
     assert!(err(&ctx, "SELECT * FROM declare_release_plan('nope', 'partition=adaptive')").await.contains("nope"));
     rows(&ctx, "SELECT * FROM declare_release_plan('t', '')").await;

@@ -363,6 +363,8 @@ async fn bad_arguments_are_clear_errors_and_register_nothing() {
         ("SELECT * FROM kanon_anonymize('nope', 'o', 5)", "'nope'"),
         ("SELECT * FROM kanon_anonymize('adult', 'adult', 5)", "must differ"),
         ("SELECT * FROM kanon_anonymize('adult', 'o', 5, 'distinct_l=20')", "no generalization satisfies"),
+        // An integer too wide for k is out of range, not "not an integer", and shown readably.
+        ("SELECT * FROM kanon_anonymize('adult', 'o', 18446744073709551616)", "'k': is out of range"),
     ] {
         let e = err(&ctx, sql).await;
         assert!(e.contains(expect), "{sql}: {e}");
@@ -382,6 +384,39 @@ async fn bad_arguments_are_clear_errors_and_register_nothing() {
     // load_dataset names its own argument for a bad table name.
     let e = err(&ctx, "SELECT * FROM load_dataset('nps', 100, 1, 'bad name')").await;
     assert!(e.contains("argument 'as_table'"), "{e}");
+}
+
+/// A kept column named like a bound the release writes (`age_lo` beside the quasi-identifier
+/// `age`) is refused naming the column, the quasi-identifier and the way out; it was
+/// DataFusion's "ambiguous field name" schema error. Every kanon mode and generalize.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_kept_column_named_like_a_bound_is_refused_by_name() {
+    let ctx = anonfusion::new_session();
+    rows(
+        &ctx,
+        "CREATE TABLE cc AS SELECT CAST(20 + (value % 30) AS INT) AS age, CAST(value AS INT) AS age_lo, \
+         CASE WHEN value % 3 = 0 THEN 'x' ELSE 'y' END AS d FROM range(60)",
+    )
+    .await;
+    rows(&ctx, "SELECT * FROM declare_roles('cc', 'age=qi, d=sensitive')").await;
+    rows(&ctx, "SELECT * FROM interval_hierarchy('cc', 'age', '5,*', 0, 120)").await;
+    for call in [
+        "kanon_anonymize('cc', 'o', 3, 'keep_insensitive=true')",
+        "kanon_anonymize('cc', 'o', 3, 'keep_insensitive=true, local=recoding')",
+        "generalize('cc', 'o', '1', 'keep_insensitive=true')",
+    ] {
+        let e = err(&ctx, &format!("SELECT * FROM {call}")).await;
+        assert!(
+            e.contains("column 'age_lo' of table 'cc'")
+                && e.contains("quasi-identifier 'age'")
+                && e.contains("rename the column")
+                && !e.contains("ambiguous"),
+            "{call}: {e}"
+        );
+        assert!(!ctx.table_exist("o").unwrap(), "{call}");
+    }
+    // Not kept, the column is simply left out.
+    rows(&ctx, "SELECT COUNT(*) FROM kanon_anonymize('cc', 'o', 3)").await;
 }
 
 /// The search's own loss equals the metric recomputed from the released table alone.

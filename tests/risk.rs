@@ -302,6 +302,17 @@ async fn a_release_s_suppressed_records_form_no_class() {
     assert!(raw["population_uniques"].is_nan(), "no population declared: no estimate");
 }
 
+/// Every record suppressed: the counts over no class are 0, never -0.0 (an empty f64 sum).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_all_suppressed_release_reports_no_negative_zero() {
+    let ctx = new_session();
+    table(&ctx, "t", &[(0, 0), (1, 1)]).await;
+    release(&ctx, &[("*", "*"), ("*", "*")]).await;
+    for (measure, value) in report(&ctx, "risk_report('t', 'r')").await {
+        assert!(!(value == 0.0 && value.is_sign_negative()), "{measure} is -0.0");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_input_is_refused_naming_the_argument() {
     let ctx = new_session();

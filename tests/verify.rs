@@ -136,6 +136,94 @@ async fn catalog_structure_is_checked() {
     assert!(e.contains("class_id"), "{e}");
 }
 
+/// Counts are summed exactly: two rows of i64::MAX claim 1.8e19 counterfeits in 8 records. A
+/// wrapping i64 sum made them -2, which is neither above N(s) nor >= 1, and the check held.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn catalog_counts_are_summed_without_overflow() {
+    let ctx = paper_session().await;
+    release(&ctx, "t5", &T5_C1, &T5_C2).await;
+    run(
+        &ctx,
+        "CREATE TABLE huge (class_ids VARCHAR, sensitive_value VARCHAR, \"count\" BIGINT) AS VALUES \
+         ('1;2', 'Diabetes', 9223372036854775807), ('1;2', 'Diabetes', 9223372036854775807)",
+    )
+    .await;
+    let v = one(&ctx, "verify_release('t1', 't5', 'catalog', 'huge')").await;
+    assert!(
+        !v.holds && v.detail.contains("claims 18446744073709551614 counterfeit 'Diabetes' records but holds 4"),
+        "{v:?}"
+    );
+}
+
+/// A catalog cell the reader cannot take as written refuses the catalog, naming the row and the
+/// column: before, `'[1, 2]'` was read as an empty list, `'1;a'` as the group {1} and a count
+/// of 0.5 as 0, so the check judged a catalog other than the one given. Whole numbers written
+/// as text or as a float are read as written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_catalog_cell_that_cannot_be_read_is_refused_by_row_and_column() {
+    let ctx = paper_session().await;
+    release(&ctx, "t5", &T5_C1, &T5_C2).await;
+    let catalog = |name: &str, ids: &str, count: &str| {
+        format!(
+            "CREATE TABLE {name} (class_ids VARCHAR, sensitive_value VARCHAR, \"count\" {}) AS VALUES \
+             ('1;2', 'Anemia', 1), ({ids}, 'Diabetes', {count})",
+            if count.contains(['.', 'e']) { "DOUBLE" } else { "BIGINT" }
+        )
+    };
+    for (name, ids, count, column) in [
+        ("brackets", "'[1, 2]'", "1", "class_ids"),
+        ("letter", "'1;a'", "1", "class_ids"),
+        ("nothing", "'1;;2;'", "0.5", "count"),
+        ("fraction", "'1;2'", "0.5", "count"),
+        ("too_big", "'1;2'", "1e19", "count"),
+    ] {
+        run(&ctx, &catalog(name, ids, count)).await;
+        let e = err(&ctx, &format!("SELECT * FROM verify_release('t1', 't5', 'catalog', '{name}')")).await;
+        assert!(
+            e.contains(&format!("column '{column}' of table '{name}'")) && e.contains("catalog row 2"),
+            "{name}: {e}"
+        );
+        assert!(!e.contains("Diabetes") && !e.contains("Anemia"), "{name} echoes a value: {e}");
+    }
+    // Whole counts as floats and ids with spaces read as written: Table 8 still holds.
+    run(&ctx, "CREATE TABLE floats (class_ids VARCHAR, sensitive_value VARCHAR, \"count\" DOUBLE) AS VALUES (' 1 ; 2 ', 'Diabetes', 1.0)")
+        .await;
+    let v = one(&ctx, "verify_release('t1', 't5', 'catalog', 'floats')").await;
+    assert!(v.holds, "{v:?}");
+}
+
+/// The README's first release promise: identifiers are dropped. A release carrying a column
+/// the original declares `identifier` (here `name`, also as `NAME`) fails every check, each
+/// keeping its own verdict in the detail; class ids, bounds, the sensitive column and columns
+/// the original did not declare (kept with keep_insensitive=true) are not flagged.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_release_carrying_a_declared_identifier_fails_every_check() {
+    let ctx = paper_session().await;
+    release(&ctx, "t5", &T5_C1, &T5_C2).await;
+    catalog(&ctx, "cat8", "CAST(1 AS BIGINT), CAST(2 AS BIGINT)", "Diabetes", 1).await;
+    let checks = "'k=4, distinct_l=2, h=0.02, catalog', 'cat8'";
+    run(&ctx, "CREATE TABLE named AS SELECT 'Mary' AS name, * FROM t5").await;
+    run(&ctx, "CREATE TABLE shouted AS SELECT *, 'Mary' AS \"NAME\" FROM t5").await;
+    for table in ["named", "shouted"] {
+        let v = verify(&ctx, &format!("verify_release('t1', '{table}', {checks})")).await;
+        assert_eq!(v.len(), 4, "{v:?}");
+        for r in &v {
+            assert!(!r.holds && r.violations == 1, "{table}: {r:?}");
+            assert!(
+                r.detail.contains("declared identifier of 't1'") && r.detail.contains("without it the check holds"),
+                "{r:?}"
+            );
+        }
+    }
+    // A failing check stays failed, its violations counted beside the identifier's.
+    let v = one(&ctx, "verify_release('t1', 'named', 'k=5')").await;
+    assert!(!v.holds && v.violations == 3 && v.detail.contains("without it the check fails"), "{v:?}");
+    // Undeclared columns are not identifiers.
+    run(&ctx, "CREATE TABLE kept AS SELECT *, 'x' AS note, 1 AS row_no FROM t5").await;
+    let v = verify(&ctx, &format!("verify_release('t1', 'kept', {checks})")).await;
+    assert!(v.iter().all(|r| r.holds), "{v:?}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn k_anonymity_fails_on_table6() {
     let ctx = paper_session().await;
@@ -438,6 +526,14 @@ async fn bad_calls_name_what_is_wrong() {
     assert!(e.contains("age_lo"), "{e}");
     let e = err(&ctx, "SELECT * FROM verify_release('t1', 't5', 'constraints=u')").await;
     assert!(e.contains("'u'") && e.contains("not found"), "{e}");
+    // `l` is distinct_l: the two together are one check given twice, as `k=2, k=3` is.
+    let e = err(&ctx, "SELECT * FROM verify_release('t1', 't5', 'l=2, distinct_l=3')").await;
+    assert!(e.contains("'distinct_l'") && e.contains("given twice"), "{e}");
+    // NaN is named as such, and an open range is written as one, not as f64::MAX's 309 digits.
+    let e = err(&ctx, "SELECT * FROM verify_release('t1', 't5', 'entropy_l=NaN')").await;
+    assert!(e.contains("'entropy_l'") && e.contains("is NaN") && e.contains(">= 1") && e.len() < 400, "{e}");
+    let e = err(&ctx, "SELECT * FROM verify_release('t1', 't5', 'recursive_cl=NaN:2')").await;
+    assert!(e.contains("'recursive_cl'") && e.contains("is NaN") && e.contains("> 0") && e.len() < 400, "{e}");
 }
 
 // ---- property test: k-anonymity and distinct l-diversity against brute force ----

@@ -217,6 +217,7 @@ pub(super) fn select_release(
     shell: Option<Expr>,
 ) -> Result<DataFrame> {
     let qis = meta.quasi_identifiers();
+    bounds_free(table, meta, source_fields, keep_insensitive)?;
     let mut out: Vec<Expr> = Vec::new();
     // A column a shell leaves NULL, in its published type `ty`.
     let withheld = |e: Expr, ty: &DataType| -> Result<Expr> {
@@ -247,6 +248,43 @@ pub(super) fn select_release(
         }
     }
     Ok(df.select(out)?)
+}
+
+/// Refuse a released source column named like a bound the release writes (`age_lo` beside the
+/// numeric quasi-identifier `age`), naming both and the way out. Without this DataFusion
+/// refused the select with its own "ambiguous" schema error, which names neither the
+/// quasi-identifier nor the option that kept the column.
+fn bounds_free(
+    table: &str,
+    meta: &TableMeta,
+    source_fields: &[(String, DataType)],
+    keep_insensitive: bool,
+) -> Result<()> {
+    let published = || source_fields.iter().filter(|(name, _)| released(meta, name, keep_insensitive));
+    for (qi, ty) in published().filter(|(name, _)| meta.role(name) == Some(Role::QuasiIdentifier)) {
+        let h = meta.hierarchy(table, qi)?;
+        if !(h.is_numeric() || date_bounds(ty, h, 0).is_some()) {
+            continue;
+        }
+        for (bound, which) in [(format!("{qi}_lo"), "lower"), (format!("{qi}_hi"), "upper")] {
+            let Some((name, _)) = published().find(|(name, _)| *name == bound) else {
+                continue;
+            };
+            let kept = match meta.role(name) {
+                Some(Role::Insensitive) | None => "is kept in the release (keep_insensitive=true)".to_string(),
+                Some(role) => format!("is published in the release (declared {})", role.name()),
+            };
+            return Err(AnonError::column(
+                table,
+                name,
+                format!(
+                    "{kept}, but the release writes the {which} bound of quasi-identifier '{qi}' under the name \
+                     '{bound}'; rename the column (e.g. in a view) or do not keep it"
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The suppressed classes' labels as a join side: `__s0..`, the marker `__supp`, and each

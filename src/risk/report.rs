@@ -142,7 +142,8 @@ pub(crate) struct Row {
 }
 
 fn row(measure: impl Into<String>, value: f64, detail: impl Into<String>) -> Row {
-    Row { measure: measure.into(), value, detail: detail.into() }
+    // `+ 0.0` turns an empty sum's -0.0 (an all-suppressed release's records) into 0.
+    Row { measure: measure.into(), value: value + 0.0, detail: detail.into() }
 }
 
 /// The report over `classes` (of a table or a release; `suppressed` records left out of

@@ -103,7 +103,16 @@ impl<'a> Args<'a> {
                 Ok(ScalarValue::Int64(Some(n))) if !matches!(v, ScalarValue::Float64(Some(f)) if f.fract() != 0.0) => {
                     Ok(Some(n))
                 }
-                _ => Err(self.err(name, format!("must be an integer, got {v}"))),
+                _ if whole_number(v) => Err(self.err(
+                    name,
+                    format!(
+                        "is out of range: must be an integer from {} to {}, got {}",
+                        i64::MIN,
+                        i64::MAX,
+                        readable(v)
+                    ),
+                )),
+                _ => Err(self.err(name, format!("must be an integer, got {}", readable(v)))),
             },
         }
     }
@@ -117,7 +126,7 @@ impl<'a> Args<'a> {
             None => Ok(None),
             Some(v) => match v.cast_to(&DataType::Float64) {
                 Ok(ScalarValue::Float64(Some(x))) if x.is_finite() => Ok(Some(x)),
-                _ => Err(self.err(name, format!("must be a number, got {v}"))),
+                _ => Err(self.err(name, format!("must be a number, got {}", readable(v)))),
             },
         }
     }
@@ -141,5 +150,23 @@ impl<'a> Args<'a> {
             Some(n) if n < 0 => Err(self.err(name, format!("must not be negative, got {n}"))),
             other => Ok(other.map(|n| n as u64)),
         }
+    }
+}
+
+/// A whole number (an integer of any width, a decimal or float without a fraction): an
+/// argument that is one but does not fit i64 is out of range, not "not an integer".
+fn whole_number(v: &ScalarValue) -> bool {
+    !matches!(v, ScalarValue::Utf8(_) | ScalarValue::LargeUtf8(_) | ScalarValue::Utf8View(_))
+        && matches!(v.cast_to(&DataType::Float64), Ok(ScalarValue::Float64(Some(x))) if x.is_finite() && x.fract() == 0.0)
+}
+
+/// An argument as an error shows it: a float far from 1 in exponent form (`1e300`, not 301
+/// digits).
+fn readable(v: &ScalarValue) -> String {
+    match v {
+        ScalarValue::Float64(Some(x)) if x.is_finite() && *x != 0.0 && !(1e-6..1e15).contains(&x.abs()) => {
+            format!("{x:e}")
+        }
+        _ => v.to_string(),
     }
 }

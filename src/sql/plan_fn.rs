@@ -32,7 +32,14 @@ pub(crate) fn register(ctx: &SessionContext, registry: Arc<Registry>) {
 /// partition whose root has one level per quasi-identifier and whose steps name them.
 pub(crate) fn check_plan(qis: &[&str], text: &str) -> Result<()> {
     OPTIONS.parse(text)?;
-    let c = AdaptiveConfig::from_options(1.0, text)?;
+    // The plan is read by ipa_release's option reader, whose errors name ipa_release: the
+    // function the user called is this one.
+    let c = AdaptiveConfig::from_options(1.0, text).map_err(|e| match e {
+        AnonError::Argument { function, argument, message } if function == "ipa_release" => {
+            AnonError::Argument { function: F.into(), argument, message }
+        }
+        e => e,
+    })?;
     if c.root.len() != qis.len() {
         return Err(AnonError::argument(
             F,

@@ -22,7 +22,7 @@ use super::classes::texts;
 use crate::error::{AnonError, Result};
 use datafusion::arrow::array::{Array, ArrayRef, AsArray};
 use datafusion::arrow::compute::cast;
-use datafusion::arrow::datatypes::{DataType, Field, Int64Type};
+use datafusion::arrow::datatypes::{DataType, Field, Float64Type, Int64Type};
 use datafusion::prelude::SessionContext;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
@@ -43,9 +43,12 @@ fn structure(
     rows: &[CatalogRow],
     counts: &ClassCounts,
     problems: &mut Vec<String>,
-) -> BTreeMap<Vec<i64>, BTreeMap<String, i64>> {
+) -> BTreeMap<Vec<i64>, BTreeMap<String, i128>> {
     let known: BTreeSet<i64> = counts.keys().map(|k| k.0).collect();
-    let mut groups: BTreeMap<Vec<i64>, BTreeMap<String, i64>> = BTreeMap::new();
+    // Summed in i128: rows of the same group and value add up, and no number of i64 counts
+    // (fewer than 2^64 rows) can overflow it. A wrapping i64 sum of two i64::MAX counts was -2,
+    // neither above N(s) nor >= 1, so the check passed a catalog claiming 1.8e19 counterfeits.
+    let mut groups: BTreeMap<Vec<i64>, BTreeMap<String, i128>> = BTreeMap::new();
     let mut owner: HashMap<i64, Vec<i64>> = HashMap::new();
     for (i, r) in rows.iter().enumerate() {
         let g: Vec<i64> = r.class_ids.iter().copied().collect::<BTreeSet<_>>().into_iter().collect();
@@ -68,7 +71,7 @@ fn structure(
         if r.count < 1 {
             problems.push(format!("catalog row {} has count {} < 1", i + 1, r.count));
         }
-        *groups.entry(g).or_default().entry(r.value.clone()).or_default() += r.count;
+        *groups.entry(g).or_default().entry(r.value.clone()).or_default() += i128::from(r.count);
     }
     groups
 }
@@ -82,12 +85,12 @@ pub(crate) fn check_catalog(rows: &[CatalogRow], counts: &ClassCounts) -> Verdic
         for (s, &c) in values {
             let n: Vec<u64> = g.iter().map(|id| counts.get(&(*id, s.clone())).copied().unwrap_or(0)).collect();
             let total: u64 = n.iter().sum();
-            if c > total as i64 {
+            if c > i128::from(total) {
                 problems.push(format!("group {g:?} claims {c} counterfeit '{s}' records but holds {total}"));
                 continue;
             }
             for (id, &nt) in g.iter().zip(&n) {
-                if nt >= 1 && c >= 1 && ((total - nt) as i64) < c {
+                if nt >= 1 && c >= 1 && i128::from(total - nt) < c {
                     problems.push(format!(
                         "class {id} of group {g:?}: the other classes hold {} '{s}' records < {c} counterfeit (Lemma 1)",
                         total - nt
@@ -107,6 +110,12 @@ pub(crate) fn check_catalog(rows: &[CatalogRow], counts: &ClassCounts) -> Verdic
 }
 
 /// Read the catalog table (`class_ids` List<Int64>, `sensitive_value`, `count`).
+///
+/// Strict: a class id that is not an integer, a NULL id inside a list, or a count that is not
+/// a whole number in i64's range refuses the catalog, naming the row and the column. Reading
+/// them leniently (Arrow's casts turn `'[1'` into NULL and `0.5` into 0) would check a
+/// different catalog than the one written: `'1;a'` became the group {1}, `'[1, 2]'` an empty
+/// list, a count of 0.5 a count of 0. Errors never quote a cell (only positions).
 async fn read_catalog(ctx: &SessionContext, table: &str) -> Result<Vec<CatalogRow>> {
     let df = ctx.table(table).await.map_err(|_| AnonError::table(table, "not found (the catalog argument)"))?;
     for c in ["class_ids", "sensitive_value", "count"] {
@@ -115,35 +124,135 @@ async fn read_catalog(ctx: &SessionContext, table: &str) -> Result<Vec<CatalogRo
         }
     }
     let batches = df.select_columns(&["class_ids", "sensitive_value", "count"])?.collect().await?;
-    let list_type = DataType::List(Arc::new(Field::new_list_field(DataType::Int64, true)));
     let mut rows = Vec::new();
     for b in &batches {
-        // A catalog read back from CSV holds its lists as `1;14` (the one splitter, src/verify/mod.rs).
-        let column = match b.column(0).data_type() {
-            DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => {
-                Arc::new(crate::hierarchy::code_lists(table, "class_ids", b.column(0))?) as ArrayRef
-            }
-            _ => b.column(0).clone(),
-        };
-        let ids = cast(&column, &list_type)
-            .map_err(|_| AnonError::column(table, "class_ids", "must be a list of integer class ids"))?;
-        let ids = ids.as_list::<i32>();
+        let ids = id_lists(table, b.column(0))?;
         let values = texts(b.column(1))?;
-        let counts =
-            cast(b.column(2), &DataType::Int64).map_err(|_| AnonError::column(table, "count", "must be an integer"))?;
-        let counts = counts.as_primitive::<Int64Type>();
+        let counts = whole_numbers(table, b.column(2))?;
         for (r, value) in values.into_iter().enumerate() {
-            let class_ids = if ids.is_valid(r) {
-                ids.value(r).as_primitive::<Int64Type>().iter().flatten().collect()
-            } else {
-                vec![]
+            let n = rows.len() + 1;
+            let class_ids = match &ids[r] {
+                None => vec![],
+                Some(items) => items
+                    .iter()
+                    .enumerate()
+                    .map(|(i, item)| parse_id(item.as_deref()).ok_or_else(|| bad_id(table, n, i + 1)))
+                    .collect::<Result<Vec<i64>>>()?,
             };
             let value = value.ok_or_else(|| AnonError::column(table, "sensitive_value", "holds a NULL"))?;
-            let count = if counts.is_valid(r) { counts.value(r) } else { 0 };
+            let count = match counts[r] {
+                Count::Null => 0,
+                Count::Whole(c) => c,
+                Count::NotWhole => {
+                    return Err(AnonError::column(
+                        table,
+                        "count",
+                        format!("catalog row {n}: the count is not a whole number in the range of a 64-bit integer"),
+                    ));
+                }
+            };
             rows.push(CatalogRow { class_ids, value, count });
         }
     }
     Ok(rows)
+}
+
+/// Each row's class ids as text items (None for a NULL list), from a list column (any element
+/// type) or a delimited string such as a catalog read back from CSV (`1;14`, split by the one
+/// splitter, src/verify/mod.rs). A single integer is a one-class group.
+fn id_lists(table: &str, a: &ArrayRef) -> Result<Vec<Option<Vec<Option<String>>>>> {
+    let wrong = || {
+        AnonError::column(
+            table,
+            "class_ids",
+            format!("has type {}, expected a list of integer class ids (or a string such as '1;2')", a.data_type()),
+        )
+    };
+    let lists: ArrayRef = match a.data_type() {
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => {
+            Arc::new(crate::hierarchy::code_lists(table, "class_ids", a)?)
+        }
+        DataType::List(_) | DataType::LargeList(_) | DataType::FixedSizeList(..) => {
+            cast(a, &DataType::List(Arc::new(Field::new_list_field(DataType::Utf8, true)))).map_err(|_| wrong())?
+        }
+        t if t.is_integer() => {
+            cast(a, &DataType::List(Arc::new(Field::new_list_field(DataType::Utf8, true)))).map_err(|_| wrong())?
+        }
+        _ => return Err(wrong()),
+    };
+    let lists = lists.as_list::<i32>();
+    Ok((0..lists.len())
+        .map(|r| {
+            lists.is_valid(r).then(|| {
+                let items = lists.value(r);
+                items.as_string::<i32>().iter().map(|v| v.map(str::to_string)).collect()
+            })
+        })
+        .collect())
+}
+
+/// `12`, or a decimal's `12.00`; None for a fraction, a number outside i64 or other text.
+fn whole(x: &str) -> Option<i64> {
+    match x.split_once('.') {
+        Some((int, frac)) if !frac.is_empty() && frac.bytes().all(|b| b == b'0') => int.parse().ok(),
+        Some(_) => None,
+        None => x.parse().ok(),
+    }
+}
+
+/// A class id written as an integer (`2`, ` 2 `); None for anything else, NULL included.
+fn parse_id(item: Option<&str>) -> Option<i64> {
+    item?.trim().parse::<i64>().ok()
+}
+
+fn bad_id(table: &str, row: usize, item: usize) -> AnonError {
+    AnonError::column(
+        table,
+        "class_ids",
+        format!(
+            "catalog row {row}: item {item} of the list is not an integer class id (write a list of integers, \
+             or a string such as '1;2')"
+        ),
+    )
+}
+
+/// A catalog count as read: NULL, a whole number, or anything else (a fraction, text, a
+/// number outside i64).
+#[derive(Clone, Copy)]
+enum Count {
+    Null,
+    Whole(i64),
+    NotWhole,
+}
+
+fn whole_numbers(table: &str, a: &ArrayRef) -> Result<Vec<Count>> {
+    let t = a.data_type();
+    if t.is_floating() {
+        let f = cast(a, &DataType::Float64)?;
+        let f = f.as_primitive::<Float64Type>();
+        // 2^63 is the first float above i64::MAX; every float below it in magnitude that is
+        // whole converts exactly.
+        const LIMIT: f64 = 9_223_372_036_854_775_808.0;
+        return Ok(f
+            .iter()
+            .map(|v| match v {
+                None => Count::Null,
+                Some(x) if x.is_finite() && x.fract() == 0.0 && (-LIMIT..LIMIT).contains(&x) => Count::Whole(x as i64),
+                Some(_) => Count::NotWhole,
+            })
+            .collect());
+    }
+    // Integers, decimals and text: through text, so nothing is truncated or wrapped on the way
+    // (an unsigned count above i64::MAX, a decimal 0.50, the string '1.5' are not whole i64s).
+    let s = cast(a, &DataType::Utf8)
+        .map_err(|_| AnonError::column(table, "count", format!("has type {t}, expected an integer")))?;
+    Ok(s.as_string::<i32>()
+        .iter()
+        .map(|v| match v {
+            None => Count::Null,
+            Some(x) => whole(x.trim()).map_or(Count::NotWhole, Count::Whole),
+        })
+        .collect())
 }
 
 /// Records per (class_id, sensitive value), counted here row by row: eval's counterfeit-aware

@@ -11,6 +11,9 @@
 //! excluded from the class-based checks and counted in their detail. A row of `*` labels that
 //! carries a value is no suppressed record: it is in the root tuple's class, checked as any.
 //!
+//! Every check also fails when the release carries a column the original declares
+//! `identifier` (columns.rs): the README promises identifiers are dropped from every release.
+//!
 //! One thing IS shared: the splitter of code-set columns ([`crate::hierarchy::code_lists`]), so a
 //! release or constraints table whose codes are a delimited string (`'(053.20,053.71);4019'`, as
 //! `COPY ... TO '.csv'` writes lists) is read element for element as the methods and metrics read
@@ -32,6 +35,7 @@ mod catalog;
 mod ceiling;
 mod classes;
 mod closeness;
+mod columns;
 mod constraints;
 mod diversity;
 mod km;
@@ -142,9 +146,11 @@ pub(crate) async fn verify(ctx: &SessionContext, meta: &TableMeta, req: &Request
     let reference = req.checks.iter().any(|c| matches!(c, Check::TCloseness { .. })).then_some(req.original);
     let hist =
         if class_based { Some(classes::histogram(ctx, &layout, sensitive.as_deref(), reference).await?) } else { None };
+    let identifiers = columns::published_identifiers(meta, &schema);
     let mut rows = Vec::new();
     for check in &req.checks {
         let outcome = run_one(ctx, meta, req, &layout, hist.as_ref(), sensitive.as_deref(), check).await?;
+        let outcome = columns::apply(outcome, &identifiers, req.original);
         rows.push(CheckRow {
             check: check.name(),
             holds: outcome.holds,

@@ -79,9 +79,17 @@ fn positive_int(key: &str, v: &str) -> Result<u64> {
 }
 
 fn number(key: &str, v: &str, lo: f64, hi: f64) -> Result<f64> {
+    // The range as a reader writes it: an open end is not f64::MAX's 309 digits.
+    let range = if hi == f64::MAX {
+        if lo == f64::MIN_POSITIVE { "> 0".to_string() } else { format!(">= {lo}") }
+    } else {
+        format!("in [{lo}, {hi}]")
+    };
     match v.trim().parse::<f64>() {
+        Ok(x) if x.is_nan() => Err(err(key, format!("'{v}' is NaN, not a number; give a number {range}"))),
         Ok(x) if x.is_finite() && (lo..=hi).contains(&x) => Ok(x),
-        _ => Err(err(key, format!("'{v}' is not a number in [{lo}, {hi}]"))),
+        Ok(x) if x.is_finite() => Err(err(key, format!("'{v}' is out of range: give a number {range}"))),
+        _ => Err(err(key, format!("'{v}' is not a finite number; give a number {range}"))),
     }
 }
 
@@ -153,8 +161,14 @@ pub(crate) fn parse_checks(spec: &str) -> Result<Vec<Check>> {
             None => (part.to_ascii_lowercase(), None),
         };
         let check = parse_one(&key, value)?;
-        if checks.iter().any(|(k, _)| *k == key) {
-            return Err(err(&key, "is given twice"));
+        // `l` is `distinct_l`'s other name: both given are one check given twice.
+        let canonical = |k: &str| if k == "l" { "distinct_l".to_string() } else { k.to_string() };
+        if let Some((first, _)) = checks.iter().find(|(k, _)| canonical(k) == canonical(&key)) {
+            return Err(if *first == key {
+                err(&key, "is given twice")
+            } else {
+                err(&key, format!("is given twice ('{first}' and '{key}' are one check, distinct l-diversity)"))
+            });
         }
         checks.push((key, check));
     }

@@ -545,9 +545,11 @@ fn admit(state: &State, function: &str, account: &Account, charge: &Charge) -> R
         ));
     }
     if after.0 > eps || after.1 > del {
+        // The argument at fault: delta when only delta would overrun its budget.
+        let at_fault = if after.0 > eps { "epsilon" } else { "delta" };
         return Err(AnonError::argument(
             function,
-            "epsilon",
+            at_fault,
             format!(
                 "the privacy budget of table '{table}' would be exceeded: epsilon {} of {} and delta {} of {} \
                      spent, this release needs epsilon {} and delta {} (anon_privacy_ledger lists the releases; \

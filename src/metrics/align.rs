@@ -10,6 +10,7 @@
 //! unassigned.
 
 use super::decode::{Decoded, WITHHELD};
+use super::matching::slot;
 use crate::encode::FrequencyTable;
 use crate::error::{AnonError, Result};
 use crate::release::Cell;
@@ -120,12 +121,6 @@ fn place(
         }
     }
     left
-}
-
-/// The capacity a record of sensitive `code` takes in a block: its value's, or else the
-/// block's withheld records' (suppressed shells, whose value could be any).
-pub(crate) fn slot(capacity: &HashMap<u32, u64>, code: u32) -> u32 {
-    if capacity.contains_key(&code) { code } else { WITHHELD }
 }
 
 /// Unassigned released records per block and sensitive code (code 0 for all without one;

@@ -5,8 +5,14 @@
 //! stranded tuple through classes and the tuples already in them, ending at a class with room,
 //! places more records without unplacing any (Ford–Fulkerson on unit capacities).
 
-use super::align::slot;
+use super::decode::WITHHELD;
 use std::collections::{HashMap, VecDeque};
+
+/// The capacity a record of sensitive `code` takes in a block: its value's, or else the
+/// block's withheld records' (suppressed shells, whose value could be any).
+pub(crate) fn slot(capacity: &HashMap<u32, u64>, code: u32) -> u32 {
+    if capacity.contains_key(&code) { code } else { WITHHELD }
+}
 
 /// Place the `left` records of every tuple along augmenting paths. `codes[r]` is tuple r's
 /// sensitive code in the release (None: not placeable), `assign[r]` its (class, records), and
